@@ -1,0 +1,7 @@
+//! # host
+//!
+//! The engine side of the project: loading the feature plugins a network needs, NNUE inference,
+//! and the command-line tools (`features`, ...). The `host` binary is a thin clap front end over
+//! these modules.
+
+pub mod fens;

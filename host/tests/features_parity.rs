@@ -1,0 +1,37 @@
+//! `host features` reproduces the thesis reference's feature indices for every published network
+//! (`shared/parity/X.features.tsv`), through the real binary and the real plugins.
+
+mod common;
+use common::*;
+
+#[test]
+fn features_match_thesis_parity_files() {
+    let mut checked = 0;
+    for net in thesis_nets() {
+        let stem = net.file_stem().unwrap().to_str().unwrap().to_string();
+        let parity = shared().join(format!("parity/{stem}.features.tsv"));
+        let spec = thesis_header_name(&net);
+        let out = run_ok(host().args(["features", "--spec", &spec, "--fens"]).arg(&parity));
+        let ours = String::from_utf8(out.stdout).unwrap();
+        let expected = std::fs::read_to_string(&parity).unwrap();
+        let expected: Vec<&str> = expected.lines().skip(1).collect();
+        let ours: Vec<&str> = ours.lines().collect();
+        assert_eq!(ours.len(), expected.len(), "{stem}: line count");
+        for (o, e) in ours.iter().zip(&expected) {
+            let o: Vec<&str> = o.split('\t').collect();
+            let e: Vec<&str> = e.split('\t').collect();
+            assert_eq!(o[0], e[0], "{stem}: FEN");
+            assert_eq!(o[1], e[1], "{stem}: side to move of {}", e[0]);
+            for (col, persp) in [(2, "White"), (3, "Black")] {
+                assert_eq!(
+                    index_set(o[col]),
+                    index_set(e[col]),
+                    "{stem} ({spec}): {persp} perspective of {}",
+                    e[0]
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 13 * 40, "checked only {checked} positions");
+}

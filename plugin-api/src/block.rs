@@ -1,0 +1,442 @@
+//! The feature-block interface: what a plugin exports and how the host calls it.
+//!
+//! A block is described by a [`BlockDescriptor`]: plain data (name, size, layout identity,
+//! buffer bounds) and two `extern "C"` functions. `active` lists every index of a board from one
+//! perspective; `delta` lists, for one move and **both perspectives in one call**, the indices
+//! that the move adds and removes, into caller-owned fixed-size buffers ([`IndexList`]). No
+//! allocation crosses the boundary, and errors (a panic inside the plugin, an overflowing buffer)
+//! come back as values ([`PluginError`]).
+//!
+//! Plugin authors implement the safe [`FeatureBlock`] trait and export their blocks with
+//! [`export_plugin!`](crate::export_plugin); the shims here turn the trait into descriptors.
+
+use std::cell::RefCell;
+use std::marker::PhantomData;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Mutex, Once};
+
+use abi_stable::std_types::{RResult, RStr, RString};
+use abi_stable::StableAbi;
+
+use crate::decompose::{decompose, PieceOnSquare};
+use crate::types::{Board, Color, Move, Role, Square};
+
+/// A caller-owned output buffer of feature indices with a fixed capacity.
+///
+/// `push` beyond the capacity drops the index and sets `overflow`; the shims turn that into an
+/// error for `active` and into a refresh request for `delta`, so a too-small bound is never a
+/// silently wrong answer.
+#[repr(C)]
+#[derive(StableAbi, Debug)]
+pub struct IndexList<'a> {
+    ptr: *mut u32,
+    cap: u32,
+    len: u32,
+    overflow: bool,
+    _buf: PhantomData<&'a mut u32>,
+}
+
+impl<'a> IndexList<'a> {
+    /// A list writing into `buf` (its length is the capacity), starting empty.
+    pub fn new(buf: &'a mut [u32]) -> Self {
+        IndexList {
+            ptr: buf.as_mut_ptr(),
+            cap: u32::try_from(buf.len()).unwrap_or(u32::MAX),
+            len: 0,
+            overflow: false,
+            _buf: PhantomData,
+        }
+    }
+
+    /// Appends an index (or records the overflow when full).
+    #[inline(always)]
+    pub fn push(&mut self, index: u32) {
+        if self.len < self.cap {
+            // SAFETY: len < cap and ptr points to cap writable u32s borrowed for 'a.
+            unsafe { self.ptr.add(self.len as usize).write(index) };
+            self.len += 1;
+        } else {
+            self.overflow = true;
+        }
+    }
+
+    /// The indices written so far.
+    #[inline(always)]
+    pub fn as_slice(&self) -> &[u32] {
+        // SAFETY: the first len entries were written by push.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len as usize) }
+    }
+
+    /// Number of indices written.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// Whether nothing was written.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether a push found the buffer full.
+    #[inline(always)]
+    pub fn overflowed(&self) -> bool {
+        self.overflow
+    }
+
+    /// Forgets the written indices and the overflow flag.
+    #[inline(always)]
+    pub fn clear(&mut self) {
+        self.len = 0;
+        self.overflow = false;
+    }
+}
+
+/// The output of one `delta` call: added and removed indices and a refresh flag for each
+/// perspective (indexed by [`Color::index`]).
+///
+/// A block sets `refresh[p]` when perspective `p` cannot be updated incrementally (a king-relative
+/// block after a king move); the host then recomputes that perspective with `active` and ignores
+/// its lists.
+#[repr(C)]
+#[derive(StableAbi, Debug)]
+pub struct MoveDelta<'a> {
+    /// Indices whose count goes up by one, per perspective.
+    pub added: [IndexList<'a>; 2],
+    /// Indices whose count goes down by one, per perspective.
+    pub removed: [IndexList<'a>; 2],
+    /// Perspectives that need a full refresh.
+    pub refresh: [bool; 2],
+}
+
+impl MoveDelta<'_> {
+    /// Empties all lists and clears the refresh flags.
+    #[inline]
+    pub fn clear(&mut self) {
+        for l in self.added.iter_mut().chain(self.removed.iter_mut()) {
+            l.clear();
+        }
+        self.refresh = [false; 2];
+    }
+}
+
+/// Why a call into a block failed.
+#[repr(u8)]
+#[derive(StableAbi, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ErrorKind {
+    /// The block's code panicked; the panic was caught inside the plugin.
+    Panicked = 0,
+    /// The caller's buffer was smaller than the block's declared bound needs.
+    Overflow = 1,
+}
+
+/// An error returned across the boundary instead of unwinding.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug)]
+pub struct PluginError {
+    /// What went wrong.
+    pub kind: ErrorKind,
+    /// A one-line description (the panic message and location, for a panic).
+    pub message: RString,
+}
+
+/// Everything the host knows about one feature block: identity, bounds and entry points.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug)]
+pub struct BlockDescriptor {
+    /// The name used in feature-set specs (`all`, `ph`, `mb`...).
+    pub name: RStr<'static>,
+    /// One line for listings.
+    pub description: RStr<'static>,
+    /// Number of indices; every emitted index is below it.
+    pub size: u32,
+    /// Version of the index layout, bumped whenever an index changes meaning.
+    pub layout_version: u32,
+    /// Identity of the layout: a hash of name, size and layout version. Networks store it.
+    pub layout_id: u64,
+    /// Upper bound of indices `active` emits for one perspective (duplicates counted).
+    pub max_active: u32,
+    /// Upper bound of indices in one list of one perspective in `delta`.
+    pub max_delta: u32,
+    /// Whether Black's indices of a board equal White's indices of its colour-flipped mirror.
+    pub mirror_symmetric: bool,
+    /// All indices of a board from one perspective (duplicates allowed: counts matter).
+    pub active: extern "C" fn(&Board, Color, &mut IndexList<'_>) -> RResult<(), PluginError>,
+    /// Indices added and removed by a move, both perspectives.
+    pub delta: extern "C" fn(&Board, &Move, &mut MoveDelta<'_>) -> RResult<(), PluginError>,
+}
+
+/// FNV-1a over the layout's defining data: the identity stored in networks.
+pub const fn layout_id(name: &str, size: u32, version: u32) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let bytes = name.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        h ^= bytes[i] as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+        i += 1;
+    }
+    let tail = ((size as u64) << 32) | version as u64;
+    let mut j = 0;
+    while j < 8 {
+        h ^= (tail >> (8 * j)) & 0xff;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+        j += 1;
+    }
+    h
+}
+
+/// A feature block written in Rust. Blocks are stateless: every answer depends only on the
+/// board and the move, so one definition serves the engine and the trainer.
+pub trait FeatureBlock: 'static {
+    /// Name in feature-set specs.
+    const NAME: &'static str;
+    /// One line for listings.
+    const DESCRIPTION: &'static str;
+    /// Number of indices.
+    const SIZE: u32;
+    /// Layout version; bump it whenever an index changes meaning.
+    const LAYOUT_VERSION: u32 = 1;
+    /// Bound on indices `active` emits per perspective.
+    const MAX_ACTIVE: u32;
+    /// Bound on indices in one list of one perspective in `delta`.
+    const MAX_DELTA: u32;
+    /// Whether the block promises mirror symmetry (see [`BlockDescriptor::mirror_symmetric`]).
+    const MIRROR_SYMMETRIC: bool = true;
+
+    /// Appends every active index of `board` from `perspective`.
+    fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>);
+
+    /// Appends what `mv` (legal on `board`) adds and removes, for both perspectives. The default
+    /// recomputes both boards and emits the difference: always correct, rarely fast.
+    fn delta(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
+        full_diff_delta(board, mv, out, Self::active, Self::MAX_ACTIVE as usize);
+    }
+}
+
+impl BlockDescriptor {
+    /// The descriptor of a Rust block: its constants and panic-catching shims.
+    pub const fn of<B: FeatureBlock>() -> BlockDescriptor {
+        BlockDescriptor {
+            name: RStr::from_str(B::NAME),
+            description: RStr::from_str(B::DESCRIPTION),
+            size: B::SIZE,
+            layout_version: B::LAYOUT_VERSION,
+            layout_id: layout_id(B::NAME, B::SIZE, B::LAYOUT_VERSION),
+            max_active: B::MAX_ACTIVE,
+            max_delta: B::MAX_DELTA,
+            mirror_symmetric: B::MIRROR_SYMMETRIC,
+            active: active_shim::<B>,
+            delta: delta_shim::<B>,
+        }
+    }
+}
+
+extern "C" fn active_shim<B: FeatureBlock>(
+    board: &Board,
+    perspective: Color,
+    out: &mut IndexList<'_>,
+) -> RResult<(), PluginError> {
+    match guard(|| B::active(board, perspective, out)) {
+        RResult::ROk(()) if out.overflowed() => RResult::RErr(PluginError {
+            kind: ErrorKind::Overflow,
+            message: format!(
+                "active() emitted more than the buffer's {} indices (declared bound {})",
+                out.cap,
+                B::MAX_ACTIVE
+            )
+            .into(),
+        }),
+        r => r,
+    }
+}
+
+extern "C" fn delta_shim<B: FeatureBlock>(
+    board: &Board,
+    mv: &Move,
+    out: &mut MoveDelta<'_>,
+) -> RResult<(), PluginError> {
+    let r = guard(|| B::delta(board, mv, out));
+    for p in 0..2 {
+        if out.added[p].overflowed() || out.removed[p].overflowed() {
+            out.refresh[p] = true;
+        }
+    }
+    r
+}
+
+static PANIC_LOCATION: Mutex<Option<String>> = Mutex::new(None);
+static HOOK: Once = Once::new();
+
+/// Makes panics inside a loaded plugin silent: the shim reports them as a [`PluginError`] with
+/// message and location, and the host prints one line. Called by the root module of
+/// [`export_plugin!`](crate::export_plugin), so it only affects the plugin's own copy of `std`,
+/// never the host's.
+#[doc(hidden)]
+pub fn install_plugin_panic_hook() {
+    HOOK.call_once(|| {
+        std::panic::set_hook(Box::new(|info| {
+            if let Ok(mut slot) = PANIC_LOCATION.lock() {
+                *slot = info.location().map(|l| format!("{}:{}", l.file(), l.line()));
+            }
+        }));
+    });
+}
+
+fn guard(f: impl FnOnce()) -> RResult<(), PluginError> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(()) => RResult::ROk(()),
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "non-string panic payload".to_string());
+            let location = PANIC_LOCATION
+                .lock()
+                .ok()
+                .and_then(|mut l| l.take())
+                .map(|l| format!(" at {l}"))
+                .unwrap_or_default();
+            RResult::RErr(PluginError {
+                kind: ErrorKind::Panicked,
+                message: format!("panicked: {}{location}", what.replace('\n', " ")).into(),
+            })
+        }
+    }
+}
+
+thread_local! {
+    static DIFF_SCRATCH: RefCell<(Vec<u32>, Vec<u32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// A correct `delta` for any block: recomputes `active` before and after the move and emits the
+/// multiset difference for both perspectives.
+pub fn full_diff_delta(
+    board: &Board,
+    mv: &Move,
+    out: &mut MoveDelta<'_>,
+    active: fn(&Board, Color, &mut IndexList<'_>),
+    max_active: usize,
+) {
+    let after = board.play(mv);
+    DIFF_SCRATCH.with(|scratch| {
+        let (before_buf, after_buf) = &mut *scratch.borrow_mut();
+        for p in Color::ALL {
+            let before_ix = collect_sorted(board, p, active, max_active, before_buf);
+            let after_ix = collect_sorted(&after, p, active, max_active, after_buf);
+            let pi = p.index();
+            let (mut i, mut j) = (0, 0);
+            while i < before_ix.len() || j < after_ix.len() {
+                match (before_ix.get(i), after_ix.get(j)) {
+                    (Some(a), Some(b)) if a == b => {
+                        i += 1;
+                        j += 1;
+                    }
+                    (Some(&a), Some(&b)) if a < b => {
+                        out.removed[pi].push(a);
+                        i += 1;
+                    }
+                    (Some(&a), None) => {
+                        out.removed[pi].push(a);
+                        i += 1;
+                    }
+                    (_, Some(&b)) => {
+                        out.added[pi].push(b);
+                        j += 1;
+                    }
+                    (None, None) => unreachable!(),
+                }
+            }
+        }
+    });
+}
+
+fn collect_sorted<'b>(
+    board: &Board,
+    p: Color,
+    active: fn(&Board, Color, &mut IndexList<'_>),
+    max_active: usize,
+    buf: &'b mut Vec<u32>,
+) -> &'b [u32] {
+    buf.clear();
+    buf.resize(max_active, 0);
+    let mut list = IndexList::new(buf);
+    active(board, p, &mut list);
+    let n = list.len();
+    buf.truncate(n);
+    buf.sort_unstable();
+    buf
+}
+
+/// A piece as one perspective sees it: square mirrored for Black, and whether it is the
+/// perspective's own piece.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct RelativePiece {
+    /// The square after the perspective's vertical mirror.
+    pub square: Square,
+    /// The piece's role.
+    pub role: Role,
+    /// Whether the piece belongs to the perspective's side.
+    pub own: bool,
+}
+
+impl RelativePiece {
+    /// How `perspective` sees `piece`.
+    #[inline(always)]
+    pub fn new(perspective: Color, piece: PieceOnSquare) -> Self {
+        RelativePiece {
+            square: perspective.relative(piece.square),
+            role: piece.role,
+            own: piece.color == perspective,
+        }
+    }
+}
+
+/// `active` for a block in which every piece contributes one index of its own.
+#[inline]
+pub fn piece_block_active(
+    board: &Board,
+    perspective: Color,
+    out: &mut IndexList<'_>,
+    index: impl Fn(RelativePiece) -> u32,
+) {
+    for color in Color::ALL {
+        for role in Role::ALL {
+            let mut bb = board.pieces(color, role);
+            while bb != 0 {
+                let square = bb.trailing_zeros() as Square;
+                bb &= bb - 1;
+                out.push(index(RelativePiece::new(
+                    perspective,
+                    PieceOnSquare {
+                        square,
+                        color,
+                        role,
+                    },
+                )));
+            }
+        }
+    }
+}
+
+/// `delta` for a block in which every piece contributes one index of its own: the move's piece
+/// removals and additions (see [`decompose`]) mapped through `index` for both perspectives.
+#[inline]
+pub fn piece_block_delta(
+    board: &Board,
+    mv: &Move,
+    out: &mut MoveDelta<'_>,
+    index: impl Fn(RelativePiece) -> u32,
+) {
+    let changes = decompose(board, mv);
+    for p in Color::ALL {
+        for &piece in changes.removed() {
+            out.removed[p.index()].push(index(RelativePiece::new(p, piece)));
+        }
+        for &piece in changes.added() {
+            out.added[p.index()].push(index(RelativePiece::new(p, piece)));
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! # plugin-api
+//!
+//! The stable ABI through which NNUE feature blocks are loaded at run time, shared by the engine
+//! (`host`) and the trainer, so that one definition of every feature block serves both.
+//!
+//! - [`types`]: `#[repr(C)]` board and move types that cross the boundary.
+//! - [`decompose`]: a move as piece removals and additions, so simple blocks only describe what
+//!   one piece contributes.
+//! - [`block`]: the block interface ([`BlockDescriptor`], [`FeatureBlock`]) with caller-owned
+//!   buffers and errors as values.
+//! - [`module`]: the root module a plugin exports ([`export_plugin!`]).
+//! - [`loader`]: finding plugin files, loading them, composing feature sets (`all+ph+pv`).
+//! - [`conformance`]: the kit every plugin runs in its tests ([`conformance_test!`]).
+//! - [`convert`]: shakmaty positions and moves to ABI types.
+
+pub mod block;
+pub mod conformance;
+pub mod convert;
+pub mod decompose;
+pub mod loader;
+#[allow(non_camel_case_types)]
+pub mod module;
+pub mod types;
+
+#[doc(hidden)]
+pub use abi_stable;
+
+pub use block::{
+    full_diff_delta, install_plugin_panic_hook, layout_id, piece_block_active, piece_block_delta,
+    BlockDescriptor, ErrorKind, FeatureBlock, IndexList, MoveDelta, PluginError, RelativePiece,
+};
+pub use convert::{board_from_position, move_from_shakmaty};
+pub use decompose::{decompose, PieceChanges, PieceOnSquare};
+pub use loader::{
+    BlockError, FeatureDelta, FeatureSet, LoadError, PluginRegistry, RegisteredBlock,
+    PLUGIN_DIR_ENV,
+};
+pub use module::{PluginModule, PluginModule_Ref, API_VERSION};
+pub use types::{
+    file_of, flip_rank, rank_of, square, Board, Color, Move, MoveKind, Role, Square, NO_ROLE,
+    NO_SQUARE,
+};

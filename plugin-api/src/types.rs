@@ -1,0 +1,311 @@
+//! Board and move types that cross the plugin boundary.
+//!
+//! They are plain `#[repr(C)]` data with a checked layout (`StableAbi`), independent of any chess
+//! library, so a plugin built with another Rust compiler or another version of shakmaty still
+//! reads them correctly. Squares are numbered like shakmaty and Stockfish: a1 = 0, b1 = 1, ...,
+//! h8 = 63 (`rank * 8 + file`).
+
+use abi_stable::StableAbi;
+
+/// A square index 0..64 (`rank * 8 + file`).
+pub type Square = u8;
+
+/// Marker for "no square" (no en-passant square).
+pub const NO_SQUARE: Square = 64;
+
+/// File (0 = a .. 7 = h) of a square.
+#[inline(always)]
+pub const fn file_of(sq: Square) -> u8 {
+    sq & 7
+}
+
+/// Rank (0 = first .. 7 = eighth) of a square.
+#[inline(always)]
+pub const fn rank_of(sq: Square) -> u8 {
+    sq >> 3
+}
+
+/// The square at `file`, `rank`.
+#[inline(always)]
+pub const fn square(file: u8, rank: u8) -> Square {
+    rank * 8 + file
+}
+
+/// The square mirrored vertically (rank r becomes 7 − r, file unchanged).
+#[inline(always)]
+pub const fn flip_rank(sq: Square) -> Square {
+    sq ^ 56
+}
+
+/// A side: White or Black. Also names a perspective.
+#[repr(u8)]
+#[derive(StableAbi, Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum Color {
+    /// White, index 0.
+    White = 0,
+    /// Black, index 1.
+    Black = 1,
+}
+
+impl Color {
+    /// Both colours in index order.
+    pub const ALL: [Color; 2] = [Color::White, Color::Black];
+
+    /// The other colour.
+    #[inline(always)]
+    pub const fn other(self) -> Color {
+        match self {
+            Color::White => Color::Black,
+            Color::Black => Color::White,
+        }
+    }
+
+    /// 0 for White, 1 for Black.
+    #[inline(always)]
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The colour with this index (0 or 1); `None` otherwise.
+    pub const fn from_index(i: u8) -> Option<Color> {
+        match i {
+            0 => Some(Color::White),
+            1 => Some(Color::Black),
+            _ => None,
+        }
+    }
+
+    /// A square as seen from this perspective: unchanged for White, mirrored vertically for Black.
+    #[inline(always)]
+    pub const fn relative(self, sq: Square) -> Square {
+        match self {
+            Color::White => sq,
+            Color::Black => flip_rank(sq),
+        }
+    }
+}
+
+/// A piece kind. The numbering (pawn 0 .. king 5) is the one of the thesis's index layouts.
+#[repr(u8)]
+#[derive(StableAbi, Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum Role {
+    /// Pawn, 0.
+    Pawn = 0,
+    /// Knight, 1.
+    Knight = 1,
+    /// Bishop, 2.
+    Bishop = 2,
+    /// Rook, 3.
+    Rook = 3,
+    /// Queen, 4.
+    Queen = 4,
+    /// King, 5.
+    King = 5,
+}
+
+impl Role {
+    /// All roles in index order.
+    pub const ALL: [Role; 6] = [
+        Role::Pawn,
+        Role::Knight,
+        Role::Bishop,
+        Role::Rook,
+        Role::Queen,
+        Role::King,
+    ];
+
+    /// 0 (pawn) .. 5 (king).
+    #[inline(always)]
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The role with this index; `None` for 6 and above (used as "no role" in [`Move`]).
+    #[inline(always)]
+    pub const fn from_index(i: u8) -> Option<Role> {
+        match i {
+            0 => Some(Role::Pawn),
+            1 => Some(Role::Knight),
+            2 => Some(Role::Bishop),
+            3 => Some(Role::Rook),
+            4 => Some(Role::Queen),
+            5 => Some(Role::King),
+            _ => None,
+        }
+    }
+}
+
+/// "No role" in the optional role fields of [`Move`].
+pub const NO_ROLE: u8 = 6;
+
+/// A position as the feature blocks see it: bitboards by colour and by role, plus the state that
+/// future blocks may want (side to move, castling rooks, en-passant square).
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct Board {
+    /// Occupied squares of each colour, indexed by [`Color::index`].
+    pub by_color: [u64; 2],
+    /// Occupied squares of each role, indexed by [`Role::index`].
+    pub by_role: [u64; 6],
+    /// Squares of rooks that still have castling rights (shakmaty's convention, Chess960-ready).
+    pub castling: u64,
+    /// Side to move.
+    pub turn: Color,
+    /// En-passant target square, or [`NO_SQUARE`].
+    pub ep_square: u8,
+}
+
+impl Board {
+    /// All occupied squares.
+    #[inline(always)]
+    pub const fn occupied(&self) -> u64 {
+        self.by_color[0] | self.by_color[1]
+    }
+
+    /// Pieces of one colour and role.
+    #[inline(always)]
+    pub const fn pieces(&self, color: Color, role: Role) -> u64 {
+        self.by_color[color as usize] & self.by_role[role as usize]
+    }
+
+    /// The colour and role on `sq`, if any.
+    #[inline]
+    pub fn piece_at(&self, sq: Square) -> Option<(Color, Role)> {
+        let bit = 1u64 << sq;
+        let color = if self.by_color[0] & bit != 0 {
+            Color::White
+        } else if self.by_color[1] & bit != 0 {
+            Color::Black
+        } else {
+            return None;
+        };
+        let role = Role::ALL
+            .into_iter()
+            .find(|r| self.by_role[r.index()] & bit != 0)?;
+        Some((color, role))
+    }
+
+    /// The king square of `color` (the lowest one if a malformed board has several).
+    #[inline]
+    pub fn king(&self, color: Color) -> Option<Square> {
+        let k = self.pieces(color, Role::King);
+        (k != 0).then(|| k.trailing_zeros() as Square)
+    }
+
+    /// Puts a piece on an empty square.
+    #[inline(always)]
+    pub fn put(&mut self, sq: Square, color: Color, role: Role) {
+        let bit = 1u64 << sq;
+        self.by_color[color as usize] |= bit;
+        self.by_role[role as usize] |= bit;
+    }
+
+    /// Removes a piece from its square.
+    #[inline(always)]
+    pub fn remove(&mut self, sq: Square, color: Color, role: Role) {
+        let bit = !(1u64 << sq);
+        self.by_color[color as usize] &= bit;
+        self.by_role[role as usize] &= bit;
+    }
+
+    /// The board after `mv` (which must be legal here). Updates pieces, side to move, castling
+    /// rights and the en-passant square.
+    pub fn play(&self, mv: &Move) -> Board {
+        let mut next = *self;
+        let changes = crate::decompose(self, mv);
+        for p in changes.removed() {
+            next.remove(p.square, p.color, p.role);
+        }
+        for p in changes.added() {
+            next.put(p.square, p.color, p.role);
+        }
+        let us = self.turn;
+        next.turn = us.other();
+        next.ep_square = NO_SQUARE;
+        if mv.role == Role::Pawn && (mv.from as i16 - mv.to as i16).abs() == 16 {
+            next.ep_square = (mv.from + mv.to) / 2;
+        }
+        if mv.role == Role::King {
+            next.castling &= !(0xffu64 << (if us == Color::White { 0 } else { 56 }));
+        }
+        next.castling &= !((1u64 << mv.from) | (1u64 << mv.to));
+        next
+    }
+
+    /// The colour-flipped mirror: ranks mirrored, colours swapped, side to move swapped. Blocks
+    /// that promise mirror symmetry give the same Black-perspective indices for a board as
+    /// White-perspective indices for its mirror.
+    pub fn mirrored(&self) -> Board {
+        Board {
+            by_color: [
+                self.by_color[1].swap_bytes(),
+                self.by_color[0].swap_bytes(),
+            ],
+            by_role: self.by_role.map(u64::swap_bytes),
+            castling: self.castling.swap_bytes(),
+            turn: self.turn.other(),
+            ep_square: if self.ep_square == NO_SQUARE {
+                NO_SQUARE
+            } else {
+                flip_rank(self.ep_square)
+            },
+        }
+    }
+}
+
+/// What kind of move a [`Move`] is.
+#[repr(u8)]
+#[derive(StableAbi, Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum MoveKind {
+    /// Any move that is not en passant or castling (captures and promotions included).
+    Normal = 0,
+    /// An en-passant capture: the captured pawn stands beside `from`, on `to`'s file.
+    EnPassant = 1,
+    /// Castling: `from` is the king's square and `to` the castling rook's square (Chess960-ready,
+    /// as in shakmaty). The king ends on the g or c file, the rook on the f or d file.
+    Castle = 2,
+}
+
+/// A move with everything a feature block needs to update its indices without looking at the
+/// board: the moved role, the captured role and the promotion.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct Move {
+    /// Origin square (the king's square for castling).
+    pub from: Square,
+    /// Destination square (the rook's square for castling).
+    pub to: Square,
+    /// The moved piece's role (a pawn for promotions).
+    pub role: Role,
+    /// Role index of the captured piece, or [`NO_ROLE`] (a pawn for en passant).
+    pub captured: u8,
+    /// Role index of the promotion piece, or [`NO_ROLE`].
+    pub promotion: u8,
+    /// Normal, en passant or castle.
+    pub kind: MoveKind,
+}
+
+impl Move {
+    /// The captured role, if any.
+    #[inline(always)]
+    pub const fn captured(&self) -> Option<Role> {
+        Role::from_index(self.captured)
+    }
+
+    /// The promotion role, if any.
+    #[inline(always)]
+    pub const fn promotion(&self) -> Option<Role> {
+        Role::from_index(self.promotion)
+    }
+
+    /// The king's and the rook's destination squares of a castling move.
+    #[inline]
+    pub const fn castle_destinations(&self) -> (Square, Square) {
+        let rank = rank_of(self.from);
+        if file_of(self.to) > file_of(self.from) {
+            (square(6, rank), square(5, rank))
+        } else {
+            (square(2, rank), square(3, rank))
+        }
+    }
+}
