@@ -618,3 +618,34 @@ impl FeatureDelta {
         self.refresh[perspective.index()]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_are_canonicalised_and_checked() {
+        assert_eq!(parse_spec("hv+H+v").unwrap(), vec!["all", "h", "v"]);
+        assert_eq!(parse_spec(" all ").unwrap(), vec!["all"]);
+        for bad in ["", "all+", "+all", "all++h", "all+hv", "h+h"] {
+            assert!(parse_spec(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn plugin_file_names() {
+        let suffix = std::env::consts::DLL_SUFFIX;
+        assert!(is_plugin_file_name(&format!("libnnue_plugin_all{suffix}")));
+        assert!(!is_plugin_file_name(&format!("libserde_derive-123{suffix}")));
+        assert!(!is_plugin_file_name("libnnue_plugin_all.rlib"));
+    }
+
+    #[test]
+    fn layout_ids_differ_by_name_size_and_version() {
+        let base = crate::layout_id("all", 768, 1);
+        assert_ne!(base, crate::layout_id("alm", 768, 1));
+        assert_ne!(base, crate::layout_id("all", 769, 1));
+        assert_ne!(base, crate::layout_id("all", 768, 2));
+        assert_eq!(base, crate::layout_id("all", 768, 1));
+    }
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The project's test command (README, .ci/run): formatting, lints, then every test of the
+# workspace, integration tests included (they run the real `host` binary with the real plugins
+# and need ../shared beside the repository). Installs nothing system-wide; idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ ! -d ../shared/nets/thesis ]; then
+    echo "error: ../shared (thesis networks, parity vectors, data) must sit beside the repository" >&2
+    exit 1
+fi
+
+rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
+rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
+
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo test --workspace --locked
