@@ -10,11 +10,12 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use abi_stable::library::{lib_header_from_path, LibraryError};
+use abi_stable::library::{AbiHeaderRef, LibHeader, LibraryError, RawLibrary};
+use object::{Object, ObjectSymbol};
 use abi_stable::std_types::RResult;
 
 use crate::block::{BlockDescriptor, IndexList, MoveDelta, PluginError};
-use crate::module::{PluginModule_Ref, API_VERSION};
+use crate::module::{PluginModule_Ref, API_VERSION, HEADER_SYMBOL_PREFIX};
 use crate::types::{Board, Color, Move};
 
 /// Environment variable naming the plugin directory (overridden by an explicit flag).
@@ -154,9 +155,9 @@ pub fn is_plugin_file_name(name: &str) -> bool {
     name.contains("nnue_plugin_") && name.ends_with(std::env::consts::DLL_SUFFIX)
 }
 
-/// The directories searched when no directory is given, in order: the running executable's
-/// directory, its `deps/` folder (where `cargo test` puts cdylibs), and its parent (for test
-/// binaries that live in `deps/`).
+/// The directories searched when no directory is given: the running executable's directory,
+/// its `deps/` folder (where `cargo test` puts cdylibs), and its parent (for test binaries that
+/// live in `deps/`).
 pub fn default_plugin_dirs() -> Vec<PathBuf> {
     let Ok(exe) = std::env::current_exe() else {
         return Vec::new();
@@ -192,9 +193,12 @@ fn plugin_files(dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
 
 fn condense_library_error(path: &Path, err: LibraryError) -> LoadError {
     let header_version = || {
-        lib_header_from_path(path)
+        header_symbol(path)
+            .ok()
+            .flatten()
+            .and_then(|symbol| open_header(path, &symbol).ok())
             .map(|h| h.version_strings().version.to_string())
-            .unwrap_or_else(|_| "unknown".to_string())
+            .unwrap_or_else(|| "unknown".to_string())
     };
     match err {
         LibraryError::OpenError { err, .. } => LoadError::Open {
@@ -243,40 +247,99 @@ fn condense_library_error(path: &Path, err: LibraryError) -> LoadError {
     }
 }
 
+/// The name of the plugin-header symbol `path` exports, found in its export table without
+/// loading it; `None` if the file is a library that exports none.
+fn header_symbol(path: &Path) -> Result<Option<String>, LoadError> {
+    let open_err = |reason: String| LoadError::Open {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let data = std::fs::read(path).map_err(|e| open_err(e.to_string()))?;
+    let file = object::File::parse(&*data)
+        .map_err(|e| open_err(format!("not a shared library ({e})")))?;
+    let mut found: Vec<String> = Vec::new();
+    let symbols = file.dynamic_symbols().chain(file.symbols());
+    for sym in symbols {
+        if !sym.is_definition() {
+            continue;
+        }
+        let Ok(name) = sym.name() else { continue };
+        // Mach-O prefixes C symbols with '_'.
+        let name = name.strip_prefix('_').filter(|n| n.starts_with(HEADER_SYMBOL_PREFIX)).unwrap_or(name);
+        if name.starts_with(HEADER_SYMBOL_PREFIX) && !found.iter().any(|f| f == name) {
+            found.push(name.to_string());
+        }
+    }
+    match found.len() {
+        0 => Ok(None),
+        1 => Ok(found.pop()),
+        _ => Err(LoadError::BadBlock {
+            origin: path.display().to_string(),
+            reason: format!("it exports several plugin headers ({})", found.join(", ")),
+        }),
+    }
+}
+
+/// Loads the library (kept loaded for the life of the process: block entry points must stay
+/// valid) and reads its abi_stable header from `symbol`.
+fn open_header(path: &Path, symbol: &str) -> Result<&'static LibHeader, LibraryError> {
+    let raw = RawLibrary::load_at(path)?;
+    let mut name = symbol.as_bytes().to_vec();
+    name.push(0);
+    // SAFETY: the symbol is a `LibHeader` static written by `export_plugin!` (its name was found
+    // in the export table), and the library is never unloaded (forgotten below), so the
+    // 'static references in the header stay valid.
+    let header = unsafe {
+        let abi: AbiHeaderRef = *raw.get::<AbiHeaderRef>(&name)?;
+        abi.upgrade()?
+    };
+    std::mem::forget(raw);
+    Ok(header)
+}
+
 impl PluginRegistry {
     /// A registry without blocks.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Loads the plugins of `dir` if given, else of `$NNUE_PLUGIN_DIR`, else of the first of
-    /// [`default_plugin_dirs`] that holds any plugin.
+    /// Loads the plugins of `dir` if given, else of `$NNUE_PLUGIN_DIR`, else of the
+    /// [`default_plugin_dirs`] together. In the default case a plugin file present in several
+    /// of those directories is taken from where it is newest: cargo refreshes the copy in
+    /// `deps/` on every test build but the one beside the binary only on `cargo build`, and a
+    /// stale copy must not shadow the fresh one.
     pub fn discover(dir: Option<&Path>) -> Result<Self, LoadError> {
         let env_dir = std::env::var_os(PLUGIN_DIR_ENV).filter(|d| !d.is_empty());
-        let candidates: Vec<PathBuf> = match (dir, env_dir) {
-            (Some(d), _) => vec![d.to_path_buf()],
-            (None, Some(d)) => vec![PathBuf::from(d)],
-            (None, None) => default_plugin_dirs(),
+        let explicit = dir.map(Path::to_path_buf).or(env_dir.map(PathBuf::from));
+        let (searched, files) = match explicit {
+            Some(dir) => {
+                let files = plugin_files(&dir)?;
+                (vec![dir], files)
+            }
+            None => {
+                let dirs = default_plugin_dirs();
+                let mut newest: BTreeMap<std::ffi::OsString, (std::time::SystemTime, PathBuf)> =
+                    BTreeMap::new();
+                for file in dirs.iter().filter_map(|d| plugin_files(d).ok()).flatten() {
+                    let modified = std::fs::metadata(&file)
+                        .and_then(|m| m.modified())
+                        .unwrap_or(std::time::UNIX_EPOCH);
+                    let name = file.file_name().unwrap_or_default().to_os_string();
+                    if newest.get(&name).is_none_or(|(t, _)| modified > *t) {
+                        newest.insert(name, (modified, file));
+                    }
+                }
+                (dirs, newest.into_values().map(|(_, f)| f).collect())
+            }
         };
-        let explicit = candidates.len() == 1;
-        for candidate in &candidates {
-            let files = match plugin_files(candidate) {
-                Ok(files) => files,
-                Err(e) if explicit => return Err(e),
-                Err(_) => continue,
-            };
-            if files.is_empty() {
-                continue;
-            }
-            let mut registry = Self::new();
-            for file in files {
-                registry.load_file(&file)?;
-            }
-            return Ok(registry);
+        if files.is_empty() {
+            return Err(LoadError::NoPlugins { searched });
         }
-        Err(LoadError::NoPlugins {
-            searched: candidates,
-        })
+        let mut registry = Self::new();
+        for file in files {
+            registry.load_file(&file)?;
+        }
+        Ok(registry)
     }
 
     /// Loads one plugin library and registers its blocks.
@@ -293,7 +356,10 @@ impl PluginRegistry {
                 reason: "no such file".into(),
             });
         }
-        let module = lib_header_from_path(&path)
+        let symbol = header_symbol(&path)?.ok_or_else(|| LoadError::NotAPlugin {
+            path: path.clone(),
+        })?;
+        let module = open_header(&path, &symbol)
             .and_then(|header| header.init_root_module::<PluginModule_Ref>())
             .map_err(|e| condense_library_error(&path, e))?;
         let crate_name = format!(

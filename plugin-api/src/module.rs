@@ -10,6 +10,11 @@ use crate::block::BlockDescriptor;
 /// The version of this crate, compiled into every plugin; shown when versions disagree.
 pub const API_VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// Prefix of the exported symbol that holds a plugin's library header; the rest is the plugin
+/// crate's name. The loader looks for it in a file's export table before loading the file, so a
+/// library that is not a plugin is never loaded (none of its initialisers run).
+pub const HEADER_SYMBOL_PREFIX: &str = "nnue_plugin_header_";
+
 /// What a plugin library exports: who it is and its blocks. abi_stable checks the layout of
 /// this type (and everything reachable from it) when the library is loaded, so a plugin built
 /// against a changed `plugin-api` is refused instead of misread.
@@ -44,8 +49,9 @@ impl RootModule for PluginModule_Ref {
 /// plugin_api::export_plugin!(MyBlock, MyOtherBlock);
 /// ```
 ///
-/// It defines the symbol the loader looks for (abi_stable's library header) and a root module
-/// that lists the blocks; the plugin crate needs no dependency besides `plugin-api`.
+/// It defines the symbol the loader looks for (abi_stable's library header, named
+/// [`HEADER_SYMBOL_PREFIX`]`<crate>`) and a root module that lists the blocks; the plugin crate
+/// needs no dependency besides `plugin-api`.
 #[macro_export]
 macro_rules! export_plugin {
     ($($block:ty),+ $(,)?) => {
@@ -79,9 +85,11 @@ macro_rules! export_plugin {
                 $crate::abi_stable::library::__call_root_module_loader(root_module)
             }
 
-            /// abi_stable's library header (the name `#[export_root_module]` would give it).
-            #[no_mangle]
-            pub static _1as_0lib_1header_0root_bmodule_bloader: LibHeader = unsafe {
+            /// abi_stable's library header, exported under a name unique to this crate
+            /// (`nnue_plugin_header_<crate>`) so that several plugin crates can also be linked
+            /// into one program as rlibs; the loader finds it by its prefix.
+            #[export_name = concat!("nnue_plugin_header_", env!("CARGO_CRATE_NAME"))]
+            pub static NNUE_PLUGIN_HEADER: LibHeader = unsafe {
                 LibHeader::from_constructor::<$crate::PluginModule_Ref>(
                     erased_root_module,
                     CheckTypeLayout::Yes,

@@ -2,12 +2,12 @@
 //! layout (block descriptors without the layout identity), as a plugin compiled against a
 //! previous plugin-api would. The loader must refuse it with one line.
 
-#![allow(non_camel_case_types)]
+#![allow(non_camel_case_types, non_upper_case_globals)]
 
-use abi_stable::library::RootModule;
+use abi_stable::library::{CheckTypeLayout, LibHeader, RootModule, RootModuleResult};
 use abi_stable::sabi_types::VersionStrings;
 use abi_stable::std_types::{RSlice, RStr};
-use abi_stable::{export_root_module, prefix_type::PrefixTypeTrait, StableAbi};
+use abi_stable::{prefix_type::PrefixTypeTrait, StableAbi};
 
 /// The old block descriptor: name and size only.
 #[repr(C)]
@@ -49,7 +49,6 @@ extern "C" fn blocks() -> RSlice<'static, BlockDescriptor> {
 }
 
 /// The root module of the fixture.
-#[export_root_module]
 pub fn get_library() -> PluginModule_Ref {
     PluginModule {
         crate_name: RStr::from_str("fixture-stale-plugin"),
@@ -57,3 +56,13 @@ pub fn get_library() -> PluginModule_Ref {
     }
     .leak_into_prefix()
 }
+
+extern "C" fn erased_root_module() -> RootModuleResult {
+    abi_stable::library::__call_root_module_loader(get_library)
+}
+
+/// The library header under the name the plugin loader looks for.
+#[no_mangle]
+pub static nnue_plugin_header_fixture_stale_plugin: LibHeader = unsafe {
+    LibHeader::from_constructor::<PluginModule_Ref>(erased_root_module, CheckTypeLayout::Yes)
+};
