@@ -13,6 +13,8 @@
 //! - [`conformance`]: the kit every plugin runs in its tests ([`conformance_test!`]).
 //! - [`convert`]: shakmaty positions and moves to ABI types.
 
+#![warn(missing_docs)]
+
 pub mod block;
 pub mod conformance;
 pub mod convert;

@@ -25,31 +25,68 @@ pub const PLUGIN_DIR_ENV: &str = "NNUE_PLUGIN_DIR";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LoadError {
     /// The directory could not be read.
-    Dir { dir: PathBuf, reason: String },
+    Dir {
+        /// The directory.
+        dir: PathBuf,
+        /// The operating system's reason.
+        reason: String,
+    },
     /// No plugin directory with any plugin in it was found.
-    NoPlugins { searched: Vec<PathBuf> },
+    NoPlugins {
+        /// The directories looked in.
+        searched: Vec<PathBuf>,
+    },
     /// The dynamic loader refused the file.
-    Open { path: PathBuf, reason: String },
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// The dynamic loader's (or parser's) reason.
+        reason: String,
+    },
     /// The file is a library but not a feature plugin.
-    NotAPlugin { path: PathBuf },
+    NotAPlugin {
+        /// The file.
+        path: PathBuf,
+    },
     /// The plugin was built against another, incompatible `plugin-api`.
     Incompatible {
+        /// The file.
         path: PathBuf,
+        /// The plugin-api version the plugin reports.
         plugin_api: String,
+        /// What differs (version numbers, type layouts, header).
         reason: String,
     },
     /// Two plugins provide the same block name.
     Duplicate {
+        /// The block name.
         name: String,
+        /// The plugin that registered it first.
         first: String,
+        /// The plugin that claimed it again.
         second: String,
     },
     /// A block descriptor is unusable (size 0, bad name...).
-    BadBlock { origin: String, reason: String },
+    BadBlock {
+        /// The plugin file or label.
+        origin: String,
+        /// What is wrong with the block.
+        reason: String,
+    },
     /// A spec names a block no plugin provides.
-    UnknownBlock { name: String, available: Vec<String> },
+    UnknownBlock {
+        /// The name asked for.
+        name: String,
+        /// The names the registry knows.
+        available: Vec<String>,
+    },
     /// A spec is malformed.
-    BadSpec { spec: String, reason: String },
+    BadSpec {
+        /// The spec as given.
+        spec: String,
+        /// Why it is malformed.
+        reason: String,
+    },
 }
 
 impl fmt::Display for LoadError {
