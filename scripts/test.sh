@@ -13,6 +13,16 @@ fi
 rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
 
+# python-chess drives the engine in the UCI conformance test (host/tests/uci_client.rs): a
+# project-local virtual environment (.venv/, git-ignored), created and filled only when needed.
+PYTHON_CHESS_VERSION=1.11.2
+if [ ! -x .venv/bin/python ]; then
+    python3 -m venv .venv
+fi
+if ! .venv/bin/python -c "import chess, sys; sys.exit(chess.__version__ != '$PYTHON_CHESS_VERSION')" 2>/dev/null; then
+    .venv/bin/pip install -q "chess==$PYTHON_CHESS_VERSION"
+fi
+
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked

@@ -4,4 +4,6 @@
 //! and the command-line tools (`features`, ...). The `host` binary is a thin clap front end over
 //! these modules.
 
+pub mod engine;
 pub mod fens;
+pub mod nnue;

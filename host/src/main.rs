@@ -16,8 +16,9 @@ struct Args {
     #[arg(long, global = true, value_name = "DIR")]
     plugin_dir: Option<PathBuf>,
 
+    /// Without a subcommand, `host` is a UCI chess engine on standard input and output.
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -33,17 +34,109 @@ enum Command {
     },
     /// List the feature blocks of the loaded plugins.
     Plugins,
+    /// Search fixed positions to a fixed depth; the last line is `N nodes M nps`.
+    Bench {
+        /// Search depth.
+        #[arg(long, default_value_t = host::engine::bench::DEFAULT_DEPTH)]
+        depth: u32,
+        /// Network file (default: the built-in material and piece-square evaluation).
+        #[arg(long)]
+        net: Option<PathBuf>,
+        /// Search threads (the node count is deterministic with 1).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// Hash table size in MiB.
+        #[arg(long, default_value_t = host::engine::bench::DEFAULT_HASH_MB)]
+        hash: usize,
+    },
+    /// Print the raw network output for the side to move of positions: FEN, output.
+    Eval {
+        /// Network file (this project's format or a thesis .nn file).
+        #[arg(long)]
+        net: PathBuf,
+        /// File with one FEN per line ('-' for standard input).
+        #[arg(long)]
+        fens: PathBuf,
+        /// Kernels: scalar, avx2, avx512 or avx512vnni (default: $NNUE_SIMD, else the best).
+        #[arg(long)]
+        simd: Option<String>,
+    },
+    /// Inspect or convert network files.
+    Net {
+        #[command(subcommand)]
+        command: NetCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum NetCommand {
+    /// Convert a network between this project's format and the thesis's .nn format.
+    Convert {
+        /// Input network (either format).
+        #[arg(long = "in", value_name = "FILE")]
+        input: PathBuf,
+        /// Output file.
+        #[arg(long = "out", value_name = "FILE")]
+        output: PathBuf,
+        /// Output format: own or thesis.
+        #[arg(long, default_value = "own")]
+        format: String,
+    },
+    /// Print a network's format, feature set, blocks, N, L1, L2 and quantization.
+    Info {
+        /// Network file (either format).
+        #[arg(long)]
+        net: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    let Some(command) = &args.command else {
+        // No subcommand: speak UCI on standard input and output.
+        return match host::engine::uci::run_stdio(args.plugin_dir.clone()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("error: {message}");
+                ExitCode::FAILURE
+            }
+        };
+    };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let result = match &args.command {
+    let result = match command {
         Command::Features { spec, fens } => {
             cli::features::run(args.plugin_dir.as_deref(), spec, fens, &mut out)
         }
         Command::Plugins => cli::plugins::run(args.plugin_dir.as_deref(), &mut out),
+        Command::Bench {
+            depth,
+            net,
+            threads,
+            hash,
+        } => cli::bench::run(
+            args.plugin_dir.as_deref(),
+            *depth,
+            net.as_deref(),
+            *threads,
+            *hash,
+            &mut out,
+        ),
+        Command::Eval { net, fens, simd } => cli::eval::run(
+            args.plugin_dir.as_deref(),
+            net,
+            fens,
+            simd.as_deref(),
+            &mut out,
+        ),
+        Command::Net { command } => match command {
+            NetCommand::Convert {
+                input,
+                output,
+                format,
+            } => cli::net::convert(args.plugin_dir.as_deref(), input, output, format),
+            NetCommand::Info { net } => cli::net::info(args.plugin_dir.as_deref(), net, &mut out),
+        },
     };
     // Whatever was computed before an error is kept: flush first, then report.
     let flushed = out.flush();

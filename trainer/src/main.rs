@@ -1,5 +1,7 @@
 //! The `trainer` command line.
 
+mod cli;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -33,17 +35,31 @@ enum Command {
         #[arg(long)]
         fens: PathBuf,
     },
+    /// Convert training data between formats (text, compact, bin, binpack), with filters;
+    /// prints what was read, filtered, written and skipped.
+    Convert(cli::convert::ConvertArgs),
+    /// Dataset statistics: positions, games, score and ply histograms, piece counts, mobility per
+    /// role, feature activation per block; as text and SVG charts.
+    Stats(cli::stats::StatsArgs),
+    /// Fit the win-rate model sigmoid((score - a) / b) to scores and game results by maximum
+    /// likelihood.
+    WdlFit(cli::stats::WdlArgs),
+    /// Run the batch loader over files and report positions per second.
+    Load(cli::load::LoadArgs),
+    /// Training throughput (positions per second) of N -> L1 -> L2 -> 1 networks on encoded
+    /// random-game batches.
+    Bench(cli::bench::BenchArgs),
 }
 
 fn run(args: Args) -> Result<(), String> {
-    match args.command {
+    let registry =
+        || PluginRegistry::discover(args.plugin_dir.as_deref()).map_err(|e| e.to_string());
+    match &args.command {
         Command::Encode { spec, fens } => {
-            let registry =
-                PluginRegistry::discover(args.plugin_dir.as_deref()).map_err(|e| e.to_string())?;
-            let set = registry.feature_set(&spec).map_err(|e| e.to_string())?;
+            let set = registry()?.feature_set(spec).map_err(|e| e.to_string())?;
             let mut batch = SparseBatch::with_capacity(&set, 1024);
             let mut scratch = Vec::new();
-            for item in fen_lines(&fens).map_err(|e| e.to_string())? {
+            for item in fen_lines(fens).map_err(|e| e.to_string())? {
                 let fen = item.map_err(|e| e.to_string())?;
                 batch
                     .push(&set, &board_from_setup(&fen.setup), &mut scratch)
@@ -59,6 +75,27 @@ fn run(args: Args) -> Result<(), String> {
                 batch.indices[1].len() as f64 / n
             );
             Ok(())
+        }
+        Command::Convert(a) => cli::convert::run(a),
+        Command::Stats(a) => {
+            let set = match &a.spec {
+                Some(spec) => Some(registry()?.feature_set(spec).map_err(|e| e.to_string())?),
+                None => None,
+            };
+            cli::stats::run_stats(a, set.as_ref())
+        }
+        Command::WdlFit(a) => cli::stats::run_wdl(a),
+        Command::Load(a) => {
+            let set = registry()?
+                .feature_set(&a.spec)
+                .map_err(|e| e.to_string())?;
+            cli::load::run(a, set)
+        }
+        Command::Bench(a) => {
+            let set = registry()?
+                .feature_set(&a.spec)
+                .map_err(|e| e.to_string())?;
+            cli::bench::run(a, &set)
         }
     }
 }

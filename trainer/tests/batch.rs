@@ -6,7 +6,11 @@ use trainer::batch::SparseBatch;
 
 #[test]
 fn batch_holds_side_to_move_first_sorted_unique_indices() {
-    let dir = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
+    let dir = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf();
     let registry = PluginRegistry::discover(Some(&dir)).unwrap();
     let set = registry.feature_set("all").unwrap();
     let white = board_from_setup(&parse_fen("4k3/8/8/8/8/8/8/R3K3 w - - 0 1").unwrap());
@@ -20,7 +24,10 @@ fn batch_holds_side_to_move_first_sorted_unique_indices() {
     // White to move: slot 0 is White's view: rook a1 = 6, king e1 = 394, enemy king e8 = 479.
     assert_eq!(batch.position(0, 0), &[6, 394, 479]);
     // Black to move: slot 0 is Black's view, which equals White's view of the mirrored board.
-    assert_eq!(batch.position(0, 1), set.active_set(&black, Color::Black).unwrap().as_slice());
+    assert_eq!(
+        batch.position(0, 1),
+        set.active_set(&black, Color::Black).unwrap().as_slice()
+    );
     assert_eq!(batch.position(1, 1), &[6, 394, 479]);
     assert_eq!(batch.offsets[0], vec![0, 3, 6]);
 }

@@ -1,0 +1,90 @@
+//! Which evaluation a search uses, loading networks for it, and running a search with it.
+//!
+//! [`EvalSource`] is either the built-in evaluation or a loaded NNUE; [`search`] runs
+//! [`super::search::run`] with the matching [`super::eval::Evaluator`] in every thread.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use plugin_api::PluginRegistry;
+
+use super::eval::Builtin;
+use super::nnue_eval::NnueEval;
+use super::search::{self, Iteration, SearchControl, SearchJob, SearchResult, ThreadData};
+use super::tt::TranspositionTable;
+use crate::nnue::{Kernels, Nnue, SimdLevel};
+
+/// The evaluation of a search.
+#[derive(Clone, Debug)]
+pub enum EvalSource {
+    /// Material and piece-square tables, no network.
+    Builtin,
+    /// A network loaded from `path`.
+    Nnue {
+        /// The network, bound to the loaded feature plugins.
+        nnue: Arc<Nnue>,
+        /// The file it came from.
+        path: PathBuf,
+        /// The kernels used.
+        kernels: Kernels,
+    },
+}
+
+impl EvalSource {
+    /// Loads the network `path`, with the plugins of `plugin_dir` (else the default plugin
+    /// directories): the blocks its feature set names are bound automatically. `NNUE_SIMD` may
+    /// force a kernel version.
+    pub fn load(path: &Path, plugin_dir: Option<&Path>) -> Result<EvalSource, String> {
+        let registry = PluginRegistry::discover(plugin_dir).map_err(|e| e.to_string())?;
+        Self::load_with(path, &registry)
+    }
+
+    /// Loads the network `path` with the blocks of `registry`.
+    pub fn load_with(path: &Path, registry: &PluginRegistry) -> Result<EvalSource, String> {
+        let nnue = Nnue::load(path, registry).map_err(|e| e.to_string())?;
+        let kernels = SimdLevel::from_env().and_then(Kernels::new)?;
+        Ok(EvalSource::Nnue {
+            nnue: Arc::new(nnue),
+            path: path.to_path_buf(),
+            kernels,
+        })
+    }
+
+    /// One line describing the evaluation (for `info string`).
+    pub fn describe(&self) -> String {
+        match self {
+            EvalSource::Builtin => "built-in material and piece-square evaluation".to_string(),
+            EvalSource::Nnue {
+                nnue,
+                path,
+                kernels,
+            } => format!(
+                "NNUE {} ({} -> {}x2 -> {} -> 1, {} kernels)",
+                path.display(),
+                nnue.features().name(),
+                nnue.network().l1(),
+                nnue.network().l2(),
+                kernels.level().name()
+            ),
+        }
+    }
+}
+
+/// Runs a search with the evaluation `source` (one evaluator per thread). Evaluation errors met
+/// by any thread (after which it fell back to the built-in evaluation) are returned beside the
+/// result.
+pub fn search(
+    source: &EvalSource,
+    job: &SearchJob<'_>,
+    threads: &mut [ThreadData],
+    report: &(dyn Fn(&Iteration, &SearchControl, &TranspositionTable) + Sync),
+) -> (SearchResult, Vec<String>) {
+    match source {
+        EvalSource::Builtin => search::run(job, threads, || Builtin, report),
+        EvalSource::Nnue { nnue, kernels, .. } => {
+            let nnue: &Nnue = nnue;
+            let kernels = *kernels;
+            search::run(job, threads, || NnueEval::new(nnue, kernels), report)
+        }
+    }
+}

@@ -1,0 +1,455 @@
+//! Incremental evaluation for a search: a stack of accumulator states, pushed after a move and
+//! popped to undo it, with no heap allocation on the per-move path.
+//!
+//! Per perspective the stack keeps
+//! - one L1-wide `i16` accumulator per ply (`acc = b1 + Σ W1[i]` over the active indices i), in
+//!   one preallocated 64-byte aligned buffer: a push writes the child's accumulators from the
+//!   parent's (copy-make: the parent stays intact, so a pop is free for the accumulators);
+//! - a count per feature index, because a block may emit an index several times and the network
+//!   input is binary: a row is added when a count goes 0 → 1 and subtracted when it goes 1 → 0.
+//!   The counts are updated in place and undone from an undo log of the count changes (a few
+//!   entries per move; copying 2·N counts per ply would cost far more, see the benchmarks).
+//!
+//! A move's delta comes from [`FeatureSet::delta`] (one call per block, both perspectives). Its
+//! additions are counted before its removals, so an index that is removed and added again by the
+//! same move costs nothing. A perspective whose delta asks for a refresh is recomputed from the
+//! new board with [`FeatureSet::active`].
+
+use std::fmt;
+
+use plugin_api::{BlockError, Board, Color, FeatureDelta, FeatureSet, Move};
+
+use super::aligned::AlignedVec;
+use super::load::Nnue;
+use super::simd::{ForwardScratch, Kernels};
+
+/// Default number of plies a stack holds beyond its root.
+pub const DEFAULT_MAX_PLY: usize = 256;
+
+/// Log entry bit: the change was an increment (undo decrements).
+const LOG_INC: u32 = 1 << 30;
+/// Log entry bit: the change was for Black's perspective.
+const LOG_BLACK: u32 = 1 << 31;
+/// Log entry bits holding the feature index.
+const LOG_INDEX: u32 = LOG_INC - 1;
+
+/// Why the stack could not follow a move. `Display` is one line. After an error the stack is
+/// unchanged (the failed push is rolled back).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EvalError {
+    /// A feature block failed (a panic inside a plugin, a buffer overflow in `active`).
+    Block(BlockError),
+    /// A block emitted an index outside the feature set.
+    IndexOutOfRange {
+        /// The index (offset into the whole feature set).
+        index: u32,
+        /// The feature set's size.
+        size: u32,
+    },
+    /// A block removed an index that was not active.
+    CountUnderflow {
+        /// The index.
+        index: u32,
+        /// The perspective.
+        perspective: Color,
+    },
+    /// A count exceeded 65535 (a block that adds without ever removing).
+    CountOverflow {
+        /// The index.
+        index: u32,
+    },
+    /// A push beyond the stack's capacity.
+    TooDeep {
+        /// The capacity in plies.
+        max_ply: usize,
+    },
+}
+
+impl fmt::Display for EvalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EvalError::Block(e) => e.fmt(f),
+            EvalError::IndexOutOfRange { index, size } => write!(
+                f,
+                "a feature block emitted index {index}, outside the feature set's {size} indices"
+            ),
+            EvalError::CountUnderflow { index, perspective } => write!(
+                f,
+                "a feature block removed index {index} from {perspective:?}'s perspective, where it was not active"
+            ),
+            EvalError::CountOverflow { index } => {
+                write!(f, "feature index {index} was added more than 65535 times")
+            }
+            EvalError::TooDeep { max_ply } => {
+                write!(f, "the accumulator stack holds at most {max_ply} plies")
+            }
+        }
+    }
+}
+
+impl std::error::Error for EvalError {}
+
+impl From<BlockError> for EvalError {
+    fn from(e: BlockError) -> Self {
+        EvalError::Block(e)
+    }
+}
+
+/// Counters of what the stack did (for benchmarks and tests).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StackStats {
+    /// Perspectives recomputed from scratch on a push.
+    pub refreshes: u64,
+    /// Perspectives updated incrementally on a push.
+    pub updates: u64,
+    /// Rows added or subtracted by incremental updates.
+    pub rows: u64,
+}
+
+/// The evaluator of one search thread: accumulators and counts for a root position and up to
+/// `max_ply` moves on top of it.
+pub struct AccumulatorStack<'a> {
+    nnue: &'a Nnue,
+    kernels: Kernels,
+    l1: usize,
+    n: usize,
+    max_ply: usize,
+    ply: usize,
+    boards: Vec<Board>,
+    /// `(max_ply + 1) × 2 × L1`: ply-major, then perspective.
+    acc: AlignedVec<i16>,
+    /// `2 × N` counts, perspective-major.
+    counts: Vec<u16>,
+    /// Count changes since the root, `log_marks[p]` = log length before ply p's push.
+    log: Vec<u32>,
+    log_marks: Vec<usize>,
+    delta: FeatureDelta,
+    add_rows: Vec<u32>,
+    sub_rows: Vec<u32>,
+    active: Vec<u32>,
+    scratch: ForwardScratch,
+    stats: StackStats,
+}
+
+impl<'a> AccumulatorStack<'a> {
+    /// A stack for `nnue` using `kernels`, holding [`DEFAULT_MAX_PLY`] plies. Its root is the
+    /// empty board until [`reset`](Self::reset).
+    pub fn new(nnue: &'a Nnue, kernels: Kernels) -> Self {
+        Self::with_max_ply(nnue, kernels, DEFAULT_MAX_PLY)
+    }
+
+    /// A stack holding `max_ply` plies beyond its root. Everything the per-move path needs is
+    /// allocated here.
+    pub fn with_max_ply(nnue: &'a Nnue, kernels: Kernels, max_ply: usize) -> Self {
+        let net = nnue.network();
+        let set = nnue.features();
+        let (l1, n) = (net.l1(), net.n());
+        let max_delta: usize = set
+            .slots()
+            .iter()
+            .map(|s| s.block.descriptor.max_delta as usize)
+            .sum();
+        let max_active = set.max_active();
+        // Per ply and perspective: added + removed of a delta, or old + new indices of a refresh.
+        let per_ply = 2 * 2 * max_delta.max(max_active);
+        let mut stack = AccumulatorStack {
+            nnue,
+            kernels,
+            l1,
+            n,
+            max_ply,
+            ply: 0,
+            boards: vec![Board::default_empty(); max_ply + 1],
+            acc: AlignedVec::zeroed((max_ply + 1) * 2 * l1),
+            counts: vec![0; 2 * n],
+            log: Vec::with_capacity(per_ply * max_ply),
+            log_marks: vec![0; max_ply + 1],
+            delta: set.delta_buffer(),
+            add_rows: Vec::with_capacity(max_delta.max(max_active)),
+            sub_rows: Vec::with_capacity(max_delta),
+            active: Vec::with_capacity(max_active),
+            scratch: ForwardScratch::new(l1, net.l2()),
+            stats: StackStats::default(),
+        };
+        // The empty board has no active index: accumulators are the bias.
+        for p in 0..2 {
+            let b1 = net.b1();
+            stack.acc_slot_mut(0, p).copy_from_slice(b1);
+        }
+        stack
+    }
+
+    /// The network and feature set.
+    pub fn nnue(&self) -> &'a Nnue {
+        self.nnue
+    }
+
+    /// The kernels in use.
+    pub fn kernels(&self) -> Kernels {
+        self.kernels
+    }
+
+    /// Moves pushed since the root.
+    pub fn ply(&self) -> usize {
+        self.ply
+    }
+
+    /// Capacity in plies.
+    pub fn max_ply(&self) -> usize {
+        self.max_ply
+    }
+
+    /// The current board.
+    pub fn board(&self) -> &Board {
+        &self.boards[self.ply]
+    }
+
+    /// What the stack did since it was made.
+    pub fn stats(&self) -> StackStats {
+        self.stats
+    }
+
+    /// The current accumulator of `perspective` (L1 values).
+    pub fn accumulator(&self, perspective: Color) -> &[i16] {
+        let start = (self.ply * 2 + perspective.index()) * self.l1;
+        &self.acc[start..start + self.l1]
+    }
+
+    /// How many times the current position emits `index` from `perspective`.
+    pub fn count(&self, perspective: Color, index: u32) -> u16 {
+        self.counts[perspective.index() * self.n + index as usize]
+    }
+
+    fn acc_slot_mut(&mut self, ply: usize, p: usize) -> &mut [i16] {
+        let start = (ply * 2 + p) * self.l1;
+        &mut self.acc[start..start + self.l1]
+    }
+
+    /// Makes `board` the root: drops every pushed ply and recomputes both perspectives.
+    pub fn reset(&mut self, board: &Board) -> Result<(), EvalError> {
+        self.ply = 0;
+        self.log.clear();
+        self.counts.fill(0);
+        self.boards[0] = *board;
+        for p in Color::ALL {
+            if let Err(e) = self.refresh(p, board, 0) {
+                self.counts.fill(0);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts the indices of `board` for `p` (logging the increments when `ply > 0`) and writes
+    /// ply `ply`'s accumulator of `p` as `b1 + Σ` rows of the distinct indices.
+    fn refresh(&mut self, p: Color, board: &Board, ply: usize) -> Result<(), EvalError> {
+        let set: &FeatureSet = self.nnue.features();
+        self.active.clear();
+        set.active(board, p, &mut self.active)?;
+        let base = p.index() * self.n;
+        self.add_rows.clear();
+        for k in 0..self.active.len() {
+            let index = self.active[k];
+            let c = self.bump(p, base, index, ply > 0)?;
+            if c == 1 {
+                self.add_rows.push(index);
+            }
+        }
+        let net = self.nnue.network();
+        let start = (ply * 2 + p.index()) * self.l1;
+        let dst = &mut self.acc[start..start + self.l1];
+        self.kernels
+            .update(dst, net.b1(), net.w1(), &self.add_rows, &[]);
+        Ok(())
+    }
+
+    /// Increments a count (logged if `log`); returns the new count.
+    #[inline(always)]
+    fn bump(&mut self, p: Color, base: usize, index: u32, log: bool) -> Result<u16, EvalError> {
+        if index as usize >= self.n {
+            return Err(EvalError::IndexOutOfRange {
+                index,
+                size: self.n as u32,
+            });
+        }
+        let c = &mut self.counts[base + index as usize];
+        *c = c.checked_add(1).ok_or(EvalError::CountOverflow { index })?;
+        let new = *c;
+        if log {
+            self.log_push(p, index | LOG_INC);
+        }
+        Ok(new)
+    }
+
+    /// Decrements a count (always logged); returns the new count.
+    #[inline(always)]
+    fn drop_count(&mut self, p: Color, base: usize, index: u32) -> Result<u16, EvalError> {
+        if index as usize >= self.n {
+            return Err(EvalError::IndexOutOfRange {
+                index,
+                size: self.n as u32,
+            });
+        }
+        let c = &mut self.counts[base + index as usize];
+        *c = c.checked_sub(1).ok_or(EvalError::CountUnderflow {
+            index,
+            perspective: p,
+        })?;
+        let new = *c;
+        self.log_push(p, index);
+        Ok(new)
+    }
+
+    #[inline(always)]
+    fn log_push(&mut self, p: Color, entry: u32) {
+        let entry = entry | if p == Color::Black { LOG_BLACK } else { 0 };
+        // The capacity covers max_ply plies of the largest possible changes, so this never
+        // reallocates; a plugin exceeding its declared bounds only costs an allocation.
+        self.log.push(entry);
+    }
+
+    /// Reverts the count changes logged after `mark`.
+    fn unwind(&mut self, mark: usize) {
+        while self.log.len() > mark {
+            let e = self.log.pop().expect("log is longer than mark");
+            let base = if e & LOG_BLACK != 0 { self.n } else { 0 };
+            let c = &mut self.counts[base + (e & LOG_INDEX) as usize];
+            if e & LOG_INC != 0 {
+                *c -= 1;
+            } else {
+                *c += 1;
+            }
+        }
+    }
+
+    /// Plays `mv` (legal in the current position) on top of the stack: asks the plugins for the
+    /// move's delta and writes the child's accumulators. No heap allocation.
+    pub fn push(&mut self, mv: &Move) -> Result<(), EvalError> {
+        if self.ply == self.max_ply {
+            return Err(EvalError::TooDeep {
+                max_ply: self.max_ply,
+            });
+        }
+        let nnue = self.nnue;
+        let before = self.boards[self.ply];
+        nnue.features().delta(&before, mv, &mut self.delta)?;
+        let after = before.play(mv);
+        let mark = self.log.len();
+        for p in Color::ALL {
+            let r = if self.delta.needs_refresh(p) {
+                self.refresh_child(p, &before, &after)
+            } else {
+                self.update_child(p)
+            };
+            if let Err(e) = r {
+                self.unwind(mark);
+                return Err(e);
+            }
+        }
+        self.ply += 1;
+        self.boards[self.ply] = after;
+        self.log_marks[self.ply] = mark;
+        Ok(())
+    }
+
+    /// Incremental update of perspective `p` from the delta buffer into ply + 1.
+    #[inline]
+    fn update_child(&mut self, p: Color) -> Result<(), EvalError> {
+        let base = p.index() * self.n;
+        self.add_rows.clear();
+        self.sub_rows.clear();
+        let added = self.delta.added(p).len();
+        for k in 0..added {
+            let index = self.delta.added(p)[k];
+            if self.bump(p, base, index, true)? == 1 {
+                self.add_rows.push(index);
+            }
+        }
+        let removed = self.delta.removed(p).len();
+        for k in 0..removed {
+            let index = self.delta.removed(p)[k];
+            if self.drop_count(p, base, index)? == 0 {
+                self.sub_rows.push(index);
+            }
+        }
+        self.stats.updates += 1;
+        self.stats.rows += (self.add_rows.len() + self.sub_rows.len()) as u64;
+        let net = self.nnue.network();
+        let l1 = self.l1;
+        let parent = (self.ply * 2 + p.index()) * l1;
+        let child = parent + 2 * l1;
+        let (head, tail) = self.acc.split_at_mut(child);
+        self.kernels.update(
+            &mut tail[..l1],
+            &head[parent..parent + l1],
+            net.w1(),
+            &self.add_rows,
+            &self.sub_rows,
+        );
+        Ok(())
+    }
+
+    /// Full recomputation of perspective `p` into ply + 1: the counts of `before` are taken out
+    /// (logged) and those of `after` put in (logged).
+    fn refresh_child(&mut self, p: Color, before: &Board, after: &Board) -> Result<(), EvalError> {
+        let set = self.nnue.features();
+        let base = p.index() * self.n;
+        self.active.clear();
+        set.active(before, p, &mut self.active)?;
+        for k in 0..self.active.len() {
+            let index = self.active[k];
+            self.drop_count(p, base, index)?;
+        }
+        self.stats.refreshes += 1;
+        self.refresh(p, after, self.ply + 1)
+    }
+
+    /// Undoes the last [`push`](Self::push). Panics at the root.
+    pub fn pop(&mut self) {
+        assert!(self.ply > 0, "pop at the root of the accumulator stack");
+        let mark = self.log_marks[self.ply];
+        self.unwind(mark);
+        self.ply -= 1;
+    }
+
+    /// The network's output for the side to move of the current position.
+    pub fn evaluate(&mut self) -> i32 {
+        let stm = self.boards[self.ply].turn;
+        let l1 = self.l1;
+        let start = self.ply * 2 * l1;
+        let (white, black) = self.acc[start..start + 2 * l1].split_at(l1);
+        let (s, o) = match stm {
+            Color::White => (white, black),
+            Color::Black => (black, white),
+        };
+        self.kernels
+            .forward(self.nnue.network(), s, o, &mut self.scratch)
+    }
+}
+
+/// An empty board, White to move (the root of a fresh stack).
+trait EmptyBoard {
+    fn default_empty() -> Board;
+}
+
+impl EmptyBoard for Board {
+    fn default_empty() -> Board {
+        Board {
+            by_color: [0; 2],
+            by_role: [0; 6],
+            castling: 0,
+            turn: Color::White,
+            ep_square: plugin_api::NO_SQUARE,
+        }
+    }
+}
+
+impl Nnue {
+    /// The output for the side to move of `board` from a fresh refresh (allocates an evaluator:
+    /// for tools, not for a search).
+    pub fn evaluate(&self, board: &Board, kernels: Kernels) -> Result<i32, EvalError> {
+        let mut stack = AccumulatorStack::with_max_ply(self, kernels, 0);
+        stack.reset(board)?;
+        Ok(stack.evaluate())
+    }
+}

@@ -1,0 +1,298 @@
+//! Loading a network file and binding it to the loaded feature plugins.
+//!
+//! [`Nnue::load`] reads either format, checks everything the file says, then checks that the
+//! plugins provide every block the network was trained with, at the same size and layout
+//! identity. Every failure is a [`NetError`] whose `Display` is one sentence naming the file.
+
+use std::fmt;
+use std::path::Path;
+
+use plugin_api::{FeatureSet, LoadError, PluginRegistry};
+
+use super::format::{
+    DecodeError, NetFormat, OwnHeader, decode_own, decode_thesis, detect, encode_own,
+    encode_thesis, thesis_header,
+};
+use super::network::{BlockInfo, Network};
+
+/// Why a network file could not be loaded, bound or written. `Display`: one sentence that names
+/// the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NetError {
+    /// The file (or a label such as `(memory)`).
+    pub file: String,
+    /// What went wrong.
+    pub kind: NetErrorKind,
+}
+
+/// The reasons behind a [`NetError`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NetErrorKind {
+    /// The file could not be read.
+    Read(String),
+    /// The file could not be written.
+    Write(String),
+    /// The bytes are not a valid network (see [`DecodeError`]).
+    Decode(DecodeError),
+    /// The feature set named in the file cannot be built from the loaded plugins (an unknown
+    /// block: the message lists the available ones).
+    FeatureSet(LoadError),
+    /// A thesis file's N differs from the size of its feature set.
+    FeatureCount {
+        /// The feature-set name as stored.
+        name: String,
+        /// N from the file.
+        n: u64,
+        /// The feature set's size from the plugins.
+        size: u32,
+    },
+    /// A block's size in the file differs from the loaded plugin's.
+    BlockSize {
+        /// The block.
+        block: String,
+        /// Its size in the file.
+        file_size: u32,
+        /// Its size in the plugin.
+        plugin_size: u32,
+        /// The plugin file.
+        origin: String,
+    },
+    /// A block's layout identity in the file differs from the loaded plugin's.
+    BlockLayout {
+        /// The block.
+        block: String,
+        /// Version and identity in the file.
+        file: (u32, u64),
+        /// Version and identity in the plugin.
+        plugin: (u32, u64),
+        /// The plugin file.
+        origin: String,
+    },
+}
+
+impl fmt::Display for NetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let file = &self.file;
+        match &self.kind {
+            NetErrorKind::Write(e) => return write!(f, "cannot write network {file}: {e}"),
+            NetErrorKind::Read(e) => return write!(f, "cannot read network {file}: {e}"),
+            _ => {}
+        }
+        write!(f, "cannot load network {file}: ")?;
+        match &self.kind {
+            NetErrorKind::Read(_) | NetErrorKind::Write(_) => unreachable!("handled above"),
+            NetErrorKind::Decode(e) => e.fmt(f),
+            NetErrorKind::FeatureSet(e) => write!(f, "{e}"),
+            NetErrorKind::FeatureCount { name, n, size } => write!(
+                f,
+                "its header says N = {n} but the feature set '{name}' of the loaded plugins has {size} features"
+            ),
+            NetErrorKind::BlockSize {
+                block,
+                file_size,
+                plugin_size,
+                origin,
+            } => write!(
+                f,
+                "it was trained with block '{block}' of size {file_size}, but the loaded plugin {origin} gives it size {plugin_size}"
+            ),
+            NetErrorKind::BlockLayout {
+                block,
+                file,
+                plugin,
+                origin,
+            } => write!(
+                f,
+                "it was trained with block '{block}' of layout version {} (id {:016x}), but the loaded plugin {origin} has layout version {} (id {:016x})",
+                file.0, file.1, plugin.0, plugin.1
+            ),
+        }
+    }
+}
+
+impl std::error::Error for NetError {}
+
+/// A network bound to the feature set it reads, built from the loaded plugins: what an
+/// evaluator needs.
+#[derive(Clone, Debug)]
+pub struct Nnue {
+    network: Network,
+    features: FeatureSet,
+    format: NetFormat,
+    own_header: Option<OwnHeader>,
+}
+
+impl Nnue {
+    /// Reads and binds the network file `path` (either format).
+    pub fn load(path: &Path, registry: &PluginRegistry) -> Result<Nnue, NetError> {
+        let label = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| NetError {
+            file: label.clone(),
+            kind: NetErrorKind::Read(e.to_string()),
+        })?;
+        Self::from_bytes(&bytes, &label, registry)
+    }
+
+    /// Decodes and binds the bytes of a network file; `label` names it in errors.
+    pub fn from_bytes(
+        bytes: &[u8],
+        label: &str,
+        registry: &PluginRegistry,
+    ) -> Result<Nnue, NetError> {
+        let err = |kind: NetErrorKind| NetError {
+            file: label.to_string(),
+            kind,
+        };
+        match detect(bytes) {
+            NetFormat::Own => {
+                let (network, header) =
+                    decode_own(bytes).map_err(|e| err(NetErrorKind::Decode(e)))?;
+                let mut nnue = Self::bind(network, label, registry)?;
+                nnue.format = NetFormat::Own;
+                nnue.own_header = Some(header);
+                Ok(nnue)
+            }
+            NetFormat::Thesis => {
+                let header = thesis_header(bytes).map_err(|e| err(NetErrorKind::Decode(e)))?;
+                let features = registry
+                    .feature_set(&header.name)
+                    .map_err(|e| err(NetErrorKind::FeatureSet(e)))?;
+                if u64::from(features.size()) != u64::from(header.n) {
+                    return Err(err(NetErrorKind::FeatureCount {
+                        name: header.name,
+                        n: u64::from(header.n),
+                        size: features.size(),
+                    }));
+                }
+                let blocks = features
+                    .slots()
+                    .iter()
+                    .map(|s| BlockInfo {
+                        name: s.block.descriptor.name.to_string(),
+                        size: s.block.descriptor.size,
+                        layout_version: s.block.descriptor.layout_version,
+                        layout_id: s.block.descriptor.layout_id,
+                    })
+                    .collect();
+                let network = decode_thesis(bytes, &header, blocks)
+                    .map_err(|e| err(NetErrorKind::Decode(e)))?;
+                Ok(Nnue {
+                    network,
+                    features,
+                    format: NetFormat::Thesis,
+                    own_header: None,
+                })
+            }
+        }
+    }
+
+    /// Binds an in-memory network (e.g. from a trainer) to the loaded plugins: every block must
+    /// exist with the size and layout identity the network was trained with.
+    pub fn bind(
+        network: Network,
+        label: &str,
+        registry: &PluginRegistry,
+    ) -> Result<Nnue, NetError> {
+        let err = |kind: NetErrorKind| NetError {
+            file: label.to_string(),
+            kind,
+        };
+        for b in network.blocks() {
+            let reg = registry
+                .block(&b.name)
+                .map_err(|e| err(NetErrorKind::FeatureSet(e)))?;
+            let d = &reg.descriptor;
+            if d.size != b.size {
+                return Err(err(NetErrorKind::BlockSize {
+                    block: b.name.clone(),
+                    file_size: b.size,
+                    plugin_size: d.size,
+                    origin: reg.origin.clone(),
+                }));
+            }
+            if d.layout_id != b.layout_id {
+                return Err(err(NetErrorKind::BlockLayout {
+                    block: b.name.clone(),
+                    file: (b.layout_version, b.layout_id),
+                    plugin: (d.layout_version, d.layout_id),
+                    origin: reg.origin.clone(),
+                }));
+            }
+        }
+        let features = registry
+            .feature_set(network.feature_set())
+            .map_err(|e| err(NetErrorKind::FeatureSet(e)))?;
+        if features.size() as usize != network.n() {
+            return Err(err(NetErrorKind::FeatureCount {
+                name: network.feature_set().to_string(),
+                n: network.n() as u64,
+                size: features.size(),
+            }));
+        }
+        Ok(Nnue {
+            network,
+            features,
+            format: NetFormat::Own,
+            own_header: None,
+        })
+    }
+
+    /// The network.
+    pub fn network(&self) -> &Network {
+        &self.network
+    }
+
+    /// The feature set the network reads, as built from the loaded plugins.
+    pub fn features(&self) -> &FeatureSet {
+        &self.features
+    }
+
+    /// The format the network was read from ([`NetFormat::Own`] for [`bind`](Self::bind)).
+    pub fn source_format(&self) -> NetFormat {
+        self.format
+    }
+
+    /// Version and checksum of an own-format file, `None` otherwise.
+    pub fn own_header(&self) -> Option<&OwnHeader> {
+        self.own_header.as_ref()
+    }
+
+    /// The network's file in `format`.
+    pub fn to_bytes(&self, format: NetFormat) -> Vec<u8> {
+        match format {
+            NetFormat::Own => encode_own(&self.network),
+            NetFormat::Thesis => encode_thesis(&self.network),
+        }
+    }
+
+    /// Writes the network's file in `format` to `path`.
+    pub fn write(&self, path: &Path, format: NetFormat) -> Result<(), NetError> {
+        write_network(&self.network, path, format)
+    }
+}
+
+/// Writes `network` to `path` in `format` (a trainer's export needs no plugins for this).
+pub fn write_network(network: &Network, path: &Path, format: NetFormat) -> Result<(), NetError> {
+    let bytes = match format {
+        NetFormat::Own => encode_own(network),
+        NetFormat::Thesis => encode_thesis(network),
+    };
+    std::fs::write(path, bytes).map_err(|e| NetError {
+        file: path.display().to_string(),
+        kind: NetErrorKind::Write(e.to_string()),
+    })
+}
+
+/// Reads an own-format file without plugins (a trainer continuing from its own export). Use
+/// [`Nnue::load`] to evaluate: it also checks the blocks against the plugins.
+pub fn read_own(path: &Path) -> Result<Network, NetError> {
+    let label = path.display().to_string();
+    let err = |kind| NetError {
+        file: label.clone(),
+        kind,
+    };
+    let bytes = std::fs::read(path).map_err(|e| err(NetErrorKind::Read(e.to_string())))?;
+    decode_own(&bytes)
+        .map(|(net, _)| net)
+        .map_err(|e| err(NetErrorKind::Decode(e)))
+}

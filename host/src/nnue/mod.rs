@@ -1,0 +1,94 @@
+//! # Quantized NNUE inference
+//!
+//! The network of the thesis (§4.3), bit-exact with its reference implementation
+//! (`shared/reference/thesis-layouts.md`): a first layer N → L1 shared by both perspectives and
+//! kept incrementally as one `i16` accumulator per perspective, a clipped ReLU, the two halves
+//! concatenated side to move first, a hidden layer 2·L1 → L2 and an output neuron.
+//!
+//! - [`Network`]: sizes, block identities, quantization parameters and tensors in memory.
+//! - [`Nnue`]: a network file loaded (either format) and bound to the feature plugins.
+//! - [`AccumulatorStack`]: incremental evaluation for a search (push a move, pop it, evaluate).
+//! - [`Kernels`] / [`SimdLevel`]: scalar, AVX2, AVX-512 and AVX-512 VNNI kernels chosen at run
+//!   time, all giving the same integers; `NNUE_SIMD=scalar|avx2|avx512|avx512vnni` forces one.
+//! - [`reference`](mod@reference): a naive evaluation written from the specification, for tests.
+//!
+//! ## The quantized forward pass
+//!
+//! For each perspective p, `acc_p = b1 + Σ W1[i]` over the distinct active indices i of p, in
+//! 16-bit wrapping arithmetic. With stm the side to move and opp the other side:
+//!
+//! 1. `x = clamp(acc_stm, 0, 127) ‖ clamp(acc_opp, 0, 127)` (2·L1 values, u8);
+//! 2. `h_j = clamp((b2_j + Σ_k W2[j][k]·x_k) >> 6, 0, 127)` (32-bit wrapping sums, arithmetic shift);
+//! 3. `out = (b3 + Σ_j W3[j]·h_j) >> 4` (32-bit wrapping sum, arithmetic shift).
+//!
+//! `out` is the evaluation for the side to move in the units of the training targets (the thesis
+//! engine uses it directly as centipawns). The constants come from the quantization scales of
+//! §4.4.1: activations ×127 (the clip), hidden weights ×64 (shift 6), output ×16 (shift 4).
+//! L1 must be a multiple of 32 (the SIMD kernels' width); L2 may be any value from 1.
+//!
+//! ## File formats
+//!
+//! All integers are little-endian. [`Nnue::load`] tells the formats apart by the magic.
+//!
+//! ### The thesis's `.nn` files (read and written as they are)
+//!
+//! | offset | bytes | field |
+//! | --- | --- | --- |
+//! | 0 | F | feature-set name, ASCII letters, digits, `_`, `+` (e.g. `hv+h+v`; `hv` = `all`) |
+//! | F | 1 | NUL |
+//! | F+1 | 4 | `u32` N, number of features (must equal the feature set's size) |
+//! | F+5 | 4 | `u32` L1 |
+//! | F+9 | 4 | `u32` L2 |
+//! | F+13 | 2·N·L1 | W1, `i16`, N rows of L1 |
+//! | | 2·L1 | b1, `i16` |
+//! | | 2·L1·L2 | W2, `i8`, L2 rows of 2·L1 (side to move's L1 inputs first) |
+//! | | 4·L2 | b2, `i32` |
+//! | | L2 | W3, `i8` |
+//! | | 4 | b3, `i32` |
+//!
+//! Nothing follows. The file stores no block identities: they are taken from the loaded plugins,
+//! which must provide every block named, with sizes adding up to N.
+//!
+//! ### This project's format, version 1
+//!
+//! | offset | bytes | field |
+//! | --- | --- | --- |
+//! | 0 | 8 | magic `NNUEFSET` (ASCII) |
+//! | 8 | 4 | `u32` format version = 1 |
+//! | 12 | 2 | `u16` F, length of the feature-set name |
+//! | 14 | F | feature-set name, UTF-8, as given (a thesis name keeps its `hv`) |
+//! | 14+F | 2 | `u16` B, number of blocks (1..=64), in the order of the name |
+//! | | B × (18+K) | per block: `u16` K, the canonical block name (K bytes), `u32` size, `u32` layout version, `u64` layout identity ([`plugin_api::BlockDescriptor::layout_id`]) |
+//! | | 4 | `u32` N (must equal the sum of the block sizes) |
+//! | | 4 | `u32` L1 (a multiple of 32, at most 8192) |
+//! | | 4 | `u32` L2 (1 to 4096) |
+//! | | 4 | `i32` activation clip = 127 (s_a) |
+//! | | 4 | `u32` hidden shift = 6 (s_W = 2⁶ = 64) |
+//! | | 4 | `u32` output shift = 4 (output scale 2⁴ = 16) |
+//! | | … | W1, b1, W2, b2, W3, b3 exactly as in the thesis format |
+//! | end−4 | 4 | `u32` CRC-32 (IEEE 802.3, the one of zlib and `crc32fast`) of every byte before it |
+//!
+//! Loading checks, in this order: magic, version, the header fields, the sizes (N ≥ 1, L1 a
+//! multiple of 32, L2 ≥ 1, and upper limits), the file length (truncated or trailing bytes), the
+//! checksum, the block sizes against N, the block names against the feature-set name, the
+//! quantization parameters (only 127 / 6 / 4 are supported), and finally each block against the
+//! loaded plugin of that name: same size and same layout identity. A thesis file round-trips
+//! through this format byte for byte (`host net convert`).
+
+mod accumulator;
+mod aligned;
+pub mod format;
+mod load;
+mod network;
+pub mod reference;
+mod simd;
+
+pub use accumulator::{AccumulatorStack, DEFAULT_MAX_PLY, EvalError, StackStats};
+pub use aligned::{ALIGN, AlignedVec, Element};
+pub use format::{DecodeError, FORMAT_VERSION, MAGIC, NetFormat, OwnHeader};
+pub use load::{NetError, NetErrorKind, Nnue, read_own, write_network};
+pub use network::{
+    ACTIVATION_CLIP, BlockInfo, HIDDEN_SHIFT, L1_MULTIPLE, MAX_FEATURES, MAX_L1, MAX_L2,
+    MAX_W1_BYTES, Network, NetworkParts, OUTPUT_SHIFT, Quantization, ShapeError, check_sizes,
+};
+pub use simd::{ForwardScratch, Kernels, SIMD_ENV, SimdLevel};

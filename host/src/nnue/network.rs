@@ -1,0 +1,378 @@
+//! The network in memory: sizes, block identities, quantization parameters and the quantized
+//! tensors, independent of the file it came from.
+
+use std::fmt;
+
+use plugin_api::loader::parse_spec;
+
+use super::aligned::AlignedVec;
+
+/// Clip of the first-layer and hidden activations: `clamp(x, 0, 127)` (the activation scale
+/// s_a = 127 of the thesis §4.4.1, so a float activation of 1.0 is 127).
+pub const ACTIVATION_CLIP: i32 = 127;
+/// Right shift after the hidden layer: `>> 6` divides by the hidden weight scale s_W = 64.
+pub const HIDDEN_SHIFT: u32 = 6;
+/// Right shift after the output layer: `>> 4` divides by the output scale 16.
+pub const OUTPUT_SHIFT: u32 = 4;
+
+/// Largest accepted first-layer width L1 (per perspective).
+pub const MAX_L1: usize = 8192;
+/// Largest accepted hidden width L2.
+pub const MAX_L2: usize = 4096;
+/// Largest accepted number of input features N.
+pub const MAX_FEATURES: usize = 1 << 24;
+/// Largest accepted first-layer weight matrix, in bytes (N · L1 · 2).
+pub const MAX_W1_BYTES: usize = 1 << 31;
+/// L1 must be a multiple of this (the SIMD kernels work on 32 `i16` lanes at a time).
+pub const L1_MULTIPLE: usize = 32;
+
+/// The integer parameters of the quantized forward pass (thesis §4.4.1). Only the thesis's
+/// values are supported; a file that stores others is refused rather than evaluated wrongly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Quantization {
+    /// Upper clip of the clipped ReLUs (and the activation scale s_a): 127.
+    pub activation_clip: i32,
+    /// Arithmetic right shift after the hidden layer (log2 of s_W = 64): 6.
+    pub hidden_shift: u32,
+    /// Arithmetic right shift after the output layer (log2 of 16): 4.
+    pub output_shift: u32,
+}
+
+impl Quantization {
+    /// The thesis's (and Stockfish's) parameters: clip 127, hidden shift 6, output shift 4.
+    pub const THESIS: Quantization = Quantization {
+        activation_clip: ACTIVATION_CLIP,
+        hidden_shift: HIDDEN_SHIFT,
+        output_shift: OUTPUT_SHIFT,
+    };
+}
+
+impl Default for Quantization {
+    fn default() -> Self {
+        Self::THESIS
+    }
+}
+
+/// Identity of one feature block of a network's input, as the network was trained with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockInfo {
+    /// Canonical block name (`all`, `h`, `mb`...).
+    pub name: String,
+    /// Number of indices of the block.
+    pub size: u32,
+    /// The block's layout version ([`plugin_api::BlockDescriptor::layout_version`]).
+    pub layout_version: u32,
+    /// The block's layout identity ([`plugin_api::BlockDescriptor::layout_id`]).
+    pub layout_id: u64,
+}
+
+/// Why a set of parts does not make a network. `Display` is a clause (no file name).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ShapeError {
+    /// N is zero or above [`MAX_FEATURES`].
+    BadFeatureCount(u64),
+    /// L1 is zero, not a multiple of 32, or above [`MAX_L1`].
+    BadL1(u64),
+    /// L2 is zero or above [`MAX_L2`].
+    BadL2(u64),
+    /// N · L1 is above what is accepted.
+    TooLarge {
+        /// N.
+        n: u64,
+        /// L1.
+        l1: u64,
+    },
+    /// A tensor's length does not match the sizes.
+    TensorLength {
+        /// Which tensor (`W1`, `b1`...).
+        tensor: &'static str,
+        /// Its length.
+        len: usize,
+        /// The length N, L1, L2 require.
+        expected: usize,
+    },
+    /// The feature-set name is not a valid spec.
+    BadName {
+        /// The name.
+        name: String,
+        /// Why it is not a spec.
+        reason: String,
+    },
+    /// The block list does not match the blocks named by the feature-set name.
+    BlocksDiffer {
+        /// The feature-set name.
+        name: String,
+        /// The block names listed.
+        listed: Vec<String>,
+    },
+    /// The block sizes do not add up to N.
+    BlockSum {
+        /// N.
+        n: u64,
+        /// The sum of the block sizes.
+        sum: u64,
+    },
+    /// Quantization parameters other than the supported ones.
+    Quantization {
+        /// The parameters found.
+        found: Quantization,
+    },
+}
+
+impl fmt::Display for ShapeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ShapeError::BadFeatureCount(n) => write!(
+                f,
+                "its number of features N = {n} is not between 1 and {MAX_FEATURES}"
+            ),
+            ShapeError::BadL1(l1) => write!(
+                f,
+                "its first-layer width L1 = {l1} is not a positive multiple of {L1_MULTIPLE} up to {MAX_L1}"
+            ),
+            ShapeError::BadL2(l2) => write!(
+                f,
+                "its hidden width L2 = {l2} is not between 1 and {MAX_L2}"
+            ),
+            ShapeError::TooLarge { n, l1 } => write!(
+                f,
+                "its first layer N x L1 = {n} x {l1} is larger than the accepted {} MiB",
+                MAX_W1_BYTES >> 20
+            ),
+            ShapeError::TensorLength {
+                tensor,
+                len,
+                expected,
+            } => write!(
+                f,
+                "its tensor {tensor} has {len} values where the layer sizes need {expected}"
+            ),
+            ShapeError::BadName { name, reason } => {
+                write!(f, "its feature-set name '{name}' is invalid: {reason}")
+            }
+            ShapeError::BlocksDiffer { name, listed } => write!(
+                f,
+                "its feature-set name '{name}' does not match its block list ({})",
+                listed.join(", ")
+            ),
+            ShapeError::BlockSum { n, sum } => write!(
+                f,
+                "its block sizes add up to {sum} but it has N = {n} features"
+            ),
+            ShapeError::Quantization { found } => write!(
+                f,
+                "its quantization (activation clip {}, hidden shift {}, output shift {}) is not the supported one (clip {ACTIVATION_CLIP}, hidden shift {HIDDEN_SHIFT}, output shift {OUTPUT_SHIFT})",
+                found.activation_clip, found.hidden_shift, found.output_shift
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ShapeError {}
+
+/// Checks N, L1 and L2 against the limits of this implementation.
+pub fn check_sizes(n: u64, l1: u64, l2: u64) -> Result<(), ShapeError> {
+    if n == 0 || n > MAX_FEATURES as u64 {
+        return Err(ShapeError::BadFeatureCount(n));
+    }
+    if l1 == 0 || !l1.is_multiple_of(L1_MULTIPLE as u64) || l1 > MAX_L1 as u64 {
+        return Err(ShapeError::BadL1(l1));
+    }
+    if l2 == 0 || l2 > MAX_L2 as u64 {
+        return Err(ShapeError::BadL2(l2));
+    }
+    if n * l1 * 2 > MAX_W1_BYTES as u64 {
+        return Err(ShapeError::TooLarge { n, l1 });
+    }
+    Ok(())
+}
+
+/// The parts of a network, as a trainer produces them (row-major, see [`Network`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NetworkParts {
+    /// The feature-set name, as written in the file (`hv+h+v` keeps its thesis alias).
+    pub feature_set: String,
+    /// The blocks the name lists, in order, with the identities the network was trained with.
+    pub blocks: Vec<BlockInfo>,
+    /// First-layer width per perspective (a multiple of 32).
+    pub l1: usize,
+    /// Hidden width (any value from 1).
+    pub l2: usize,
+    /// Quantization parameters (only [`Quantization::THESIS`] is accepted).
+    pub quantization: Quantization,
+    /// First-layer weights, N rows of L1 values (row i is added when feature i is active).
+    pub w1: Vec<i16>,
+    /// First-layer bias, L1 values.
+    pub b1: Vec<i16>,
+    /// Hidden weights, L2 rows of 2·L1 inputs (side to move's half first).
+    pub w2: Vec<i8>,
+    /// Hidden bias, L2 values.
+    pub b2: Vec<i32>,
+    /// Output weights, L2 values.
+    pub w3: Vec<i8>,
+    /// Output bias.
+    pub b3: i32,
+}
+
+/// A quantized NNUE network (thesis §4.3): N → L1 (shared by both perspectives), 2·L1 → L2, L2 → 1.
+///
+/// The tensors are row-major in the thesis's layout: `w1[i * L1 .. (i + 1) * L1]` is the row added
+/// to a perspective's accumulator while feature `i` is active; `w2[j * 2L1 .. (j + 1) * 2L1]` are
+/// the inputs of hidden neuron `j`, the side to move's L1 activations first. Every buffer is
+/// 64-byte aligned. A `Network` always satisfies [`check_sizes`], its block sizes add up to N and
+/// its quantization is [`Quantization::THESIS`]: the constructors check it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Network {
+    feature_set: String,
+    blocks: Vec<BlockInfo>,
+    n: usize,
+    l1: usize,
+    l2: usize,
+    quantization: Quantization,
+    pub(crate) w1: AlignedVec<i16>,
+    pub(crate) b1: AlignedVec<i16>,
+    pub(crate) w2: AlignedVec<i8>,
+    pub(crate) b2: AlignedVec<i32>,
+    pub(crate) w3: AlignedVec<i8>,
+    pub(crate) b3: i32,
+}
+
+impl Network {
+    /// Builds a network from its parts, checking every size, the block list against the name,
+    /// and the quantization.
+    pub fn from_parts(parts: NetworkParts) -> Result<Network, ShapeError> {
+        let names = parse_spec(&parts.feature_set).map_err(|e| ShapeError::BadName {
+            name: parts.feature_set.clone(),
+            reason: e.to_string(),
+        })?;
+        let listed: Vec<String> = parts.blocks.iter().map(|b| b.name.clone()).collect();
+        if names != listed {
+            return Err(ShapeError::BlocksDiffer {
+                name: parts.feature_set,
+                listed,
+            });
+        }
+        let n: u64 = parts.blocks.iter().map(|b| u64::from(b.size)).sum();
+        check_sizes(n, parts.l1 as u64, parts.l2 as u64)?;
+        if parts.quantization != Quantization::THESIS {
+            return Err(ShapeError::Quantization {
+                found: parts.quantization,
+            });
+        }
+        let n = n as usize;
+        let (l1, l2) = (parts.l1, parts.l2);
+        let check = |tensor: &'static str, len: usize, expected: usize| {
+            if len == expected {
+                Ok(())
+            } else {
+                Err(ShapeError::TensorLength {
+                    tensor,
+                    len,
+                    expected,
+                })
+            }
+        };
+        check("W1", parts.w1.len(), n * l1)?;
+        check("b1", parts.b1.len(), l1)?;
+        check("W2", parts.w2.len(), l2 * 2 * l1)?;
+        check("b2", parts.b2.len(), l2)?;
+        check("W3", parts.w3.len(), l2)?;
+        Ok(Network {
+            feature_set: parts.feature_set,
+            blocks: parts.blocks,
+            n,
+            l1,
+            l2,
+            quantization: parts.quantization,
+            w1: AlignedVec::from_slice(&parts.w1),
+            b1: AlignedVec::from_slice(&parts.b1),
+            w2: AlignedVec::from_slice(&parts.w2),
+            b2: AlignedVec::from_slice(&parts.b2),
+            w3: AlignedVec::from_slice(&parts.w3),
+            b3: parts.b3,
+        })
+    }
+
+    /// A copy of the parts (for a trainer that continues from a network).
+    pub fn to_parts(&self) -> NetworkParts {
+        NetworkParts {
+            feature_set: self.feature_set.clone(),
+            blocks: self.blocks.clone(),
+            l1: self.l1,
+            l2: self.l2,
+            quantization: self.quantization,
+            w1: self.w1.to_vec(),
+            b1: self.b1.to_vec(),
+            w2: self.w2.to_vec(),
+            b2: self.b2.to_vec(),
+            w3: self.w3.to_vec(),
+            b3: self.b3,
+        }
+    }
+
+    /// The feature-set name as stored (the thesis files say `hv` for `all`).
+    pub fn feature_set(&self) -> &str {
+        &self.feature_set
+    }
+
+    /// The input blocks with the identities the network was trained with.
+    pub fn blocks(&self) -> &[BlockInfo] {
+        &self.blocks
+    }
+
+    /// Number of input features N (the sum of the block sizes).
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// First-layer width per perspective.
+    pub fn l1(&self) -> usize {
+        self.l1
+    }
+
+    /// Hidden width.
+    pub fn l2(&self) -> usize {
+        self.l2
+    }
+
+    /// The quantization parameters.
+    pub fn quantization(&self) -> Quantization {
+        self.quantization
+    }
+
+    /// First-layer weights (N × L1, row-major).
+    pub fn w1(&self) -> &[i16] {
+        &self.w1
+    }
+
+    /// The first-layer row of feature `index`.
+    #[inline(always)]
+    pub fn w1_row(&self, index: usize) -> &[i16] {
+        &self.w1[index * self.l1..(index + 1) * self.l1]
+    }
+
+    /// First-layer bias (L1).
+    pub fn b1(&self) -> &[i16] {
+        &self.b1
+    }
+
+    /// Hidden weights (L2 × 2·L1, row-major).
+    pub fn w2(&self) -> &[i8] {
+        &self.w2
+    }
+
+    /// Hidden bias (L2).
+    pub fn b2(&self) -> &[i32] {
+        &self.b2
+    }
+
+    /// Output weights (L2).
+    pub fn w3(&self) -> &[i8] {
+        &self.w3
+    }
+
+    /// Output bias.
+    pub fn b3(&self) -> i32 {
+        self.b3
+    }
+}

@@ -1,0 +1,702 @@
+//! The arithmetic kernels: accumulator updates and the forward pass, in a portable scalar version
+//! and AVX2, AVX-512 (BW) and AVX-512 VNNI versions chosen at run time.
+//!
+//! Every version computes exactly the same integers (see the [module docs](super) for the
+//! arithmetic): 16-bit accumulator sums wrap in all of them, the clipped ReLU is a saturating
+//! pack then a maximum with zero (`clamp(a, 0, 127)`), the hidden products `vpmaddubsw` (u8 ≤ 127
+//! times i8, pairs summed in i16: |sum| ≤ 2·127·128 = 32512, never saturating) then `vpmaddwd`
+//! by ones, or `vpdpbusd` (four products summed into i32 without saturation), and all 32-bit sums
+//! wrap, so their order does not matter.
+
+use std::fmt;
+
+use super::aligned::AlignedVec;
+use super::network::{ACTIVATION_CLIP, HIDDEN_SHIFT, Network, OUTPUT_SHIFT};
+
+/// Environment variable that forces a kernel version: `scalar`, `avx2`, `avx512` or
+/// `avx512vnni` (unset or empty: the best the CPU has).
+pub const SIMD_ENV: &str = "NNUE_SIMD";
+
+/// A version of the kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SimdLevel {
+    /// Portable Rust (the compiler may still vectorise it for the baseline target).
+    Scalar,
+    /// 256-bit AVX2: `vpaddw`, `vpmaddubsw` + `vpmaddwd`.
+    Avx2,
+    /// 512-bit AVX-512 F + BW: the AVX2 kernels at twice the width.
+    Avx512,
+    /// AVX-512 with VNNI: the hidden layer with `vpdpbusd` (one instruction per 64 products).
+    Avx512Vnni,
+}
+
+impl SimdLevel {
+    /// All versions, from the most portable to the widest.
+    pub const ALL: [SimdLevel; 4] = [
+        SimdLevel::Scalar,
+        SimdLevel::Avx2,
+        SimdLevel::Avx512,
+        SimdLevel::Avx512Vnni,
+    ];
+
+    /// The name used by [`SIMD_ENV`] and the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            SimdLevel::Scalar => "scalar",
+            SimdLevel::Avx2 => "avx2",
+            SimdLevel::Avx512 => "avx512",
+            SimdLevel::Avx512Vnni => "avx512vnni",
+        }
+    }
+
+    /// Whether this CPU can run this version.
+    pub fn is_supported(self) -> bool {
+        match self {
+            SimdLevel::Scalar => true,
+            #[cfg(target_arch = "x86_64")]
+            SimdLevel::Avx2 => is_x86_feature_detected!("avx2"),
+            #[cfg(target_arch = "x86_64")]
+            SimdLevel::Avx512 => {
+                is_x86_feature_detected!("avx2")
+                    && is_x86_feature_detected!("avx512f")
+                    && is_x86_feature_detected!("avx512bw")
+            }
+            #[cfg(target_arch = "x86_64")]
+            SimdLevel::Avx512Vnni => {
+                SimdLevel::Avx512.is_supported() && is_x86_feature_detected!("avx512vnni")
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    /// The versions this CPU can run, most portable first.
+    pub fn supported() -> Vec<SimdLevel> {
+        Self::ALL.into_iter().filter(|l| l.is_supported()).collect()
+    }
+
+    /// The widest version this CPU can run.
+    pub fn best() -> SimdLevel {
+        Self::ALL
+            .into_iter()
+            .rev()
+            .find(|l| l.is_supported())
+            .unwrap_or(SimdLevel::Scalar)
+    }
+
+    /// The version [`SIMD_ENV`] asks for, or [`best`](Self::best) when it is unset or empty; an
+    /// error when it names an unknown or unsupported version.
+    pub fn from_env() -> Result<SimdLevel, String> {
+        match std::env::var(SIMD_ENV) {
+            Ok(v) if !v.trim().is_empty() => {
+                let level: SimdLevel = v.parse().map_err(|e| format!("{SIMD_ENV}: {e}"))?;
+                level.check()
+            }
+            _ => Ok(Self::best()),
+        }
+    }
+
+    /// `Ok(self)` if supported, else a one-line error.
+    pub fn check(self) -> Result<SimdLevel, String> {
+        if self.is_supported() {
+            Ok(self)
+        } else {
+            Err(format!(
+                "this CPU cannot run the {} kernels (supported: {})",
+                self.name(),
+                Self::supported()
+                    .iter()
+                    .map(|l| l.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        }
+    }
+}
+
+impl fmt::Display for SimdLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for SimdLevel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.trim().to_ascii_lowercase();
+        Self::ALL
+            .into_iter()
+            .find(|l| l.name() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown kernel version '{s}' (expected scalar, avx2, avx512 or avx512vnni)"
+                )
+            })
+    }
+}
+
+/// A kernel version checked against the CPU: the only way to call the kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Kernels {
+    level: SimdLevel,
+}
+
+/// Scratch buffers of the forward pass, sized for one network (allocate once per evaluator).
+#[derive(Clone, Debug)]
+pub struct ForwardScratch {
+    x: AlignedVec<u8>,
+    h: AlignedVec<i32>,
+}
+
+impl ForwardScratch {
+    /// Buffers for networks with these widths.
+    pub fn new(l1: usize, l2: usize) -> Self {
+        ForwardScratch {
+            x: AlignedVec::zeroed(2 * l1),
+            // Rounded up: the SIMD kernels write groups of 8 hidden outputs.
+            h: AlignedVec::zeroed(l2.div_ceil(8) * 8),
+        }
+    }
+}
+
+impl Kernels {
+    /// The kernels of `level`, or an error if this CPU cannot run them.
+    pub fn new(level: SimdLevel) -> Result<Kernels, String> {
+        level.check().map(|level| Kernels { level })
+    }
+
+    /// The best kernels of this CPU.
+    pub fn best() -> Kernels {
+        Kernels {
+            level: SimdLevel::best(),
+        }
+    }
+
+    /// The version in use.
+    pub fn level(self) -> SimdLevel {
+        self.level
+    }
+
+    /// `dst = src + Σ w1 rows of add − Σ w1 rows of sub` (16-bit wrapping), rows of `l1` values.
+    ///
+    /// Panics if the lengths disagree or an index is not a row of `w1`.
+    #[inline]
+    pub fn update(self, dst: &mut [i16], src: &[i16], w1: &[i16], add: &[u32], sub: &[u32]) {
+        let l1 = dst.len();
+        assert!(src.len() == l1 && l1.is_multiple_of(32) && w1.len().is_multiple_of(l1.max(1)));
+        let rows = w1.len() / l1.max(1);
+        assert!(
+            add.iter().chain(sub).all(|&i| (i as usize) < rows),
+            "feature index out of range"
+        );
+        match self.level {
+            SimdLevel::Scalar => update_scalar(dst, src, w1, add, sub),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the level was checked against the CPU; lengths and indices checked above.
+            SimdLevel::Avx2 => unsafe { x86::update_avx2(dst, src, w1, add, sub) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
+            SimdLevel::Avx512 | SimdLevel::Avx512Vnni => unsafe {
+                x86::update_avx512(dst, src, w1, add, sub)
+            },
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => unreachable!("only the scalar kernels exist on this architecture"),
+        }
+    }
+
+    /// The network's output for the side to move, from the two accumulators (side to move's
+    /// first). `scratch` must have been made for this network's sizes.
+    #[inline]
+    pub fn forward(
+        self,
+        net: &Network,
+        stm: &[i16],
+        opp: &[i16],
+        scratch: &mut ForwardScratch,
+    ) -> i32 {
+        let (l1, l2) = (net.l1(), net.l2());
+        assert!(stm.len() == l1 && opp.len() == l1);
+        assert!(scratch.x.len() == 2 * l1 && scratch.h.len() >= l2.div_ceil(8) * 8);
+        let x = &mut scratch.x[..];
+        let h = &mut scratch.h[..];
+        match self.level {
+            SimdLevel::Scalar => {
+                clipped_relu_scalar(stm, &mut x[..l1]);
+                clipped_relu_scalar(opp, &mut x[l1..]);
+                hidden_scalar(x, net.w2(), net.b2(), &mut h[..l2]);
+            }
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the level was checked against the CPU; lengths checked above (W2 and b2
+            // lengths are a Network invariant).
+            SimdLevel::Avx2 => unsafe {
+                x86::clipped_relu_avx2(stm, &mut x[..l1]);
+                x86::clipped_relu_avx2(opp, &mut x[l1..]);
+                x86::hidden_avx2(x, net.w2(), net.b2(), h);
+            },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
+            SimdLevel::Avx512 => unsafe {
+                x86::clipped_relu_avx512(stm, &mut x[..l1]);
+                x86::clipped_relu_avx512(opp, &mut x[l1..]);
+                x86::hidden_avx512(x, net.w2(), net.b2(), h);
+            },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
+            SimdLevel::Avx512Vnni => unsafe {
+                x86::clipped_relu_avx512(stm, &mut x[..l1]);
+                x86::clipped_relu_avx512(opp, &mut x[l1..]);
+                x86::hidden_vnni(x, net.w2(), net.b2(), h);
+            },
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => unreachable!("only the scalar kernels exist on this architecture"),
+        }
+        output(&h[..l2], net.w3(), net.b3())
+    }
+}
+
+/// Scalar accumulator update.
+fn update_scalar(dst: &mut [i16], src: &[i16], w1: &[i16], add: &[u32], sub: &[u32]) {
+    let l1 = dst.len();
+    dst.copy_from_slice(src);
+    for &i in add {
+        let row = &w1[i as usize * l1..(i as usize + 1) * l1];
+        for (d, &w) in dst.iter_mut().zip(row) {
+            *d = d.wrapping_add(w);
+        }
+    }
+    for &i in sub {
+        let row = &w1[i as usize * l1..(i as usize + 1) * l1];
+        for (d, &w) in dst.iter_mut().zip(row) {
+            *d = d.wrapping_sub(w);
+        }
+    }
+}
+
+/// Scalar clipped ReLU: `clamp(a, 0, 127)` as u8.
+fn clipped_relu_scalar(acc: &[i16], x: &mut [u8]) {
+    for (o, &a) in x.iter_mut().zip(acc) {
+        *o = a.clamp(0, ACTIVATION_CLIP as i16) as u8;
+    }
+}
+
+/// Scalar hidden layer: `h_j = clamp((b2_j + Σ W2[j][k]·x_k) >> 6, 0, 127)`, 32-bit wrapping.
+/// The sum runs in 16 independent lanes (2·L1 is a multiple of 64), which the compiler turns
+/// into the baseline target's vector code; wrapping sums do not depend on the order.
+fn hidden_scalar(x: &[u8], w2: &[i8], b2: &[i32], h: &mut [i32]) {
+    let k = x.len();
+    for (j, out) in h.iter_mut().enumerate() {
+        let row = &w2[j * k..(j + 1) * k];
+        let mut lanes = [0i32; 16];
+        for (xc, wc) in x.chunks_exact(16).zip(row.chunks_exact(16)) {
+            for ((l, &v), &w) in lanes.iter_mut().zip(xc).zip(wc) {
+                *l = l.wrapping_add(i32::from(v) * i32::from(w));
+            }
+        }
+        let sum = lanes.iter().fold(0i32, |s, &l| s.wrapping_add(l));
+        *out = (b2[j].wrapping_add(sum) >> HIDDEN_SHIFT).clamp(0, ACTIVATION_CLIP);
+    }
+}
+
+/// The output layer (shared by every version: L2 products): `(b3 + Σ W3[j]·h_j) >> 4`.
+#[inline]
+fn output(h: &[i32], w3: &[i8], b3: i32) -> i32 {
+    let sum = h
+        .iter()
+        .zip(w3)
+        .fold(0i32, |s, (&v, &w)| s.wrapping_add(v * i32::from(w)));
+    b3.wrapping_add(sum) >> OUTPUT_SHIFT
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    //! The x86-64 kernels. Callers check the CPU features, slice lengths (L1 a multiple of 32,
+    //! 2·L1 a multiple of 64) and row indices before calling.
+
+    use std::arch::x86_64::*;
+
+    use super::{ACTIVATION_CLIP, HIDDEN_SHIFT};
+
+    /// One tile of `R` AVX2 registers (16 lanes each) at `off`: load src, add/sub rows, store.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn tile_avx2<const R: usize>(
+        dst: *mut i16,
+        src: *const i16,
+        w1: *const i16,
+        l1: usize,
+        off: usize,
+        add: &[u32],
+        sub: &[u32],
+    ) {
+        // SAFETY (whole body): the caller guarantees off + 16·R <= l1 and valid row indices.
+        unsafe {
+            let mut r = [_mm256_setzero_si256(); R];
+            for (k, reg) in r.iter_mut().enumerate() {
+                *reg = _mm256_loadu_si256(src.add(off + 16 * k) as *const __m256i);
+            }
+            for &i in add {
+                let row = w1.add(i as usize * l1 + off);
+                for (k, reg) in r.iter_mut().enumerate() {
+                    let w = _mm256_loadu_si256(row.add(16 * k) as *const __m256i);
+                    *reg = _mm256_add_epi16(*reg, w);
+                }
+            }
+            for &i in sub {
+                let row = w1.add(i as usize * l1 + off);
+                for (k, reg) in r.iter_mut().enumerate() {
+                    let w = _mm256_loadu_si256(row.add(16 * k) as *const __m256i);
+                    *reg = _mm256_sub_epi16(*reg, w);
+                }
+            }
+            for (k, reg) in r.iter().enumerate() {
+                _mm256_storeu_si256(dst.add(off + 16 * k) as *mut __m256i, *reg);
+            }
+        }
+    }
+
+    /// AVX2 accumulator update: tiles of 128 lanes (8 registers), then tiles of 32.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn update_avx2(dst: &mut [i16], src: &[i16], w1: &[i16], add: &[u32], sub: &[u32]) {
+        let l1 = dst.len();
+        let (d, s, w) = (dst.as_mut_ptr(), src.as_ptr(), w1.as_ptr());
+        let mut off = 0;
+        // SAFETY: every tile lies inside [0, l1) (l1 is a multiple of 32).
+        unsafe {
+            while off + 128 <= l1 {
+                tile_avx2::<8>(d, s, w, l1, off, add, sub);
+                off += 128;
+            }
+            while off < l1 {
+                tile_avx2::<2>(d, s, w, l1, off, add, sub);
+                off += 32;
+            }
+        }
+    }
+
+    /// One tile of `R` AVX-512 registers (32 lanes each).
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    unsafe fn tile_avx512<const R: usize>(
+        dst: *mut i16,
+        src: *const i16,
+        w1: *const i16,
+        l1: usize,
+        off: usize,
+        add: &[u32],
+        sub: &[u32],
+    ) {
+        // SAFETY (whole body): the caller guarantees off + 32·R <= l1 and valid row indices.
+        unsafe {
+            let mut r = [_mm512_setzero_si512(); R];
+            for (k, reg) in r.iter_mut().enumerate() {
+                *reg = _mm512_loadu_si512(src.add(off + 32 * k) as *const _);
+            }
+            for &i in add {
+                let row = w1.add(i as usize * l1 + off);
+                for (k, reg) in r.iter_mut().enumerate() {
+                    let w = _mm512_loadu_si512(row.add(32 * k) as *const _);
+                    *reg = _mm512_add_epi16(*reg, w);
+                }
+            }
+            for &i in sub {
+                let row = w1.add(i as usize * l1 + off);
+                for (k, reg) in r.iter_mut().enumerate() {
+                    let w = _mm512_loadu_si512(row.add(32 * k) as *const _);
+                    *reg = _mm512_sub_epi16(*reg, w);
+                }
+            }
+            for (k, reg) in r.iter().enumerate() {
+                _mm512_storeu_si512(dst.add(off + 32 * k) as *mut _, *reg);
+            }
+        }
+    }
+
+    /// AVX-512 accumulator update: tiles of 256 lanes (8 registers), then tiles of 32.
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub unsafe fn update_avx512(
+        dst: &mut [i16],
+        src: &[i16],
+        w1: &[i16],
+        add: &[u32],
+        sub: &[u32],
+    ) {
+        let l1 = dst.len();
+        let (d, s, w) = (dst.as_mut_ptr(), src.as_ptr(), w1.as_ptr());
+        let mut off = 0;
+        // SAFETY: every tile lies inside [0, l1) (l1 is a multiple of 32).
+        unsafe {
+            while off + 256 <= l1 {
+                tile_avx512::<8>(d, s, w, l1, off, add, sub);
+                off += 256;
+            }
+            while off < l1 {
+                tile_avx512::<1>(d, s, w, l1, off, add, sub);
+                off += 32;
+            }
+        }
+    }
+
+    /// AVX2 clipped ReLU of one accumulator (L1 a multiple of 32) into `x`.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn clipped_relu_avx2(acc: &[i16], x: &mut [u8]) {
+        let zero = _mm256_setzero_si256();
+        let mut i = 0;
+        // SAFETY: i + 32 <= acc.len() == x.len() in every iteration.
+        unsafe {
+            while i < acc.len() {
+                let a = _mm256_loadu_si256(acc.as_ptr().add(i) as *const __m256i);
+                let b = _mm256_loadu_si256(acc.as_ptr().add(i + 16) as *const __m256i);
+                // packs: [a0-7 b0-7 | a8-15 b8-15] saturated to i8; max 0 clamps to [0, 127].
+                let p = _mm256_max_epi8(_mm256_packs_epi16(a, b), zero);
+                let p = _mm256_permute4x64_epi64::<0b11_01_10_00>(p);
+                _mm256_storeu_si256(x.as_mut_ptr().add(i) as *mut __m256i, p);
+                i += 32;
+            }
+        }
+    }
+
+    /// AVX-512 clipped ReLU: 64 lanes at a time, a 32-lane AVX2 step for the rest.
+    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    pub unsafe fn clipped_relu_avx512(acc: &[i16], x: &mut [u8]) {
+        let zero = _mm512_setzero_si512();
+        let order = _mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0);
+        let mut i = 0;
+        // SAFETY: i + 64 <= acc.len() == x.len() in the loop; the tail is a multiple of 32.
+        unsafe {
+            while i + 64 <= acc.len() {
+                let a = _mm512_loadu_si512(acc.as_ptr().add(i) as *const _);
+                let b = _mm512_loadu_si512(acc.as_ptr().add(i + 32) as *const _);
+                let p = _mm512_max_epi8(_mm512_packs_epi16(a, b), zero);
+                let p = _mm512_permutexvar_epi64(order, p);
+                _mm512_storeu_si512(x.as_mut_ptr().add(i) as *mut _, p);
+                i += 64;
+            }
+            if i < acc.len() {
+                clipped_relu_avx2(&acc[i..], &mut x[i..]);
+            }
+        }
+    }
+
+    /// Sums of 8 vectors of 8 i32 each, as one vector [Σa0, …, Σa7].
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn reduce8(a: &[__m256i; 8]) -> __m256i {
+        let s01 = _mm256_hadd_epi32(a[0], a[1]);
+        let s23 = _mm256_hadd_epi32(a[2], a[3]);
+        let s45 = _mm256_hadd_epi32(a[4], a[5]);
+        let s67 = _mm256_hadd_epi32(a[6], a[7]);
+        // [Σlo a0..a3 | Σhi a0..a3] and the same for a4..a7.
+        let s0123 = _mm256_hadd_epi32(s01, s23);
+        let s4567 = _mm256_hadd_epi32(s45, s67);
+        let lo = _mm256_permute2x128_si256::<0x20>(s0123, s4567);
+        let hi = _mm256_permute2x128_si256::<0x31>(s0123, s4567);
+        _mm256_add_epi32(lo, hi)
+    }
+
+    /// Bias, shift and clamp of 8 hidden sums, stored to `h[j0..j0 + 8]`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn finish8(sums: __m256i, b2: &[i32], j0: usize, h: &mut [i32]) {
+        let l2 = b2.len();
+        let bias: [i32; 8] = std::array::from_fn(|t| b2[(j0 + t).min(l2 - 1)]);
+        // SAFETY: bias has 8 values; h has room for j0 + 8 (rounded-up scratch).
+        unsafe {
+            let b = _mm256_loadu_si256(bias.as_ptr() as *const __m256i);
+            let v = _mm256_srai_epi32::<{ HIDDEN_SHIFT as i32 }>(_mm256_add_epi32(sums, b));
+            let v = _mm256_max_epi32(v, _mm256_setzero_si256());
+            let v = _mm256_min_epi32(v, _mm256_set1_epi32(ACTIVATION_CLIP));
+            assert!(j0 + 8 <= h.len());
+            _mm256_storeu_si256(h.as_mut_ptr().add(j0) as *mut __m256i, v);
+        }
+    }
+
+    /// Pointers to the W2 rows of hidden outputs `j0 .. j0 + 8`; rows past the last repeat it
+    /// (their results land in the scratch's padding), so any L2 works without a second path.
+    #[inline(always)]
+    fn rows8(w2: &[i8], k: usize, l2: usize, j0: usize) -> [*const i8; 8] {
+        std::array::from_fn(|t| w2[(j0 + t).min(l2 - 1) * k..].as_ptr())
+    }
+
+    /// AVX2 hidden layer: 8 outputs at a time, `vpmaddubsw` + `vpmaddwd` per 32 inputs.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn hidden_avx2(x: &[u8], w2: &[i8], b2: &[i32], h: &mut [i32]) {
+        let (k, l2) = (x.len(), b2.len());
+        let ones = _mm256_set1_epi16(1);
+        let mut j0 = 0;
+        while j0 < l2 {
+            let rows = rows8(w2, k, l2, j0);
+            let mut acc = [_mm256_setzero_si256(); 8];
+            let mut i = 0;
+            // SAFETY: every row has k = x.len() bytes (a multiple of 64) and i + 32 <= k.
+            unsafe {
+                while i < k {
+                    let xv = _mm256_loadu_si256(x.as_ptr().add(i) as *const __m256i);
+                    for (a, row) in acc.iter_mut().zip(&rows) {
+                        let w = _mm256_loadu_si256(row.add(i) as *const __m256i);
+                        let p = _mm256_madd_epi16(_mm256_maddubs_epi16(xv, w), ones);
+                        *a = _mm256_add_epi32(*a, p);
+                    }
+                    i += 32;
+                }
+                finish8(reduce8(&acc), b2, j0, h);
+            }
+            j0 += 8;
+        }
+    }
+
+    /// Sum of the two 256-bit halves of an AVX-512 register.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx2")]
+    fn halves(a: __m512i) -> __m256i {
+        _mm256_add_epi32(_mm512_castsi512_si256(a), _mm512_extracti64x4_epi64::<1>(a))
+    }
+
+    /// [`halves`] of 8 registers.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx2")]
+    fn halves8(a: &[__m512i; 8]) -> [__m256i; 8] {
+        let mut r = [_mm256_setzero_si256(); 8];
+        for (o, &v) in r.iter_mut().zip(a) {
+            *o = halves(v);
+        }
+        r
+    }
+
+    /// AVX-512 BW hidden layer: 8 outputs at a time, 64 inputs per step.
+    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    pub unsafe fn hidden_avx512(x: &[u8], w2: &[i8], b2: &[i32], h: &mut [i32]) {
+        let (k, l2) = (x.len(), b2.len());
+        let ones = _mm512_set1_epi16(1);
+        let mut j0 = 0;
+        while j0 < l2 {
+            let rows = rows8(w2, k, l2, j0);
+            let mut acc = [_mm512_setzero_si512(); 8];
+            let mut i = 0;
+            // SAFETY: every row has k bytes, k a multiple of 64, and i + 64 <= k.
+            unsafe {
+                while i < k {
+                    let xv = _mm512_loadu_si512(x.as_ptr().add(i) as *const _);
+                    for (a, row) in acc.iter_mut().zip(&rows) {
+                        let w = _mm512_loadu_si512(row.add(i) as *const _);
+                        let p = _mm512_madd_epi16(_mm512_maddubs_epi16(xv, w), ones);
+                        *a = _mm512_add_epi32(*a, p);
+                    }
+                    i += 64;
+                }
+                finish8(reduce8(&halves8(&acc)), b2, j0, h);
+            }
+            j0 += 8;
+        }
+    }
+
+    /// AVX-512 VNNI hidden layer: one `vpdpbusd` per 64 products.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2")]
+    pub unsafe fn hidden_vnni(x: &[u8], w2: &[i8], b2: &[i32], h: &mut [i32]) {
+        let (k, l2) = (x.len(), b2.len());
+        let mut j0 = 0;
+        while j0 < l2 {
+            let rows = rows8(w2, k, l2, j0);
+            let mut acc = [_mm512_setzero_si512(); 8];
+            let mut i = 0;
+            // SAFETY: every row has k bytes, k a multiple of 64, and i + 64 <= k.
+            unsafe {
+                while i < k {
+                    let xv = _mm512_loadu_si512(x.as_ptr().add(i) as *const _);
+                    for (a, row) in acc.iter_mut().zip(&rows) {
+                        let w = _mm512_loadu_si512(row.add(i) as *const _);
+                        *a = _mm512_dpbusd_epi32(*a, xv, w);
+                    }
+                    i += 64;
+                }
+                finish8(reduce8(&halves8(&acc)), b2, j0, h);
+            }
+            j0 += 8;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small deterministic generator (no dependency in the library's unit tests).
+    struct Lcg(u64);
+    impl Lcg {
+        fn next(&mut self) -> u64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            self.0 >> 33
+        }
+        fn i16(&mut self) -> i16 {
+            self.next() as i16
+        }
+    }
+
+    #[test]
+    fn update_kernels_agree_including_wrapping() {
+        let mut rng = Lcg(7);
+        for l1 in [32usize, 64, 96, 128, 160, 256, 288, 512, 1024] {
+            let rows = 50;
+            let w1: Vec<i16> = (0..rows * l1).map(|_| rng.i16()).collect();
+            let src: Vec<i16> = (0..l1).map(|_| rng.i16()).collect();
+            for n_add in 0..5 {
+                let add: Vec<u32> = (0..n_add)
+                    .map(|_| (rng.next() % rows as u64) as u32)
+                    .collect();
+                let sub: Vec<u32> = (0..(5 - n_add))
+                    .map(|_| (rng.next() % rows as u64) as u32)
+                    .collect();
+                let mut expected = vec![0i16; l1];
+                update_scalar(&mut expected, &src, &w1, &add, &sub);
+                for level in SimdLevel::supported() {
+                    let mut got = vec![0i16; l1];
+                    Kernels::new(level)
+                        .unwrap()
+                        .update(&mut got, &src, &w1, &add, &sub);
+                    assert_eq!(got, expected, "{level} l1={l1}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn clipped_relu_kernels_agree() {
+        let mut rng = Lcg(11);
+        for l1 in [32usize, 64, 96, 512] {
+            let mut acc: Vec<i16> = (0..l1).map(|_| rng.i16() >> (rng.next() % 16)).collect();
+            acc[0] = i16::MIN;
+            acc[1] = i16::MAX;
+            acc[2] = 127;
+            acc[3] = 128;
+            acc[4] = -1;
+            let mut expected = vec![0u8; l1];
+            clipped_relu_scalar(&acc, &mut expected);
+            assert_eq!(&expected[..5], &[0, 127, 127, 127, 0]);
+            #[cfg(target_arch = "x86_64")]
+            for level in SimdLevel::supported() {
+                let mut got = vec![0u8; l1];
+                // SAFETY: the level is supported; lengths agree and are multiples of 32.
+                unsafe {
+                    match level {
+                        SimdLevel::Scalar => clipped_relu_scalar(&acc, &mut got),
+                        SimdLevel::Avx2 => x86::clipped_relu_avx2(&acc, &mut got),
+                        _ => x86::clipped_relu_avx512(&acc, &mut got),
+                    }
+                }
+                assert_eq!(got, expected, "{level} l1={l1}");
+            }
+        }
+    }
+
+    #[test]
+    fn level_names_round_trip() {
+        for level in SimdLevel::ALL {
+            assert_eq!(level.name().parse::<SimdLevel>().unwrap(), level);
+        }
+        assert!("sse9".parse::<SimdLevel>().is_err());
+        assert!(SimdLevel::Scalar.is_supported());
+        assert!(SimdLevel::best().is_supported());
+    }
+}

@@ -1,0 +1,140 @@
+//! The search's NNUE evaluator (lazy updates, null moves on their own stacks) against fresh
+//! evaluations, along seeded random walks with pushes, null moves and pops; and searches with
+//! the thesis networks.
+
+mod common;
+
+use plugin_api::{PluginRegistry, board_from_position};
+use rand::seq::IndexedRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use shakmaty::fen::Fen;
+use shakmaty::{CastlingMode, Chess, Position};
+
+use host::engine::eval::{EVAL_LIMIT, Evaluator};
+use host::engine::evaluation::{self, EvalSource};
+use host::engine::nnue_eval::NnueEval;
+use host::engine::position::null_move;
+use host::engine::search::{Limits, SearchControl, SearchJob, ThreadData};
+use host::engine::tt::TranspositionTable;
+use host::nnue::{Kernels, Nnue};
+
+fn registry() -> PluginRegistry {
+    PluginRegistry::discover(None).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn fresh(nnue: &Nnue, pos: &Chess) -> i32 {
+    nnue.evaluate(&board_from_position(pos), Kernels::best())
+        .unwrap()
+        .clamp(-EVAL_LIMIT, EVAL_LIMIT)
+}
+
+/// Random walk: push (70%), null move (10%) or pop (20%), evaluating at random moments.
+fn walk(nnue: &Nnue, start: &str, seed: u64, steps: usize) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let root: Chess = start
+        .parse::<Fen>()
+        .unwrap()
+        .into_position(CastlingMode::Standard)
+        .unwrap();
+    let mut eval = NnueEval::new(nnue, Kernels::best());
+    eval.set_root(&root);
+    let mut path = vec![root];
+    let mut last_null = false;
+    for step in 0..steps {
+        let pos = path.last().unwrap().clone();
+        let r: f64 = rng.random();
+        let moves = pos.legal_moves();
+        if r < 0.2 && path.len() > 1 {
+            path.pop();
+            eval.pop();
+            last_null = false;
+        } else if r < 0.3 && !last_null && path.len() < 200 {
+            if let Some(after) = null_move(&pos) {
+                eval.push_null(&after);
+                path.push(after);
+                last_null = true;
+            }
+        } else if !moves.is_empty() && path.len() < 200 {
+            let m = *moves.choose(&mut rng).unwrap();
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            eval.push(&pos, &m);
+            path.push(after);
+            last_null = false;
+        }
+        if rng.random_bool(0.4) {
+            let cur = path.last().unwrap();
+            assert_eq!(
+                eval.evaluate(cur),
+                fresh(nnue, cur),
+                "step {step}, seed {seed}: {}",
+                Fen::from_position(cur, shakmaty::EnPassantMode::Legal)
+            );
+        }
+    }
+    assert_eq!(eval.take_error(), None);
+}
+
+#[test]
+fn lazy_evaluator_matches_fresh_evaluations_with_null_moves() {
+    let reg = registry();
+    let nets = common::shared().join("nets/thesis");
+    for (name, seeds) in [
+        ("all.nn", 0..6),
+        ("all+ph+pv.nn", 6..9),
+        ("all+mb.nn", 9..11),
+    ] {
+        let nnue = Nnue::load(&nets.join(name), &reg).unwrap_or_else(|e| panic!("{e}"));
+        for seed in seeds {
+            for start in [
+                "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+                "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            ] {
+                walk(&nnue, start, seed, 600);
+            }
+        }
+    }
+}
+
+#[test]
+fn searches_with_thesis_networks_find_a_legal_move_and_agree_across_runs() {
+    let reg = registry();
+    let nets = common::shared().join("nets/thesis");
+    for name in ["all.nn", "all+h+v.nn", "all+mc.nn"] {
+        let source =
+            EvalSource::load_with(&nets.join(name), &reg).unwrap_or_else(|e| panic!("{e}"));
+        let root: Chess = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap();
+        let limits = Limits {
+            depth: Some(7),
+            ..Limits::default()
+        };
+        let mut nodes = Vec::new();
+        for _ in 0..2 {
+            let tt = TranspositionTable::new(4).unwrap();
+            let control = SearchControl::new(1, false);
+            let mut data = vec![ThreadData::new()];
+            let job = SearchJob {
+                root: &root,
+                history: &[],
+                limits: &limits,
+                tt: &tt,
+                control: &control,
+            };
+            let (result, errors) = evaluation::search(&source, &job, &mut data, &|_, _, _| {});
+            assert!(errors.is_empty(), "{name}: {errors:?}");
+            let best = result.best.expect("a legal move");
+            assert!(root.is_legal(best));
+            assert_eq!(result.last.depth, 7);
+            nodes.push(result.nodes);
+        }
+        assert_eq!(
+            nodes[0], nodes[1],
+            "{name}: fixed-depth search is deterministic"
+        );
+    }
+}

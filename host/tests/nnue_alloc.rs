@@ -1,0 +1,101 @@
+//! The per-move path of the accumulator stack (push, evaluate, pop) never touches the heap:
+//! counted with a global allocator on the test's own thread, after the stack was built.
+
+mod common;
+mod nnue_common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use common::thesis_nets;
+use nnue_common::{Step, random_walk, registry};
+
+use host::nnue::{AccumulatorStack, Kernels, Nnue, SimdLevel};
+use plugin_api::Move;
+
+struct Counting;
+
+thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+// SAFETY: delegates to the system allocator; the counters are plain thread-local cells.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNTING.with(Cell::get) {
+            ALLOCATIONS.with(|a| a.set(a.get() + 1));
+        }
+        // SAFETY: forwarded unchanged.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if COUNTING.with(Cell::get) {
+            ALLOCATIONS.with(|a| a.set(a.get() + 1));
+        }
+        // SAFETY: forwarded unchanged.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Heap allocations `f` makes on this thread.
+fn allocations(f: impl FnOnce()) -> u64 {
+    ALLOCATIONS.with(|a| a.set(0));
+    COUNTING.with(|c| c.set(true));
+    f();
+    COUNTING.with(|c| c.set(false));
+    ALLOCATIONS.with(Cell::get)
+}
+
+#[test]
+fn push_evaluate_pop_do_not_allocate() {
+    let reg = registry();
+    // Games recorded beforehand: start board and moves.
+    let mut games: Vec<(plugin_api::Board, Vec<Move>)> = Vec::new();
+    random_walk(77, 400, 60, |step| match step {
+        Step::Start(b) => games.push((*b, Vec::new())),
+        Step::Push(mv, _) => games.last_mut().unwrap().1.push(*mv),
+        Step::Pop(_) => {
+            games.last_mut().unwrap().1.pop();
+        }
+    });
+    // Sanity check of the counter itself.
+    assert!(allocations(|| drop(std::hint::black_box(vec![1u8; 10]))) >= 1);
+    let mut checked = 0;
+    for net in thesis_nets() {
+        let Ok(nnue) = Nnue::load(&net, &reg) else {
+            panic!("{net:?} does not load");
+        };
+        for level in SimdLevel::supported() {
+            let mut stack = AccumulatorStack::new(&nnue, Kernels::new(level).unwrap());
+            let mut sum = 0i64;
+            for (board, moves) in &games {
+                stack.reset(board).unwrap();
+                let n = allocations(|| {
+                    for mv in moves {
+                        stack.push(mv).unwrap();
+                        sum += i64::from(stack.evaluate());
+                    }
+                    for _ in moves {
+                        stack.pop();
+                        sum += i64::from(stack.evaluate());
+                    }
+                });
+                assert_eq!(
+                    n, 0,
+                    "{net:?} {level}: {n} allocations on the per-move path"
+                );
+                checked += moves.len();
+            }
+            std::hint::black_box(sum);
+        }
+    }
+    assert!(checked > 1000);
+}

@@ -1,0 +1,856 @@
+//! The NNUE library against the thesis networks and synthetic ones: file formats, parity with
+//! the reference outputs, every kernel against the naive reference, and incremental updates
+//! along random games against fresh refreshes.
+
+mod common;
+mod nnue_common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use common::{shared, thesis_nets};
+use nnue_common::*;
+use plugin_api::{
+    BlockDescriptor, Board, Color, FeatureBlock, IndexList, Move, MoveDelta, PluginRegistry,
+    RelativePiece, decompose, file_of,
+};
+
+use host::fens::{board_from_setup, parse_fen};
+use host::nnue::{
+    AccumulatorStack, DecodeError, EvalError, Kernels, NetError, NetErrorKind, NetFormat, Network,
+    Nnue, Quantization, ShapeError, SimdLevel, format, read_own, reference, write_network,
+};
+
+fn kernels() -> Vec<Kernels> {
+    SimdLevel::supported()
+        .into_iter()
+        .map(|l| Kernels::new(l).unwrap())
+        .collect()
+}
+
+fn load(reg: &PluginRegistry, net: &Path) -> Nnue {
+    Nnue::load(net, reg).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn stem(net: &Path) -> String {
+    net.file_stem().unwrap().to_str().unwrap().to_string()
+}
+
+/// The naive reference's output for a board.
+fn reference_eval(nnue: &Nnue, board: &Board) -> i32 {
+    let set = nnue.features();
+    let w = set.active_set(board, Color::White).unwrap();
+    let b = set.active_set(board, Color::Black).unwrap();
+    reference::evaluate(nnue.network(), [&w, &b], board.turn)
+}
+
+#[test]
+fn this_machine_runs_the_simd_kernels() {
+    // The kernels below are only compared where the CPU has them; on the project's machines
+    // (x86-64 with AVX2) at least the AVX2 path must be among them.
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        assert!(SimdLevel::supported().contains(&SimdLevel::Avx2));
+    }
+    assert!(SimdLevel::supported().contains(&SimdLevel::Scalar));
+}
+
+#[test]
+fn every_thesis_net_matches_the_parity_outputs_with_every_kernel_and_the_reference() {
+    let reg = registry();
+    let mut checked = 0;
+    for net in thesis_nets() {
+        let nnue = load(&reg, &net);
+        let parity =
+            std::fs::read_to_string(shared().join(format!("parity/{}.eval.tsv", stem(&net))))
+                .unwrap();
+        for line in parity.lines() {
+            let (fen, expected) = line.split_once('\t').unwrap();
+            if fen == "fen" {
+                continue;
+            }
+            let expected: i32 = expected.trim().parse().unwrap();
+            let board = board_from_setup(&parse_fen(fen).unwrap());
+            assert_eq!(
+                reference_eval(&nnue, &board),
+                expected,
+                "reference, {net:?} {fen}"
+            );
+            for k in kernels() {
+                assert_eq!(
+                    nnue.evaluate(&board, k).unwrap(),
+                    expected,
+                    "{} kernels, {net:?} {fen}",
+                    k.level()
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 13 * 40, "checked only {checked} positions");
+}
+
+#[test]
+fn thesis_nets_round_trip_through_the_own_format_byte_for_byte() {
+    let reg = registry();
+    for net in thesis_nets() {
+        let original = std::fs::read(&net).unwrap();
+        let nnue = load(&reg, &net);
+        assert_eq!(nnue.source_format(), NetFormat::Thesis);
+        let own = nnue.to_bytes(NetFormat::Own);
+        assert!(own.starts_with(&host::nnue::MAGIC));
+        let back = Nnue::from_bytes(&own, "converted", &reg).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back.source_format(), NetFormat::Own);
+        assert_eq!(back.network(), nnue.network(), "{net:?}");
+        assert_eq!(
+            back.own_header().unwrap().checksum,
+            crc32fast::hash(&own[..own.len() - 4])
+        );
+        assert!(
+            back.to_bytes(NetFormat::Thesis) == original,
+            "{net:?}: thesis -> own -> thesis is not byte-identical"
+        );
+        assert_eq!(back.to_bytes(NetFormat::Own), own);
+    }
+}
+
+#[test]
+fn own_files_are_written_and_read_without_plugins() {
+    let reg = registry();
+    let dir = tempfile::tempdir().unwrap();
+    let net = random_network(&reg, "all", 64, 3, Weights::Moderate, 1);
+    let path = dir.path().join("net.nnue");
+    write_network(&net, &path, NetFormat::Own).unwrap();
+    assert_eq!(read_own(&path).unwrap(), net);
+    let nnue = Nnue::load(&path, &reg).unwrap();
+    assert_eq!(nnue.network(), &net);
+    let thesis = dir.path().join("net.nn");
+    write_network(&net, &thesis, NetFormat::Thesis).unwrap();
+    assert_eq!(Nnue::load(&thesis, &reg).unwrap().network(), &net);
+    // A thesis file is not an own-format file.
+    let err = read_own(&thesis).unwrap_err();
+    assert!(
+        matches!(err.kind, NetErrorKind::Decode(DecodeError::NotANetwork)),
+        "{err}"
+    );
+}
+
+/// Checks that an error is one sentence on one line naming the file, and returns its kind.
+fn one_line(err: NetError, file: &str) -> NetErrorKind {
+    let text = err.to_string();
+    assert!(!text.contains('\n'), "not one line: {text}");
+    assert!(text.contains(file), "does not name {file}: {text}");
+    assert!(text.len() < 400, "too long: {text}");
+    err.kind
+}
+
+fn thesis_bytes(name: &str, n: u32, l1: u32, l2: u32, tensor_fill: Option<usize>) -> Vec<u8> {
+    let mut b = name.as_bytes().to_vec();
+    b.push(0);
+    for v in [n, l1, l2] {
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+    let len = tensor_fill.unwrap_or_else(|| {
+        format::tensor_bytes(u64::from(n), u64::from(l1), u64::from(l2)) as usize
+    });
+    b.resize(b.len() + len, 0);
+    b
+}
+
+struct OwnSpec<'a> {
+    version: u32,
+    name: &'a str,
+    blocks: Vec<(&'a str, u32, u32, u64)>,
+    n: u32,
+    l1: u32,
+    l2: u32,
+    quant: (i32, u32, u32),
+}
+
+/// An own-format file written byte by byte (independently of the encoder), zero tensors,
+/// correct checksum.
+fn own_bytes(s: &OwnSpec) -> Vec<u8> {
+    let mut b = b"NNUEFSET".to_vec();
+    b.extend_from_slice(&s.version.to_le_bytes());
+    b.extend_from_slice(&(s.name.len() as u16).to_le_bytes());
+    b.extend_from_slice(s.name.as_bytes());
+    b.extend_from_slice(&(s.blocks.len() as u16).to_le_bytes());
+    for (name, size, version, id) in &s.blocks {
+        b.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        b.extend_from_slice(name.as_bytes());
+        b.extend_from_slice(&size.to_le_bytes());
+        b.extend_from_slice(&version.to_le_bytes());
+        b.extend_from_slice(&id.to_le_bytes());
+    }
+    for v in [s.n, s.l1, s.l2] {
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+    b.extend_from_slice(&s.quant.0.to_le_bytes());
+    b.extend_from_slice(&s.quant.1.to_le_bytes());
+    b.extend_from_slice(&s.quant.2.to_le_bytes());
+    let t = format::tensor_bytes(u64::from(s.n), u64::from(s.l1), u64::from(s.l2)) as usize;
+    b.resize(b.len() + t, 0);
+    let crc = crc32fast::hash(&b);
+    b.extend_from_slice(&crc.to_le_bytes());
+    b
+}
+
+#[test]
+fn malformed_and_mismatching_files_are_refused_with_one_sentence() {
+    let reg = registry();
+    let all = reg.block("all").unwrap().descriptor;
+    let good_own = OwnSpec {
+        version: 1,
+        name: "all",
+        blocks: vec![("all", 768, all.layout_version, all.layout_id)],
+        n: 768,
+        l1: 32,
+        l2: 1,
+        quant: (127, 6, 4),
+    };
+    // The hand-written own file is valid: the cases below differ from it in one thing each.
+    Nnue::from_bytes(&own_bytes(&good_own), "good.nnue", &reg).unwrap();
+    let thesis = std::fs::read(shared().join("nets/thesis/all.nn")).unwrap();
+    let own = load(&reg, &shared().join("nets/thesis/all.nn")).to_bytes(NetFormat::Own);
+
+    let flip = |mut b: Vec<u8>, at: usize| {
+        b[at] ^= 0x10;
+        b
+    };
+    let with = |mut b: Vec<u8>, extra: &[u8]| {
+        b.extend_from_slice(extra);
+        b
+    };
+    let cases: Vec<(&str, Vec<u8>, KindCheck)> = vec![
+        (
+            "empty",
+            vec![],
+            Box::new(|k| matches!(k, NetErrorKind::Decode(DecodeError::NotANetwork))),
+        ),
+        (
+            "text",
+            b"hello world, no network here".to_vec(),
+            Box::new(|k| matches!(k, NetErrorKind::Decode(DecodeError::NotANetwork))),
+        ),
+        (
+            "bad name",
+            thesis_bytes("all net", 768, 32, 1, None),
+            Box::new(|k| matches!(k, NetErrorKind::Decode(DecodeError::NotANetwork))),
+        ),
+        (
+            "thesis truncated",
+            thesis[..thesis.len() - 1].to_vec(),
+            Box::new(|k| matches!(k, NetErrorKind::Decode(DecodeError::Truncated { .. }))),
+        ),
+        (
+            "thesis truncated header",
+            thesis[..9].to_vec(),
+            Box::new(|k| matches!(k, NetErrorKind::Decode(DecodeError::TruncatedHeader { .. }))),
+        ),
+        (
+            "thesis trailing",
+            with(thesis.clone(), &[0]),
+            Box::new(|k| matches!(k, NetErrorKind::Decode(DecodeError::TrailingBytes { .. }))),
+        ),
+        (
+            "N differs from the feature set",
+            thesis_bytes("hv+h", 768, 32, 1, None),
+            Box::new(|k| {
+                matches!(
+                    k,
+                    NetErrorKind::FeatureCount {
+                        n: 768,
+                        size: 864,
+                        ..
+                    }
+                )
+            }),
+        ),
+        (
+            "L1 not a multiple of 32",
+            thesis_bytes("hv", 768, 500, 32, None),
+            Box::new(|k| {
+                matches!(
+                    k,
+                    NetErrorKind::Decode(DecodeError::Shape(ShapeError::BadL1(500)))
+                )
+            }),
+        ),
+        (
+            "L1 zero",
+            thesis_bytes("hv", 768, 0, 32, None),
+            Box::new(|k| {
+                matches!(
+                    k,
+                    NetErrorKind::Decode(DecodeError::Shape(ShapeError::BadL1(0)))
+                )
+            }),
+        ),
+        (
+            "L2 zero",
+            thesis_bytes("hv", 768, 32, 0, None),
+            Box::new(|k| {
+                matches!(
+                    k,
+                    NetErrorKind::Decode(DecodeError::Shape(ShapeError::BadL2(0)))
+                )
+            }),
+        ),
+        (
+            "absurd N",
+            thesis_bytes("hv", u32::MAX, 32, 1, Some(100)),
+            Box::new(|k| {
+                matches!(
+                    k,
+                    NetErrorKind::Decode(DecodeError::Shape(ShapeError::BadFeatureCount(_)))
+                )
+            }),
+        ),
+        (
+            "absurd L1",
+            thesis_bytes("hv", 768, 1 << 30, 1, Some(100)),
+            Box::new(|k| {
+                matches!(
+                    k,
+                    NetErrorKind::Decode(DecodeError::Shape(ShapeError::BadL1(_)))
+                )
+            }),
+        ),
+        (
+            "absurd L2",
+            thesis_bytes("hv", 768, 32, u32::MAX, Some(100)),
+            Box::new(|k| {
+                matches!(
+                    k,
+                    NetErrorKind::Decode(DecodeError::Shape(ShapeError::BadL2(_)))
+                )
+            }),
+        ),
+        (
+            "absurd first layer",
+            thesis_bytes("hv", 1 << 20, 4096, 1, Some(100)),
+            Box::new(|k| {
+                matches!(
+                    k,
+                    NetErrorKind::Decode(DecodeError::Shape(ShapeError::TooLarge { .. }))
+                )
+            }),
+        ),
+        (
+            "unknown block",
+            thesis_bytes("hv+zz", 768, 32, 1, None),
+            Box::new(|k| {
+                matches!(
+                    k,
+                    NetErrorKind::FeatureSet(plugin_api::LoadError::UnknownBlock { .. })
+                )
+            }),
+        ),
+        (
+            "own checksum",
+            flip(own.clone(), own.len() / 2),
+            Box::new(|k| matches!(k, NetErrorKind::Decode(DecodeError::Checksum { .. }))),
+        ),
+        (
+            "own checksum field",
+            flip(own.clone(), own.len() - 1),
+            Box::new(|k| matches!(k, NetErrorKind::Decode(DecodeError::Checksum { .. }))),
+        ),
+        (
+            "own truncated",
+            own[..own.len() - 3].to_vec(),
+            Box::new(|k| matches!(k, NetErrorKind::Decode(DecodeError::Truncated { .. }))),
+        ),
+        (
+            "own truncated header",
+            own[..20].to_vec(),
+            Box::new(|k| matches!(k, NetErrorKind::Decode(DecodeError::TruncatedHeader { .. }))),
+        ),
+        (
+            "own magic only",
+            own[..8].to_vec(),
+            Box::new(|k| matches!(k, NetErrorKind::Decode(DecodeError::TruncatedHeader { .. }))),
+        ),
+        (
+            "own trailing",
+            with(own.clone(), &[1, 2]),
+            Box::new(|k| matches!(k, NetErrorKind::Decode(DecodeError::TrailingBytes { .. }))),
+        ),
+        (
+            "own version",
+            own_bytes(&OwnSpec {
+                version: 2,
+                ..clone_spec(&good_own)
+            }),
+            Box::new(|k| matches!(k, NetErrorKind::Decode(DecodeError::UnsupportedVersion(2)))),
+        ),
+        (
+            "own version 0",
+            own_bytes(&OwnSpec {
+                version: 0,
+                ..clone_spec(&good_own)
+            }),
+            Box::new(|k| matches!(k, NetErrorKind::Decode(DecodeError::UnsupportedVersion(0)))),
+        ),
+        (
+            "own L1 not a multiple of 32",
+            own_bytes(&OwnSpec {
+                l1: 40,
+                ..clone_spec(&good_own)
+            }),
+            Box::new(|k| {
+                matches!(
+                    k,
+                    NetErrorKind::Decode(DecodeError::Shape(ShapeError::BadL1(40)))
+                )
+            }),
+        ),
+        (
+            "own L2 zero",
+            own_bytes(&OwnSpec {
+                l2: 0,
+                ..clone_spec(&good_own)
+            }),
+            Box::new(|k| {
+                matches!(
+                    k,
+                    NetErrorKind::Decode(DecodeError::Shape(ShapeError::BadL2(0)))
+                )
+            }),
+        ),
+        (
+            "own N differs from the block sizes",
+            own_bytes(&OwnSpec {
+                n: 767,
+                ..clone_spec(&good_own)
+            }),
+            Box::new(|k| {
+                matches!(
+                    k,
+                    NetErrorKind::Decode(DecodeError::BlockSum { n: 767, sum: 768 })
+                )
+            }),
+        ),
+        (
+            "own quantization",
+            own_bytes(&OwnSpec {
+                quant: (127, 7, 4),
+                ..clone_spec(&good_own)
+            }),
+            Box::new(|k| {
+                matches!(
+                    k,
+                    NetErrorKind::Decode(DecodeError::Shape(ShapeError::Quantization { .. }))
+                )
+            }),
+        ),
+        (
+            "own name and blocks differ",
+            own_bytes(&OwnSpec {
+                name: "h",
+                ..clone_spec(&good_own)
+            }),
+            Box::new(|k| {
+                matches!(
+                    k,
+                    NetErrorKind::Decode(DecodeError::Shape(ShapeError::BlocksDiffer { .. }))
+                )
+            }),
+        ),
+        (
+            "own no blocks",
+            own_bytes(&OwnSpec {
+                blocks: vec![],
+                n: 768,
+                ..clone_spec(&good_own)
+            }),
+            Box::new(|k| {
+                matches!(
+                    k,
+                    NetErrorKind::Decode(DecodeError::BadText {
+                        field: "block count",
+                        ..
+                    })
+                )
+            }),
+        ),
+        (
+            "own unknown block",
+            own_bytes(&OwnSpec {
+                name: "zz",
+                blocks: vec![("zz", 768, 1, 42)],
+                ..clone_spec(&good_own)
+            }),
+            Box::new(|k| {
+                matches!(
+                    k,
+                    NetErrorKind::FeatureSet(plugin_api::LoadError::UnknownBlock { .. })
+                )
+            }),
+        ),
+        (
+            "own block size differs",
+            own_bytes(&OwnSpec {
+                blocks: vec![("all", 769, all.layout_version, all.layout_id)],
+                n: 769,
+                ..clone_spec(&good_own)
+            }),
+            Box::new(|k| {
+                matches!(
+                    k,
+                    NetErrorKind::BlockSize {
+                        file_size: 769,
+                        plugin_size: 768,
+                        ..
+                    }
+                )
+            }),
+        ),
+        (
+            "own layout identity differs",
+            own_bytes(&OwnSpec {
+                blocks: vec![("all", 768, all.layout_version + 1, all.layout_id ^ 1)],
+                ..clone_spec(&good_own)
+            }),
+            Box::new(|k| matches!(k, NetErrorKind::BlockLayout { .. })),
+        ),
+    ];
+    for (what, bytes, expected) in cases {
+        let err = Nnue::from_bytes(&bytes, "case.nnue", &reg)
+            .err()
+            .unwrap_or_else(|| panic!("{what}: accepted"));
+        let text = err.to_string();
+        let kind = one_line(err, "case.nnue");
+        assert!(expected(&kind), "{what}: unexpected error: {text}");
+        assert!(
+            text.starts_with("cannot load network case.nnue: "),
+            "{what}: {text}"
+        );
+    }
+
+    // The unknown block's message lists the available ones.
+    let err = Nnue::from_bytes(&thesis_bytes("hv+zz", 768, 32, 1, None), "x.nn", &reg).unwrap_err();
+    assert!(
+        err.to_string().contains("available: ") && err.to_string().contains("all"),
+        "{err}"
+    );
+
+    // A missing file.
+    let err = Nnue::load(Path::new("/nonexistent/dir/net.nn"), &reg).unwrap_err();
+    assert!(matches!(
+        one_line(err, "/nonexistent/dir/net.nn"),
+        NetErrorKind::Read(_)
+    ));
+}
+
+/// A predicate on the kind of error a malformed file must produce.
+type KindCheck = Box<dyn Fn(&NetErrorKind) -> bool>;
+
+fn clone_spec<'a>(s: &OwnSpec<'a>) -> OwnSpec<'a> {
+    OwnSpec {
+        version: s.version,
+        name: s.name,
+        blocks: s.blocks.clone(),
+        n: s.n,
+        l1: s.l1,
+        l2: s.l2,
+        quant: s.quant,
+    }
+}
+
+#[test]
+fn network_parts_are_checked() {
+    let reg = registry();
+    let parts = random_parts("all", block_infos(&reg, "all"), 32, 2, Weights::Moderate, 3);
+    assert!(Network::from_parts(parts.clone()).is_ok());
+    let mut p = parts.clone();
+    p.w1.pop();
+    assert!(matches!(
+        Network::from_parts(p),
+        Err(ShapeError::TensorLength { tensor: "W1", .. })
+    ));
+    let mut p = parts.clone();
+    p.w2.push(0);
+    assert!(matches!(
+        Network::from_parts(p),
+        Err(ShapeError::TensorLength { tensor: "W2", .. })
+    ));
+    let mut p = parts.clone();
+    p.quantization = Quantization {
+        output_shift: 5,
+        ..Quantization::THESIS
+    };
+    assert!(matches!(
+        Network::from_parts(p),
+        Err(ShapeError::Quantization { .. })
+    ));
+    let mut p = parts.clone();
+    p.feature_set = "all+".into();
+    assert!(matches!(
+        Network::from_parts(p),
+        Err(ShapeError::BadName { .. })
+    ));
+    let mut p = parts;
+    p.feature_set = "hv".into();
+    assert!(Network::from_parts(p).is_ok(), "hv is an alias of all");
+}
+
+/// What the feature blocks see of a board (the en-passant square of `Board::play` may differ
+/// from shakmaty's legal one).
+fn pieces(b: &Board) -> ([u64; 2], [u64; 6], Color) {
+    (b.by_color, b.by_role, b.turn)
+}
+
+/// Follows a random walk with one stack per kernel version and checks, after every push and
+/// pop, that each equals a fresh refresh of the position (accumulators and output) and that all
+/// versions agree; every `reference_every` steps also against the naive reference.
+fn check_incremental(
+    nnue: &Nnue,
+    seed: u64,
+    pushes: usize,
+    reference_every: usize,
+    min_distinct: usize,
+) -> WalkReport {
+    let ks = kernels();
+    let mut stacks: Vec<AccumulatorStack<'_>> =
+        ks.iter().map(|&k| AccumulatorStack::new(nnue, k)).collect();
+    let mut fresh =
+        AccumulatorStack::with_max_ply(nnue, Kernels::new(SimdLevel::Scalar).unwrap(), 0);
+    let mut history: Vec<i32> = Vec::new();
+    let mut steps = 0usize;
+    let mut outputs = BTreeSet::new();
+    let report = random_walk(seed, pushes, 50, |step| {
+        let board = match step {
+            Step::Start(board) => {
+                for s in &mut stacks {
+                    s.reset(board).unwrap();
+                }
+                history.clear();
+                board
+            }
+            Step::Push(mv, board) => {
+                for s in &mut stacks {
+                    s.push(mv).unwrap_or_else(|e| panic!("{e}"));
+                    assert_eq!(pieces(s.board()), pieces(board), "stack board after push");
+                }
+                board
+            }
+            Step::Pop(board) => {
+                for s in &mut stacks {
+                    s.pop();
+                    assert_eq!(pieces(s.board()), pieces(board), "stack board after pop");
+                }
+                history.pop();
+                let expected = *history.last().unwrap();
+                for s in &mut stacks {
+                    assert_eq!(
+                        s.evaluate(),
+                        expected,
+                        "output after pop differs from before"
+                    );
+                }
+                history.pop();
+                board
+            }
+        };
+        fresh.reset(board).unwrap();
+        let expected = fresh.evaluate();
+        outputs.insert(expected);
+        for s in &mut stacks {
+            let level = s.kernels().level();
+            for p in Color::ALL {
+                assert!(
+                    s.accumulator(p) == fresh.accumulator(p),
+                    "{} {level}: {p:?} accumulator differs from a refresh at ply {}",
+                    nnue.network().feature_set(),
+                    s.ply()
+                );
+            }
+            assert_eq!(s.evaluate(), expected, "{level}: incremental output");
+        }
+        if steps.is_multiple_of(reference_every) {
+            assert_eq!(reference_eval(nnue, board), expected, "naive reference");
+        }
+        history.push(expected);
+        steps += 1;
+    });
+    assert!(
+        outputs.len() >= min_distinct,
+        "outputs hardly vary: {outputs:?}"
+    );
+    report
+}
+
+#[test]
+fn incremental_updates_equal_refreshes_on_every_thesis_net() {
+    let reg = registry();
+    for (i, net) in thesis_nets().iter().enumerate() {
+        let nnue = load(&reg, net);
+        let r = check_incremental(&nnue, 1000 + (i % 3) as u64, 700, 25, 50);
+        assert!(
+            r.captures > 0
+                && r.castles > 0
+                && r.en_passants > 0
+                && r.promotions > 0
+                && r.king_moves > 0
+                && r.pops > 0,
+            "{net:?}: the walk missed some kind of move: {r:?}"
+        );
+    }
+}
+
+#[test]
+fn synthetic_networks_of_any_l2_agree_across_kernels_and_the_reference() {
+    let reg = registry();
+    let mut cases = 0;
+    for (l1, l2) in [
+        (32, 1),
+        (32, 3),
+        (64, 8),
+        (64, 16),
+        (32, 33),
+        (96, 5),
+        (160, 17),
+        (512, 32),
+    ] {
+        for weights in [Weights::Moderate, Weights::Extreme] {
+            let spec = if l1 == 96 { "all+h+v" } else { "all" };
+            let net = random_network(&reg, spec, l1, l2, weights, (l1 * 100 + l2) as u64);
+            let nnue = Nnue::bind(net, "synthetic", &reg).unwrap();
+            check_incremental(&nnue, l2 as u64, 150, 1, 2);
+            cases += 1;
+        }
+    }
+    assert_eq!(cases, 16);
+}
+
+/// A king-relative test block: every non-king piece at `king file * 12 + role * 2 + colour`
+/// (many pieces share an index, so counts above one are the rule), with a refresh of a
+/// perspective whenever its own king moves.
+struct KingFile;
+
+fn king_file_index(board: &Board, p: Color, piece: RelativePiece) -> Option<u32> {
+    if piece.role == plugin_api::Role::King {
+        return None;
+    }
+    let king = board.king(p).map_or(0, file_of) as u32;
+    Some(king * 12 + piece.role as u32 * 2 + u32::from(!piece.own))
+}
+
+impl FeatureBlock for KingFile {
+    const NAME: &'static str = "kfile";
+    const DESCRIPTION: &'static str = "test block: pieces by own king file";
+    const SIZE: u32 = 96;
+    const MAX_ACTIVE: u32 = 32;
+    const MAX_DELTA: u32 = 2;
+    const MIRROR_SYMMETRIC: bool = false;
+
+    fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
+        for color in Color::ALL {
+            for role in plugin_api::Role::ALL {
+                let mut bb = board.pieces(color, role);
+                while bb != 0 {
+                    let square = bb.trailing_zeros() as u8;
+                    bb &= bb - 1;
+                    let piece = RelativePiece::new(
+                        perspective,
+                        plugin_api::PieceOnSquare {
+                            square,
+                            color,
+                            role,
+                        },
+                    );
+                    if let Some(ix) = king_file_index(board, perspective, piece) {
+                        out.push(ix);
+                    }
+                }
+            }
+        }
+    }
+
+    fn delta(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
+        let changes = decompose(board, mv);
+        for p in Color::ALL {
+            if mv.role == plugin_api::Role::King && board.turn == p {
+                out.refresh[p.index()] = true;
+                continue;
+            }
+            for &piece in changes.removed() {
+                if let Some(ix) = king_file_index(board, p, RelativePiece::new(p, piece)) {
+                    out.removed[p.index()].push(ix);
+                }
+            }
+            for &piece in changes.added() {
+                if let Some(ix) = king_file_index(board, p, RelativePiece::new(p, piece)) {
+                    out.added[p.index()].push(ix);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn refresh_requests_and_repeated_indices_are_handled() {
+    let mut reg = registry();
+    reg.register(
+        &[BlockDescriptor::of::<KingFile>()],
+        "linked test block",
+        "tests",
+    )
+    .unwrap();
+    plugin_api::conformance::assert_conformance(&[BlockDescriptor::of::<KingFile>()]);
+    let net = random_network(&reg, "all+kfile", 64, 8, Weights::Moderate, 9);
+    let nnue = Nnue::bind(net, "synthetic", &reg).unwrap();
+    check_incremental(&nnue, 5, 400, 10, 10);
+    // The refresh path really ran, and counts above one occurred.
+    let mut stack = AccumulatorStack::new(&nnue, Kernels::best());
+    let mut max_count = 0;
+    random_walk(6, 200, 200, |step| match step {
+        Step::Start(b) => stack.reset(b).unwrap(),
+        Step::Push(mv, _) => {
+            stack.push(mv).unwrap();
+            for p in Color::ALL {
+                for i in 768..768 + 96 {
+                    max_count = max_count.max(stack.count(p, i));
+                }
+            }
+        }
+        Step::Pop(_) => stack.pop(),
+    });
+    assert!(stack.stats().refreshes > 10, "{:?}", stack.stats());
+    assert!(max_count >= 3, "max count {max_count}");
+}
+
+#[test]
+fn the_stack_refuses_to_grow_beyond_its_capacity_and_stays_usable() {
+    let reg = registry();
+    let nnue = load(&reg, &shared().join("nets/thesis/all.nn"));
+    let mut stack = AccumulatorStack::with_max_ply(&nnue, Kernels::best(), 2);
+    let mut pos = shakmaty::Chess::default();
+    let mut moves = Vec::new();
+    for uci in ["e2e4", "e7e5", "g1f3"] {
+        let m = uci
+            .parse::<shakmaty::uci::UciMove>()
+            .unwrap()
+            .to_move(&pos)
+            .unwrap();
+        moves.push(plugin_api::move_from_shakmaty(&m).unwrap());
+        pos = shakmaty::Position::play(pos, m).unwrap();
+    }
+    let start = board_from_setup(&parse_fen(plugin_api::conformance::START_FENS[0]).unwrap());
+    stack.reset(&start).unwrap();
+    let root = stack.evaluate();
+    stack.push(&moves[0]).unwrap();
+    stack.push(&moves[1]).unwrap();
+    let at_two = stack.evaluate();
+    assert_eq!(
+        stack.push(&moves[2]),
+        Err(EvalError::TooDeep { max_ply: 2 })
+    );
+    assert_eq!(stack.ply(), 2);
+    assert_eq!(stack.evaluate(), at_two);
+    stack.pop();
+    stack.pop();
+    assert_eq!(stack.evaluate(), root);
+    assert_eq!(nnue.evaluate(&start, Kernels::best()).unwrap(), root);
+}

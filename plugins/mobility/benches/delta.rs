@@ -1,0 +1,136 @@
+//! Cost per move of `delta` for the mobility blocks, against the default full-diff `delta`
+//! (recompute `active` before and after, diff) and against the `all` block's `delta`.
+//!
+//! The moves are a fixed sequence: seeded random games from a few start positions. Each
+//! benchmark runs the whole sequence once per iteration; criterion's throughput line gives moves
+//! per second, and ns per move is the iteration time divided by the number of moves (printed at
+//! start).
+//!
+//! `cargo bench -p nnue-plugin-mobility --bench delta -- --warm-up-time 1 --measurement-time 3`
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use nnue_plugin_all::All;
+use nnue_plugin_mobility::rules::{Placement, type_parts, unions};
+use nnue_plugin_mobility::{CAP, Mb, Mc, mc_index};
+use plugin_api::{
+    Board, Color, FeatureBlock, IndexList, Move, MoveDelta, board_from_position, full_diff_delta,
+    move_from_shakmaty,
+};
+use rand::SeedableRng;
+use rand::seq::IndexedRandom;
+use rand_chacha::ChaCha8Rng;
+use shakmaty::fen::Fen;
+use shakmaty::{CastlingMode, Chess, Position};
+
+const STARTS: &[&str] = &[
+    "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+    "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+    "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 8",
+    "2r2rk1/1bqnbppp/p2ppn2/1p6/3NP3/1BN1BP2/PPPQ2PP/2KR3R w - - 0 13",
+];
+
+/// Board and move before every ply of a few seeded random games (about 1000 moves).
+fn sequence() -> Vec<(Board, Move)> {
+    let mut rng = ChaCha8Rng::seed_from_u64(2026);
+    let mut out = Vec::new();
+    for _round in 0..3 {
+        for fen in STARTS {
+            let mut pos: Chess = fen
+                .parse::<Fen>()
+                .unwrap()
+                .into_position(CastlingMode::Standard)
+                .unwrap();
+            for _ in 0..90 {
+                let moves = pos.legal_moves();
+                let Some(&m) = moves.choose(&mut rng) else {
+                    break;
+                };
+                out.push((board_from_position(&pos), move_from_shakmaty(&m).unwrap()));
+                pos = pos.play(m).unwrap();
+            }
+        }
+    }
+    out
+}
+
+/// `mc`'s delta from the unions of both whole boards (no sorting, no allocation): what the
+/// incremental `delta` saves over a plain recomputation done well.
+fn recompute_mc(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
+    let before = unions(&Placement::of(board));
+    let after = unions(&Placement::of(&board.play(mv)));
+    for t in 0..12 {
+        let (color, role) = type_parts(t);
+        let nb = before[t].count_ones().min(CAP[role]);
+        let na = after[t].count_ones().min(CAP[role]);
+        if nb != na {
+            for p in Color::ALL {
+                out.removed[p.index()].push(mc_index(p, color, role, nb));
+                out.added[p.index()].push(mc_index(p, color, role, na));
+            }
+        }
+    }
+}
+
+fn bench_delta(c: &mut Criterion) {
+    let seq = sequence();
+    eprintln!("delta benchmark: {} moves per iteration", seq.len());
+    let mut bufs = vec![vec![0u32; 768]; 4];
+    let [a0, a1, r0, r1] = &mut bufs[..] else {
+        unreachable!()
+    };
+    let mut md = MoveDelta {
+        added: [IndexList::new(a0), IndexList::new(a1)],
+        removed: [IndexList::new(r0), IndexList::new(r1)],
+        refresh: [false; 2],
+    };
+    let mut group = c.benchmark_group("delta");
+    group.throughput(Throughput::Elements(seq.len() as u64));
+    let mut run = |name: &str, f: &dyn Fn(&Board, &Move, &mut MoveDelta<'_>)| {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                for (board, mv) in &seq {
+                    md.clear();
+                    f(black_box(board), black_box(mv), &mut md);
+                    black_box(&md);
+                }
+            })
+        });
+    };
+    run("all", &All::delta);
+    run("mb", &Mb::delta);
+    run("mc", &Mc::delta);
+    run("recompute_mc", &recompute_mc);
+    run("full_diff_mb", &|b, m, o| {
+        full_diff_delta(b, m, o, Mb::active, Mb::MAX_ACTIVE as usize)
+    });
+    run("full_diff_mc", &|b, m, o| {
+        full_diff_delta(b, m, o, Mc::active, Mc::MAX_ACTIVE as usize)
+    });
+    group.finish();
+
+    // For scale: one full `active` (both perspectives) per move, what a refresh costs.
+    let mut group = c.benchmark_group("active");
+    group.throughput(Throughput::Elements(seq.len() as u64));
+    let mut buf = vec![0u32; 768];
+    let mut run = |name: &str, f: &dyn Fn(&Board, Color, &mut IndexList<'_>)| {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                for (board, _) in &seq {
+                    for p in Color::ALL {
+                        let mut list = IndexList::new(&mut buf);
+                        f(black_box(board), p, &mut list);
+                        black_box(list.len());
+                    }
+                }
+            })
+        });
+    };
+    run("mb", &Mb::active);
+    run("mc", &Mc::active);
+    group.finish();
+}
+
+criterion_group!(benches, bench_delta);
+criterion_main!(benches);

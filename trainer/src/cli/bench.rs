@@ -1,0 +1,77 @@
+//! `trainer bench`: training throughput in positions per second.
+
+use clap::Args;
+use plugin_api::FeatureSet;
+
+use super::device::{DeviceArg, apply_threads};
+use trainer::train::bench::{BenchConfig, bench};
+
+/// Arguments of `trainer bench`.
+#[derive(Args, Debug, Clone)]
+pub struct BenchArgs {
+    /// Feature set, blocks joined by '+'.
+    #[arg(long, default_value = "all")]
+    pub spec: String,
+    /// First-layer widths to measure (comma-separated).
+    #[arg(long, value_delimiter = ',', default_values_t = [256usize, 512])]
+    pub l1: Vec<usize>,
+    /// Hidden width.
+    #[arg(long, default_value_t = 32)]
+    pub l2: usize,
+    /// Positions per batch.
+    #[arg(long, default_value_t = 16384)]
+    pub batch_size: usize,
+    /// Timed steps per measurement.
+    #[arg(long, default_value_t = 30)]
+    pub steps: usize,
+    /// Untimed steps first.
+    #[arg(long, default_value_t = 5)]
+    pub warmup: usize,
+    /// Measure the PQR method (a step sees 3 positions per triplet) instead of score targets.
+    #[arg(long)]
+    pub pqr: bool,
+    /// Device and threads.
+    #[command(flatten)]
+    pub device: DeviceArg,
+}
+
+/// Runs the benchmark and prints one line per L1.
+pub fn run(args: &BenchArgs, set: &FeatureSet) -> Result<(), String> {
+    let device = args.device.device()?;
+    apply_threads(args.device.threads);
+    println!(
+        "training throughput, feature set {} (N = {}), batch {}, {} on {}, {} torch threads",
+        set.name(),
+        set.size(),
+        args.batch_size,
+        if args.pqr { "PQR" } else { "score target" },
+        args.device.device_name(),
+        tch::get_num_threads()
+    );
+    for &l1 in &args.l1 {
+        let config = BenchConfig {
+            l1,
+            l2: args.l2,
+            batch_size: args.batch_size,
+            batches: 4,
+            warmup: args.warmup,
+            steps: args.steps,
+            pqr: args.pqr,
+            device,
+            seed: 1,
+        };
+        let r = bench(set, &config)?;
+        println!(
+            "{} -> {} -> {} -> 1: {:.0} {}/s ({} steps in {:.2} s, {:.1} active indices per perspective)",
+            set.size(),
+            l1,
+            args.l2,
+            r.per_second,
+            if args.pqr { "triplets" } else { "positions" },
+            r.steps,
+            r.seconds,
+            r.active
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,122 @@
+//! Subcommands of the `trainer` binary and the arguments they share.
+
+pub mod bench;
+pub mod convert;
+pub mod device;
+pub mod load;
+pub mod stats;
+
+use std::path::PathBuf;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use trainer::data::{DataError, ErrorPolicy, Format};
+use trainer::filter::FilterConfig;
+use trainer::loader::Input;
+
+/// Input files and how to read them.
+#[derive(Args, Debug, Clone)]
+pub struct InputArgs {
+    /// Input file (repeat for several; the format comes from the extension: .txt/.csv,
+    /// .compact, .bin, .binpack).
+    #[arg(long = "in", value_name = "FILE", required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Format of the inputs, overriding their extensions.
+    #[arg(long, value_name = "FORMAT")]
+    pub in_format: Option<Format>,
+    /// What to do with a bad record: skip it (counted and reported) or stop.
+    #[arg(long, value_name = "POLICY", default_value = "skip")]
+    pub on_error: ErrorPolicy,
+}
+
+impl InputArgs {
+    /// The inputs with their formats.
+    pub fn inputs(&self) -> Result<Vec<Input>, String> {
+        self.inputs
+            .iter()
+            .map(|p| Input::new(p.clone(), self.in_format))
+            .collect()
+    }
+
+    /// Total size in bytes (for progress bars).
+    pub fn total_bytes(&self) -> u64 {
+        self.inputs
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum()
+    }
+}
+
+/// Position filters, applied in the order listed (each reports what it dropped).
+#[derive(Args, Debug, Clone, Default)]
+pub struct FilterArgs {
+    /// Drop positions in check and positions whose best move captures (the thesis's rule).
+    #[arg(long)]
+    pub quiet: bool,
+    /// Drop positions whose side to move is in check.
+    #[arg(long)]
+    pub skip_check: bool,
+    /// Drop positions whose best move is a capture.
+    #[arg(long)]
+    pub skip_capture: bool,
+    /// Drop positions before this ply.
+    #[arg(long, value_name = "PLY")]
+    pub min_ply: Option<u16>,
+    /// Drop positions after this ply.
+    #[arg(long, value_name = "PLY")]
+    pub max_ply: Option<u16>,
+    /// Drop positions whose |score| is above this.
+    #[arg(long, value_name = "SCORE")]
+    pub max_score: Option<i32>,
+    /// Drop each remaining position with this probability (0..1).
+    #[arg(long, value_name = "P", default_value_t = 0.0)]
+    pub skip_rate: f64,
+    /// Seed of the random skipping (and of the loader's shuffling).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+impl FilterArgs {
+    /// The filter configuration.
+    pub fn config(&self) -> Result<FilterConfig, String> {
+        let c = FilterConfig {
+            skip_in_check: self.quiet || self.skip_check,
+            skip_capture: self.quiet || self.skip_capture,
+            min_ply: self.min_ply,
+            max_ply: self.max_ply,
+            max_score: self.max_score,
+            skip_rate: self.skip_rate,
+            seed: self.seed,
+        };
+        c.check()?;
+        Ok(c)
+    }
+}
+
+/// A progress bar over bytes, with rate and ETA, drawn on standard error when it is a terminal.
+pub fn byte_progress(total: u64) -> ProgressBar {
+    let pb = ProgressBar::new(total);
+    pb.set_style(
+        ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:32}] {bytes}/{total_bytes} {bytes_per_sec} ETA {eta} {msg}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    pb
+}
+
+/// Prints the first bad records to standard error, and how many more there were.
+pub fn print_errors(first: &[DataError], total: u64) {
+    for e in first {
+        eprintln!("warning: skipped: {e}");
+    }
+    if total > first.len() as u64 {
+        eprintln!(
+            "warning: ... and {} more bad records",
+            total - first.len() as u64
+        );
+    }
+}

@@ -1,0 +1,182 @@
+//! SVG charts for the dataset tools, drawn with `plotters`' SVG backend.
+//!
+//! plotters is built without its font features (no fontconfig, no system fonts): the SVG
+//! backend writes text as `<text>` elements that the viewer renders, so titles and labels show
+//! in any browser or SVG viewer.
+
+use std::path::Path;
+
+use plotters::prelude::*;
+
+/// How a series is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeriesKind {
+    /// A polyline.
+    Line,
+    /// One dot per point.
+    Points,
+}
+
+/// A named series of (x, y) points.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    /// The legend entry.
+    pub name: String,
+    /// The points.
+    pub points: Vec<(f64, f64)>,
+    /// How to draw them.
+    pub kind: SeriesKind,
+}
+
+const SIZE: (u32, u32) = (900, 560);
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.filter(|v| v.is_finite()) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    if hi <= lo {
+        hi = lo + 1.0;
+    }
+    (lo, hi)
+}
+
+/// A bar chart: each bar spans `lo..hi` on the x axis with height `value`.
+pub fn bars(
+    path: &Path,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    data: &[(f64, f64, f64)],
+) -> Result<(), String> {
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let (x0, x1) = span(data.iter().flat_map(|d| [d.0, d.1]));
+    let (_, y1) = span(data.iter().map(|d| d.2).chain([0.0]));
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(76)
+        .build_cartesian_2d(x0..x1, 0.0..y1 * 1.05)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .disable_x_mesh()
+        .draw()
+        .map_err(err)?;
+    chart
+        .draw_series(
+            data.iter()
+                .map(|&(lo, hi, v)| Rectangle::new([(lo, 0.0), (hi, v)], BLUE.mix(0.6).filled())),
+        )
+        .map_err(err)?;
+    root.present().map_err(err)
+}
+
+/// Line and point series on shared axes, with a legend.
+pub fn lines(
+    path: &Path,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &[Series],
+) -> Result<(), String> {
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let (x0, x1) = span(series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
+    let (y0, y1) = span(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
+    let pad = (y1 - y0) * 0.05;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(76)
+        .build_cartesian_2d(x0..x1, (y0 - pad)..(y1 + pad))
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .draw()
+        .map_err(err)?;
+    for (i, s) in series.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        let anno = match s.kind {
+            SeriesKind::Line => chart
+                .draw_series(LineSeries::new(
+                    s.points.iter().copied(),
+                    color.stroke_width(2),
+                ))
+                .map_err(err)?,
+            SeriesKind::Points => chart
+                .draw_series(s.points.iter().map(|&p| Circle::new(p, 2, color.filled())))
+                .map_err(err)?,
+        };
+        anno.label(s.name.clone()).legend(move |(x, y)| {
+            PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3))
+        });
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_svg_files_with_their_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("b.svg");
+        bars(
+            &p,
+            "Scores",
+            "score",
+            "positions",
+            &[(0.0, 1.0, 3.0), (1.0, 2.0, 5.0)],
+        )
+        .unwrap();
+        let svg = std::fs::read_to_string(&p).unwrap();
+        assert!(svg.starts_with("<svg"), "{}", &svg[..40]);
+        assert!(svg.contains("Scores") && svg.contains("positions"));
+        assert!(svg.matches("<rect").count() >= 3);
+        let p = dir.path().join("l.svg");
+        lines(
+            &p,
+            "WDL",
+            "score",
+            "win rate",
+            &[
+                Series {
+                    name: "fit".into(),
+                    points: vec![(0.0, 0.1), (1.0, 0.9)],
+                    kind: SeriesKind::Line,
+                },
+                Series {
+                    name: "observed".into(),
+                    points: vec![(0.5, 0.5)],
+                    kind: SeriesKind::Points,
+                },
+            ],
+        )
+        .unwrap();
+        let svg = std::fs::read_to_string(&p).unwrap();
+        assert!(svg.contains("observed") && svg.contains("<polyline") && svg.contains("<circle"));
+    }
+}

@@ -1,0 +1,144 @@
+//! Training throughput: optimizer steps per second on batches already encoded, in positions per
+//! second (`trainer bench`). The data loader's own speed is measured by `trainer load`.
+
+use std::time::Instant;
+
+use plugin_api::FeatureSet;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use tch::Device;
+
+use super::loss::{PqrLoss, ScoreLoss};
+use super::objective::{Batch, Method, PqrBatch, ScoreBatch, train_step};
+use super::optim::{Adam, AdamConfig};
+use super::pqr::{Triplet, TripletBatch};
+use crate::batch::SparseBatch;
+use crate::data::Sample;
+use crate::data::synthetic::random_games;
+use crate::model::{Model, Shape};
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub struct BenchConfig {
+    /// First-layer width.
+    pub l1: usize,
+    /// Hidden width.
+    pub l2: usize,
+    /// Positions (or triplets) per batch.
+    pub batch_size: usize,
+    /// Distinct batches cycled through.
+    pub batches: usize,
+    /// Steps before timing.
+    pub warmup: usize,
+    /// Timed steps.
+    pub steps: usize,
+    /// `score` or `pqr`.
+    pub pqr: bool,
+    /// Where to train.
+    pub device: Device,
+    /// Seed of the data and the weights.
+    pub seed: u64,
+}
+
+/// The measurement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BenchResult {
+    /// Timed steps.
+    pub steps: usize,
+    /// Seconds they took.
+    pub seconds: f64,
+    /// Training examples per second (positions; triplets for PQR).
+    pub per_second: f64,
+    /// Mean active indices per position and perspective in the batches.
+    pub active: f64,
+}
+
+/// Encodes `config.batches` batches of random-game positions (or triplets) through `set`.
+pub fn make_batches(set: &FeatureSet, config: &BenchConfig) -> Result<Vec<Batch>, String> {
+    let mut games = random_games(config.seed);
+    let mut scratch = Vec::new();
+    let mut out = Vec::new();
+    let loss = ScoreLoss::default();
+    let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+    while out.len() < config.batches {
+        if config.pqr {
+            let mut triplets: Vec<Triplet> = Vec::with_capacity(config.batch_size);
+            let mut previous: Option<Sample> = None;
+            while triplets.len() < config.batch_size {
+                let s = games.next().ok_or("no samples")?;
+                if let Some(p) = previous
+                    && let Some(t) = super::pqr::triplet(&p, &s, &mut rng)
+                {
+                    triplets.push(t);
+                }
+                previous = Some(s);
+            }
+            let mut positions = SparseBatch::with_capacity(set, 3 * triplets.len());
+            for role in 0..3 {
+                for t in &triplets {
+                    let board = [&t.p, &t.q, &t.r][role];
+                    positions
+                        .push(set, board, &mut scratch)
+                        .map_err(|e| e.to_string())?;
+                }
+            }
+            out.push(Batch::Pqr(PqrBatch::new(&TripletBatch {
+                len: triplets.len(),
+                positions,
+            })));
+        } else {
+            let mut b = SparseBatch::with_capacity(set, config.batch_size);
+            for s in games.by_ref().take(config.batch_size) {
+                b.push_sample(set, &s, &mut scratch)
+                    .map_err(|e| e.to_string())?;
+            }
+            out.push(Batch::Score(ScoreBatch::new(&b, &loss)));
+        }
+    }
+    Ok(out)
+}
+
+/// Measures training steps of an N → L1 → L2 → 1 network (N from `set`) on `config.device`:
+/// each step moves a prepared CPU batch to the device, runs forward, backward, Adam and the
+/// weight clipping.
+pub fn bench(set: &FeatureSet, config: &BenchConfig) -> Result<BenchResult, String> {
+    let batches = make_batches(set, config)?;
+    let active = match &batches[0] {
+        Batch::Score(b) => b.input.indices.numel() as f64 / (2 * b.len) as f64,
+        Batch::Pqr(b) => b.input.indices.numel() as f64 / (6 * b.len) as f64,
+    };
+    let shape = Shape {
+        n: set.size() as usize,
+        l1: config.l1,
+        l2: config.l2,
+    };
+    let mut model = Model::new(shape, config.seed, config.device);
+    let mut adam = Adam::new(AdamConfig::default(), &model.params());
+    let method = if config.pqr {
+        Method::Pqr(PqrLoss::default())
+    } else {
+        Method::Score(ScoreLoss::default())
+    };
+    let mut run = |steps: usize| -> f64 {
+        let mut last = None;
+        for i in 0..steps {
+            let b = batches[i % batches.len()].to_device(config.device);
+            last = Some(train_step(&mut model, &mut adam, &method, &b, 5e-4));
+        }
+        // Reading the last loss waits for the device.
+        last.map_or(0.0, |l| l.double_value(&[]))
+    };
+    run(config.warmup);
+    let start = Instant::now();
+    let loss = run(config.steps);
+    let seconds = start.elapsed().as_secs_f64();
+    if !loss.is_finite() {
+        return Err(format!("the loss became {loss}"));
+    }
+    Ok(BenchResult {
+        steps: config.steps,
+        seconds,
+        per_second: (config.steps * config.batch_size) as f64 / seconds,
+        active,
+    })
+}

@@ -1,0 +1,188 @@
+//! The two training methods as one interface: batches on a device, their loss, one optimizer
+//! step.
+
+use serde::{Deserialize, Serialize};
+use tch::{Device, Kind, Tensor};
+
+use super::loss::{PqrLoss, ScoreLoss};
+use super::optim::Adam;
+use super::pqr::TripletBatch;
+use crate::batch::{NO_RESULT, SparseBatch};
+use crate::model::{Model, SparseInput};
+
+/// The training method and its loss settings.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Method {
+    /// Method 1 (§5.2): the data's scores as targets, in WDL space.
+    Score(ScoreLoss),
+    /// Method 2 (§5.3): PQR triplets, no scores.
+    Pqr(PqrLoss),
+}
+
+impl Method {
+    /// The short name (`score`, `pqr`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Method::Score(_) => "score",
+            Method::Pqr(_) => "pqr",
+        }
+    }
+
+    /// The loss of a batch under the model (a scalar tensor with its graph).
+    pub fn loss(&self, model: &Model, batch: &Batch) -> Tensor {
+        match (self, batch) {
+            (Method::Score(l), Batch::Score(b)) => {
+                let out = model.forward(&b.input);
+                l.loss(&out, &b.targets)
+            }
+            (Method::Pqr(l), Batch::Pqr(b)) => {
+                let out = model.forward(&b.input);
+                let n = b.len as i64;
+                l.loss(
+                    &out.narrow(0, 0, n),
+                    &out.narrow(0, n, n),
+                    &out.narrow(0, 2 * n, n),
+                )
+            }
+            _ => panic!("a {} batch given to the {} method", batch.kind(), self.name()),
+        }
+    }
+}
+
+/// A batch of the score method on a device: the input and the WDL-space targets.
+#[derive(Debug)]
+pub struct ScoreBatch {
+    /// Number of positions.
+    pub len: usize,
+    /// Both perspectives' indices.
+    pub input: SparseInput,
+    /// `[B]` targets in WDL space (λ-mixed with the results where known).
+    pub targets: Tensor,
+}
+
+impl ScoreBatch {
+    /// The batch of `batch`'s positions and labels (on the CPU).
+    pub fn new(batch: &SparseBatch, loss: &ScoreLoss) -> ScoreBatch {
+        let score: Vec<f32> = batch.score.iter().map(|&s| f32::from(s)).collect();
+        let known: Vec<f32> = batch
+            .result
+            .iter()
+            .map(|&r| if r == NO_RESULT { 0.0 } else { 1.0 })
+            .collect();
+        let result: Vec<f32> = batch
+            .result
+            .iter()
+            .map(|&r| if r == NO_RESULT { 0.0 } else { f32::from(r) })
+            .collect();
+        let targets = loss.targets(
+            &Tensor::from_slice(&score),
+            &Tensor::from_slice(&result),
+            &Tensor::from_slice(&known),
+        );
+        ScoreBatch {
+            len: batch.len,
+            input: SparseInput::from_batch(batch),
+            targets,
+        }
+    }
+}
+
+/// A batch of the PQR method on a device.
+#[derive(Debug)]
+pub struct PqrBatch {
+    /// Number of triplets.
+    pub len: usize,
+    /// The 3·len positions: p's, q's, r's.
+    pub input: SparseInput,
+}
+
+impl PqrBatch {
+    /// The batch of encoded triplets (on the CPU).
+    pub fn new(batch: &TripletBatch) -> PqrBatch {
+        PqrBatch {
+            len: batch.len,
+            input: SparseInput::from_batch(&batch.positions),
+        }
+    }
+}
+
+/// A batch of either method.
+#[derive(Debug)]
+pub enum Batch {
+    /// Positions with score targets.
+    Score(ScoreBatch),
+    /// Triplets.
+    Pqr(PqrBatch),
+}
+
+impl Batch {
+    /// Training examples in the batch (positions, or triplets).
+    pub fn len(&self) -> usize {
+        match self {
+            Batch::Score(b) => b.len,
+            Batch::Pqr(b) => b.len,
+        }
+    }
+
+    /// Whether the batch is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `score` or `pqr`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Batch::Score(_) => "score",
+            Batch::Pqr(_) => "pqr",
+        }
+    }
+
+    /// The same batch on `device`.
+    pub fn to_device(&self, device: Device) -> Batch {
+        match self {
+            Batch::Score(b) => Batch::Score(ScoreBatch {
+                len: b.len,
+                input: b.input.to_device(device),
+                targets: b.targets.to_device(device),
+            }),
+            Batch::Pqr(b) => Batch::Pqr(PqrBatch {
+                len: b.len,
+                input: b.input.to_device(device),
+            }),
+        }
+    }
+}
+
+/// One optimizer step on `batch`: loss, gradients, Adam with learning rate `lr`, clipping of the
+/// weights to their quantization ranges. Returns the batch's loss (detached, on the device).
+pub fn train_step(
+    model: &mut Model,
+    adam: &mut Adam,
+    method: &Method,
+    batch: &Batch,
+    lr: f64,
+) -> Tensor {
+    let loss = method.loss(model, batch);
+    loss.backward();
+    adam.step(&mut model.params_mut(), lr);
+    model.clip();
+    loss.detach()
+}
+
+/// The mean loss over batches, weighted by their sizes, without gradients.
+pub fn evaluate(model: &Model, method: &Method, batches: &[Batch]) -> f64 {
+    tch::no_grad(|| {
+        let mut total = Tensor::zeros([], (Kind::Double, model.device()));
+        let mut n = 0usize;
+        for b in batches {
+            let l = method.loss(model, b).to_kind(Kind::Double) * b.len() as f64;
+            total += l;
+            n += b.len();
+        }
+        if n == 0 {
+            return f64::NAN;
+        }
+        total.double_value(&[]) / n as f64
+    })
+}
