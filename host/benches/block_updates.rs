@@ -8,17 +8,18 @@
 //!
 //! `cargo bench -p host --bench block_updates`
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use plugin_api::conformance::START_FENS;
 use plugin_api::{
-    board_from_position, move_from_shakmaty, BlockDescriptor, Board, FeatureBlock, IndexList,
-    Move, MoveDelta, PluginRegistry,
+    BlockDescriptor, Board, FeatureBlock, IndexList, Move, MoveDelta, PluginRegistry,
+    board_from_position, move_from_shakmaty,
 };
-use rand::seq::IndexedRandom;
 use rand::SeedableRng;
+use rand::seq::IndexedRandom;
 use rand_chacha::ChaCha8Rng;
 use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess, Position};
+use std::hint::black_box;
 
 fn workload() -> Vec<(Board, Move)> {
     let mut rng = ChaCha8Rng::seed_from_u64(7);
@@ -28,7 +29,9 @@ fn workload() -> Vec<(Board, Move)> {
         let mut pos: Chess = fen.into_position(CastlingMode::Standard).unwrap();
         for _ in 0..80 {
             let moves = pos.legal_moves();
-            let Some(m) = moves.choose(&mut rng).copied() else { break };
+            let Some(m) = moves.choose(&mut rng).copied() else {
+                break;
+            };
             out.push((board_from_position(&pos), move_from_shakmaty(&m).unwrap()));
             pos.play_unchecked(m);
         }
@@ -42,7 +45,9 @@ struct Buffers {
 
 impl Buffers {
     fn new() -> Self {
-        Buffers { lists: std::array::from_fn(|_| vec![0; 1024]) }
+        Buffers {
+            lists: std::array::from_fn(|_| vec![0; 1024]),
+        }
     }
 
     fn delta(&mut self) -> MoveDelta<'_> {
@@ -55,7 +60,11 @@ impl Buffers {
     }
 }
 
-fn bench_block<B: FeatureBlock>(c: &mut Criterion, registry: &PluginRegistry, work: &[(Board, Move)]) {
+fn bench_block<B: FeatureBlock>(
+    c: &mut Criterion,
+    registry: &PluginRegistry,
+    work: &[(Board, Move)],
+) {
     let mut group = c.benchmark_group(format!("delta/{}", B::NAME));
     group.throughput(Throughput::Elements(work.len() as u64));
     let mut buffers = Buffers::new();
@@ -93,7 +102,8 @@ fn bench_sets(c: &mut Criterion, registry: &PluginRegistry, work: &[(Board, Move
         group.bench_function(spec, |b| {
             b.iter(|| {
                 for (board, mv) in work {
-                    set.delta(black_box(board), black_box(mv), &mut buf).unwrap();
+                    set.delta(black_box(board), black_box(mv), &mut buf)
+                        .unwrap();
                     black_box(buf.added(plugin_api::Color::White).len());
                 }
             })
@@ -104,7 +114,11 @@ fn bench_sets(c: &mut Criterion, registry: &PluginRegistry, work: &[(Board, Move
 
 fn benches(c: &mut Criterion) {
     let work = workload();
-    let dir = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
+    let dir = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf();
     let registry = PluginRegistry::discover(Some(&dir)).unwrap();
     bench_block::<nnue_plugin_all::All>(c, &registry, &work);
     bench_block::<nnue_plugin_axes::H>(c, &registry, &work);

@@ -1,10 +1,17 @@
-//! Cost per move of `delta` for the mobility blocks, against the default full-diff `delta`
-//! (recompute `active` before and after, diff) and against the `all` block's `delta`.
+//! Cost per move of `delta` for the mobility blocks (`delta/mb`, `delta/mc`), against
+//! - `delta/all`: the `all` block's `delta` (the baseline feature set),
+//! - `delta/full_diff_mb`, `delta/full_diff_mc`: plugin-api's default `full_diff_delta`
+//!   (`active` before and after, sorted, diffed),
+//! - `delta/recompute_mc`: `mc`'s delta from the unions of both whole boards, without sorting or
+//!   allocation (what the incremental part saves over a tight recomputation),
+//!
+//! and, for scale, `active/mb`, `active/mc`: one `active` call per perspective and position (a
+//! refresh).
 //!
 //! The moves are a fixed sequence: seeded random games from a few start positions. Each
 //! benchmark runs the whole sequence once per iteration; criterion's throughput line gives moves
 //! per second, and ns per move is the iteration time divided by the number of moves (printed at
-//! start).
+//! start, with the average number of indices each block's delta emits per move).
 //!
 //! `cargo bench -p nnue-plugin-mobility --bench delta -- --warm-up-time 1 --measurement-time 3`
 
@@ -85,6 +92,23 @@ fn bench_delta(c: &mut Criterion) {
         removed: [IndexList::new(r0), IndexList::new(r1)],
         refresh: [false; 2],
     };
+    // How much each block's delta says per move (White's perspective; Black's is alike).
+    for (name, f) in [
+        ("all", All::delta as fn(&Board, &Move, &mut MoveDelta<'_>)),
+        ("mb", Mb::delta),
+        ("mc", Mc::delta),
+    ] {
+        let mut n = 0;
+        for (board, mv) in &seq {
+            md.clear();
+            f(board, mv, &mut md);
+            n += md.added[0].len() + md.removed[0].len();
+        }
+        eprintln!(
+            "{name}: {:.1} indices (added + removed) per move and perspective",
+            n as f64 / seq.len() as f64
+        );
+    }
     let mut group = c.benchmark_group("delta");
     group.throughput(Throughput::Elements(seq.len() as u64));
     let mut run = |name: &str, f: &dyn Fn(&Board, &Move, &mut MoveDelta<'_>)| {

@@ -33,7 +33,7 @@
 //!
 //! # What `delta` recomputes, and why that is exact
 //!
-//! [`rules::move_unions`] plays the move on the piece bitboards ([`plugin_api::decompose`]: the
+//! [`rules::move_unions`] plays the move on the piece bitboards ([`plugin_api::decompose()`]: the
 //! mover, a captured piece, the castling rook, a promotion) and decides which of the 12 unions
 //! can change. Let X be the changed squares (the only squares whose content differs) and `occ`
 //! the union of the occupancies before and after. A piece on a square outside X is the same

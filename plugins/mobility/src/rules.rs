@@ -21,7 +21,7 @@ pub const fn type_of(color: Color, role: Role) -> usize {
     color as usize * 6 + role as usize
 }
 
-/// The colour and role of a type number (0..12).
+/// The colour and role index of a type number (0..12).
 #[inline(always)]
 pub const fn type_parts(t: usize) -> (Color, usize) {
     (if t < 6 { Color::White } else { Color::Black }, t % 6)
