@@ -11,8 +11,9 @@
 #   LIBTORCH=.venv/libtorch (unless already set), so a plain `cargo build` works too.
 #
 # Usage:
-#   scripts/setup-torch.sh            # set up, then print the environment to use
-#   eval "$(scripts/setup-torch.sh --env)"   # set up quietly and export that environment
+#   scripts/setup-torch.sh                    # set up (then `cargo build` just works)
+#   eval "$(scripts/setup-torch.sh --env)"    # set up, and export LIBTORCH_USE_PYTORCH=1 with
+#                                             # the venv's python first on PATH instead
 #
 # The trainer's build script embeds an rpath to the wheel's `torch/lib`, so the built binaries run
 # without LD_LIBRARY_PATH.
@@ -37,7 +38,12 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON_BIN" -m venv "$VENV"
 fi
 
-installed="$("$VENV/bin/python" -c 'import torch; print(torch.__version__.split("+")[0])' 2>/dev/null || true)"
+# One import (a few seconds): the version and the folder of the installed torch, if any.
+torch_info() {
+    "$VENV/bin/python" -c 'import os, torch; print(torch.__version__.split("+")[0]); print(os.path.dirname(torch.__file__))' 2>/dev/null || true
+}
+info="$(torch_info)"
+installed="$(printf '%s\n' "$info" | sed -n 1p)"
 if [ "$installed" != "$TORCH_VERSION" ]; then
     log "setup-torch: installing torch==$TORCH_VERSION into $VENV (found: ${installed:-none}; ~4.6 GB)"
     if [ "${MODE:-}" = env ]; then
@@ -45,11 +51,16 @@ if [ "$installed" != "$TORCH_VERSION" ]; then
     else
         "$VENV/bin/python" -m pip install --disable-pip-version-check -q "torch==$TORCH_VERSION"
     fi
+    info="$(torch_info)"
 else
     log "setup-torch: torch $TORCH_VERSION already in $VENV"
 fi
 
-torch_dir="$("$VENV/bin/python" -c 'import os, torch; print(os.path.dirname(torch.__file__))' 2>/dev/null)"
+torch_dir="$(printf '%s\n' "$info" | sed -n 2p)"
+if [ -z "$torch_dir" ]; then
+    echo "error: torch is not importable from $VENV after installing it" >&2
+    exit 1
+fi
 if [ "$(readlink "$VENV/libtorch" 2>/dev/null || true)" != "$torch_dir" ]; then
     ln -sfn "$torch_dir" "$VENV/libtorch"
 fi
@@ -61,8 +72,7 @@ if [ "${MODE:-}" = env ]; then
     echo "export VIRTUAL_ENV=\"$VENV\""
     echo "export PATH=\"$VENV/bin:\$PATH\""
 else
-    echo "setup-torch: done (libtorch in $torch_dir). Environment for cargo:"
-    echo "  export LIBTORCH_USE_PYTORCH=1"
-    echo "  export VIRTUAL_ENV=\"$VENV\""
-    echo "  export PATH=\"$VENV/bin:\$PATH\""
+    echo "setup-torch: done: libtorch in $torch_dir, linked as $VENV/libtorch."
+    echo "setup-torch: cargo needs no environment (.cargo/config.toml sets LIBTORCH=.venv/libtorch);"
+    echo "setup-torch: the alternative is: eval \"\$(scripts/setup-torch.sh --env)\""
 fi

@@ -3,8 +3,12 @@
 //! the thesis networks.
 
 mod common;
+mod nnue_common;
 
-use plugin_api::{PluginRegistry, board_from_position};
+use plugin_api::{
+    BlockDescriptor, Board, Color, FeatureBlock, IndexList, Move, MoveDelta, PluginRegistry,
+    board_from_position,
+};
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -136,5 +140,96 @@ fn searches_with_thesis_networks_find_a_legal_move_and_agree_across_runs() {
             nodes[0], nodes[1],
             "{name}: fixed-depth search is deterministic"
         );
+    }
+}
+
+/// A block that works for a full refresh but fails on every incremental update.
+struct FailsOnDelta;
+
+impl FeatureBlock for FailsOnDelta {
+    const NAME: &'static str = "failsondelta";
+    const DESCRIPTION: &'static str = "test block: one index, panics in delta";
+    const SIZE: u32 = 1;
+    const MAX_ACTIVE: u32 = 1;
+    const MAX_DELTA: u32 = 1;
+
+    fn active(_: &Board, _: Color, out: &mut IndexList<'_>) {
+        out.push(0);
+    }
+
+    fn delta(_: &Board, _: &Move, _: &mut MoveDelta<'_>) {
+        panic!("no incremental updates here");
+    }
+}
+
+/// A block that fails on everything.
+struct AlwaysFails;
+
+impl FeatureBlock for AlwaysFails {
+    const NAME: &'static str = "alwaysfails";
+    const DESCRIPTION: &'static str = "test block: panics on every call";
+    const SIZE: u32 = 1;
+    const MAX_ACTIVE: u32 = 1;
+    const MAX_DELTA: u32 = 1;
+
+    fn active(_: &Board, _: Color, _: &mut IndexList<'_>) {
+        panic!("no refresh here");
+    }
+
+    fn delta(_: &Board, _: &Move, _: &mut MoveDelta<'_>) {
+        panic!("no incremental updates here");
+    }
+}
+
+#[test]
+fn a_failing_plugin_is_reported_and_the_search_still_plays() {
+    let mut reg = registry();
+    reg.register(
+        &[
+            BlockDescriptor::of::<FailsOnDelta>(),
+            BlockDescriptor::of::<AlwaysFails>(),
+        ],
+        "linked test blocks",
+        "tests",
+    )
+    .unwrap();
+    let root = Chess::default();
+    let limits = Limits {
+        depth: Some(5),
+        ..Limits::default()
+    };
+    for (spec, message) in [
+        ("all+failsondelta", "no incremental updates here"),
+        ("all+alwaysfails", "no refresh here"),
+    ] {
+        let net = nnue_common::random_network(&reg, spec, 64, 8, nnue_common::Weights::Moderate, 5);
+        let nnue = Nnue::bind(net, "synthetic", &reg).unwrap_or_else(|e| panic!("{e}"));
+        let source = EvalSource::Nnue {
+            nnue: std::sync::Arc::new(nnue),
+            path: "synthetic".into(),
+            kernels: Kernels::best(),
+        };
+        for threads in [1, 2] {
+            let tt = TranspositionTable::new(4).unwrap();
+            let control = SearchControl::new(threads, false);
+            let mut data: Vec<ThreadData> = (0..threads).map(|_| ThreadData::new()).collect();
+            let job = SearchJob {
+                root: &root,
+                history: &[],
+                limits: &limits,
+                tt: &tt,
+                control: &control,
+            };
+            let (result, errors) = evaluation::search(&source, &job, &mut data, &|_, _, _| {});
+            assert!(root.is_legal(result.best.expect("a move")), "{spec}");
+            assert_eq!(result.last.depth, 5, "{spec}");
+            assert!(!errors.is_empty(), "{spec}: the failure was not reported");
+            assert!(
+                errors
+                    .iter()
+                    .all(|e| e.contains(message) && e.contains("built-in")),
+                "{spec}: {errors:?}"
+            );
+        }
     }
 }

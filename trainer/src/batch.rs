@@ -123,6 +123,35 @@ impl SparseBatch {
         self.len += other.len;
     }
 
+    /// The positions of `parts` in order, in one batch allocated to its exact size (parts
+    /// encoded in parallel are joined this way; a batch waiting in a queue holds no spare
+    /// capacity).
+    pub fn concat(parts: &[SparseBatch]) -> SparseBatch {
+        let positions: usize = parts.iter().map(|p| p.len).sum();
+        let indices = |k: usize| parts.iter().map(|p| p.indices[k].len()).sum::<usize>();
+        let offsets = || {
+            let mut v = Vec::with_capacity(positions + 1);
+            v.push(0);
+            v
+        };
+        let mut batch = SparseBatch {
+            len: 0,
+            indices: [
+                Vec::with_capacity(indices(0)),
+                Vec::with_capacity(indices(1)),
+            ],
+            offsets: [offsets(), offsets()],
+            stm: Vec::with_capacity(positions),
+            score: Vec::with_capacity(positions),
+            result: Vec::with_capacity(positions),
+            ply: Vec::with_capacity(positions),
+        };
+        for p in parts {
+            batch.append(p);
+        }
+        batch
+    }
+
     /// Position `i`'s indices from perspective slot `p` (0 = side to move).
     pub fn position(&self, p: usize, i: usize) -> &[u32] {
         let (a, b) = (self.offsets[p][i] as usize, self.offsets[p][i + 1] as usize);

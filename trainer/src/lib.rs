@@ -9,10 +9,14 @@
 //! - [`batch`]: sparse training batches encoded through the feature plugins;
 //! - [`loader`]: the parallel batch loader (rayon workers over file chunks, shuffling, a bounded
 //!   queue);
-//! - [`stats`] and [`wdl`]: dataset statistics and the win-rate model fit, with [`plot`]s.
+//! - [`stats`] and [`wdl`]: dataset statistics and the win-rate model fit, with [`plot`]s;
+//! - [`model`]: the thesis's network as a tch float model (sparse first layer, the float ↔
+//!   integer mapping of the quantized `host` network);
+//! - [`train`]: the two training methods (score targets, PQR triplets), the training loop with
+//!   checkpoints and resume, export to the `host` network format, the quantization-error report
+//!   and the throughput benchmark.
 //!
-//! The tch model, training, export and the experiment runner are the subjects of their own
-//! issues.
+//! The experiment runner is the subject of its own issue.
 
 pub mod batch;
 pub mod data;

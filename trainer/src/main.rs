@@ -49,6 +49,14 @@ enum Command {
     /// Training throughput (positions per second) of N -> L1 -> L2 -> 1 networks on encoded
     /// random-game batches.
     Bench(cli::bench::BenchArgs),
+    /// Train a network (score targets or PQR triplets): checkpoints, metrics, loss plot and
+    /// exported networks in the output folder; --resume continues a run.
+    Train(Box<cli::train::TrainArgs>),
+    /// Write a checkpoint's network in the project's format (loads in `host`).
+    Export(cli::train::ExportArgs),
+    /// Quantization error: a checkpoint's float model against its quantized network evaluated
+    /// by host's inference, over positions (mean, percentiles, histogram).
+    QuantReport(cli::train::QuantArgs),
 }
 
 fn run(args: Args) -> Result<(), String> {
@@ -97,10 +105,41 @@ fn run(args: Args) -> Result<(), String> {
                 .map_err(|e| e.to_string())?;
             cli::bench::run(a, &set)
         }
+        Command::Train(a) => {
+            let set = registry()?
+                .feature_set(&a.spec)
+                .map_err(|e| e.to_string())?;
+            cli::train::run_train(a, &set)
+        }
+        Command::Export(a) => cli::train::run_export(a, args.plugin_dir.as_deref()),
+        Command::QuantReport(a) => cli::train::run_quant(a, &registry()?),
     }
 }
 
+/// libtorch's OpenMP threads spin for a while after each parallel region by default; on a
+/// machine with few cores (or shared with other work) they take the CPU from the threads that
+/// have work, and training steps become several times slower. libgomp reads `OMP_WAIT_POLICY`
+/// when it is loaded, before `main`, so the program runs itself again with the passive policy
+/// when the variable is not set (the user's own setting is kept).
+#[cfg(unix)]
+fn passive_openmp() {
+    use std::os::unix::process::CommandExt;
+    if std::env::var_os("OMP_WAIT_POLICY").is_some() {
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    // `exec` returns only on failure; then go on with the default policy.
+    let _ = std::process::Command::new(exe)
+        .args(std::env::args_os().skip(1))
+        .env("OMP_WAIT_POLICY", "PASSIVE")
+        .exec();
+}
+
 fn main() -> ExitCode {
+    #[cfg(unix)]
+    passive_openmp();
     match run(Args::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -86,12 +86,13 @@ pub struct Model {
 }
 
 /// The model's input: the CSR indices of both perspectives of B positions, as `embedding_bag`
-/// takes them (one call for both: the side to move's bags first, then the other side's).
+/// takes them, interleaved: bag 2·i is position i's side-to-move view, bag 2·i + 1 its other
+/// side's, so the `[2·B, L1]` accumulators are already the `[B, 2·L1]` concatenation.
 #[derive(Debug)]
 pub struct SparseInput {
     /// Number of positions B.
     pub len: usize,
-    /// All indices (`i64`), the side to move's of every position, then the other side's.
+    /// All indices (`i64`), bag after bag.
     pub indices: Tensor,
     /// Start of each of the 2·B bags in `indices` (`i64`).
     pub offsets: Tensor,
@@ -100,18 +101,15 @@ pub struct SparseInput {
 impl SparseInput {
     /// The input of a whole [`SparseBatch`](crate::batch::SparseBatch), on the CPU.
     pub fn from_batch(batch: &crate::batch::SparseBatch) -> SparseInput {
-        let (a, b) = (&batch.indices[0], &batch.indices[1]);
-        let mut indices = Vec::with_capacity(a.len() + b.len());
-        indices.extend(a.iter().map(|&i| i64::from(i)));
-        indices.extend(b.iter().map(|&i| i64::from(i)));
-        let base = a.len() as i64;
+        let total = batch.indices[0].len() + batch.indices[1].len();
+        let mut indices = Vec::with_capacity(total);
         let mut offsets = Vec::with_capacity(2 * batch.len);
-        offsets.extend(batch.offsets[0][..batch.len].iter().map(|&o| i64::from(o)));
-        offsets.extend(
-            batch.offsets[1][..batch.len]
-                .iter()
-                .map(|&o| base + i64::from(o)),
-        );
+        for i in 0..batch.len {
+            for p in 0..2 {
+                offsets.push(indices.len() as i64);
+                indices.extend(batch.position(p, i).iter().map(|&x| i64::from(x)));
+            }
+        }
         SparseInput {
             len: batch.len,
             indices: Tensor::from_slice(&indices),
@@ -129,6 +127,18 @@ impl SparseInput {
     }
 }
 
+/// The result of [`Model::forward_train`]: the outputs, and what the gradient of the first
+/// layer needs.
+#[derive(Debug)]
+pub struct Forward {
+    /// `[B]` scores.
+    pub out: Tensor,
+    /// On the CPU, the first layer's clipped activations `[2·B, L1]` as a leaf tensor: its
+    /// gradient is turned into the gradients of W1 and b1 by hand ([`Model::gradients`]);
+    /// `None` where autograd does it.
+    activations: Option<Tensor>,
+}
+
 /// Draws a tensor of `shape` uniformly from `−bound..bound` with `rng` (on the CPU, so the
 /// initial weights are the same on every device and every libtorch build).
 fn uniform(rng: &mut ChaCha8Rng, shape: &[i64], bound: f64) -> Tensor {
@@ -144,7 +154,7 @@ impl Model {
     /// first layer's fan-in taken as 32 active features rather than N), seeded.
     pub fn new(shape: Shape, seed: u64, device: Device) -> Model {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        rng.set_stream(0x6d6f_6465_6c);
+        rng.set_stream(0x006d_6f64_656c);
         let (n, l1, l2) = (shape.n as i64, shape.l1 as i64, shape.l2 as i64);
         let b1_bound = 1.0 / 32f64.sqrt();
         let b2_bound = 1.0 / ((2 * l1) as f64).sqrt();
@@ -217,9 +227,17 @@ impl Model {
     }
 
     /// The scores (side to move's view, score units) of the positions of `input` (on the
-    /// model's device): a `[B]` tensor.
+    /// model's device): a `[B]` tensor, differentiable in every parameter (libtorch's
+    /// `embedding_bag` for the first layer).
     pub fn forward(&self, input: &SparseInput) -> Tensor {
+        self.head(&self.activations(input), input.len)
+    }
+
+    /// The clipped first-layer activations `[B, 2·L1]` (side to move's half first) of the
+    /// positions of `input`, differentiable.
+    pub fn activations(&self, input: &SparseInput) -> Tensor {
         let b = input.len as i64;
+        let l1 = self.shape.l1 as i64;
         let (bags, _, _, _) = Tensor::embedding_bag(
             &self.w1,
             &input.indices,
@@ -230,8 +248,76 @@ impl Model {
             None::<Tensor>,
             false,
         );
-        let acc = bags + &self.b1;
-        let x = Tensor::cat(&[acc.narrow(0, 0, b), acc.narrow(0, b, b)], 1).clamp(0.0, 1.0);
+        (bags.view([b, 2, l1]) + &self.b1)
+            .clamp(0.0, 1.0)
+            .view([b, 2 * l1])
+    }
+
+    /// [`forward`](Self::forward) for a training step. On the CPU the first layer (the sums of
+    /// W1 rows, the bias, the clipped ReLU) runs outside autograd in [`first_layer`], and
+    /// [`gradients`](Self::gradients) computes its gradients by hand after `backward`: libtorch's
+    /// `embedding_bag` backward sorts all indices and its clamp backward takes four passes over
+    /// the activations, together several times the cost of the rest of the step.
+    pub fn forward_train(&self, input: &SparseInput) -> Forward {
+        if self.device() != Device::Cpu {
+            return Forward {
+                out: self.forward(input),
+                activations: None,
+            };
+        }
+        let x = tch::no_grad(|| first_layer(&self.w1, &self.b1, input, self.shape.l1))
+            .set_requires_grad(true);
+        Forward {
+            out: self.head(&x, input.len),
+            activations: Some(x),
+        }
+    }
+
+    /// The gradients of all parameters after `backward` of a loss computed from
+    /// [`forward_train`](Self::forward_train)'s outputs, in the order of [`PARAM_NAMES`] (zeros
+    /// for a parameter the loss does not reach).
+    pub fn gradients(&self, forward: &Forward, input: &SparseInput) -> [Tensor; 6] {
+        let grad = |p: &Tensor| {
+            let g = p.grad();
+            if g.defined() {
+                g.detach().copy()
+            } else {
+                p.zeros_like()
+            }
+        };
+        let (w1, b1) = match &forward.activations {
+            Some(x) => {
+                let g = x.grad();
+                if g.defined() {
+                    first_layer_gradients(&g, x, input, self.shape.n, self.shape.l1)
+                } else {
+                    (self.w1.zeros_like(), self.b1.zeros_like())
+                }
+            }
+            None => (grad(&self.w1), grad(&self.b1)),
+        };
+        [
+            w1,
+            b1,
+            grad(&self.w2),
+            grad(&self.b2),
+            grad(&self.w3),
+            grad(&self.b3),
+        ]
+    }
+
+    /// Resets the autograd gradients of the parameters.
+    pub fn zero_grad(&mut self) {
+        for p in self.params_mut() {
+            p.zero_grad();
+        }
+    }
+
+    /// The layers after the first: `x` holds the clipped first-layer activations of the B
+    /// positions, side to move's first (`[2·B, L1]` or `[B, 2, L1]`).
+    fn head(&self, x: &Tensor, len: usize) -> Tensor {
+        let b = len as i64;
+        let x = x.view([b, 2 * self.shape.l1 as i64]);
         let h = x.linear(&self.w2, Some(&self.b2)).clamp(0.0, 1.0);
         h.linear(&self.w3, Some(&self.b3)).view([b]) * OUTPUT_SCALE
     }
@@ -255,6 +341,246 @@ impl Model {
     }
 }
 
+/// A contiguous CPU `f32` tensor's values.
+///
+/// # Safety
+/// The slice borrows the tensor's storage: nothing may write to it while the slice lives.
+unsafe fn f32_slice(t: &Tensor) -> &[f32] {
+    assert!(t.device() == Device::Cpu && t.kind() == Kind::Float && t.is_contiguous());
+    let n = t.numel();
+    if n == 0 {
+        return &[];
+    }
+    // SAFETY: a contiguous CPU f32 tensor holds `numel` f32 values at `data_ptr`.
+    unsafe { std::slice::from_raw_parts(t.data_ptr() as *const f32, n) }
+}
+
+/// A contiguous CPU `i64` tensor's values (same safety rule as [`f32_slice`]).
+unsafe fn i64_slice(t: &Tensor) -> &[i64] {
+    assert!(t.device() == Device::Cpu && t.kind() == Kind::Int64 && t.is_contiguous());
+    let n = t.numel();
+    if n == 0 {
+        return &[];
+    }
+    // SAFETY: as above, for i64.
+    unsafe { std::slice::from_raw_parts(t.data_ptr() as *const i64, n) }
+}
+
+/// A fresh contiguous CPU `f32` tensor of `shape` and its values, writable.
+fn new_f32(shape: &[i64]) -> (Tensor, &'static mut [f32]) {
+    let t = Tensor::zeros(shape, (Kind::Float, Device::Cpu));
+    let n = t.numel();
+    // SAFETY: a fresh contiguous tensor owned by the caller; the slice must not outlive it,
+    // which the callers ensure by using it only before returning the tensor.
+    let s = unsafe { std::slice::from_raw_parts_mut(t.data_ptr() as *mut f32, n) };
+    (t, s)
+}
+
+fn cpu_threads() -> usize {
+    tch::get_num_threads().max(1) as usize
+}
+
+/// The clipped first-layer activations of every bag (CPU): `clamp(b1 + Σ W1[i], 0, 1)`,
+/// `[2·B, L1]`. Bags are split among the libtorch threads; each bag's sum runs in index order,
+/// so the result does not depend on the number of threads.
+pub fn first_layer(w1: &Tensor, b1: &Tensor, input: &SparseInput, l1: usize) -> Tensor {
+    let (w1c, b1c) = (w1.detach().contiguous(), b1.detach().contiguous());
+    let (idx_t, off_t) = (input.indices.contiguous(), input.offsets.contiguous());
+    // SAFETY: read-only views of tensors alive until the end of the function; nothing writes to
+    // them meanwhile (no optimizer step runs during a forward pass).
+    let (w, b, idx, off) = unsafe {
+        (
+            f32_slice(&w1c),
+            f32_slice(&b1c),
+            i64_slice(&idx_t),
+            i64_slice(&off_t),
+        )
+    };
+    let bags = off.len();
+    let (out, dst) = new_f32(&[bags as i64, l1 as i64]);
+    let per = bags.div_ceil(cpu_threads()).max(1);
+    std::thread::scope(|scope| {
+        for (c, chunk) in dst.chunks_mut(per * l1).enumerate() {
+            scope.spawn(move || kernels::forward(chunk, c * per, w, b, idx, off, l1));
+        }
+    });
+    out
+}
+
+/// Bags per block of the b1 gradient's partial sums (a fixed partition, so the sum's order does
+/// not depend on the number of threads).
+const B1_BLOCK: usize = 256;
+
+/// The gradients of W1 (`[n, l1]`) and b1 from the gradient `grad` of the clipped activations
+/// `x` of [`first_layer`] (CPU): the clipped ReLU passes the gradient where `0 < x < 1`, then
+/// bag j's masked gradient is added to W1's row of each of its indices and to b1.
+///
+/// Three parallel passes: the masked gradients and b1's partial sums over fixed blocks of bags;
+/// W1's rows split into one range per libtorch thread, each thread scanning all bags and adding
+/// into its own rows (in bag order); the partial sums of b1 added in block order. The result
+/// does not depend on the number of threads.
+pub fn first_layer_gradients(
+    grad: &Tensor,
+    x: &Tensor,
+    input: &SparseInput,
+    n: usize,
+    l1: usize,
+) -> (Tensor, Tensor) {
+    let (grad_t, x_t) = (
+        grad.detach().to_kind(Kind::Float).contiguous(),
+        x.detach().contiguous(),
+    );
+    let (idx_t, off_t) = (input.indices.contiguous(), input.offsets.contiguous());
+    // SAFETY: read-only views of tensors alive until the end of the function.
+    let (g, xs, idx, off) = unsafe {
+        (
+            f32_slice(&grad_t),
+            f32_slice(&x_t),
+            i64_slice(&idx_t),
+            i64_slice(&off_t),
+        )
+    };
+    let bags = off.len();
+    let threads = cpu_threads();
+    // 1. Masked gradients and b1's partial sums per block of bags.
+    let (masked_t, masked) = new_f32(&[bags as i64, l1 as i64]);
+    let blocks = bags.div_ceil(B1_BLOCK);
+    let mut partial = vec![0f32; blocks * l1];
+    let blocks_per = blocks.div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        for (t, (m, p)) in masked
+            .chunks_mut(blocks_per * B1_BLOCK * l1)
+            .zip(partial.chunks_mut(blocks_per * l1))
+            .enumerate()
+        {
+            let first = t * blocks_per * B1_BLOCK;
+            let len = m.len();
+            let (g, xs) = (
+                &g[first * l1..first * l1 + len],
+                &xs[first * l1..first * l1 + len],
+            );
+            scope.spawn(move || {
+                kernels::mask(m, g, xs);
+                for (block, sum) in m.chunks(B1_BLOCK * l1).zip(p.chunks_mut(l1)) {
+                    kernels::sum_rows(sum, block, l1);
+                }
+            });
+        }
+    });
+    let masked: &[f32] = masked;
+    // 2. W1's rows, one range per thread.
+    let (w1_grad, dst) = new_f32(&[n as i64, l1 as i64]);
+    let rows_per = n.div_ceil(threads.min(n.max(1))).max(1);
+    std::thread::scope(|scope| {
+        for (t, rows) in dst.chunks_mut(rows_per * l1).enumerate() {
+            let lo = t * rows_per;
+            scope.spawn(move || kernels::scatter(rows, lo, masked, idx, off, l1));
+        }
+    });
+    drop(masked_t);
+    // 3. b1.
+    let mut b1 = vec![0f32; l1];
+    kernels::sum_rows(&mut b1, &partial, l1);
+    (w1_grad, Tensor::from_slice(&b1))
+}
+
+/// The loops of the CPU first layer, compiled for AVX-512, AVX2 and the baseline and chosen at
+/// run time (the arithmetic and its order are the same in all three, so are the results).
+mod kernels {
+    #[inline(always)]
+    fn add(row: &mut [f32], src: &[f32]) {
+        for (a, v) in row.iter_mut().zip(src) {
+            *a += *v;
+        }
+    }
+
+    #[inline(always)]
+    fn forward_impl(
+        dst: &mut [f32],
+        first: usize,
+        w: &[f32],
+        b: &[f32],
+        idx: &[i64],
+        off: &[i64],
+        l1: usize,
+    ) {
+        for (k, row) in dst.chunks_mut(l1).enumerate() {
+            let j = first + k;
+            let end = off.get(j + 1).map_or(idx.len(), |&e| e as usize);
+            row.copy_from_slice(b);
+            for &i in &idx[off[j] as usize..end] {
+                let i = i as usize;
+                add(row, &w[i * l1..(i + 1) * l1]);
+            }
+            for a in row.iter_mut() {
+                *a = a.clamp(0.0, 1.0);
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn mask_impl(dst: &mut [f32], g: &[f32], x: &[f32]) {
+        for ((d, &gv), &xv) in dst.iter_mut().zip(g).zip(x) {
+            *d = if xv > 0.0 && xv < 1.0 { gv } else { 0.0 };
+        }
+    }
+
+    #[inline(always)]
+    fn sum_rows_impl(sum: &mut [f32], rows: &[f32], l1: usize) {
+        for r in rows.chunks(l1) {
+            add(sum, r);
+        }
+    }
+
+    #[inline(always)]
+    fn scatter_impl(rows: &mut [f32], lo: usize, g: &[f32], idx: &[i64], off: &[i64], l1: usize) {
+        let hi = lo + rows.len() / l1;
+        for (j, &start) in off.iter().enumerate() {
+            let end = off.get(j + 1).map_or(idx.len(), |&e| e as usize);
+            let gj = &g[j * l1..(j + 1) * l1];
+            for &i in &idx[start as usize..end] {
+                let i = i as usize;
+                if i >= lo && i < hi {
+                    add(&mut rows[(i - lo) * l1..(i - lo + 1) * l1], gj);
+                }
+            }
+        }
+    }
+
+    macro_rules! dispatch {
+        ($name:ident, $imp:ident, ($($arg:ident: $ty:ty),*)) => {
+            /// Runs the loop with the widest vector instructions this CPU has.
+            pub fn $name($($arg: $ty),*) {
+                #[cfg(target_arch = "x86_64")]
+                {
+                    #[target_feature(enable = "avx512f")]
+                    fn wide($($arg: $ty),*) {
+                        $imp($($arg),*)
+                    }
+                    #[target_feature(enable = "avx2")]
+                    fn medium($($arg: $ty),*) {
+                        $imp($($arg),*)
+                    }
+                    if std::arch::is_x86_feature_detected!("avx512f") {
+                        // SAFETY: the CPU has AVX-512F.
+                        return unsafe { wide($($arg),*) };
+                    }
+                    if std::arch::is_x86_feature_detected!("avx2") {
+                        // SAFETY: the CPU has AVX2.
+                        return unsafe { medium($($arg),*) };
+                    }
+                }
+                $imp($($arg),*)
+            }
+        };
+    }
+
+    dispatch!(forward, forward_impl, (dst: &mut [f32], first: usize, w: &[f32], b: &[f32], idx: &[i64], off: &[i64], l1: usize));
+    dispatch!(mask, mask_impl, (dst: &mut [f32], g: &[f32], x: &[f32]));
+    dispatch!(sum_rows, sum_rows_impl, (sum: &mut [f32], rows: &[f32], l1: usize));
+    dispatch!(scatter, scatter_impl, (rows: &mut [f32], lo: usize, g: &[f32], idx: &[i64], off: &[i64], l1: usize));
+}
+
 /// A tensor's values as a flat CPU `f32` vector.
 pub fn tensor_to_vec(t: &Tensor) -> Vec<f32> {
     let flat = t
@@ -274,17 +600,21 @@ mod tests {
     use super::*;
 
     fn tiny() -> Shape {
-        Shape { n: 10, l1: 4, l2: 3 }
+        Shape {
+            n: 10,
+            l1: 4,
+            l2: 3,
+        }
     }
 
     #[test]
     fn forward_is_the_embedding_sum_of_each_perspective() {
         let m = Model::new(tiny(), 1, Device::Cpu);
-        // Two positions: (stm {1, 3}, opp {2}) and (stm {}, opp {0, 9}).
+        // Two positions: (stm {1, 3}, opp {2}) and (stm {}, opp {0, 9}), bags interleaved.
         let input = SparseInput {
             len: 2,
             indices: Tensor::from_slice(&[1i64, 3, 2, 0, 9]),
-            offsets: Tensor::from_slice(&[0i64, 2, 2, 3]),
+            offsets: Tensor::from_slice(&[0i64, 2, 3, 3]),
         };
         let out = tensor_to_vec(&m.forward(&input));
         let [w1, b1, w2, b2, w3, b3] = m.to_vecs();
@@ -327,5 +657,55 @@ mod tests {
         let v = m.to_vecs();
         assert!(v[2].iter().all(|&w| w == MAX_HIDDEN_WEIGHT as f32));
         assert!(v[4].iter().all(|&w| w == -MAX_HIDDEN_WEIGHT as f32));
+    }
+
+    #[test]
+    fn hand_scattered_first_layer_gradient_equals_autograd() {
+        let shape = Shape {
+            n: 40,
+            l1: 32,
+            l2: 8,
+        };
+        let m = Model::new(shape, 3, Device::Cpu);
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let mut indices = Vec::new();
+        let mut offsets = Vec::new();
+        for _ in 0..2 * 50 {
+            offsets.push(indices.len() as i64);
+            for _ in 0..rng.random_range(0..6) {
+                indices.push(rng.random_range(0..40i64));
+            }
+        }
+        let input = SparseInput {
+            len: 50,
+            indices: Tensor::from_slice(&indices),
+            offsets: Tensor::from_slice(&offsets),
+        };
+        let target =
+            Tensor::from_slice(&(0..50).map(|i| i as f32 * 7.0 - 150.0).collect::<Vec<_>>());
+        let loss = |out: &Tensor| (out - &target).square().mean(Kind::Float);
+        let fwd = m.forward_train(&input);
+        loss(&fwd.out).backward();
+        assert!(fwd.activations.is_some());
+        let manual = m.gradients(&fwd, &input);
+        let mut m = m;
+        m.zero_grad();
+        let out = m.forward(&input);
+        loss(&out).backward();
+        let auto = m.gradients(
+            &Forward {
+                out,
+                activations: None,
+            },
+            &input,
+        );
+        for (a, b) in manual.iter().zip(&auto) {
+            let (a, b) = (tensor_to_vec(a), tensor_to_vec(b));
+            let scale = b.iter().fold(1e-6f32, |s, v| s.max(v.abs()));
+            for (x, y) in a.iter().zip(&b) {
+                assert!((x - y).abs() <= 1e-4 * scale, "{x} vs {y}");
+            }
+        }
+        assert!(tensor_to_vec(&manual[0]).iter().any(|&g| g != 0.0));
     }
 }

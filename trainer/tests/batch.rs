@@ -31,3 +31,41 @@ fn batch_holds_side_to_move_first_sorted_unique_indices() {
     assert_eq!(batch.position(1, 1), &[6, 394, 479]);
     assert_eq!(batch.offsets[0], vec![0, 3, 6]);
 }
+
+#[test]
+fn parts_concatenate_into_the_batch_of_all_positions() {
+    let dir = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let set = PluginRegistry::discover(Some(&dir))
+        .unwrap()
+        .feature_set("all")
+        .unwrap();
+    let samples: Vec<trainer::data::Sample> = trainer::data::synthetic::random_games(4)
+        .take(300)
+        .collect();
+    let mut scratch = Vec::new();
+    let mut whole = SparseBatch::with_capacity(&set, 300);
+    for s in &samples {
+        whole.push_sample(&set, s, &mut scratch).unwrap();
+    }
+    let parts: Vec<SparseBatch> = samples
+        .chunks(70)
+        .map(|chunk| {
+            let mut b = SparseBatch::with_capacity(&set, chunk.len());
+            for s in chunk {
+                b.push_sample(&set, s, &mut scratch).unwrap();
+            }
+            b
+        })
+        .collect();
+    let joined = SparseBatch::concat(&parts);
+    assert_eq!(joined, whole);
+    assert_eq!(joined.indices[0].capacity(), joined.indices[0].len());
+    assert_eq!(
+        joined.score,
+        samples.iter().map(|s| s.score).collect::<Vec<_>>()
+    );
+}

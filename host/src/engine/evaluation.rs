@@ -1,6 +1,6 @@
 //! Which evaluation a search uses, loading networks for it, and running a search with it.
 //!
-//! [`EvalSource`] is either the built-in evaluation or a loaded NNUE; [`search`] runs
+//! [`EvalSource`] is either the built-in evaluation or a loaded NNUE; [`search`](fn@search) runs
 //! [`super::search::run`] with the matching [`super::eval::Evaluator`] in every thread.
 
 use std::path::{Path, PathBuf};

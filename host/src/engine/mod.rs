@@ -10,7 +10,7 @@
 //! - [`search`]: iterative deepening, alpha-beta with PVS, quiescence, Lazy SMP;
 //! - [`time`]: how long to think;
 //! - [`uci`]: the protocol (`host` without a subcommand);
-//! - [`bench`]: the fixed-depth benchmark (`host bench`).
+//! - [`bench`](mod@bench): the fixed-depth benchmark (`host bench`).
 
 pub mod bench;
 pub mod eval;

@@ -1,7 +1,11 @@
 //! Compact move encoding (for the transposition table, killers and principal variations) and
 //! the move picker: moves with ordering scores, handed out best first by selection.
 
-use shakmaty::{Chess, Move, MoveList, Position, Role, Square};
+use arrayvec::ArrayVec;
+use shakmaty::attacks::{
+    self, bishop_attacks, king_attacks, knight_attacks, pawn_attacks, queen_attacks, rook_attacks,
+};
+use shakmaty::{Bitboard, Chess, Color, Move, MoveList, Position, Rank, Role, Square};
 
 /// A move packed into 16 bits: origin (6 bits), destination (6 bits; the rook's square for
 /// castling, as in shakmaty), promotion role (3 bits, 0 for none). Never 0 for a real move.
@@ -128,15 +132,15 @@ enum Stage {
 pub struct MovePicker {
     stage: Stage,
     tt_move: Option<Move>,
-    killers: [PackedMove; 2],
+    killers: [Option<Move>; 2],
     moves: MoveList,
     preset: bool,
-    scores: [i32; 256],
+    /// Scores of `moves[..scores.len()]` (filled stage by stage).
+    scores: ArrayVec<i32, 256>,
     /// `moves[..captures_end]` are captures and promotions, the rest quiet.
     captures_end: usize,
     cur: usize,
-    bad: [Option<Move>; 32],
-    bad_len: usize,
+    bad: ArrayVec<Move, 32>,
     bad_cur: usize,
     killer_i: usize,
     quiescence: bool,
@@ -147,7 +151,7 @@ pub struct MovePicker {
 impl MovePicker {
     fn with(
         tt_move: Option<Move>,
-        killers: [PackedMove; 2],
+        killers: [Option<Move>; 2],
         quiescence: bool,
         all_evasions: bool,
     ) -> Self {
@@ -157,11 +161,10 @@ impl MovePicker {
             killers,
             moves: MoveList::new(),
             preset: false,
-            scores: [0; 256],
+            scores: ArrayVec::new(),
             captures_end: 0,
             cur: 0,
-            bad: [None; 32],
-            bad_len: 0,
+            bad: ArrayVec::new(),
             bad_cur: 0,
             killer_i: 0,
             quiescence,
@@ -171,14 +174,14 @@ impl MovePicker {
     }
 
     /// A picker for the main search; `tt_move` must be legal (see [`from_packed`]).
-    pub fn main(tt_move: Option<Move>, killers: [PackedMove; 2]) -> Self {
+    pub fn main(tt_move: Option<Move>, killers: [Option<Move>; 2]) -> Self {
         Self::with(tt_move, killers, false, true)
     }
 
     /// A picker for the main search over a given list of legal moves (the root's).
     pub fn with_moves(moves: MoveList, tt_move: Option<Move>) -> Self {
         let tt_move = tt_move.filter(|t| moves.contains(t));
-        let mut p = Self::with(tt_move, [NO_MOVE; 2], false, true);
+        let mut p = Self::with(tt_move, [None; 2], false, true);
         p.moves = moves;
         p.preset = true;
         p
@@ -188,7 +191,14 @@ impl MovePicker {
     /// `in_check`. A transposition table move that is quiet is ignored unless `in_check`.
     pub fn quiescence(tt_move: Option<Move>, in_check: bool) -> Self {
         let tt_move = tt_move.filter(|m| in_check || is_tactical(m));
-        Self::with(tt_move, [NO_MOVE; 2], true, in_check)
+        Self::with(tt_move, [None; 2], true, in_check)
+    }
+
+    /// Hands out no more quiet moves (killers included): what is left are the bad captures.
+    pub fn skip_quiets(&mut self) {
+        if self.stage > Stage::Captures && self.stage < Stage::BadCaptures {
+            self.stage = Stage::BadCaptures;
+        }
     }
 
     /// Whether the position has no legal move at all. Only meaningful once the picker returned
@@ -205,12 +215,16 @@ impl MovePicker {
         if self.cur >= end {
             return None;
         }
-        let mut best = self.cur;
-        for i in self.cur + 1..end {
-            if self.scores[i] > self.scores[best] {
+        let scores = &self.scores[self.cur..end];
+        let mut best = 0;
+        let mut best_score = scores[0];
+        for (i, &s) in scores.iter().enumerate().skip(1) {
+            if s > best_score {
                 best = i;
+                best_score = s;
             }
         }
+        let best = self.cur + best;
         self.moves.swap(self.cur, best);
         self.scores.swap(self.cur, best);
         self.cur += 1;
@@ -229,7 +243,11 @@ impl MovePicker {
                 }
                 Stage::Generate => {
                     if !self.preset {
-                        self.moves = pos.legal_moves();
+                        if self.quiescence && !self.all_evasions {
+                            tactical_moves(pos, &mut self.moves);
+                        } else {
+                            self.moves = pos.legal_moves();
+                        }
                     }
                     // Partition: captures and promotions first.
                     let n = self.moves.len();
@@ -244,8 +262,9 @@ impl MovePicker {
                         self.moves.truncate(split);
                     }
                     self.captures_end = split;
+                    self.scores.clear();
                     for i in 0..split {
-                        self.scores[i] = scorer.capture_score(&self.moves[i]);
+                        self.scores.push(scorer.capture_score(&self.moves[i]));
                     }
                     self.cur = 0;
                     self.stage = Stage::Captures;
@@ -267,9 +286,7 @@ impl MovePicker {
                         return Some((m, Kind::GoodCapture, self.scores[i]));
                     }
                     if is_underpromotion(&m) || !scorer.see_ge(&m, self.see_threshold) {
-                        if self.bad_len < self.bad.len() {
-                            self.bad[self.bad_len] = Some(m);
-                            self.bad_len += 1;
+                        if self.bad.try_push(m).is_ok() {
                             continue;
                         }
                         return Some((m, Kind::BadCapture, self.scores[i]));
@@ -283,11 +300,12 @@ impl MovePicker {
                     }
                     let k = self.killers[self.killer_i];
                     self.killer_i += 1;
-                    if k == NO_MOVE || self.tt_move.is_some_and(|t| pack(&t) == k) {
+                    let Some(k) = k else { continue };
+                    if self.tt_move == Some(k) {
                         continue;
                     }
                     let n = self.moves.len();
-                    if let Some(i) = (self.cur..n).find(|&i| pack(&self.moves[i]) == k) {
+                    if let Some(i) = (self.cur..n).find(|&i| self.moves[i] == k) {
                         self.moves.swap(self.cur, i);
                         self.cur += 1;
                         return Some((self.moves[self.cur - 1], Kind::Killer, 0));
@@ -295,30 +313,23 @@ impl MovePicker {
                 }
                 Stage::ScoreQuiets => {
                     let n = self.moves.len();
-                    for i in self.cur..n {
-                        self.scores[i] = scorer.quiet_score(&self.moves[i]);
+                    // Killers handed out sit between the captures and `cur`.
+                    while self.scores.len() < self.cur {
+                        self.scores.push(0);
                     }
-                    // Insertion sort, best first: most quiet moves of a node get searched.
-                    for i in self.cur + 1..n {
-                        let (m, s) = (self.moves[i], self.scores[i]);
-                        let mut j = i;
-                        while j > self.cur && self.scores[j - 1] < s {
-                            self.moves[j] = self.moves[j - 1];
-                            self.scores[j] = self.scores[j - 1];
-                            j -= 1;
-                        }
-                        self.moves[j] = m;
-                        self.scores[j] = s;
+                    self.scores.truncate(self.cur);
+                    for i in self.cur..n {
+                        self.scores.push(scorer.quiet_score(&self.moves[i]));
                     }
                     self.stage = Stage::Quiets;
                 }
                 Stage::Quiets => {
-                    if self.cur >= self.moves.len() {
+                    // Selection, not a full sort: most nodes stop after a few quiet moves, or
+                    // skip the rest (late move pruning, `skip_quiets`).
+                    let Some(i) = self.select(self.moves.len()) else {
                         self.stage = Stage::BadCaptures;
                         continue;
-                    }
-                    let i = self.cur;
-                    self.cur += 1;
+                    };
                     let m = self.moves[i];
                     if self.is_tt(&m) {
                         continue;
@@ -326,17 +337,122 @@ impl MovePicker {
                     return Some((m, Kind::Quiet, self.scores[i]));
                 }
                 Stage::BadCaptures => {
-                    if self.bad_cur < self.bad_len {
+                    if self.bad_cur < self.bad.len() {
                         self.bad_cur += 1;
-                        if let Some(m) = self.bad[self.bad_cur - 1] {
-                            return Some((m, Kind::BadCapture, 0));
-                        }
-                        continue;
+                        return Some((self.bad[self.bad_cur - 1], Kind::BadCapture, 0));
                     }
                     self.stage = Stage::Done;
                 }
                 Stage::Done => return None,
             }
+        }
+    }
+}
+
+/// Our pieces pinned to our king (their only legal moves stay on the line to the king).
+#[inline]
+fn pinned(pos: &Chess, king: Square) -> Bitboard {
+    let board = pos.board();
+    let snipers = ((rook_attacks(king, Bitboard(0)) & board.rooks_and_queens())
+        | (bishop_attacks(king, Bitboard(0)) & board.bishops_and_queens()))
+        & pos.them();
+    let mut pinned = Bitboard(0);
+    for sniper in snipers {
+        let between = attacks::between(king, sniper) & board.occupied();
+        if !between.more_than_one() {
+            pinned |= between;
+        }
+    }
+    pinned & pos.us()
+}
+
+/// The legal captures and queen promotions (captures included; no underpromotion) of a position
+/// whose side to move is not in check, generated into `out` (cleared first) without the quiet
+/// moves: the quiescence search's moves. Panics in debug builds when the side to move is in
+/// check.
+pub fn tactical_moves(pos: &Chess, out: &mut MoveList) {
+    debug_assert!(!pos.is_check());
+    out.clear();
+    let board = pos.board();
+    let us = pos.turn();
+    let occupied = board.occupied();
+    let Some(king) = board.king_of(us) else {
+        return;
+    };
+    let pinned = pinned(pos, king);
+    let targets = pos.them() & !board.kings();
+    let legal =
+        |from: Square, to: Square| !pinned.contains(from) || attacks::aligned(from, to, king);
+    let last_rank = match us {
+        Color::White => Bitboard::from_rank(Rank::Eighth),
+        Color::Black => Bitboard::from_rank(Rank::First),
+    };
+    let forward = match us {
+        Color::White => 8,
+        Color::Black => -8,
+    };
+    for from in pos.our(Role::Pawn) {
+        for to in pawn_attacks(us, from) & targets {
+            if legal(from, to) {
+                out.push(Move::Normal {
+                    role: Role::Pawn,
+                    from,
+                    capture: board.role_at(to),
+                    to,
+                    promotion: last_rank.contains(to).then_some(Role::Queen),
+                });
+            }
+        }
+        if let Some(to) = from.offset(forward)
+            && last_rank.contains(to)
+            && !occupied.contains(to)
+            && legal(from, to)
+        {
+            out.push(Move::Normal {
+                role: Role::Pawn,
+                from,
+                capture: None,
+                to,
+                promotion: Some(Role::Queen),
+            });
+        }
+    }
+    for role in [Role::Knight, Role::Bishop, Role::Rook, Role::Queen] {
+        for from in pos.our(role) {
+            let reach = match role {
+                Role::Knight => knight_attacks(from),
+                Role::Bishop => bishop_attacks(from, occupied),
+                Role::Rook => rook_attacks(from, occupied),
+                _ => queen_attacks(from, occupied),
+            };
+            for to in reach & targets {
+                if legal(from, to) {
+                    out.push(Move::Normal {
+                        role,
+                        from,
+                        capture: board.role_at(to),
+                        to,
+                        promotion: None,
+                    });
+                }
+            }
+        }
+    }
+    let without_king = occupied ^ Bitboard::from(king);
+    for to in king_attacks(king) & targets {
+        if board.attacks_to(to, !us, without_king).is_empty() {
+            out.push(Move::Normal {
+                role: Role::King,
+                from: king,
+                capture: board.role_at(to),
+                to,
+                promotion: None,
+            });
+        }
+    }
+    if pos.maybe_ep_square().is_some() {
+        for m in pos.en_passant_moves() {
+            out.push(m);
         }
     }
 }
@@ -430,7 +546,7 @@ mod tests {
                 .find(|m| is_quiet(m) && **m != tt)
                 .copied()
                 .unwrap();
-            let mut picker = MovePicker::main(Some(tt), [pack(&killer), NO_MOVE]);
+            let mut picker = MovePicker::main(Some(tt), [Some(killer), None]);
             let mut seen = Vec::new();
             while let Some((m, kind, _)) = picker.next(&p, &Plain) {
                 if seen.is_empty() {
@@ -446,17 +562,71 @@ mod tests {
             seen.dedup();
             assert_eq!(seen.len(), legal.len());
             // Quiescence: only captures and promotions.
-            let mut q = MovePicker::quiescence(None, false);
+            let mut q = MovePicker::quiescence(None, p.is_check());
             while let Some((m, _, _)) = q.next(&p, &Plain) {
-                assert!(is_tactical(&m));
+                assert!(p.is_check() || is_tactical(&m));
             }
         }
     }
 
     #[test]
+    fn tactical_moves_are_the_legal_captures_and_queen_promotions() {
+        use rand::SeedableRng;
+        use rand::seq::IndexedRandom;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let starts = [
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
+            "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        ];
+        let mut checked = 0;
+        for start in starts {
+            for _ in 0..30 {
+                let mut p = pos(start);
+                for _ in 0..80 {
+                    let legal = p.legal_moves();
+                    if legal.is_empty() {
+                        break;
+                    }
+                    if !p.is_check() {
+                        let mut want: Vec<u16> = legal
+                            .iter()
+                            .filter(|m| m.promotion().map_or(m.is_capture(), |r| r == Role::Queen))
+                            .map(pack)
+                            .collect();
+                        let mut list = MoveList::new();
+                        tactical_moves(&p, &mut list);
+                        let mut got: Vec<u16> = list.iter().map(pack).collect();
+                        want.sort_unstable();
+                        got.sort_unstable();
+                        assert_eq!(
+                            got,
+                            want,
+                            "{}",
+                            Fen::from_position(&p, shakmaty::EnPassantMode::Legal)
+                        );
+                        checked += 1;
+                    }
+                    // Prefer captures so the positions stay tactical.
+                    let captures: Vec<Move> =
+                        legal.iter().filter(|m| m.is_capture()).copied().collect();
+                    let m = if !captures.is_empty() && rand::Rng::random_bool(&mut rng, 0.5) {
+                        *captures.choose(&mut rng).unwrap()
+                    } else {
+                        *legal.choose(&mut rng).unwrap()
+                    };
+                    p.play_unchecked(m);
+                }
+            }
+        }
+        assert!(checked > 5_000, "{checked}");
+    }
+
+    #[test]
     fn positions_without_moves_are_recognised() {
         let mated = pos("7k/6Q1/6K1/8/8/8/8/8 b - - 0 1");
-        let mut picker = MovePicker::main(None, [NO_MOVE; 2]);
+        let mut picker = MovePicker::main(None, [None; 2]);
         assert!(picker.next(&mated, &Plain).is_none());
         assert!(picker.no_legal_move());
     }

@@ -15,6 +15,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use arrayvec::ArrayVec;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Move, MoveList, Position, Role};
 
@@ -26,7 +27,6 @@ use super::position::{PositionStack, has_non_pawn_material};
 use super::see::{see_ge, value};
 use super::time::{TimeBudget, stability_percent};
 use super::tt::{Bound, TranspositionTable, TtEntry};
-use super::zobrist::approximate_update;
 
 /// Deepest ply the search reaches (iterations go up to this depth).
 pub const MAX_PLY: usize = 128;
@@ -229,6 +229,29 @@ pub fn uci_move(m: Option<&Move>) -> String {
     )
 }
 
+/// Whether a stored bound settles the window: a cut-off (or, for `Bound::None`, nothing).
+#[inline(always)]
+fn bound_cuts(bound: Bound, score: i32, alpha: i32, beta: i32) -> bool {
+    match bound {
+        Bound::Exact => true,
+        Bound::Lower => score >= beta,
+        Bound::Upper => score <= alpha,
+        Bound::None => false,
+    }
+}
+
+/// Whether a stored score says more about the position than its static evaluation `eval`.
+#[inline(always)]
+fn bound_refines(bound: Bound, score: i32, eval: i32) -> bool {
+    score.abs() < MATE_BOUND
+        && match bound {
+            Bound::Exact => true,
+            Bound::Lower => score > eval,
+            Bound::Upper => score < eval,
+            Bound::None => false,
+        }
+}
+
 #[inline(always)]
 fn score_to_tt(score: i32, ply: usize) -> i16 {
     let s = if score >= MATE_BOUND {
@@ -324,20 +347,23 @@ impl Scorer for OrderCtx<'_> {
 #[derive(Clone, Copy)]
 struct Frame {
     static_eval: i32,
-    killers: [PackedMove; 2],
+    killers: [Option<Move>; 2],
     /// Continuation index of the move that led to this ply (`None` after a null move / at root).
     moved: Option<usize>,
     /// Whether this ply was reached by a null move.
     null: bool,
+    /// Whether the side to move is in check at this ply.
+    in_check: bool,
 }
 
 impl Default for Frame {
     fn default() -> Self {
         Frame {
             static_eval: NO_EVAL,
-            killers: [NO_MOVE; 2],
+            killers: [None; 2],
             moved: None,
             null: false,
+            in_check: false,
         }
     }
 }
@@ -365,6 +391,11 @@ struct Searcher<'a, E: Evaluator> {
     iteration_best: Option<(PackedMove, i32)>,
     /// Best move of the last completed iteration (searched first at the root).
     previous_best: PackedMove,
+    /// Main thread: when to stop (the soft limit scaled by the best move's stability), set
+    /// after each iteration.
+    time_target: Option<Duration>,
+    /// Whether the current iteration's root search failed low (the best move is in doubt).
+    failing_low: bool,
     root_moves: MoveList,
 }
 
@@ -400,9 +431,12 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
             completed_depth: 0,
             iteration_best: None,
             previous_best: NO_MOVE,
+            time_target: None,
+            failing_low: false,
             root_moves,
         };
         s.eval.set_root(root);
+        s.frame_mut(0).in_check = root.is_check();
         s
     }
 
@@ -447,9 +481,18 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         if let Some(t) = self.limits.time
             && !self.limits.infinite
             && !self.ctl.is_pondering()
-            && self.ctl.elapsed() >= t.hard
         {
-            return true;
+            // The scaled soft limit applies inside an iteration too (a root move that raised
+            // alpha in the unfinished iteration is kept), except while the root fails low: then
+            // only the hard limit stops the search.
+            let limit = if self.failing_low {
+                t.hard
+            } else {
+                self.time_target.unwrap_or(t.hard).min(t.hard)
+            };
+            if self.ctl.elapsed() >= limit {
+                return true;
+            }
         }
         false
     }
@@ -471,15 +514,33 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         // Fetch the child's table entry while the evaluator works.
         self.tt.prefetch(self.pos.hash());
         self.eval.push(self.pos.parent(), m);
+        let in_check = self.pos.current().is_check();
         let child = self.frame_mut(ply + 1);
         child.moved = Some(moved);
         child.null = false;
+        child.in_check = in_check;
     }
 
     #[inline(always)]
     fn unmake(&mut self) {
         self.pos.unmake();
         self.eval.pop();
+    }
+
+    /// Caches a freshly computed static evaluation in the table (no score, no move).
+    #[inline(always)]
+    fn store_eval(&self, key: u64, eval: i32) {
+        self.tt.store(
+            key,
+            TtEntry {
+                mv: NO_MOVE,
+                score: 0,
+                eval: eval as i16,
+                depth: 0,
+                bound: Bound::None,
+                pv: false,
+            },
+        );
     }
 
     fn evaluate(&mut self) -> i32 {
@@ -527,11 +588,10 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         for m in quiets {
             apply(self.data, m, -bonus);
         }
-        let pm = pack(best);
         let f = self.frame_mut(ply);
-        if f.killers[0] != pm {
+        if f.killers[0] != Some(*best) {
             f.killers[1] = f.killers[0];
-            f.killers[0] = pm;
+            f.killers[0] = Some(*best);
         }
     }
 
@@ -582,7 +642,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         self.nodes += 1;
         self.seldepth = self.seldepth.max(ply + 1);
 
-        let in_check = self.pos.current().is_check();
+        let in_check = self.frame(ply).in_check;
         if !root {
             if self.pos.is_draw() {
                 return 0;
@@ -607,11 +667,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         if !pv_node
             && let (Some(e), Some(s)) = (tte, tt_score)
             && e.depth as i32 >= depth
-            && match e.bound {
-                Bound::Exact => true,
-                Bound::Lower => s >= beta,
-                Bound::Upper => s <= alpha,
-            }
+            && bound_cuts(e.bound, s, alpha, beta)
         {
             return s;
         }
@@ -624,22 +680,22 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         } else {
             static_eval = match tte {
                 Some(e) => e.eval as i32,
-                None => self.evaluate(),
+                None => {
+                    let v = self.evaluate();
+                    self.store_eval(key, v);
+                    v
+                }
             };
             eval = static_eval;
             if let (Some(e), Some(s)) = (tte, tt_score)
-                && s.abs() < MATE_BOUND
-                && match e.bound {
-                    Bound::Exact => true,
-                    Bound::Lower => s > eval,
-                    Bound::Upper => s < eval,
-                }
+                && bound_refines(e.bound, s, eval)
             {
                 eval = s;
             }
         }
         self.frame_mut(ply).static_eval = static_eval;
-        self.frame_mut(ply + 1).killers = [NO_MOVE; 2];
+        // The grandchildren start without killers; the children keep those of their cousins.
+        self.frame_mut(ply + 2).killers = [None; 2];
         let improving = !in_check && ply >= 2 && {
             let two = self.frame(ply - 2).static_eval;
             if two != NO_EVAL {
@@ -685,6 +741,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
                     let child = self.frame_mut(ply + 1);
                     child.moved = None;
                     child.null = true;
+                    child.in_check = false;
                     let v = -self.search(-beta, -beta + 1, depth - r, ply + 1, !cut_node);
                     self.unmake();
                     if self.stopped {
@@ -712,22 +769,22 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         let mut best_score = -INFINITE;
         let mut best_move: Option<Move> = None;
         let mut searched = 0usize;
-        let mut quiets: arrayvec_lite::Stack<Move, 64> = arrayvec_lite::Stack::new();
-        let mut captures: arrayvec_lite::Stack<Move, 32> = arrayvec_lite::Stack::new();
+        // Moves tried without success, for the history maluses (the tail may be forgotten).
+        let mut quiets: ArrayVec<Move, 64> = ArrayVec::new();
+        let mut captures: ArrayVec<Move, 32> = ArrayVec::new();
         let lmp_limit = (3 + depth * depth) as usize / if improving { 1 } else { 2 };
         let d_index = (depth as usize).min(63);
 
         loop {
             let next = picker.next(self.pos.current(), &self.order_ctx(ply));
             let Some((m, kind, order)) = next else { break };
-            self.tt
-                .prefetch(approximate_update(self.pos.current(), key, &m));
             let quiet = is_quiet(&m);
             let reduction = self.data.reductions[d_index][searched.min(63)] as i32;
             if !root && best_score > -MATE_BOUND {
                 let lmr_depth = (depth - 1 - reduction).max(0);
                 if quiet {
                     if searched >= lmp_limit {
+                        picker.skip_quiets();
                         continue;
                     }
                     if !in_check && lmr_depth <= 6 && static_eval + 120 + 90 * lmr_depth <= alpha {
@@ -747,7 +804,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
             }
 
             self.make(&m, ply);
-            let gives_check = self.pos.current().is_check();
+            let gives_check = self.frame(ply + 1).in_check;
             let new_depth = depth - 1 + gives_check as i32;
             let mut score;
             if searched == 0 {
@@ -793,22 +850,18 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
                     }
                     if score >= beta {
                         if quiet {
-                            self.update_quiet_histories(&m, quiets.as_slice(), depth, ply);
+                            self.update_quiet_histories(&m, &quiets, depth, ply);
                         }
-                        self.update_capture_histories(
-                            (!quiet).then_some(&m),
-                            captures.as_slice(),
-                            depth,
-                        );
+                        self.update_capture_histories((!quiet).then_some(&m), &captures, depth);
                         break;
                     }
                     alpha = score;
                 }
             }
             if quiet {
-                quiets.push(m);
+                let _ = quiets.try_push(m);
             } else {
-                captures.push(m);
+                let _ = captures.try_push(m);
             }
         }
 
@@ -858,7 +911,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         if self.pos.is_draw() {
             return 0;
         }
-        let in_check = self.pos.current().is_check();
+        let in_check = self.frame(ply).in_check;
         if ply >= MAX_PLY - 1 {
             return if in_check { 0 } else { self.evaluate() };
         }
@@ -866,15 +919,11 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         let key = self.pos.hash();
         let tte = self.tt.probe(key);
         let tt_move = tte.map_or(NO_MOVE, |e| e.mv);
-        if !pv_node && let Some(e) = tte {
-            let s = score_from_tt(e.score, ply);
-            if match e.bound {
-                Bound::Exact => true,
-                Bound::Lower => s >= beta,
-                Bound::Upper => s <= alpha,
-            } {
-                return s;
-            }
+        if !pv_node
+            && let Some(e) = tte
+            && bound_cuts(e.bound, score_from_tt(e.score, ply), alpha, beta)
+        {
+            return score_from_tt(e.score, ply);
         }
 
         let static_eval;
@@ -888,19 +937,25 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
                 None => self.evaluate(),
             };
             best_score = static_eval;
-            if let Some(e) = tte {
-                let s = score_from_tt(e.score, ply);
-                if s.abs() < MATE_BOUND
-                    && match e.bound {
-                        Bound::Exact => true,
-                        Bound::Lower => s > best_score,
-                        Bound::Upper => s < best_score,
-                    }
-                {
-                    best_score = s;
-                }
+            if let Some(e) = tte
+                && bound_refines(e.bound, score_from_tt(e.score, ply), best_score)
+            {
+                best_score = score_from_tt(e.score, ply);
             }
             if best_score >= beta {
+                if tte.is_none() {
+                    self.tt.store(
+                        key,
+                        TtEntry {
+                            mv: NO_MOVE,
+                            score: score_to_tt(best_score, ply),
+                            eval: static_eval as i16,
+                            depth: 0,
+                            bound: Bound::Lower,
+                            pv: false,
+                        },
+                    );
+                }
                 return best_score;
             }
             alpha = alpha.max(best_score);
@@ -927,6 +982,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
                 }
             } else if best_score > -MATE_BOUND && is_quiet(&m) && searched >= 3 {
                 // Enough evasions tried and one does not lose: skip the remaining quiet ones.
+                picker.skip_quiets();
                 continue;
             }
             self.make(&m, ply);
@@ -991,9 +1047,11 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
             if score <= alpha {
                 beta = (alpha + beta) / 2;
                 alpha = (score - delta).max(-INFINITE);
+                self.failing_low = true;
             } else if score >= beta {
                 beta = (score + delta).min(INFINITE);
             } else {
+                self.failing_low = false;
                 return score;
             }
             delta += delta / 2;
@@ -1077,12 +1135,17 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
             {
                 break;
             }
-            if let Some(t) = self.limits.time
-                && !self.limits.infinite
-                && !self.ctl.is_pondering()
-            {
-                let soft = t.soft.mul_f64(stability_percent(stable) as f64 / 100.0);
-                if self.ctl.elapsed() >= soft {
+            if let Some(t) = self.limits.time {
+                let target = t
+                    .soft
+                    .mul_f64(stability_percent(stable) as f64 / 100.0)
+                    .min(t.hard);
+                self.time_target = Some(target);
+                // The next iteration would most likely not finish in the time left.
+                if !self.limits.infinite
+                    && !self.ctl.is_pondering()
+                    && self.ctl.elapsed() >= target.mul_f64(0.6)
+                {
                     break;
                 }
             }
@@ -1241,45 +1304,6 @@ pub fn info_line(it: &Iteration, control: &SearchControl, tt: &TranspositionTabl
         line.push_str(&UciMove::from_standard(*m).to_string());
     }
     line
-}
-
-/// A tiny fixed-capacity stack (moves tried at a node), silently ignoring pushes beyond its
-/// capacity: only history updates read it, and they may forget the tail.
-mod arrayvec_lite {
-    use std::mem::MaybeUninit;
-
-    /// Up to `N` values of a `Copy` type on the stack.
-    pub struct Stack<T: Copy, const N: usize> {
-        items: [MaybeUninit<T>; N],
-        len: usize,
-    }
-
-    impl<T: Copy, const N: usize> Stack<T, N> {
-        /// An empty stack.
-        #[inline(always)]
-        pub fn new() -> Self {
-            Stack {
-                items: [const { MaybeUninit::uninit() }; N],
-                len: 0,
-            }
-        }
-
-        /// Adds a value, or ignores it when full.
-        #[inline(always)]
-        pub fn push(&mut self, v: T) {
-            if self.len < N {
-                self.items[self.len] = MaybeUninit::new(v);
-                self.len += 1;
-            }
-        }
-
-        /// The values pushed.
-        #[inline(always)]
-        pub fn as_slice(&self) -> &[T] {
-            // SAFETY: the first `len` items were initialised by `push`.
-            unsafe { std::slice::from_raw_parts(self.items.as_ptr() as *const T, self.len) }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,9 @@
 //! Time management: how long to think for one move.
 //!
-//! A search gets a *soft* limit (do not start another iteration once it has passed, scaled by
-//! how stable the best move is) and a *hard* limit (abort the search, checked every 1024 nodes).
+//! A search gets a *soft* limit, the time it aims to use: scaled by how stable the best move is
+//! ([`stability_percent`]), it stops the search when reached (checked every 1024 nodes, the best
+//! root move of the unfinished iteration kept), and no new iteration starts after 60% of it. The
+//! *hard* limit is the most a search may take: it alone applies while the root fails low.
 //!
 //! `Move Overhead` is the latency between the engine and the clock (pipes, scheduling, the
 //! GUI): every move costs the clock its thinking time plus up to that much. So:
@@ -32,7 +34,7 @@ pub struct Clock {
 /// The limits of one search.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TimeBudget {
-    /// Do not start a new iteration after this (before the stability scaling).
+    /// The time to aim for (before the stability scaling).
     pub soft: Duration,
     /// Abort the search at this point.
     pub hard: Duration,

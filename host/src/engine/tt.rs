@@ -11,9 +11,12 @@ use std::alloc::{Layout, alloc, dealloc};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// What a stored score is: exact, an upper bound (fail low) or a lower bound (fail high).
+/// What a stored score is: exact, an upper bound (fail low) or a lower bound (fail high), or
+/// nothing (`None`: the entry only caches the static evaluation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Bound {
+    /// No score: only the static evaluation (and perhaps a move) is known.
+    None = 0,
     /// The true score is at most the stored one.
     Upper = 1,
     /// The true score is at least the stored one.
@@ -62,11 +65,15 @@ fn pack(e: &TtEntry, generation: u8) -> u64 {
 
 #[inline(always)]
 fn unpack(data: u64) -> Option<(TtEntry, u8)> {
+    if data == 0 {
+        // An empty slot (or an evaluation-only entry of score 0 from generation 0: a miss).
+        return None;
+    }
     let bound = match (data >> 56) & 3 {
         1 => Bound::Upper,
         2 => Bound::Lower,
         3 => Bound::Exact,
-        _ => return None,
+        _ => Bound::None,
     };
     Some((
         TtEntry {
@@ -319,6 +326,21 @@ mod tests {
         tt.store(key, entry(0, 5, 2, Bound::Exact));
         let e = tt.probe(key).unwrap();
         assert_eq!((e.depth, e.mv, e.bound), (2, 77, Bound::Exact));
+    }
+
+    #[test]
+    fn evaluation_only_entries_round_trip() {
+        let tt = TranspositionTable::new(1).unwrap();
+        let e = TtEntry {
+            mv: 0,
+            score: 0,
+            eval: 123,
+            depth: 0,
+            bound: Bound::None,
+            pv: false,
+        };
+        tt.store(99, e);
+        assert_eq!(tt.probe(99), Some(e));
     }
 
     #[test]

@@ -149,28 +149,6 @@ pub fn update(before: &Chess, before_hash: u64, m: &Move, after: &Chess) -> u64 
     h ^ en_passant_key(before) ^ en_passant_key(after)
 }
 
-/// The hash after `m` ignoring changes of castling rights and en passant: exact for most
-/// moves, cheap, and good enough to prefetch the child's table entry before making the move.
-#[inline(always)]
-pub fn approximate_update(before: &Chess, before_hash: u64, m: &Move) -> u64 {
-    let us = before.turn();
-    let mut h = before_hash ^ KEYS.black_to_move;
-    if let Move::Normal {
-        role,
-        from,
-        capture,
-        to,
-        promotion,
-    } = *m
-    {
-        h ^= piece_key(us, role, from) ^ piece_key(us, promotion.unwrap_or(role), to);
-        if let Some(captured) = capture {
-            h ^= piece_key(!us, captured, to);
-        }
-    }
-    h
-}
-
 /// The hash after a null move from `before` (hash `before_hash`) to `after`.
 #[inline]
 pub fn update_null(before: &Chess, before_hash: u64, after: &Chess) -> u64 {

@@ -27,6 +27,10 @@ pub struct BenchArgs {
     /// Untimed steps first.
     #[arg(long, default_value_t = 5)]
     pub warmup: usize,
+    /// Only positions with at least this many pieces (as in real data; random games shed
+    /// material quickly).
+    #[arg(long, default_value_t = 20)]
+    pub min_pieces: u32,
     /// Measure the PQR method (a step sees 3 positions per triplet) instead of score targets.
     #[arg(long)]
     pub pqr: bool,
@@ -37,6 +41,7 @@ pub struct BenchArgs {
 
 /// Runs the benchmark and prints one line per L1.
 pub fn run(args: &BenchArgs, set: &FeatureSet) -> Result<(), String> {
+    trainer::train::tune_allocator();
     let device = args.device.device()?;
     apply_threads(args.device.threads);
     println!(
@@ -59,6 +64,7 @@ pub fn run(args: &BenchArgs, set: &FeatureSet) -> Result<(), String> {
             pqr: args.pqr,
             device,
             seed: 1,
+            min_pieces: args.min_pieces,
         };
         let r = bench(set, &config)?;
         println!(

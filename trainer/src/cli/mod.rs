@@ -5,6 +5,7 @@ pub mod convert;
 pub mod device;
 pub mod load;
 pub mod stats;
+pub mod train;
 
 use std::path::PathBuf;
 

@@ -38,6 +38,9 @@ pub struct BenchConfig {
     pub device: Device,
     /// Seed of the data and the weights.
     pub seed: u64,
+    /// Only positions with at least this many pieces (random games shed material quickly;
+    /// real training data holds about 20 to 32 pieces per position).
+    pub min_pieces: u32,
 }
 
 /// The measurement.
@@ -51,6 +54,10 @@ pub struct BenchResult {
     pub per_second: f64,
     /// Mean active indices per position and perspective in the batches.
     pub active: f64,
+}
+
+fn pieces(s: &Sample) -> u32 {
+    (s.board.by_color[0] | s.board.by_color[1]).count_ones()
 }
 
 /// Encodes `config.batches` batches of random-game positions (or triplets) through `set`.
@@ -67,6 +74,7 @@ pub fn make_batches(set: &FeatureSet, config: &BenchConfig) -> Result<Vec<Batch>
             while triplets.len() < config.batch_size {
                 let s = games.next().ok_or("no samples")?;
                 if let Some(p) = previous
+                    && pieces(&p) >= config.min_pieces
                     && let Some(t) = super::pqr::triplet(&p, &s, &mut rng)
                 {
                     triplets.push(t);
@@ -88,7 +96,11 @@ pub fn make_batches(set: &FeatureSet, config: &BenchConfig) -> Result<Vec<Batch>
             })));
         } else {
             let mut b = SparseBatch::with_capacity(set, config.batch_size);
-            for s in games.by_ref().take(config.batch_size) {
+            for s in games
+                .by_ref()
+                .filter(|s| pieces(s) >= config.min_pieces)
+                .take(config.batch_size)
+            {
                 b.push_sample(set, &s, &mut scratch)
                     .map_err(|e| e.to_string())?;
             }

@@ -31,13 +31,14 @@ impl Method {
 
     /// The loss of a batch under the model (a scalar tensor with its graph).
     pub fn loss(&self, model: &Model, batch: &Batch) -> Tensor {
+        self.loss_of(&model.forward(batch.input()), batch)
+    }
+
+    /// The loss of a batch given the model's outputs for its positions.
+    pub fn loss_of(&self, out: &Tensor, batch: &Batch) -> Tensor {
         match (self, batch) {
-            (Method::Score(l), Batch::Score(b)) => {
-                let out = model.forward(&b.input);
-                l.loss(&out, &b.targets)
-            }
+            (Method::Score(l), Batch::Score(b)) => l.loss(out, &b.targets),
             (Method::Pqr(l), Batch::Pqr(b)) => {
-                let out = model.forward(&b.input);
                 let n = b.len as i64;
                 l.loss(
                     &out.narrow(0, 0, n),
@@ -45,7 +46,11 @@ impl Method {
                     &out.narrow(0, 2 * n, n),
                 )
             }
-            _ => panic!("a {} batch given to the {} method", batch.kind(), self.name()),
+            _ => panic!(
+                "a {} batch given to the {} method",
+                batch.kind(),
+                self.name()
+            ),
         }
     }
 }
@@ -130,6 +135,14 @@ impl Batch {
         self.len() == 0
     }
 
+    /// The positions to evaluate (for PQR the p's, q's and r's).
+    pub fn input(&self) -> &SparseInput {
+        match self {
+            Batch::Score(b) => &b.input,
+            Batch::Pqr(b) => &b.input,
+        }
+    }
+
     /// `score` or `pqr`.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -163,9 +176,13 @@ pub fn train_step(
     batch: &Batch,
     lr: f64,
 ) -> Tensor {
-    let loss = method.loss(model, batch);
+    let forward = model.forward_train(batch.input());
+    let loss = method.loss_of(&forward.out, batch);
     loss.backward();
-    adam.step(&mut model.params_mut(), lr);
+    let grads = model.gradients(&forward, batch.input());
+    drop(forward);
+    model.zero_grad();
+    adam.step(&mut model.params_mut(), &grads, lr);
     model.clip();
     loss.detach()
 }

@@ -54,9 +54,8 @@ impl Adam {
         }
     }
 
-    /// One update of `params` (whose gradients were just computed) with learning rate `lr`;
-    /// the gradients are reset afterwards.
-    pub fn step(&mut self, params: &mut [&mut Tensor], lr: f64) {
+    /// One update of `params` with their gradients `grads` (same order) and learning rate `lr`.
+    pub fn step(&mut self, params: &mut [&mut Tensor], grads: &[Tensor], lr: f64) {
         self.step += 1;
         let c = self.config;
         let t = self.step as i32;
@@ -65,18 +64,18 @@ impl Adam {
         let step_size = lr / bc1;
         let bc2_sqrt = bc2.sqrt();
         tch::no_grad(|| {
-            for ((p, m), v) in params.iter_mut().zip(&mut self.m).zip(&mut self.v) {
-                let mut g = p.grad();
-                if !g.defined() {
-                    continue;
-                }
+            for (((p, m), v), g) in params
+                .iter_mut()
+                .zip(&mut self.m)
+                .zip(&mut self.v)
+                .zip(grads)
+            {
                 let _ = m.g_mul_scalar_(c.beta1);
-                let _ = m.g_add_(&(&g * (1.0 - c.beta1)));
+                let _ = m.g_add_(&(g * (1.0 - c.beta1)));
                 let _ = v.g_mul_scalar_(c.beta2);
-                let _ = v.addcmul_(&(&g * (1.0 - c.beta2)), &g);
+                let _ = v.addcmul_(&(g * (1.0 - c.beta2)), g);
                 let denom = v.sqrt() / bc2_sqrt + c.eps;
                 let _ = p.addcdiv_(&(&*m * -step_size), &denom);
-                let _ = g.zero_();
             }
         });
     }
@@ -93,13 +92,17 @@ mod tests {
         let mut adam = Adam::new(AdamConfig::default(), &[&x]);
         let loss = (&x - 3.0).square().sum(tch::Kind::Float);
         loss.backward();
-        adam.step(&mut [&mut x], 0.1);
+        let g = x.grad().copy();
+        x.zero_grad();
+        adam.step(&mut [&mut x], &[g], 0.1);
         assert!((x.double_value(&[0]) - 0.1).abs() < 1e-6);
         // Many steps converge to the minimum.
         for _ in 0..500 {
             let loss = (&x - 3.0).square().sum(tch::Kind::Float);
             loss.backward();
-            adam.step(&mut [&mut x], 0.05);
+            let g = x.grad().copy();
+            x.zero_grad();
+            adam.step(&mut [&mut x], &[g], 0.05);
         }
         assert!((x.double_value(&[0]) - 3.0).abs() < 0.05);
         assert_eq!(adam.step, 501);

@@ -406,7 +406,7 @@ impl Producer {
                     ReadOptions { validate: false },
                 ) {
                     Ok(reader) => {
-                        let mut unit_rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x7071_72);
+                        let mut unit_rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x0070_7172);
                         unit_rng.set_stream(stream_id);
                         *slot = Some(Stream {
                             reader: Some(reader),

@@ -1,0 +1,299 @@
+//! Training checkpoints: the float model, Adam's state, the configuration and the metrics so far,
+//! in one file written atomically.
+//!
+//! ## File layout (little-endian)
+//!
+//! | bytes | field |
+//! | --- | --- |
+//! | 8 | magic `NNUECKPT` |
+//! | 4 | `u32` version = 1 |
+//! | 8 | `u64` H, length of the header |
+//! | H | header, JSON: `{"state": ..., "tensors": [{"name", "shape"}, ...]}` |
+//! | … | each tensor's values as `f32`, in the header's order |
+//! | 4 | `u32` CRC-32 of every byte before it |
+//!
+//! Tensors: the model's `w1 b1 w2 b2 w3 b3`, then Adam's first moments `m.w1 ...` and second
+//! moments `v.w1 ...`. `f32` values are stored bit for bit, so a resumed run continues from
+//! exactly the state that was saved.
+//!
+//! ## Atomic writes
+//!
+//! [`write_atomic`] writes a temporary file next to the target, flushes it to disk, renames it
+//! over the target and flushes the directory: a reader (or a resumed run) sees either the old
+//! file or the new one, never a torn one, whenever the writer is killed.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use tch::{Device, Tensor};
+
+use super::optim::{Adam, AdamConfig};
+use crate::model::{Model, PARAM_NAMES, Shape, tensor_to_vec};
+
+/// The magic of a checkpoint file.
+pub const CHECKPOINT_MAGIC: &[u8; 8] = b"NNUECKPT";
+/// The checkpoint format version.
+pub const CHECKPOINT_VERSION: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+struct TensorEntry {
+    name: String,
+    shape: Vec<i64>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Header<S> {
+    state: S,
+    tensors: Vec<TensorEntry>,
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same folder, `fsync`, rename,
+/// `fsync` of the folder.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let err = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    let name = path
+        .file_name()
+        .ok_or_else(|| format!("cannot write {}: not a file name", path.display()))?;
+    let tmp = path.with_file_name(format!(
+        ".{}.tmp-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    {
+        let mut f = File::create(&tmp).map_err(err)?;
+        f.write_all(bytes).map_err(err)?;
+        f.sync_all().map_err(err)?;
+    }
+    fs::rename(&tmp, path).map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        err(e)
+    })?;
+    if let Some(dir) = dir
+        && let Ok(d) = File::open(dir)
+    {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Serializes `state` (any JSON-serializable training state), the model and Adam into the
+/// checkpoint format.
+pub fn encode<S: Serialize>(state: &S, model: &Model, adam: &Adam) -> Result<Vec<u8>, String> {
+    let mut entries = Vec::new();
+    let mut values: Vec<Vec<f32>> = Vec::new();
+    let groups: [(&str, Vec<&Tensor>); 3] = [
+        ("", model.params().to_vec()),
+        ("m.", adam.m.iter().collect()),
+        ("v.", adam.v.iter().collect()),
+    ];
+    for (prefix, tensors) in groups {
+        for (name, t) in PARAM_NAMES.iter().zip(tensors) {
+            entries.push(TensorEntry {
+                name: format!("{prefix}{name}"),
+                shape: t.size(),
+            });
+            values.push(tensor_to_vec(t));
+        }
+    }
+    let header = serde_json::to_vec(&Header {
+        state,
+        tensors: entries,
+    })
+    .map_err(|e| e.to_string())?;
+    let data: usize = values.iter().map(|v| 4 * v.len()).sum();
+    let mut out = Vec::with_capacity(24 + header.len() + data + 4);
+    out.extend_from_slice(CHECKPOINT_MAGIC);
+    out.extend_from_slice(&CHECKPOINT_VERSION.to_le_bytes());
+    out.extend_from_slice(&(header.len() as u64).to_le_bytes());
+    out.extend_from_slice(&header);
+    for v in &values {
+        for x in v {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    let crc = crc32fast::hash(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    Ok(out)
+}
+
+/// A checkpoint read back: the training state, the model's tensors and Adam's moments (CPU).
+#[derive(Debug)]
+pub struct Loaded<S> {
+    /// The training state stored with it.
+    pub state: S,
+    /// The model's six tensors, in the order of [`PARAM_NAMES`].
+    pub params: [Tensor; 6],
+    /// Adam's first moments.
+    pub m: [Tensor; 6],
+    /// Adam's second moments.
+    pub v: [Tensor; 6],
+}
+
+impl<S> Loaded<S> {
+    /// The model on `device` (checked against `shape`).
+    pub fn model(&self, shape: Shape, device: Device) -> Result<Model, String> {
+        let expected = Model::param_shapes(shape);
+        for ((t, e), name) in self.params.iter().zip(&expected).zip(PARAM_NAMES) {
+            if t.size() != *e {
+                return Err(format!(
+                    "the checkpoint's tensor {name} has shape {:?} where the network needs {e:?}",
+                    t.size()
+                ));
+            }
+        }
+        Ok(Model::from_tensors(
+            shape,
+            self.params.each_ref().map(Tensor::copy),
+            device,
+        ))
+    }
+
+    /// Adam's state on `device`, with `step` steps taken.
+    pub fn adam(&self, config: AdamConfig, step: u64, device: Device) -> Adam {
+        Adam {
+            config,
+            step,
+            m: self.m.iter().map(|t| t.to_device(device)).collect(),
+            v: self.v.iter().map(|t| t.to_device(device)).collect(),
+        }
+    }
+}
+
+/// Reads a checkpoint file; `S` is the training state's type.
+pub fn read<S: for<'de> Deserialize<'de>>(path: &Path) -> Result<Loaded<S>, String> {
+    let label = path.display();
+    let bytes = fs::read(path).map_err(|e| format!("cannot read checkpoint {label}: {e}"))?;
+    decode(&bytes).map_err(|e| format!("cannot read checkpoint {label}: {e}"))
+}
+
+/// Whether `bytes` start like a checkpoint.
+pub fn is_checkpoint(bytes: &[u8]) -> bool {
+    bytes.starts_with(CHECKPOINT_MAGIC)
+}
+
+/// Decodes the bytes of a checkpoint file.
+pub fn decode<S: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<Loaded<S>, String> {
+    if !is_checkpoint(bytes) {
+        return Err("not a trainer checkpoint (bad magic)".into());
+    }
+    if bytes.len() < 24 + 4 {
+        return Err("truncated".into());
+    }
+    let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
+    if version != CHECKPOINT_VERSION {
+        return Err(format!(
+            "format version {version}, this trainer reads version {CHECKPOINT_VERSION}"
+        ));
+    }
+    let (body, crc) = bytes.split_at(bytes.len() - 4);
+    if crc32fast::hash(body) != u32::from_le_bytes(crc.try_into().expect("4 bytes")) {
+        return Err("checksum mismatch (a damaged or truncated file)".into());
+    }
+    let header_len = u64::from_le_bytes(body[12..20].try_into().expect("8 bytes")) as usize;
+    let header_end = 20usize
+        .checked_add(header_len)
+        .filter(|&e| e <= body.len())
+        .ok_or("truncated header")?;
+    let header: Header<S> =
+        serde_json::from_slice(&body[20..header_end]).map_err(|e| format!("bad header: {e}"))?;
+    let mut at = header_end;
+    let mut tensors = Vec::new();
+    for entry in &header.tensors {
+        let n: i64 = entry.shape.iter().product();
+        let len = usize::try_from(n).map_err(|_| "bad tensor shape")? * 4;
+        let end = at
+            .checked_add(len)
+            .filter(|&e| e <= body.len())
+            .ok_or("truncated tensor data")?;
+        let values: Vec<f32> = body[at..end]
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
+            .collect();
+        tensors.push((
+            entry.name.clone(),
+            Tensor::from_slice(&values).view(entry.shape.as_slice()),
+        ));
+        at = end;
+    }
+    if at != body.len() {
+        return Err("trailing bytes after the tensors".into());
+    }
+    let mut take = |prefix: &str| -> Result<[Tensor; 6], String> {
+        let mut out = Vec::new();
+        for name in PARAM_NAMES {
+            let full = format!("{prefix}{name}");
+            let i = tensors
+                .iter()
+                .position(|(n, _)| *n == full)
+                .ok_or_else(|| format!("tensor {full} missing"))?;
+            out.push(tensors.swap_remove(i).1);
+        }
+        Ok(out.try_into().expect("six tensors"))
+    };
+    let params = take("")?;
+    let m = take("m.")?;
+    let v = take("v.")?;
+    Ok(Loaded {
+        state: header.state,
+        params,
+        m,
+        v,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize, Deserialize, PartialEq, Debug)]
+    struct State {
+        epoch: u64,
+        note: String,
+    }
+
+    #[test]
+    fn round_trip_is_exact_and_damage_is_detected() {
+        let shape = Shape {
+            n: 20,
+            l1: 32,
+            l2: 4,
+        };
+        let model = Model::new(shape, 5, Device::Cpu);
+        let mut adam = Adam::new(AdamConfig::default(), &model.params());
+        adam.step = 17;
+        let _ = adam.m[2].fill_(0.25);
+        let state = State {
+            epoch: 3,
+            note: "x".into(),
+        };
+        let bytes = encode(&state, &model, &adam).unwrap();
+        let loaded: Loaded<State> = decode(&bytes).unwrap();
+        assert_eq!(loaded.state, state);
+        let back = loaded.model(shape, Device::Cpu).unwrap();
+        assert_eq!(back.to_vecs(), model.to_vecs());
+        let a = loaded.adam(AdamConfig::default(), 17, Device::Cpu);
+        assert_eq!(tensor_to_vec(&a.m[2]), tensor_to_vec(&adam.m[2]));
+        assert!(loaded.model(Shape { n: 21, ..shape }, Device::Cpu).is_err());
+
+        let mut bad = bytes.clone();
+        let mid = bad.len() / 2;
+        bad[mid] ^= 1;
+        assert!(decode::<State>(&bad).unwrap_err().contains("checksum"));
+        assert!(decode::<State>(&bytes[..bytes.len() - 9]).is_err());
+        assert!(decode::<State>(b"NNUEFSET....").is_err());
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.ckpt");
+        write_atomic(&path, &bytes).unwrap();
+        write_atomic(&path, &bytes).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), bytes);
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary left"
+        );
+    }
+}

@@ -1,0 +1,934 @@
+//! The training loop: epochs of Adam steps with a decaying learning rate, weight clipping, a
+//! validation loss per epoch, atomic checkpoints, resuming, metrics, plots and exports.
+//!
+//! ## Output folder
+//!
+//! | file | what |
+//! | --- | --- |
+//! | `checkpoint.ckpt` | the state after the last finished epoch ([`super::checkpoint`]) |
+//! | `metrics.csv`, `metrics.jsonl` | one row per finished epoch ([`EpochMetrics`]) |
+//! | `loss.svg` | training and validation loss per epoch, and the constant predictor's |
+//! | `nets/epoch-NNNN.nnue` | the quantized network of chosen epochs (`host::nnue` format) |
+//!
+//! Everything is rewritten atomically after each epoch, the checkpoint first: a run killed at
+//! any moment loses at most the epoch in progress, and `--resume` continues from the
+//! checkpoint.
+//!
+//! ## Reproducibility
+//!
+//! The weights are initialized from the seed by a portable generator, and the data of epoch e
+//! comes from a loader seeded with (seed, e) alone (unit order, shuffle, random skips; see
+//! [`crate::loader`]), whose batches do not depend on thread counts. The CPU step is
+//! deterministic (libtorch's matrix products on a fixed thread count, and this crate's first
+//! layer, whose sums have a fixed order), so a CPU run repeats exactly, and a resumed run
+//! continues exactly as an uninterrupted one: epoch e is the same whether it follows epoch e−1
+//! in the same process or in a resumed one.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, sync_channel};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use host::nnue::BlockInfo;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use plugin_api::FeatureSet;
+use serde::{Deserialize, Serialize};
+use tch::{Device, Kind, Tensor};
+
+use super::checkpoint::{self, write_atomic};
+use super::export::{
+    CALIBRATION_POSITIONS, blocks_of, calibration_activations, export, model_of_network,
+};
+use super::objective::{Batch, Method, PqrBatch, ScoreBatch, evaluate, train_step};
+use super::optim::{Adam, AdamConfig};
+use super::pqr::{TripletConfig, TripletLoader};
+use crate::data::{ErrorPolicy, Format};
+use crate::filter::FilterConfig;
+use crate::loader::{BatchLoader, Input, LoaderConfig};
+use crate::model::{Model, Shape, SparseInput, tensor_to_vec};
+use crate::plot::{self, Series, SeriesKind};
+
+/// One data file of a run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DataFile {
+    /// The file.
+    pub path: PathBuf,
+    /// Its format's name (`text`, `compact`, `bin`, `binpack`).
+    pub format: String,
+}
+
+impl DataFile {
+    /// The loader's input.
+    pub fn input(&self) -> Result<Input, String> {
+        Input::new(self.path.clone(), Some(self.format.parse::<Format>()?))
+    }
+}
+
+/// The position filters of a run (the serializable form of [`FilterConfig`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+pub struct FilterSpec {
+    /// Drop positions in check.
+    pub skip_in_check: bool,
+    /// Drop positions whose best move captures.
+    pub skip_capture: bool,
+    /// Drop positions before this ply.
+    pub min_ply: Option<u16>,
+    /// Drop positions after this ply.
+    pub max_ply: Option<u16>,
+    /// Drop positions with a larger |score|.
+    pub max_score: Option<i32>,
+    /// Drop remaining positions with this probability.
+    pub skip_rate: f64,
+}
+
+impl FilterSpec {
+    /// The filter, with the random skips seeded by `seed`.
+    pub fn config(&self, seed: u64) -> FilterConfig {
+        FilterConfig {
+            skip_in_check: self.skip_in_check,
+            skip_capture: self.skip_capture,
+            min_ply: self.min_ply,
+            max_ply: self.max_ply,
+            max_score: self.max_score,
+            skip_rate: self.skip_rate,
+            seed,
+        }
+    }
+
+    /// The spec of a filter configuration (its seed left out).
+    pub fn from_config(c: &FilterConfig) -> FilterSpec {
+        FilterSpec {
+            skip_in_check: c.skip_in_check,
+            skip_capture: c.skip_capture,
+            min_ply: c.min_ply,
+            max_ply: c.max_ply,
+            max_score: c.max_score,
+            skip_rate: c.skip_rate,
+        }
+    }
+}
+
+/// Everything that determines a run's result. Stored in its checkpoints; a resumed run must
+/// agree with it (except for the number of epochs and the exports, which may change).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrainConfig {
+    /// Feature set, blocks joined by `+`.
+    pub feature_set: String,
+    /// Layer sizes (N is the feature set's size).
+    pub shape: Shape,
+    /// Training method and loss settings.
+    pub method: Method,
+    /// Training files.
+    pub train: Vec<DataFile>,
+    /// Validation files (held out: never trained on).
+    pub val: Vec<DataFile>,
+    /// Validation positions (triplets for PQR) taken from the start of the validation files.
+    pub val_size: u64,
+    /// Position filters (training and validation).
+    pub filter: FilterSpec,
+    /// Epochs to train.
+    pub epochs: u64,
+    /// Positions (triplets for PQR) per epoch, rounded up to whole batches.
+    pub epoch_size: u64,
+    /// Positions (triplets) per step.
+    pub batch_size: usize,
+    /// Learning rate of the first epoch.
+    pub lr: f64,
+    /// Learning-rate factor per epoch (γ).
+    pub gamma: f64,
+    /// Adam's hyperparameters.
+    pub adam: AdamConfig,
+    /// Seed of the weights and of the data order.
+    pub seed: u64,
+    /// The loader's shuffle buffer (positions or triplets).
+    pub shuffle_buffer: usize,
+    /// Start from this checkpoint or network (weights only) instead of random weights.
+    pub init: Option<PathBuf>,
+    /// Export a network every this many epochs (0: only the last).
+    pub export_every: u64,
+    /// Also export at these epochs.
+    pub export_epochs: Vec<u64>,
+}
+
+impl TrainConfig {
+    /// A configuration with the thesis's defaults (Adam, lr 5e-4, γ 0.99, batch 16384, epochs
+    /// of 100M positions, 256 epochs, about 5M validation positions, score targets with the
+    /// reference scalings); the caller sets the files, the feature set and the shape.
+    pub fn thesis(feature_set: &str, shape: Shape) -> TrainConfig {
+        TrainConfig {
+            feature_set: feature_set.to_string(),
+            shape,
+            method: Method::Score(Default::default()),
+            train: Vec::new(),
+            val: Vec::new(),
+            val_size: 5_000_000,
+            filter: FilterSpec {
+                skip_in_check: true,
+                skip_capture: true,
+                ..FilterSpec::default()
+            },
+            epochs: 256,
+            epoch_size: 100_000_000,
+            batch_size: 16384,
+            lr: 5e-4,
+            gamma: 0.99,
+            adam: AdamConfig::default(),
+            seed: 0,
+            shuffle_buffer: 262_144,
+            init: None,
+            export_every: 0,
+            export_epochs: Vec::new(),
+        }
+    }
+
+    /// Checks the values.
+    pub fn check(&self) -> Result<(), String> {
+        if self.train.is_empty() {
+            return Err("no training files".into());
+        }
+        if self.val.is_empty() {
+            return Err(
+                "no validation files (the validation set is held out from training)".into(),
+            );
+        }
+        if self.train.iter().any(|t| self.val.contains(t)) {
+            return Err("a validation file is also a training file".into());
+        }
+        if self.shape.l1 == 0 || !self.shape.l1.is_multiple_of(host::nnue::L1_MULTIPLE) {
+            return Err(format!(
+                "L1 = {} is not a positive multiple of {} (the inference kernels' width)",
+                self.shape.l1,
+                host::nnue::L1_MULTIPLE
+            ));
+        }
+        if self.shape.l2 == 0 || self.shape.n == 0 {
+            return Err("L2 and N must be positive".into());
+        }
+        if self.batch_size == 0 || self.epoch_size == 0 || self.epochs == 0 || self.val_size == 0 {
+            return Err(
+                "batch size, epoch size, epochs and validation size must be positive".into(),
+            );
+        }
+        if !(self.lr > 0.0 && self.lr.is_finite() && self.gamma > 0.0 && self.gamma <= 1.0) {
+            return Err(format!(
+                "learning rate {} must be positive and gamma {} in (0, 1]",
+                self.lr, self.gamma
+            ));
+        }
+        match &self.method {
+            Method::Score(l) => l.check()?,
+            Method::Pqr(l) => {
+                if !(l.b > 0.0 && l.b.is_finite() && l.a.is_finite()) {
+                    return Err(format!("PQR scaling a = {}, b = {} is invalid", l.a, l.b));
+                }
+            }
+        }
+        self.filter.config(0).check()?;
+        for f in self.train.iter().chain(&self.val) {
+            f.input()?;
+        }
+        Ok(())
+    }
+
+    /// Optimizer steps per epoch.
+    pub fn steps_per_epoch(&self) -> u64 {
+        self.epoch_size.div_ceil(self.batch_size as u64)
+    }
+
+    /// The learning rate of epoch `epoch` (0-based): lr · γ^epoch.
+    pub fn lr_at(&self, epoch: u64) -> f64 {
+        self.lr * self.gamma.powi(epoch.min(i32::MAX as u64) as i32)
+    }
+
+    /// Whether a network is exported after epoch `epoch` (1-based).
+    pub fn exports_at(&self, epoch: u64) -> bool {
+        epoch == self.epochs
+            || (self.export_every > 0 && epoch.is_multiple_of(self.export_every))
+            || self.export_epochs.contains(&epoch)
+    }
+
+    /// Why a checkpoint of `stored` cannot be continued with this configuration, if it cannot.
+    pub fn resume_mismatch(&self, stored: &TrainConfig) -> Option<String> {
+        let mut a = serde_json::to_value(self).ok()?;
+        let mut b = serde_json::to_value(stored).ok()?;
+        for key in ["epochs", "export_every", "export_epochs"] {
+            a.as_object_mut()?.remove(key);
+            b.as_object_mut()?.remove(key);
+        }
+        let (a, b) = (a.as_object()?, b.as_object()?);
+        let differ: Vec<String> = a
+            .keys()
+            .filter(|k| a.get(*k) != b.get(*k))
+            .map(|k| format!("{k} (checkpoint {}, now {})", b[k.as_str()], a[k.as_str()]))
+            .collect();
+        (!differ.is_empty()).then(|| differ.join("; "))
+    }
+}
+
+/// The metrics of one finished epoch.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EpochMetrics {
+    /// The epoch (1-based).
+    pub epoch: u64,
+    /// Positions (triplets) trained on so far.
+    pub positions: u64,
+    /// Mean training loss over the epoch's steps.
+    pub train_loss: f64,
+    /// Validation loss after the epoch.
+    pub val_loss: f64,
+    /// Validation loss of the best constant predictor.
+    pub val_constant: f64,
+    /// Learning rate of the epoch.
+    pub lr: f64,
+    /// Seconds the epoch's steps took.
+    pub seconds: f64,
+    /// Training throughput of the epoch (positions or triplets per second, data loading
+    /// included).
+    pub per_second: f64,
+}
+
+/// The training state stored in a checkpoint.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrainState {
+    /// The run's configuration.
+    pub config: TrainConfig,
+    /// Block identities of the feature set trained with (for exports without plugins).
+    pub blocks: Vec<BlockRecord>,
+    /// Epochs finished.
+    pub epoch: u64,
+    /// Optimizer steps taken.
+    pub step: u64,
+    /// Metrics of the finished epochs.
+    pub history: Vec<EpochMetrics>,
+}
+
+/// A feature block's identity as stored in a checkpoint.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockRecord {
+    /// Canonical block name.
+    pub name: String,
+    /// Number of indices.
+    pub size: u32,
+    /// Layout version.
+    pub layout_version: u32,
+    /// Layout identity (as a string: JSON numbers lose 64-bit precision in many readers).
+    pub layout_id: String,
+}
+
+impl BlockRecord {
+    /// The record of a block.
+    pub fn from_info(b: &BlockInfo) -> BlockRecord {
+        BlockRecord {
+            name: b.name.clone(),
+            size: b.size,
+            layout_version: b.layout_version,
+            layout_id: format!("{:016x}", b.layout_id),
+        }
+    }
+
+    /// The block's identity.
+    pub fn info(&self) -> Result<BlockInfo, String> {
+        Ok(BlockInfo {
+            name: self.name.clone(),
+            size: self.size,
+            layout_version: self.layout_version,
+            layout_id: u64::from_str_radix(&self.layout_id, 16)
+                .map_err(|e| format!("bad layout id '{}': {e}", self.layout_id))?,
+        })
+    }
+}
+
+impl TrainState {
+    /// The blocks' identities.
+    pub fn block_infos(&self) -> Result<Vec<BlockInfo>, String> {
+        self.blocks.iter().map(BlockRecord::info).collect()
+    }
+}
+
+/// How a run is executed (nothing here changes its result).
+#[derive(Clone, Debug)]
+pub struct Runtime {
+    /// Where the tensors live.
+    pub device: Device,
+    /// Threads of the data loader's pool (0: one per core).
+    pub loader_threads: usize,
+    /// The output folder.
+    pub out: PathBuf,
+    /// Continue from the folder's checkpoint if there is one (else refuse to overwrite it).
+    pub resume: bool,
+    /// Draw a progress bar (on standard error, when it is a terminal).
+    pub progress: bool,
+    /// Print one line per epoch on standard error.
+    pub log: bool,
+    /// Stop after this many optimizer steps in this process, without saving anything (as if
+    /// killed): for tests of resuming.
+    pub stop_after_steps: Option<u64>,
+}
+
+impl Runtime {
+    /// CPU, default threads, progress and log on, no resume.
+    pub fn new(out: impl Into<PathBuf>) -> Runtime {
+        Runtime {
+            device: Device::Cpu,
+            loader_threads: 0,
+            out: out.into(),
+            resume: false,
+            progress: true,
+            log: true,
+            stop_after_steps: None,
+        }
+    }
+
+    /// The checkpoint's path.
+    pub fn checkpoint_path(&self) -> PathBuf {
+        self.out.join("checkpoint.ckpt")
+    }
+
+    /// The path of the network exported after `epoch`.
+    pub fn net_path(&self, epoch: u64) -> PathBuf {
+        net_path(&self.out, epoch)
+    }
+}
+
+/// The path of the network exported after `epoch` in the output folder `out`.
+pub fn net_path(out: &Path, epoch: u64) -> PathBuf {
+    out.join("nets").join(format!("epoch-{epoch:04}.nnue"))
+}
+
+/// Why training stopped early.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TrainError {
+    /// A bad configuration, bad data, a file that cannot be written...
+    Failed(String),
+    /// [`Runtime::stop_after_steps`] was reached.
+    Interrupted {
+        /// Optimizer steps taken in total.
+        step: u64,
+    },
+}
+
+impl fmt::Display for TrainError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TrainError::Failed(e) => f.write_str(e),
+            TrainError::Interrupted { step } => write!(f, "stopped after step {step} (as asked)"),
+        }
+    }
+}
+
+impl std::error::Error for TrainError {}
+
+impl From<String> for TrainError {
+    fn from(e: String) -> Self {
+        TrainError::Failed(e)
+    }
+}
+
+/// What a finished run leaves.
+#[derive(Clone, Debug)]
+pub struct TrainOutcome {
+    /// The final state (as in the checkpoint).
+    pub state: TrainState,
+    /// The network of the last epoch.
+    pub net: PathBuf,
+}
+
+/// The initial weights of a run: a checkpoint's or a network file's (own format), on `device`.
+pub fn load_init(path: &Path, shape: Shape, device: Device) -> Result<Model, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if checkpoint::is_checkpoint(&bytes) {
+        let loaded = checkpoint::decode::<serde_json::Value>(&bytes)
+            .map_err(|e| format!("cannot read checkpoint {}: {e}", path.display()))?;
+        return loaded.model(shape, device);
+    }
+    let net = host::nnue::read_own(path).map_err(|e| e.to_string())?;
+    if (net.n(), net.l1(), net.l2()) != (shape.n, shape.l1, shape.l2) {
+        return Err(format!(
+            "{}: the network is {} -> {} -> {} -> 1, the run needs {} -> {} -> {} -> 1",
+            path.display(),
+            net.n(),
+            net.l1(),
+            net.l2(),
+            shape.n,
+            shape.l1,
+            shape.l2
+        ));
+    }
+    Ok(model_of_network(&net, device))
+}
+
+/// Batches of one epoch (or the validation set), converted to tensors on a helper thread.
+struct Prefetch {
+    rx: Option<Receiver<Result<Batch, String>>>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Prefetch {
+    fn new<I>(source: I, method: Method, limit: Option<u64>) -> Prefetch
+    where
+        I: Iterator<Item = Result<Source, String>> + Send + 'static,
+    {
+        let (tx, rx) = sync_channel(2);
+        let handle = std::thread::Builder::new()
+            .name("batches".into())
+            .spawn(move || {
+                let mut sent = 0u64;
+                for item in source {
+                    if limit.is_some_and(|l| sent >= l) {
+                        break;
+                    }
+                    let batch = item.map(|s| match (s, &method) {
+                        (Source::Positions(b), Method::Score(l)) => {
+                            Batch::Score(ScoreBatch::new(&b, l))
+                        }
+                        (Source::Triplets(t), _) => Batch::Pqr(PqrBatch::new(&t)),
+                        (Source::Positions(b), Method::Pqr(_)) => {
+                            unreachable!("positions for PQR ({} of them)", b.len)
+                        }
+                    });
+                    sent += batch.as_ref().map_or(0, |b| b.len() as u64);
+                    if tx.send(batch).is_err() {
+                        break;
+                    }
+                }
+            })
+            .expect("spawn the batch thread");
+        Prefetch {
+            rx: Some(rx),
+            handle: Some(handle),
+        }
+    }
+}
+
+impl Iterator for Prefetch {
+    type Item = Result<Batch, String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.rx.as_ref()?.recv().ok()
+    }
+}
+
+impl Drop for Prefetch {
+    fn drop(&mut self) {
+        // Dropping the receiver wakes a blocked sender; the thread then drops its loader.
+        self.rx.take();
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// What the loaders produce.
+enum Source {
+    Positions(crate::batch::SparseBatch),
+    Triplets(super::pqr::TripletBatch),
+}
+
+/// A 64-bit mix of the run's seed and a stream number (SplitMix64).
+pub fn mix_seed(seed: u64, stream: u64) -> u64 {
+    let mut z = seed ^ stream.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The batches of training epoch `epoch` (cycling over the files as often as needed) or, with
+/// `epoch = None`, of the validation set (one pass, in file order).
+fn batches(
+    config: &TrainConfig,
+    set: &FeatureSet,
+    epoch: Option<u64>,
+    loader_threads: usize,
+) -> Result<Prefetch, String> {
+    let (files, seed, shuffle, epochs, limit) = match epoch {
+        Some(e) => (
+            &config.train,
+            mix_seed(config.seed, e),
+            config.shuffle_buffer,
+            None,
+            Some(config.steps_per_epoch() * config.batch_size as u64),
+        ),
+        None => (
+            &config.val,
+            mix_seed(config.seed, u64::MAX),
+            0,
+            Some(1),
+            Some(config.val_size),
+        ),
+    };
+    let inputs = files
+        .iter()
+        .map(DataFile::input)
+        .collect::<Result<Vec<_>, _>>()?;
+    let filter = config.filter.config(seed);
+    let batch_size = match epoch {
+        Some(_) => config.batch_size,
+        None => config.batch_size.min(config.val_size as usize).max(1),
+    };
+    let source: Box<dyn Iterator<Item = Result<Source, String>> + Send> = match config.method {
+        Method::Score(_) => {
+            let loader = BatchLoader::new(
+                LoaderConfig {
+                    inputs,
+                    batch_size,
+                    threads: loader_threads,
+                    shuffle_buffer: shuffle,
+                    seed,
+                    filter,
+                    epochs,
+                    on_error: ErrorPolicy::Skip,
+                    keep_last: epoch.is_none(),
+                    ..LoaderConfig::default()
+                },
+                set.clone(),
+            )?;
+            Box::new(loader.map(|b| b.map(Source::Positions).map_err(|e| e.to_string())))
+        }
+        Method::Pqr(_) => {
+            let loader = TripletLoader::new(
+                TripletConfig {
+                    inputs,
+                    batch_size,
+                    threads: loader_threads,
+                    shuffle_buffer: shuffle.min(1 << 20),
+                    seed,
+                    filter,
+                    epochs,
+                    on_error: ErrorPolicy::Skip,
+                    keep_last: epoch.is_none(),
+                    ..TripletConfig::default()
+                },
+                set.clone(),
+            )?;
+            Box::new(loader.map(|b| b.map(Source::Triplets).map_err(|e| e.to_string())))
+        }
+    };
+    Ok(Prefetch::new(source, config.method, limit))
+}
+
+/// The validation batches on `device` (at most `val_size` examples, the last batch cut to
+/// size) and the loss of the best constant predictor on them.
+fn validation_set(
+    config: &TrainConfig,
+    set: &FeatureSet,
+    rt: &Runtime,
+) -> Result<(Vec<Batch>, f64), String> {
+    let mut out = Vec::new();
+    let mut targets: Vec<f32> = Vec::new();
+    let mut n = 0u64;
+    for b in batches(config, set, None, rt.loader_threads)? {
+        let b = b?;
+        if let Batch::Score(s) = &b {
+            targets.extend(tensor_to_vec(&s.targets));
+        }
+        n += b.len() as u64;
+        out.push(b.to_device(rt.device));
+    }
+    if n == 0 {
+        return Err("the validation files hold no usable position".into());
+    }
+    // The loader sends whole batches: cut the surplus of the last one.
+    if n > config.val_size {
+        let last = out.pop().expect("a batch");
+        let keep = last.len() - (n - config.val_size) as usize;
+        out.push(truncate(last, keep));
+        targets.truncate(config.val_size as usize);
+    }
+    let constant = match &config.method {
+        Method::Score(l) => l.constant_baseline(&targets),
+        Method::Pqr(l) => l.constant_baseline(),
+    };
+    Ok((out, constant))
+}
+
+/// The first `keep` examples of a batch.
+fn truncate(batch: Batch, keep: usize) -> Batch {
+    let cut = |input: &SparseInput, from: usize, count: usize| -> (Tensor, Tensor) {
+        // Bags of positions from..from+count (two per position).
+        let offsets = input.offsets.to_device(Device::Cpu);
+        let total = input.indices.size()[0];
+        let bag = |i: usize| -> i64 {
+            if i < offsets.size()[0] as usize {
+                offsets.int64_value(&[i as i64])
+            } else {
+                total
+            }
+        };
+        let (a, b) = (bag(2 * from), bag(2 * (from + count)));
+        let idx = input.indices.narrow(0, a, b - a);
+        let off = offsets.narrow(0, 2 * from as i64, 2 * count as i64) - a;
+        (idx, off.to_device(input.offsets.device()))
+    };
+    match batch {
+        Batch::Score(s) => {
+            let (indices, offsets) = cut(&s.input, 0, keep);
+            Batch::Score(ScoreBatch {
+                len: keep,
+                input: SparseInput {
+                    len: keep,
+                    indices,
+                    offsets,
+                },
+                targets: s.targets.narrow(0, 0, keep as i64),
+            })
+        }
+        Batch::Pqr(p) => {
+            // p's, q's and r's of the first `keep` triplets.
+            let parts: Vec<(Tensor, Tensor)> =
+                (0..3).map(|k| cut(&p.input, k * p.len, keep)).collect();
+            let mut indices = Vec::new();
+            let mut offsets = Vec::new();
+            let mut base = 0i64;
+            for (idx, off) in &parts {
+                offsets.push(off + base);
+                base += idx.size()[0];
+                indices.push(idx.shallow_clone());
+            }
+            Batch::Pqr(PqrBatch {
+                len: keep,
+                input: SparseInput {
+                    len: 3 * keep,
+                    indices: Tensor::cat(&indices, 0),
+                    offsets: Tensor::cat(&offsets, 0),
+                },
+            })
+        }
+    }
+}
+
+fn progress_bar(rt: &Runtime, total: u64) -> ProgressBar {
+    let pb = ProgressBar::with_draw_target(
+        Some(total),
+        if rt.progress {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        },
+    );
+    pb.set_style(
+        ProgressStyle::with_template(
+            "{prefix} [{bar:30}] {human_pos}/{human_len} {per_sec} ETA {eta} {msg}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    pb
+}
+
+/// Writes `metrics.csv`, `metrics.jsonl` and `loss.svg` from the history.
+pub fn write_metrics(out: &Path, history: &[EpochMetrics]) -> Result<(), String> {
+    let mut csv =
+        String::from("epoch,positions,train_loss,val_loss,val_constant,lr,seconds,per_second\n");
+    let mut jsonl = String::new();
+    for m in history {
+        csv.push_str(&format!(
+            "{},{},{},{},{},{},{:.3},{:.1}\n",
+            m.epoch,
+            m.positions,
+            m.train_loss,
+            m.val_loss,
+            m.val_constant,
+            m.lr,
+            m.seconds,
+            m.per_second
+        ));
+        jsonl.push_str(&serde_json::to_string(m).map_err(|e| e.to_string())?);
+        jsonl.push('\n');
+    }
+    write_atomic(&out.join("metrics.csv"), csv.as_bytes())?;
+    write_atomic(&out.join("metrics.jsonl"), jsonl.as_bytes())?;
+    let series = |name: &str, f: &dyn Fn(&EpochMetrics) -> f64, kind| Series {
+        name: name.to_string(),
+        points: history.iter().map(|m| (m.epoch as f64, f(m))).collect(),
+        kind,
+    };
+    let tmp = out.join(".loss.svg.tmp");
+    plot::lines(
+        &tmp,
+        "Loss per epoch",
+        "epoch",
+        "loss",
+        &[
+            series("training", &|m| m.train_loss, SeriesKind::Line),
+            series("validation", &|m| m.val_loss, SeriesKind::Line),
+            series(
+                "constant predictor (validation)",
+                &|m| m.val_constant,
+                SeriesKind::Line,
+            ),
+        ],
+    )?;
+    std::fs::rename(&tmp, out.join("loss.svg"))
+        .map_err(|e| format!("cannot write {}: {e}", out.join("loss.svg").display()))
+}
+
+/// Trains (or continues training) a network as `config` says, with `set` the feature set built
+/// from the plugins (its size must be `config.shape.n`).
+pub fn train(
+    config: TrainConfig,
+    set: &FeatureSet,
+    rt: &Runtime,
+) -> Result<TrainOutcome, TrainError> {
+    config.check()?;
+    if set.size() as usize != config.shape.n || set.name() != config.feature_set {
+        return Err(TrainError::Failed(format!(
+            "the feature set '{}' has {} features; the configuration says '{}' with N = {}",
+            set.name(),
+            set.size(),
+            config.feature_set,
+            config.shape.n
+        )));
+    }
+    let io = |what: &Path, e: std::io::Error| format!("cannot create {}: {e}", what.display());
+    std::fs::create_dir_all(rt.out.join("nets")).map_err(|e| io(&rt.out, e))?;
+    let ckpt_path = rt.checkpoint_path();
+    let blocks = blocks_of(set);
+    let records: Vec<BlockRecord> = blocks.iter().map(BlockRecord::from_info).collect();
+
+    let (mut model, mut adam, mut state) = if ckpt_path.exists() {
+        if !rt.resume {
+            return Err(TrainError::Failed(format!(
+                "{} already holds a checkpoint: pass --resume to continue it, or choose another output folder",
+                rt.out.display()
+            )));
+        }
+        let loaded = checkpoint::read::<TrainState>(&ckpt_path)?;
+        if let Some(why) = config.resume_mismatch(&loaded.state.config) {
+            return Err(TrainError::Failed(format!(
+                "cannot resume {}: the configuration differs from the checkpoint's: {why}",
+                ckpt_path.display()
+            )));
+        }
+        if loaded.state.blocks != records {
+            return Err(TrainError::Failed(format!(
+                "cannot resume {}: the feature blocks' identities differ from the loaded plugins'",
+                ckpt_path.display()
+            )));
+        }
+        let model = loaded.model(config.shape, rt.device)?;
+        let adam = loaded.adam(config.adam, loaded.state.step, rt.device);
+        let mut state = loaded.state;
+        state.config = config.clone();
+        (model, adam, state)
+    } else {
+        let model = match &config.init {
+            Some(path) => load_init(path, config.shape, rt.device)?,
+            None => Model::new(config.shape, config.seed, rt.device),
+        };
+        let adam = Adam::new(config.adam, &model.params());
+        let state = TrainState {
+            config: config.clone(),
+            blocks: records,
+            epoch: 0,
+            step: 0,
+            history: Vec::new(),
+        };
+        (model, adam, state)
+    };
+
+    let (val, val_constant) = validation_set(&config, set, rt)?;
+    let export_now = |model: &Model, epoch: u64| -> Result<(), String> {
+        let inputs: Vec<&SparseInput> = val.iter().map(Batch::input).collect();
+        let x = calibration_activations(model, &inputs, CALIBRATION_POSITIONS);
+        export(
+            model,
+            &config.feature_set,
+            blocks.clone(),
+            &x,
+            &rt.net_path(epoch),
+        )
+        .map(|_| ())
+    };
+    // A kill between the checkpoint and the export of its epoch leaves the export missing.
+    if state.epoch > 0 && config.exports_at(state.epoch) && !rt.net_path(state.epoch).exists() {
+        export_now(&model, state.epoch)?;
+    }
+    if state.epoch >= config.epochs {
+        write_metrics(&rt.out, &state.history)?;
+        let net = rt.net_path(state.epoch);
+        if !net.exists() {
+            export_now(&model, state.epoch)?;
+        }
+        return Ok(TrainOutcome { state, net });
+    }
+
+    let steps = config.steps_per_epoch();
+    let mut steps_here = 0u64;
+    for epoch in state.epoch..config.epochs {
+        let lr = config.lr_at(epoch);
+        let pb = progress_bar(rt, steps * config.batch_size as u64);
+        pb.set_prefix(format!("epoch {}/{}", epoch + 1, config.epochs));
+        let start = Instant::now();
+        let mut loss_sum = Tensor::zeros([], (Kind::Double, rt.device));
+        let mut seen = 0u64;
+        let mut step = 0u64;
+        for batch in batches(&config, set, Some(epoch), rt.loader_threads)? {
+            if step == steps {
+                break;
+            }
+            let batch = batch?.to_device(rt.device);
+            let loss = train_step(&mut model, &mut adam, &config.method, &batch, lr);
+            loss_sum += loss.to_kind(Kind::Double) * batch.len() as f64;
+            seen += batch.len() as u64;
+            step += 1;
+            steps_here += 1;
+            pb.inc(batch.len() as u64);
+            if step.is_multiple_of(16) && rt.progress {
+                pb.set_message(format!("loss {:.6}", loss.double_value(&[])));
+            }
+            if rt.stop_after_steps.is_some_and(|s| steps_here >= s) {
+                pb.abandon();
+                return Err(TrainError::Interrupted { step: adam.step });
+            }
+        }
+        pb.finish_and_clear();
+        if step < steps {
+            return Err(TrainError::Failed(format!(
+                "the training data ran out after {seen} positions in epoch {} (no position passes the filters?)",
+                epoch + 1
+            )));
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        let train_loss = loss_sum.double_value(&[]) / seen.max(1) as f64;
+        let val_loss = evaluate(&model, &config.method, &val);
+        let positions = state.history.last().map_or(0, |m| m.positions) + seen;
+        let metrics = EpochMetrics {
+            epoch: epoch + 1,
+            positions,
+            train_loss,
+            val_loss,
+            val_constant,
+            lr,
+            seconds,
+            per_second: seen as f64 / seconds.max(1e-9),
+        };
+        if rt.log {
+            eprintln!(
+                "epoch {}/{}: train loss {:.6}, validation loss {:.6} (constant predictor {:.6}), lr {:.3e}, {:.0} {}/s",
+                epoch + 1,
+                config.epochs,
+                train_loss,
+                val_loss,
+                val_constant,
+                lr,
+                metrics.per_second,
+                if matches!(config.method, Method::Pqr(_)) {
+                    "triplets"
+                } else {
+                    "positions"
+                }
+            );
+        }
+        state.history.push(metrics);
+        state.epoch = epoch + 1;
+        state.step = adam.step;
+        write_atomic(&ckpt_path, &checkpoint::encode(&state, &model, &adam)?)?;
+        write_metrics(&rt.out, &state.history)?;
+        if config.exports_at(epoch + 1) {
+            export_now(&model, epoch + 1)?;
+        }
+    }
+    let net = rt.net_path(state.epoch);
+    Ok(TrainOutcome { state, net })
+}

@@ -1,0 +1,267 @@
+//! `trainer train`, `trainer export` and `trainer quant-report` as programs: a run killed with
+//! SIGKILL or aborted in the middle of an epoch resumes to the state of an uninterrupted run; the
+//! exported network loads in host; the report prints its statistics.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use host::nnue::Nnue;
+use plugin_api::PluginRegistry;
+use trainer::data::synthetic::random_games;
+use trainer::data::{self, Format, Sample};
+use trainer::model::tensor_to_vec;
+use trainer::train::checkpoint;
+use trainer::train::run::TrainState;
+
+fn plugin_dir() -> PathBuf {
+    std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn trainer() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_trainer"));
+    c.arg("--plugin-dir").arg(plugin_dir());
+    c
+}
+
+fn run<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
+    trainer().args(args).output().unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn write(path: &Path, samples: &[Sample]) {
+    let mut w = data::create_writer(path, Format::Binpack).unwrap();
+    for s in samples {
+        w.write(s).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+struct Files {
+    dir: tempfile::TempDir,
+    train: String,
+    val: String,
+    test: String,
+}
+
+fn files() -> Files {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let (train, val, test) = (p("train.binpack"), p("val.binpack"), p("test.binpack"));
+    write(
+        Path::new(&train),
+        &random_games(21).take(40_000).collect::<Vec<_>>(),
+    );
+    write(
+        Path::new(&val),
+        &random_games(22).take(5000).collect::<Vec<_>>(),
+    );
+    write(
+        Path::new(&test),
+        &random_games(23).take(12_000).collect::<Vec<_>>(),
+    );
+    Files {
+        dir,
+        train,
+        val,
+        test,
+    }
+}
+
+/// The arguments of a small run writing to `out`.
+fn train_args(f: &Files, out: &Path, epochs: u64, steps: u64) -> Vec<String> {
+    [
+        "train",
+        "--spec",
+        "all",
+        "--l1",
+        "64",
+        "--l2",
+        "16",
+        "--in",
+        &f.train,
+        "--val",
+        &f.val,
+        "--val-size",
+        "3000",
+        "--epochs",
+        &epochs.to_string(),
+        "--epoch-size",
+        &(steps * 1024).to_string(),
+        "--batch-size",
+        "1024",
+        "--lr",
+        "2e-3",
+        "--shuffle",
+        "8192",
+        "--seed",
+        "3",
+        "--no-progress",
+        "--out",
+        out.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// The checkpoint's state (timings left out) and tensors.
+fn fingerprint(path: &Path) -> (TrainState, Vec<Vec<f32>>) {
+    let loaded = checkpoint::read::<TrainState>(path).unwrap();
+    let mut state = loaded.state;
+    for m in &mut state.history {
+        m.seconds = 0.0;
+        m.per_second = 0.0;
+    }
+    let tensors = loaded
+        .params
+        .iter()
+        .chain(&loaded.m)
+        .chain(&loaded.v)
+        .map(tensor_to_vec)
+        .collect();
+    (state, tensors)
+}
+
+#[test]
+fn train_export_and_report_from_the_command_line() {
+    let f = files();
+    let out = f.dir.path().join("run");
+    let o = run(&train_args(&f, &out, 4, 16));
+    assert!(o.status.success(), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("epoch 4/4") && t.contains("constant predictor"),
+        "{t}"
+    );
+
+    let ckpt = out.join("checkpoint.ckpt");
+    let net = f.dir.path().join("exported.nnue");
+    let o = run(&[
+        "export",
+        "--checkpoint",
+        ckpt.to_str().unwrap(),
+        "--data",
+        &f.val,
+        "--calibration",
+        "3000",
+        "--out",
+        net.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    // Calibrated on the same validation positions as the training loop's export: same bytes.
+    assert!(
+        std::fs::read(&net).unwrap() == std::fs::read(out.join("nets/epoch-0004.nnue")).unwrap(),
+        "export differs from the training loop's"
+    );
+    let registry = PluginRegistry::discover(Some(&plugin_dir())).unwrap();
+    let nnue = Nnue::load(&net, &registry).unwrap();
+    assert_eq!(nnue.features().name(), "all");
+
+    let report_dir = f.dir.path().join("report");
+    let o = run(&[
+        "quant-report",
+        "--checkpoint",
+        ckpt.to_str().unwrap(),
+        "--net",
+        net.to_str().unwrap(),
+        "--data",
+        &f.test,
+        "--positions",
+        "5000",
+        "--out",
+        report_dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("5000 positions") && t.contains("p50"), "{t}");
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(report_dir.join("quant-report.json")).unwrap())
+            .unwrap();
+    let median = json["abs_percentiles"][0][1].as_f64().unwrap();
+    assert!(median < 10.0, "median quantization error {median}: {t}");
+    assert!(report_dir.join("quant-error.svg").exists());
+
+    // A bad device is refused with a clear message.
+    let mut args = train_args(&f, &f.dir.path().join("x"), 1, 1);
+    args.extend(["--device".to_string(), "tpu".to_string()]);
+    let o = run(&args);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("unknown device 'tpu'"), "{}", text(&o));
+}
+
+#[test]
+fn killed_runs_resume_to_the_uninterrupted_state() {
+    let f = files();
+    let (epochs, steps) = (3, 24);
+    let whole = f.dir.path().join("whole");
+    let args = train_args(&f, &whole, epochs, steps);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    let expected = fingerprint(&whole.join("checkpoint.ckpt"));
+
+    // Aborted (no clean-up at all) in the middle of the second epoch.
+    let aborted = f.dir.path().join("aborted");
+    let mut args = train_args(&f, &aborted, epochs, steps);
+    args.extend(["--abort-after-steps".into(), (steps + 5).to_string()]);
+    let o = run(&args);
+    assert!(!o.status.success(), "{}", text(&o));
+    assert_eq!(fingerprint(&aborted.join("checkpoint.ckpt")).0.epoch, 1);
+    let mut args = train_args(&f, &aborted, epochs, steps);
+    args.push("--resume".into());
+    let o = run(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    let resumed = fingerprint(&aborted.join("checkpoint.ckpt"));
+    assert_eq!(resumed.0.history, expected.0.history);
+    assert!(
+        resumed.1 == expected.1,
+        "the resumed run ends with other weights"
+    );
+
+    // Killed with SIGKILL as soon as the first checkpoint appears (so during the second epoch,
+    // or while writing its files), then resumed, possibly several times.
+    let killed = f.dir.path().join("killed");
+    let ckpt = killed.join("checkpoint.ckpt");
+    let mut child = trainer()
+        .args(train_args(&f, &killed, epochs, steps))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !ckpt.exists() && start.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let was_running = child.try_wait().unwrap().is_none();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(was_running, "the run ended before it could be killed");
+    let at_kill = fingerprint(&ckpt).0.epoch;
+    assert!(at_kill < epochs, "killed after {at_kill} epochs");
+    let mut args = train_args(&f, &killed, epochs, steps);
+    args.push("--resume".into());
+    let o = run(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    let resumed = fingerprint(&ckpt);
+    assert_eq!(resumed.0.history, expected.0.history);
+    assert!(
+        resumed.1 == expected.1,
+        "the resumed run ends with other weights"
+    );
+    assert!(
+        std::fs::read(whole.join("nets/epoch-0003.nnue")).unwrap()
+            == std::fs::read(killed.join("nets/epoch-0003.nnue")).unwrap(),
+        "exported networks differ"
+    );
+}

@@ -1,0 +1,340 @@
+//! Training on generated data, on the CPU, with the real plugins: the validation loss falls far
+//! below a constant predictor's, a seed repeats a run exactly, an interrupted run resumes to the
+//! same final state, the exported network loads in host and matches the float model within the
+//! quantization error, and PQR training works from scratch and from a checkpoint.
+
+use std::path::{Path, PathBuf};
+
+use host::nnue::{Kernels, Nnue, SimdLevel};
+use plugin_api::{FeatureSet, PluginRegistry};
+use tch::Device;
+use trainer::data::synthetic::random_games;
+use trainer::data::{self, Format, Sample};
+use trainer::model::{Model, Shape, tensor_to_vec};
+use trainer::train::checkpoint;
+use trainer::train::loss::{PqrLoss, ScoreLoss};
+use trainer::train::objective::Method;
+use trainer::train::quant::{float_outputs, quantized_outputs, summarize};
+use trainer::train::run::{
+    DataFile, FilterSpec, Runtime, TrainConfig, TrainError, TrainState, train,
+};
+
+fn plugin_dir() -> PathBuf {
+    std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn registry() -> PluginRegistry {
+    PluginRegistry::discover(Some(&plugin_dir())).unwrap()
+}
+
+fn write(path: &Path, samples: &[Sample]) {
+    let mut w = data::create_writer(path, Format::Binpack).unwrap();
+    for s in samples {
+        w.write(s).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+/// Training, validation and test files of random-game positions (different seeds).
+struct Data {
+    dir: tempfile::TempDir,
+    train: PathBuf,
+    val: PathBuf,
+    test: Vec<Sample>,
+}
+
+fn data(train_positions: usize) -> Data {
+    let dir = tempfile::tempdir().unwrap();
+    let train = dir.path().join("train.binpack");
+    let val = dir.path().join("val.binpack");
+    write(
+        &train,
+        &random_games(11).take(train_positions).collect::<Vec<_>>(),
+    );
+    write(&val, &random_games(12).take(6000).collect::<Vec<_>>());
+    let test = random_games(13).take(3000).collect();
+    Data {
+        dir,
+        train,
+        val,
+        test,
+    }
+}
+
+fn file(path: &Path) -> DataFile {
+    DataFile {
+        path: path.to_path_buf(),
+        format: "binpack".into(),
+    }
+}
+
+/// A small, fast configuration: all (768) → 64 → 16 → 1, batches of 1024, epochs of 16 steps.
+fn config(d: &Data, epochs: u64) -> TrainConfig {
+    let mut c = TrainConfig::thesis(
+        "all",
+        Shape {
+            n: 768,
+            l1: 64,
+            l2: 16,
+        },
+    );
+    c.train = vec![file(&d.train)];
+    c.val = vec![file(&d.val)];
+    c.val_size = 4000;
+    c.filter = FilterSpec::default();
+    c.epochs = epochs;
+    c.epoch_size = 16 * 1024;
+    c.batch_size = 1024;
+    c.lr = 2e-3;
+    c.shuffle_buffer = 8192;
+    c.seed = 7;
+    c
+}
+
+fn quiet(out: &Path) -> Runtime {
+    Runtime {
+        progress: false,
+        log: false,
+        loader_threads: 2,
+        ..Runtime::new(out)
+    }
+}
+
+fn set(spec: &str) -> FeatureSet {
+    registry().feature_set(spec).unwrap()
+}
+
+/// Everything of a checkpoint that must match between two runs: the state without timings,
+/// the model's and Adam's tensors.
+fn fingerprint(path: &Path) -> (TrainState, Vec<Vec<f32>>) {
+    let loaded = checkpoint::read::<TrainState>(path).unwrap();
+    let mut state = loaded.state;
+    for m in &mut state.history {
+        m.seconds = 0.0;
+        m.per_second = 0.0;
+    }
+    let tensors = loaded
+        .params
+        .iter()
+        .chain(&loaded.m)
+        .chain(&loaded.v)
+        .map(tensor_to_vec)
+        .collect();
+    (state, tensors)
+}
+
+#[test]
+fn training_beats_a_constant_predictor_and_the_export_matches_in_host() {
+    let d = data(60_000);
+    let out = d.dir.path().join("run");
+    let set = set("all");
+    let outcome = train(config(&d, 6), &set, &quiet(&out)).unwrap();
+    let h = &outcome.state.history;
+    assert_eq!(h.len(), 6);
+    let last = h.last().unwrap();
+    assert!(
+        last.val_loss < 0.1 * last.val_constant,
+        "validation loss {} vs constant predictor {}",
+        last.val_loss,
+        last.val_constant
+    );
+    assert!(h[5].val_loss < h[0].val_loss);
+    for name in [
+        "checkpoint.ckpt",
+        "metrics.csv",
+        "metrics.jsonl",
+        "loss.svg",
+    ] {
+        assert!(out.join(name).exists(), "{name}");
+    }
+    let csv = std::fs::read_to_string(out.join("metrics.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 7);
+    assert_eq!(
+        std::fs::read_to_string(out.join("metrics.jsonl"))
+            .unwrap()
+            .lines()
+            .count(),
+        6
+    );
+
+    // The exported network loads in host and evaluates (the code of `host eval`) close to the
+    // float model on positions it was not calibrated or trained on.
+    let nnue = Nnue::load(&outcome.net, &registry()).unwrap();
+    assert_eq!(nnue.network().l1(), 64);
+    let loaded = checkpoint::read::<TrainState>(&out.join("checkpoint.ckpt")).unwrap();
+    let model = loaded
+        .model(loaded.state.config.shape, Device::Cpu)
+        .unwrap();
+    let float = float_outputs(&model, &set, &d.test).unwrap();
+    for level in [SimdLevel::Scalar, SimdLevel::best()] {
+        let kernels = Kernels::new(level).unwrap();
+        let quantized = quantized_outputs(&nnue, kernels, &d.test).unwrap();
+        let report = summarize(&float, &quantized);
+        assert!(
+            report.median_abs() < 10.0,
+            "median quantization error {} (report: {report})",
+            report.median_abs()
+        );
+        assert!(report.mean.abs() < 5.0, "{report}");
+        // The outputs follow the scores: not a constant network.
+        assert!(report.mean_abs_output > 100.0, "{report}");
+    }
+}
+
+#[test]
+fn the_same_seed_gives_the_same_run_and_another_seed_another() {
+    let d = data(20_000);
+    let set = set("all");
+    let run = |name: &str, seed: u64| {
+        let mut c = config(&d, 2);
+        c.seed = seed;
+        let out = d.dir.path().join(name);
+        train(c, &set, &quiet(&out)).unwrap();
+        fingerprint(&out.join("checkpoint.ckpt"))
+    };
+    let a = run("a", 7);
+    let b = run("b", 7);
+    assert_eq!(a.0.history, b.0.history, "loss curves differ");
+    assert!(a.1 == b.1, "final weights differ");
+    let c = run("c", 8);
+    assert_ne!(a.0.history[1].val_loss, c.0.history[1].val_loss);
+}
+
+#[test]
+fn an_interrupted_run_resumes_to_the_same_final_state() {
+    let d = data(20_000);
+    let set = set("all");
+    let whole = d.dir.path().join("whole");
+    train(config(&d, 3), &set, &quiet(&whole)).unwrap();
+
+    let cut = d.dir.path().join("cut");
+    // Stop in the middle of the second epoch (16 steps per epoch), as if killed.
+    let stopped = train(
+        config(&d, 3),
+        &set,
+        &Runtime {
+            stop_after_steps: Some(16 + 7),
+            ..quiet(&cut)
+        },
+    );
+    assert_eq!(stopped.unwrap_err(), TrainError::Interrupted { step: 23 });
+    let after_kill = fingerprint(&cut.join("checkpoint.ckpt"));
+    assert_eq!(after_kill.0.epoch, 1, "only the finished epoch is saved");
+
+    // Without --resume an existing checkpoint is not overwritten.
+    let refused = train(config(&d, 3), &set, &quiet(&cut)).unwrap_err();
+    assert!(refused.to_string().contains("--resume"), "{refused}");
+    // A different configuration is refused.
+    let mut other = config(&d, 3);
+    other.lr = 1e-3;
+    let refused = train(
+        other,
+        &set,
+        &Runtime {
+            resume: true,
+            ..quiet(&cut)
+        },
+    )
+    .unwrap_err();
+    assert!(refused.to_string().contains("lr"), "{refused}");
+
+    train(
+        config(&d, 3),
+        &set,
+        &Runtime {
+            resume: true,
+            ..quiet(&cut)
+        },
+    )
+    .unwrap();
+    let a = fingerprint(&whole.join("checkpoint.ckpt"));
+    let b = fingerprint(&cut.join("checkpoint.ckpt"));
+    assert_eq!(a.0.history, b.0.history);
+    assert_eq!(a.0.step, 48);
+    assert!(a.1 == b.1, "the resumed run ends with other weights");
+    assert!(
+        std::fs::read(whole.join("nets/epoch-0003.nnue")).unwrap()
+            == std::fs::read(cut.join("nets/epoch-0003.nnue")).unwrap(),
+        "exported networks differ"
+    );
+
+    // More epochs may be added to a finished run.
+    let longer = train(
+        config(&d, 4),
+        &set,
+        &Runtime {
+            resume: true,
+            ..quiet(&cut)
+        },
+    )
+    .unwrap();
+    assert_eq!(longer.state.epoch, 4);
+    assert_eq!(
+        fingerprint(&cut.join("checkpoint.ckpt")).0.history[..3],
+        b.0.history[..3]
+    );
+}
+
+#[test]
+fn pqr_training_from_scratch_and_from_a_checkpoint() {
+    let d = data(150_000);
+    let set = set("all");
+    let pqr = |init: Option<PathBuf>, name: &str, epochs: u64| {
+        let mut c = config(&d, epochs);
+        c.method = Method::Pqr(PqrLoss::default());
+        c.epoch_size = 40 * 1024;
+        c.val_size = 2000;
+        c.lr = 1e-3;
+        c.init = init;
+        let out = d.dir.path().join(name);
+        train(c, &set, &quiet(&out)).unwrap()
+    };
+    let scratch = pqr(None, "pqr", 3);
+    let h = &scratch.state.history;
+    let constant = PqrLoss::default().constant_baseline();
+    assert!((h[0].val_constant - constant).abs() < 1e-12);
+    // The loss is bounded below by about 1.5 (outputs map into [-1, 1]) and falls slowly.
+    assert!(
+        h[2].val_loss < constant - 0.005 && h[2].val_loss < h[0].val_loss,
+        "PQR validation losses {:?} vs constant {constant}",
+        h.iter().map(|m| m.val_loss).collect::<Vec<_>>()
+    );
+
+    // From a score-target checkpoint: the first PQR epoch starts from its weights.
+    let score_out = d.dir.path().join("score");
+    let mut c = config(&d, 2);
+    c.method = Method::Score(ScoreLoss::default());
+    train(c, &set, &quiet(&score_out)).unwrap();
+    let from_ckpt = pqr(Some(score_out.join("checkpoint.ckpt")), "pqr-init", 1);
+    assert_ne!(from_ckpt.state.history[0].val_loss, h[0].val_loss);
+    assert!(from_ckpt.state.history[0].val_loss < constant);
+    // And from an exported network file.
+    let from_net = pqr(Some(score_out.join("nets/epoch-0002.nnue")), "pqr-net", 1);
+    assert!(from_net.state.history[0].val_loss < constant);
+
+    // The model of an init file must fit the run's shape.
+    let wrong = trainer::train::run::load_init(
+        &score_out.join("checkpoint.ckpt"),
+        Shape {
+            n: 768,
+            l1: 96,
+            l2: 16,
+        },
+        Device::Cpu,
+    );
+    assert!(wrong.is_err());
+    let model = Model::new(
+        Shape {
+            n: 768,
+            l1: 64,
+            l2: 16,
+        },
+        1,
+        Device::Cpu,
+    );
+    assert_eq!(model.to_vecs()[0].len(), 768 * 64);
+}
