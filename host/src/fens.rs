@@ -77,9 +77,7 @@ pub fn board_from_setup(setup: &Setup) -> Board {
         } else {
             Color::Black
         },
-        ep_square: setup
-            .ep_square
-            .map_or(NO_SQUARE, |sq| u32::from(sq) as u8),
+        ep_square: setup.ep_square.map_or(NO_SQUARE, |sq| u32::from(sq) as u8),
     }
 }
 

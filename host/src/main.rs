@@ -10,7 +10,12 @@ mod cli;
 
 /// NNUE feature-set research engine: feature inspection, network evaluation, UCI engine.
 #[derive(Parser, Debug)]
-#[command(name = "host", version, about)]
+#[command(
+    name = "host",
+    version,
+    about,
+    after_help = "Without a command, host is a UCI chess engine on standard input and output."
+)]
 struct Args {
     /// Directory holding the feature plugins (default: $NNUE_PLUGIN_DIR, else next to this program).
     #[arg(long, global = true, value_name = "DIR")]

@@ -11,7 +11,11 @@ fn features_match_thesis_parity_files() {
         let stem = net.file_stem().unwrap().to_str().unwrap().to_string();
         let parity = shared().join(format!("parity/{stem}.features.tsv"));
         let spec = thesis_header_name(&net);
-        let out = run_ok(host().args(["features", "--spec", &spec, "--fens"]).arg(&parity));
+        let out = run_ok(
+            host()
+                .args(["features", "--spec", &spec, "--fens"])
+                .arg(&parity),
+        );
         let ours = String::from_utf8(out.stdout).unwrap();
         let expected = std::fs::read_to_string(&parity).unwrap();
         let expected: Vec<&str> = expected.lines().skip(1).collect();

@@ -12,7 +12,11 @@ use plugin_api::{Color, PluginRegistry};
 
 /// Where cargo put the cdylibs of this workspace (the test executable's own directory).
 fn deps_dir() -> PathBuf {
-    std::env::current_exe().unwrap().parent().unwrap().to_path_buf()
+    std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 fn dylib(stem: &str) -> PathBuf {
@@ -49,14 +53,22 @@ fn features_error(dir: &Path, spec: &str, fens: &Path) -> String {
         .unwrap();
     assert!(!out.status.success(), "expected failure for spec {spec}");
     let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(err.lines().count(), 1, "expected one error line, got:\n{err}");
+    assert_eq!(
+        err.lines().count(),
+        1,
+        "expected one error line, got:\n{err}"
+    );
     assert!(!err.contains("panicked at"), "the host panicked: {err}");
     err
 }
 
 fn start_fen_file(dir: &Path) -> PathBuf {
     let p = dir.join("start.fen");
-    std::fs::write(&p, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\n").unwrap();
+    std::fs::write(
+        &p,
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\n",
+    )
+    .unwrap();
     p
 }
 
@@ -67,10 +79,18 @@ fn panicking_block_is_one_line_and_the_registry_keeps_working() {
         .load_file(&dylib("fixture_panicking_plugin"))
         .unwrap();
     let boom = registry.feature_set("all+boom").unwrap();
-    let board = board_from_setup(&parse_fen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1").unwrap());
+    let board = board_from_setup(
+        &parse_fen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1").unwrap(),
+    );
     for _ in 0..2 {
-        let err = boom.active_set(&board, Color::White).unwrap_err().to_string();
-        assert!(err.contains("'boom'") && err.contains("panicked: boom in active"), "{err}");
+        let err = boom
+            .active_set(&board, Color::White)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("'boom'") && err.contains("panicked: boom in active"),
+            "{err}"
+        );
         assert_eq!(err.lines().count(), 1);
     }
     // The other blocks still answer after the failures.
@@ -89,13 +109,20 @@ fn a_file_that_is_not_a_plugin_is_refused() {
     std::fs::write(dir.path().join(so("text")), "not a library").unwrap();
     let fens = start_fen_file(dir.path());
     let err = features_error(dir.path(), "all", &fens);
-    assert!(err.contains("cannot load plugin") && err.contains(&so("text")), "{err}");
+    assert!(
+        err.contains("cannot load plugin") && err.contains(&so("text")),
+        "{err}"
+    );
 
     // A real shared library without the plugin module.
-    let libm = ["/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6", "/lib64/libm.so.6"]
-        .iter()
-        .map(Path::new)
-        .find(|p| p.is_file());
+    let libm = [
+        "/lib/x86_64-linux-gnu/libm.so.6",
+        "/usr/lib/x86_64-linux-gnu/libm.so.6",
+        "/lib64/libm.so.6",
+    ]
+    .iter()
+    .map(Path::new)
+    .find(|p| p.is_file());
     if cfg!(target_os = "linux") {
         let libm = libm.expect("libm.so.6 not found on this Linux system");
         let dir = plugin_dir(&[(libm, &so("libm"))]);
@@ -110,7 +137,9 @@ fn a_plugin_built_against_another_plugin_api_is_refused() {
     let fens = start_fen_file(dir.path());
     let err = features_error(dir.path(), "stale", &fens);
     assert!(
-        err.contains("was built against plugin-api") && err.contains("rebuild it") && err.contains(&so("stale")),
+        err.contains("was built against plugin-api")
+            && err.contains("rebuild it")
+            && err.contains(&so("stale")),
         "{err}"
     );
 }
@@ -121,7 +150,10 @@ fn two_plugins_claiming_one_block_are_refused() {
     let dir = plugin_dir(&[(&all, &so("all")), (&all, &so("all_copy"))]);
     let fens = start_fen_file(dir.path());
     let err = features_error(dir.path(), "all", &fens);
-    assert!(err.contains("feature block 'all' is provided by two plugins"), "{err}");
+    assert!(
+        err.contains("feature block 'all' is provided by two plugins"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -129,13 +161,19 @@ fn unknown_blocks_and_bad_specs_are_named() {
     let dir = plugin_dir(&[(&dylib("nnue_plugin_all"), &so("all"))]);
     let fens = start_fen_file(dir.path());
     let err = features_error(dir.path(), "all+nope", &fens);
-    assert!(err.contains("unknown feature block 'nope' (available: all)"), "{err}");
+    assert!(
+        err.contains("unknown feature block 'nope' (available: all)"),
+        "{err}"
+    );
     let err = features_error(dir.path(), "all++all", &fens);
     assert!(err.contains("invalid feature set 'all++all'"), "{err}");
     let err = features_error(dir.path(), "all+hv", &fens);
     assert!(err.contains("appears twice"), "{err}");
     let err = features_error(dir.path(), "all", &dir.path().join("missing.fen"));
-    assert!(err.contains("missing.fen") && err.contains("cannot open"), "{err}");
+    assert!(
+        err.contains("missing.fen") && err.contains("cannot open"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -157,8 +195,17 @@ fn a_bad_fen_is_reported_with_its_line_and_earlier_output_is_kept() {
     assert!(!out.status.success());
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert_eq!(stdout.lines().count(), 2, "{stdout}");
-    assert!(stdout.lines().nth(1).unwrap().starts_with("4k3/8/8/8/8/8/8/4K3 b - -\tb\t"));
+    assert!(
+        stdout
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("4k3/8/8/8/8/8/8/4K3 b - -\tb\t")
+    );
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("mixed.fen:5: invalid FEN 'not/a/fen w - - 0 1'"), "{err}");
+    assert!(
+        err.contains("mixed.fen:5: invalid FEN 'not/a/fen w - - 0 1'"),
+        "{err}"
+    );
 }

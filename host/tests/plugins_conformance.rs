@@ -2,16 +2,25 @@
 //! ABI (the same function pointers the engine calls), so a plugin dropped into `plugins/` is
 //! checked without writing a test for it.
 
-use plugin_api::conformance::{check_blocks, Settings};
 use plugin_api::PluginRegistry;
+use plugin_api::conformance::{Settings, check_blocks};
 
 #[test]
 fn every_loaded_block_conforms() {
-    let dir = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
+    let dir = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf();
     let registry = PluginRegistry::discover(Some(&dir)).unwrap();
     let names = registry.names();
-    for expected in ["all", "h", "v", "d1", "d2", "ph", "pv", "pd1", "pd2", "mb", "mc"] {
-        assert!(names.iter().any(|n| n == expected), "block {expected} not loaded: {names:?}");
+    for expected in [
+        "all", "h", "v", "d1", "d2", "ph", "pv", "pd1", "pd2", "mb", "mc",
+    ] {
+        assert!(
+            names.iter().any(|n| n == expected),
+            "block {expected} not loaded: {names:?}"
+        );
     }
     let descriptors: Vec<_> = registry.blocks().map(|b| b.descriptor).collect();
     let settings = Settings {

@@ -278,7 +278,9 @@ pub fn install_plugin_panic_hook() {
     HOOK.call_once(|| {
         std::panic::set_hook(Box::new(|info| {
             if let Ok(mut slot) = PANIC_LOCATION.lock() {
-                *slot = info.location().map(|l| format!("{}:{}", l.file(), l.line()));
+                *slot = info
+                    .location()
+                    .map(|l| format!("{}:{}", l.file(), l.line()));
             }
         }));
     });

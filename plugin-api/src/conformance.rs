@@ -187,16 +187,24 @@ impl<'d> Tracker<'d> {
             let counts = &mut self.counts[pi];
             for &ix in md.added[pi].as_slice() {
                 if ix >= desc.size {
-                    return Err(format!("{p:?}: delta() added index {ix} >= size {}", desc.size));
+                    return Err(format!(
+                        "{p:?}: delta() added index {ix} >= size {}",
+                        desc.size
+                    ));
                 }
                 counts[ix as usize] += 1;
             }
             for &ix in md.removed[pi].as_slice() {
                 if ix >= desc.size {
-                    return Err(format!("{p:?}: delta() removed index {ix} >= size {}", desc.size));
+                    return Err(format!(
+                        "{p:?}: delta() removed index {ix} >= size {}",
+                        desc.size
+                    ));
                 }
                 if counts[ix as usize] == 0 {
-                    return Err(format!("{p:?}: delta() removed index {ix}, which was not active"));
+                    return Err(format!(
+                        "{p:?}: delta() removed index {ix}, which was not active"
+                    ));
                 }
                 counts[ix as usize] -= 1;
             }
@@ -216,7 +224,10 @@ fn pick_move(pos: &Chess, rng: &mut ChaCha8Rng) -> Option<shakmaty::Move> {
     let special: Vec<&shakmaty::Move> = moves
         .iter()
         .filter(|m| {
-            m.is_capture() || m.is_castle() || m.is_promotion() || m.is_en_passant()
+            m.is_capture()
+                || m.is_castle()
+                || m.is_promotion()
+                || m.is_en_passant()
                 || pos.clone().play(**m).is_ok_and(|p| p.is_check())
         })
         .collect();
@@ -227,7 +238,11 @@ fn pick_move(pos: &Chess, rng: &mut ChaCha8Rng) -> Option<shakmaty::Move> {
     }
 }
 
-fn check_mirror(desc: &BlockDescriptor, board: &Board, scratch: &mut Vec<u32>) -> Result<(), String> {
+fn check_mirror(
+    desc: &BlockDescriptor,
+    board: &Board,
+    scratch: &mut Vec<u32>,
+) -> Result<(), String> {
     let black = active_counts(desc, board, Color::Black, scratch)?;
     let mirrored = active_counts(desc, &board.mirrored(), Color::White, scratch)?;
     if black != mirrored {
@@ -282,9 +297,17 @@ pub fn check_blocks(blocks: &[BlockDescriptor], settings: Settings) -> Result<Re
             let next = pos.clone().play(m).map_err(|e| e.to_string())?;
             let next_board = board_from_position(&next);
             let played = board.play(&mv);
-            if (played.by_color, played.by_role, played.turn, played.castling)
-                != (next_board.by_color, next_board.by_role, next_board.turn, next_board.castling)
-            {
+            if (
+                played.by_color,
+                played.by_role,
+                played.turn,
+                played.castling,
+            ) != (
+                next_board.by_color,
+                next_board.by_role,
+                next_board.turn,
+                next_board.castling,
+            ) {
                 return Err(format!(
                     "plugin-api Board::play disagrees with shakmaty on {} at {}",
                     UciMove::from_move(m, CastlingMode::Standard),
@@ -296,7 +319,10 @@ pub fn check_blocks(blocks: &[BlockDescriptor], settings: Settings) -> Result<Re
                     fail(
                         t.desc,
                         &pos,
-                        format!("after {}: {e}", UciMove::from_move(m, CastlingMode::Standard)),
+                        format!(
+                            "after {}: {e}",
+                            UciMove::from_move(m, CastlingMode::Standard)
+                        ),
                     )
                 })?;
             }

@@ -126,40 +126,132 @@ mod tests {
         b
     }
 
-    fn mv(from: Square, to: Square, role: Role, captured: u8, promotion: u8, kind: MoveKind) -> Move {
-        Move { from, to, role, captured, promotion, kind }
+    fn mv(
+        from: Square,
+        to: Square,
+        role: Role,
+        captured: u8,
+        promotion: u8,
+        kind: MoveKind,
+    ) -> Move {
+        Move {
+            from,
+            to,
+            role,
+            captured,
+            promotion,
+            kind,
+        }
     }
 
     #[test]
     fn capture_promotion_removes_two_and_adds_the_new_piece() {
         // b7xa8=Q: pawn b7 (49), rook a8 (56).
-        let b = board_with(&[(49, Color::White, Role::Pawn), (56, Color::Black, Role::Rook)]);
-        let c = decompose(&b, &mv(49, 56, Role::Pawn, Role::Rook as u8, Role::Queen as u8, MoveKind::Normal));
-        assert_eq!(c.removed(), &[
-            PieceOnSquare { square: 49, color: Color::White, role: Role::Pawn },
-            PieceOnSquare { square: 56, color: Color::Black, role: Role::Rook },
+        let b = board_with(&[
+            (49, Color::White, Role::Pawn),
+            (56, Color::Black, Role::Rook),
         ]);
-        assert_eq!(c.added(), &[PieceOnSquare { square: 56, color: Color::White, role: Role::Queen }]);
+        let c = decompose(
+            &b,
+            &mv(
+                49,
+                56,
+                Role::Pawn,
+                Role::Rook as u8,
+                Role::Queen as u8,
+                MoveKind::Normal,
+            ),
+        );
+        assert_eq!(
+            c.removed(),
+            &[
+                PieceOnSquare {
+                    square: 49,
+                    color: Color::White,
+                    role: Role::Pawn
+                },
+                PieceOnSquare {
+                    square: 56,
+                    color: Color::Black,
+                    role: Role::Rook
+                },
+            ]
+        );
+        assert_eq!(
+            c.added(),
+            &[PieceOnSquare {
+                square: 56,
+                color: Color::White,
+                role: Role::Queen
+            }]
+        );
     }
 
     #[test]
     fn en_passant_removes_the_pawn_beside_the_origin() {
         // Black e4xd3 e.p.: pawn e4 (28), white pawn d4 (27), target d3 (19).
-        let b = board_with(&[(28, Color::Black, Role::Pawn), (27, Color::White, Role::Pawn)]);
-        let c = decompose(&b, &mv(28, 19, Role::Pawn, Role::Pawn as u8, NO_ROLE, MoveKind::EnPassant));
-        assert_eq!(c.removed()[1], PieceOnSquare { square: 27, color: Color::White, role: Role::Pawn });
-        assert_eq!(c.added(), &[PieceOnSquare { square: 19, color: Color::Black, role: Role::Pawn }]);
+        let b = board_with(&[
+            (28, Color::Black, Role::Pawn),
+            (27, Color::White, Role::Pawn),
+        ]);
+        let c = decompose(
+            &b,
+            &mv(
+                28,
+                19,
+                Role::Pawn,
+                Role::Pawn as u8,
+                NO_ROLE,
+                MoveKind::EnPassant,
+            ),
+        );
+        assert_eq!(
+            c.removed()[1],
+            PieceOnSquare {
+                square: 27,
+                color: Color::White,
+                role: Role::Pawn
+            }
+        );
+        assert_eq!(
+            c.added(),
+            &[PieceOnSquare {
+                square: 19,
+                color: Color::Black,
+                role: Role::Pawn
+            }]
+        );
     }
 
     #[test]
     fn castling_moves_king_and_rook() {
         // Black O-O-O: king e8 (60), rook a8 (56) -> king c8 (58), rook d8 (59).
-        let b = board_with(&[(60, Color::Black, Role::King), (56, Color::Black, Role::Rook)]);
-        let c = decompose(&b, &mv(60, 56, Role::King, NO_ROLE, NO_ROLE, MoveKind::Castle));
-        assert_eq!(c.added(), &[
-            PieceOnSquare { square: 58, color: Color::Black, role: Role::King },
-            PieceOnSquare { square: 59, color: Color::Black, role: Role::Rook },
+        let b = board_with(&[
+            (60, Color::Black, Role::King),
+            (56, Color::Black, Role::Rook),
         ]);
-        assert_eq!(c.changed_squares(), (1 << 56) | (1 << 58) | (1 << 59) | (1 << 60));
+        let c = decompose(
+            &b,
+            &mv(60, 56, Role::King, NO_ROLE, NO_ROLE, MoveKind::Castle),
+        );
+        assert_eq!(
+            c.added(),
+            &[
+                PieceOnSquare {
+                    square: 58,
+                    color: Color::Black,
+                    role: Role::King
+                },
+                PieceOnSquare {
+                    square: 59,
+                    color: Color::Black,
+                    role: Role::Rook
+                },
+            ]
+        );
+        assert_eq!(
+            c.changed_squares(),
+            (1 << 56) | (1 << 58) | (1 << 59) | (1 << 60)
+        );
     }
 }

@@ -11,8 +11,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use abi_stable::library::{AbiHeaderRef, LibHeader, LibraryError, RawLibrary};
-use object::{Object, ObjectSymbol};
 use abi_stable::std_types::RResult;
+use object::{Object, ObjectSymbol};
 
 use crate::block::{BlockDescriptor, IndexList, MoveDelta, PluginError};
 use crate::module::{PluginModule_Ref, API_VERSION, HEADER_SYMBOL_PREFIX};
@@ -292,8 +292,8 @@ fn header_symbol(path: &Path) -> Result<Option<String>, LoadError> {
         reason,
     };
     let data = std::fs::read(path).map_err(|e| open_err(e.to_string()))?;
-    let file = object::File::parse(&*data)
-        .map_err(|e| open_err(format!("not a shared library ({e})")))?;
+    let file =
+        object::File::parse(&*data).map_err(|e| open_err(format!("not a shared library ({e})")))?;
     let mut found: Vec<String> = Vec::new();
     let symbols = file.dynamic_symbols().chain(file.symbols());
     for sym in symbols {
@@ -302,7 +302,10 @@ fn header_symbol(path: &Path) -> Result<Option<String>, LoadError> {
         }
         let Ok(name) = sym.name() else { continue };
         // Mach-O prefixes C symbols with '_'.
-        let name = name.strip_prefix('_').filter(|n| n.starts_with(HEADER_SYMBOL_PREFIX)).unwrap_or(name);
+        let name = name
+            .strip_prefix('_')
+            .filter(|n| n.starts_with(HEADER_SYMBOL_PREFIX))
+            .unwrap_or(name);
         if name.starts_with(HEADER_SYMBOL_PREFIX) && !found.iter().any(|f| f == name) {
             found.push(name.to_string());
         }
@@ -393,9 +396,8 @@ impl PluginRegistry {
                 reason: "no such file".into(),
             });
         }
-        let symbol = header_symbol(&path)?.ok_or_else(|| LoadError::NotAPlugin {
-            path: path.clone(),
-        })?;
+        let symbol =
+            header_symbol(&path)?.ok_or_else(|| LoadError::NotAPlugin { path: path.clone() })?;
         let module = open_header(&path, &symbol)
             .and_then(|header| header.init_root_module::<PluginModule_Ref>())
             .map_err(|e| condense_library_error(&path, e))?;
@@ -642,7 +644,12 @@ impl FeatureSet {
 
     /// Fills `buf` with what `mv` (legal on `board`) adds and removes, both perspectives, every
     /// block offset. One call per block; no allocation.
-    pub fn delta(&self, board: &Board, mv: &Move, buf: &mut FeatureDelta) -> Result<(), BlockError> {
+    pub fn delta(
+        &self,
+        board: &Board,
+        mv: &Move,
+        buf: &mut FeatureDelta,
+    ) -> Result<(), BlockError> {
         buf.n_added = [0; 2];
         buf.n_removed = [0; 2];
         buf.refresh = [false; 2];
@@ -681,7 +688,11 @@ impl FeatureSet {
     }
 }
 
-fn split_pair(lists: &mut [Vec<u32>; 2], starts: [usize; 2], cap: usize) -> (&mut [u32], &mut [u32]) {
+fn split_pair(
+    lists: &mut [Vec<u32>; 2],
+    starts: [usize; 2],
+    cap: usize,
+) -> (&mut [u32], &mut [u32]) {
     let [l0, l1] = lists;
     (
         &mut l0[starts[0]..starts[0] + cap],
@@ -739,7 +750,9 @@ mod tests {
     fn plugin_file_names() {
         let suffix = std::env::consts::DLL_SUFFIX;
         assert!(is_plugin_file_name(&format!("libnnue_plugin_all{suffix}")));
-        assert!(!is_plugin_file_name(&format!("libserde_derive-123{suffix}")));
+        assert!(!is_plugin_file_name(&format!(
+            "libserde_derive-123{suffix}"
+        )));
         assert!(!is_plugin_file_name("libnnue_plugin_all.rlib"));
     }
 

@@ -237,10 +237,7 @@ impl Board {
     /// White-perspective indices for its mirror.
     pub fn mirrored(&self) -> Board {
         Board {
-            by_color: [
-                self.by_color[1].swap_bytes(),
-                self.by_color[0].swap_bytes(),
-            ],
+            by_color: [self.by_color[1].swap_bytes(), self.by_color[0].swap_bytes()],
             by_role: self.by_role.map(u64::swap_bytes),
             castling: self.castling.swap_bytes(),
             turn: self.turn.other(),

@@ -2,8 +2,8 @@
 
 use plugin_api::conformance::{check_blocks, Settings};
 use plugin_api::{
-    decompose, piece_block_active, piece_block_delta, BlockDescriptor, Board, Color,
-    FeatureBlock, IndexList, Move, MoveDelta, RelativePiece,
+    decompose, piece_block_active, piece_block_delta, BlockDescriptor, Board, Color, FeatureBlock,
+    IndexList, Move, MoveDelta, RelativePiece,
 };
 
 fn square_index(p: RelativePiece) -> u32 {
@@ -72,7 +72,11 @@ impl FeatureBlock for NotSymmetric {
     const MAX_DELTA: u32 = 4;
     fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
         piece_block_active(board, perspective, out, |p| {
-            let sq = if perspective == Color::Black { p.square ^ 56 } else { p.square };
+            let sq = if perspective == Color::Black {
+                p.square ^ 56
+            } else {
+                p.square
+            };
             sq as u32 * 12 + p.role as u32 * 2 + u32::from(!p.own)
         });
     }

@@ -366,14 +366,23 @@ unsafe fn i64_slice(t: &Tensor) -> &[i64] {
     unsafe { std::slice::from_raw_parts(t.data_ptr() as *const i64, n) }
 }
 
-/// A fresh contiguous CPU `f32` tensor of `shape` and its values, writable.
-fn new_f32(shape: &[i64]) -> (Tensor, &'static mut [f32]) {
-    let t = Tensor::zeros(shape, (Kind::Float, Device::Cpu));
+/// A fresh contiguous CPU `f32` tensor of `shape` (zeroed if `zeroed`, else uninitialized for
+/// `fill` to overwrite entirely), filled by `fill` through a mutable view of its values.
+fn new_f32(shape: &[i64], zeroed: bool, fill: impl FnOnce(&mut [f32])) -> Tensor {
+    let options = (Kind::Float, Device::Cpu);
+    let t = if zeroed {
+        Tensor::zeros(shape, options)
+    } else {
+        Tensor::empty(shape, options)
+    };
     let n = t.numel();
-    // SAFETY: a fresh contiguous tensor owned by the caller; the slice must not outlive it,
-    // which the callers ensure by using it only before returning the tensor.
-    let s = unsafe { std::slice::from_raw_parts_mut(t.data_ptr() as *mut f32, n) };
-    (t, s)
+    if n > 0 {
+        // SAFETY: a fresh contiguous CPU f32 tensor of n values that nothing else references;
+        // the view lives only during `fill`.
+        let values = unsafe { std::slice::from_raw_parts_mut(t.data_ptr() as *mut f32, n) };
+        fill(values);
+    }
+    t
 }
 
 fn cpu_threads() -> usize {
@@ -397,14 +406,15 @@ pub fn first_layer(w1: &Tensor, b1: &Tensor, input: &SparseInput, l1: usize) -> 
         )
     };
     let bags = off.len();
-    let (out, dst) = new_f32(&[bags as i64, l1 as i64]);
     let per = bags.div_ceil(cpu_threads()).max(1);
-    std::thread::scope(|scope| {
-        for (c, chunk) in dst.chunks_mut(per * l1).enumerate() {
-            scope.spawn(move || kernels::forward(chunk, c * per, w, b, idx, off, l1));
-        }
-    });
-    out
+    // Every row is written (bias, sums, clip): no zeroing needed.
+    new_f32(&[bags as i64, l1 as i64], false, |dst| {
+        std::thread::scope(|scope| {
+            for (c, chunk) in dst.chunks_mut(per * l1).enumerate() {
+                scope.spawn(move || kernels::forward(chunk, c * per, w, b, idx, off, l1));
+            }
+        });
+    })
 }
 
 /// Bags per block of the b1 gradient's partial sums (a fixed partition, so the sum's order does
@@ -442,42 +452,44 @@ pub fn first_layer_gradients(
     };
     let bags = off.len();
     let threads = cpu_threads();
-    // 1. Masked gradients and b1's partial sums per block of bags.
-    let (masked_t, masked) = new_f32(&[bags as i64, l1 as i64]);
+    // 1. Masked gradients (every value written) and b1's partial sums per block of bags.
     let blocks = bags.div_ceil(B1_BLOCK);
     let mut partial = vec![0f32; blocks * l1];
     let blocks_per = blocks.div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        for (t, (m, p)) in masked
-            .chunks_mut(blocks_per * B1_BLOCK * l1)
-            .zip(partial.chunks_mut(blocks_per * l1))
-            .enumerate()
-        {
-            let first = t * blocks_per * B1_BLOCK;
-            let len = m.len();
-            let (g, xs) = (
-                &g[first * l1..first * l1 + len],
-                &xs[first * l1..first * l1 + len],
-            );
-            scope.spawn(move || {
-                kernels::mask(m, g, xs);
-                for (block, sum) in m.chunks(B1_BLOCK * l1).zip(p.chunks_mut(l1)) {
-                    kernels::sum_rows(sum, block, l1);
-                }
-            });
-        }
+    let masked_t = new_f32(&[bags as i64, l1 as i64], false, |masked| {
+        std::thread::scope(|scope| {
+            for (t, (m, p)) in masked
+                .chunks_mut(blocks_per * B1_BLOCK * l1)
+                .zip(partial.chunks_mut(blocks_per * l1))
+                .enumerate()
+            {
+                let first = t * blocks_per * B1_BLOCK;
+                let len = m.len();
+                let (g, xs) = (
+                    &g[first * l1..first * l1 + len],
+                    &xs[first * l1..first * l1 + len],
+                );
+                scope.spawn(move || {
+                    kernels::mask(m, g, xs);
+                    for (block, sum) in m.chunks(B1_BLOCK * l1).zip(p.chunks_mut(l1)) {
+                        kernels::sum_rows(sum, block, l1);
+                    }
+                });
+            }
+        });
     });
-    let masked: &[f32] = masked;
+    // SAFETY: a contiguous CPU f32 tensor alive until the end of the function, read only.
+    let masked = unsafe { f32_slice(&masked_t) };
     // 2. W1's rows, one range per thread.
-    let (w1_grad, dst) = new_f32(&[n as i64, l1 as i64]);
     let rows_per = n.div_ceil(threads.min(n.max(1))).max(1);
-    std::thread::scope(|scope| {
-        for (t, rows) in dst.chunks_mut(rows_per * l1).enumerate() {
-            let lo = t * rows_per;
-            scope.spawn(move || kernels::scatter(rows, lo, masked, idx, off, l1));
-        }
+    let w1_grad = new_f32(&[n as i64, l1 as i64], true, |dst| {
+        std::thread::scope(|scope| {
+            for (t, rows) in dst.chunks_mut(rows_per * l1).enumerate() {
+                let lo = t * rows_per;
+                scope.spawn(move || kernels::scatter(rows, lo, masked, idx, off, l1));
+            }
+        });
     });
-    drop(masked_t);
     // 3. b1.
     let mut b1 = vec![0f32; l1];
     kernels::sum_rows(&mut b1, &partial, l1);

@@ -13,6 +13,9 @@
 //! unknown commands and options, bad option values and networks that cannot be loaded. A FEN
 //! without its clock fields gets the defaults (0 and 1). `go` in a position without legal moves
 //! answers `bestmove 0000`; `go depth 0` searches one ply.
+//!
+//! Beyond the protocol, `d` prints the current position (`info string fen ...`) and the
+//! evaluation in use (`info string eval ...`), for tests and debugging.
 
 use std::io::{BufRead, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};

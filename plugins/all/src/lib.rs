@@ -3,8 +3,8 @@
 //! thesis's layout, file-major; see `shared/reference/thesis-layouts.md`).
 
 use plugin_api::{
-    file_of, piece_block_active, piece_block_delta, rank_of, Board, Color, FeatureBlock,
-    IndexList, Move, MoveDelta, RelativePiece,
+    Board, Color, FeatureBlock, IndexList, Move, MoveDelta, RelativePiece, file_of,
+    piece_block_active, piece_block_delta, rank_of,
 };
 
 /// The ALL block (768 indices). The thesis networks call it `hv`.
@@ -38,15 +38,23 @@ plugin_api::export_plugin!(All);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use plugin_api::{Role, PieceOnSquare};
+    use plugin_api::{PieceOnSquare, Role};
 
     plugin_api::conformance_test!(All);
 
     #[test]
     fn thesis_examples() {
         // White's perspective, start position: rook a1 is 6, king e1 is 394.
-        let rook = PieceOnSquare { square: 0, color: Color::White, role: Role::Rook };
-        let king = PieceOnSquare { square: 4, color: Color::White, role: Role::King };
+        let rook = PieceOnSquare {
+            square: 0,
+            color: Color::White,
+            role: Role::Rook,
+        };
+        let king = PieceOnSquare {
+            square: 4,
+            color: Color::White,
+            role: Role::King,
+        };
         assert_eq!(all_index(RelativePiece::new(Color::White, rook)), 6);
         assert_eq!(all_index(RelativePiece::new(Color::White, king)), 394);
         // Black sees the white king on e1 as an enemy king on e8: (4*8+7)*12 + 10 + 1.

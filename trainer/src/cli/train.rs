@@ -78,8 +78,8 @@ pub struct TrainArgs {
     pub output_scale: f64,
     /// A fitted win-rate model sigma((e - A) / B) for target and output alike (the thesis text:
     /// 1.28,297.21; `trainer wdl-fit` fits one).
-    #[arg(long, value_name = "A,B", value_delimiter = ',', num_args = 2)]
-    pub wdl: Option<Vec<f64>>,
+    #[arg(long, value_name = "A,B", value_parser = parse_pair)]
+    pub wdl: Option<(f64, f64)>,
     /// Exponent of the score loss.
     #[arg(long, default_value_t = 2.6)]
     pub power: f64,
@@ -122,6 +122,19 @@ pub struct TrainArgs {
     pub abort_after_steps: Option<u64>,
 }
 
+/// Parses `A,B` into two numbers.
+fn parse_pair(s: &str) -> Result<(f64, f64), String> {
+    let (a, b) = s
+        .split_once(',')
+        .ok_or_else(|| format!("'{s}' is not two numbers A,B"))?;
+    let num = |x: &str| {
+        x.trim()
+            .parse::<f64>()
+            .map_err(|e| format!("'{x}' in '{s}': {e}"))
+    };
+    Ok((num(a)?, num(b)?))
+}
+
 fn data_files(paths: &[PathBuf], format: Option<Format>) -> Result<Vec<DataFile>, String> {
     paths
         .iter()
@@ -137,8 +150,8 @@ fn data_files(paths: &[PathBuf], format: Option<Format>) -> Result<Vec<DataFile>
 impl TrainArgs {
     /// The run's configuration for a feature set of `n` features.
     pub fn config(&self, n: usize) -> Result<TrainConfig, String> {
-        let wdl = match &self.wdl {
-            Some(v) => Wdl::fitted(v[0], v[1]),
+        let wdl = match self.wdl {
+            Some((a, b)) => Wdl::fitted(a, b),
             None => Wdl {
                 target_a: 0.0,
                 target_b: self.target_scale,
