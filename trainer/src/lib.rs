@@ -4,6 +4,8 @@
 //!
 //! - [`data`]: training samples and their formats (the thesis's text formats, Stockfish's `.bin`
 //!   and `.binpack`), streaming readers and writers, conversion;
+//! - [`gensfen`]: training data by self-play (host search or an external UCI engine), sharded
+//!   and resumable;
 //! - [`filter`]: composable, counted position filters (the thesis's quiet-position rule, ply
 //!   window, score limit, random skipping);
 //! - [`batch`]: sparse training batches encoded through the feature plugins;
@@ -20,7 +22,9 @@
 
 pub mod batch;
 pub mod data;
+pub mod experiment;
 pub mod filter;
+pub mod gensfen;
 pub mod loader;
 pub mod model;
 pub mod plot;

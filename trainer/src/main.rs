@@ -57,6 +57,12 @@ enum Command {
     /// Quantization error: a checkpoint's float model against its quantized network evaluated
     /// by host's inference, over positions (mean, percentiles, histogram).
     QuantReport(cli::train::QuantArgs),
+    /// Training data by self-play (host search or an external UCI engine): seeded and
+    /// reproducible for any thread count, sharded (--shard i/N), resumable.
+    Gensfen(Box<cli::gensfen::GensfenArgs>),
+    /// Run an experiment manifest end to end (data, training, export, tournament, puzzles,
+    /// report); finished stages are cached, so a rerun resumes where it stopped.
+    Run(cli::run::RunArgs),
 }
 
 fn run(args: Args) -> Result<(), String> {
@@ -113,6 +119,8 @@ fn run(args: Args) -> Result<(), String> {
         }
         Command::Export(a) => cli::train::run_export(a, args.plugin_dir.as_deref()),
         Command::QuantReport(a) => cli::train::run_quant(a, &registry()?),
+        Command::Gensfen(a) => cli::gensfen::run(a, args.plugin_dir.as_deref()),
+        Command::Run(a) => cli::run::run(a, args.plugin_dir.as_deref()),
     }
 }
 

@@ -136,6 +136,62 @@ pub fn lines(
     root.present().map_err(err)
 }
 
+/// Points with symmetric error bars, one per named category along the x axis (e.g. Elo ± its
+/// 95% interval per feature set).
+pub fn error_bars(
+    path: &Path,
+    title: &str,
+    y_desc: &str,
+    points: &[(String, f64, f64)],
+) -> Result<(), String> {
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let (y0, y1) = span(
+        points
+            .iter()
+            .flat_map(|&(_, v, e)| [v - e.abs(), v + e.abs()]),
+    );
+    let pad = (y1 - y0) * 0.08;
+    let n = points.len().max(1);
+    let names: Vec<String> = points.iter().map(|p| p.0.clone()).collect();
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(60)
+        .y_label_area_size(76)
+        .build_cartesian_2d(-0.5..(n as f64 - 0.5), (y0 - pad)..(y1 + pad))
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .y_desc(y_desc)
+        .x_labels(n)
+        .x_label_formatter(&|x| {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 {
+                names.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .disable_x_mesh()
+        .draw()
+        .map_err(err)?;
+    chart
+        .draw_series(points.iter().enumerate().map(|(i, &(_, v, e))| {
+            ErrorBar::new_vertical(i as f64, v - e.abs(), v, v + e.abs(), BLUE.filled(), 12)
+        }))
+        .map_err(err)?;
+    chart
+        .draw_series(
+            points
+                .iter()
+                .enumerate()
+                .map(|(i, &(_, v, _))| Circle::new((i as f64, v), 4, BLUE.filled())),
+        )
+        .map_err(err)?;
+    root.present().map_err(err)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,5 +234,15 @@ mod tests {
         .unwrap();
         let svg = std::fs::read_to_string(&p).unwrap();
         assert!(svg.contains("observed") && svg.contains("<polyline") && svg.contains("<circle"));
+        let p = dir.path().join("e.svg");
+        error_bars(
+            &p,
+            "Elo",
+            "Elo",
+            &[("all".into(), 0.0, 10.0), ("all+mc".into(), -25.0, 12.0)],
+        )
+        .unwrap();
+        let svg = std::fs::read_to_string(&p).unwrap();
+        assert!(svg.contains("all+mc") && svg.matches("<circle").count() >= 2);
     }
 }

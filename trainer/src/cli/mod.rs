@@ -3,7 +3,9 @@
 pub mod bench;
 pub mod convert;
 pub mod device;
+pub mod gensfen;
 pub mod load;
+pub mod run;
 pub mod stats;
 pub mod train;
 

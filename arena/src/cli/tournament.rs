@@ -1,0 +1,284 @@
+//! `arena tournament`: play engines (or networks through `host`) against each other, in the
+//! spirit of cutechess-cli and fastchess, and print each pairing's results.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::ValueEnum;
+
+use arena::game::{Adjudication, DrawRule, GameSettings, ResignRule};
+use arena::openings::{self, OpeningOrder};
+use arena::rating::{self, Anchor, FitOptions, GameResult};
+use arena::tournament::{self, Format, TournamentConfig, TournamentOutcome};
+use arena::uci::{EngineSpec, SearchLimit};
+
+/// Arguments of `arena tournament`.
+#[derive(clap::Args, Debug)]
+#[command(group(
+    clap::ArgGroup::new("limit").required(true).args(["tc", "nodes", "movetime", "depth"])
+))]
+pub struct TournamentArgs {
+    /// An engine: `name=X,cmd=PATH,arg=..,option.Hash=16`, `name=X,net=FILE` (host with that
+    /// network), `cmd=host` (host, built-in evaluation), or just a network file. Repeat it.
+    #[arg(long = "engine", value_name = "SPEC", required = true)]
+    engines: Vec<String>,
+    /// The first engine plays each of the others (instead of a round robin).
+    #[arg(long)]
+    gauntlet: bool,
+    /// EPD or FEN file of openings (default: the start position).
+    #[arg(long, value_name = "FILE")]
+    openings: Option<PathBuf>,
+    /// Opening order.
+    #[arg(long, value_enum, default_value = "sequential")]
+    openings_order: Order,
+    /// Seed for the random opening order.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Game pairs (one opening, both colours) per pairing.
+    #[arg(long, default_value_t = 1)]
+    rounds: usize,
+    /// Games played in parallel.
+    #[arg(long, default_value_t = 1)]
+    concurrency: usize,
+    /// Clock: SECONDS[+INCREMENT], e.g. 10+0.1 or 60.
+    #[arg(long, value_name = "TC")]
+    tc: Option<String>,
+    /// Fixed nodes per move.
+    #[arg(long)]
+    nodes: Option<u64>,
+    /// Fixed time per move in milliseconds.
+    #[arg(long, value_name = "MS")]
+    movetime: Option<u64>,
+    /// Fixed depth per move.
+    #[arg(long)]
+    depth: Option<u32>,
+    /// Grace beyond the clock before a time loss, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 100)]
+    timemargin: u64,
+    /// Resign adjudication: a side at least this many centipawns behind in both engines' eyes...
+    #[arg(long, value_name = "CP")]
+    resign_score: Option<i32>,
+    /// ...for this many consecutive moves of each engine.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    resign_moves: u32,
+    /// Draw adjudication: both engines' |score| at most this many centipawns...
+    #[arg(long, value_name = "CP")]
+    draw_score: Option<i32>,
+    /// ...for this many consecutive moves of each engine...
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    draw_moves: u32,
+    /// ...from this full move number on.
+    #[arg(long, value_name = "N", default_value_t = 40)]
+    draw_movenumber: u32,
+    /// A draw once each side made this many moves.
+    #[arg(long, value_name = "N")]
+    maxmoves: Option<u32>,
+    /// PGN file the games are appended to.
+    #[arg(long, value_name = "FILE")]
+    pgn: Option<PathBuf>,
+    /// The PGN Event tag.
+    #[arg(long, default_value = "arena tournament")]
+    event: String,
+}
+
+/// Opening order on the command line.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Order {
+    Sequential,
+    Random,
+}
+
+/// Runs `arena tournament`.
+pub fn run(args: TournamentArgs) -> Result<(), String> {
+    let config = config_from(&args)?;
+    let outcome = tournament::run(&config, true)?;
+    print!("{}", report(&outcome));
+    print_ratings(&outcome);
+    Ok(())
+}
+
+fn config_from(args: &TournamentArgs) -> Result<TournamentConfig, String> {
+    let players = args
+        .engines
+        .iter()
+        .map(|s| EngineSpec::parse(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let limit = if let Some(tc) = &args.tc {
+        parse_tc(tc)?
+    } else if let Some(n) = args.nodes {
+        SearchLimit::Nodes(n)
+    } else if let Some(ms) = args.movetime {
+        SearchLimit::MoveTime(Duration::from_millis(ms))
+    } else if let Some(d) = args.depth {
+        SearchLimit::Depth(d)
+    } else {
+        return Err("give one of --tc, --nodes, --movetime, --depth".to_string());
+    };
+    let mut game = GameSettings::new(limit);
+    game.time_margin = Duration::from_millis(args.timemargin);
+    game.adjudication = Adjudication {
+        resign: args.resign_score.map(|score_cp| ResignRule {
+            score_cp,
+            moves: args.resign_moves,
+        }),
+        draw: args.draw_score.map(|score_cp| DrawRule {
+            move_number: args.draw_movenumber,
+            score_cp,
+            moves: args.draw_moves,
+        }),
+        max_moves: args.maxmoves,
+    };
+    let openings = match &args.openings {
+        Some(path) => openings::read_openings(path)?,
+        None => Vec::new(),
+    };
+    Ok(TournamentConfig {
+        players,
+        format: if args.gauntlet {
+            Format::Gauntlet
+        } else {
+            Format::RoundRobin
+        },
+        openings,
+        opening_order: match args.openings_order {
+            Order::Sequential => OpeningOrder::Sequential,
+            Order::Random => OpeningOrder::Random,
+        },
+        rounds: args.rounds,
+        game,
+        concurrency: args.concurrency,
+        pgn: args.pgn.clone(),
+        event: args.event.clone(),
+        seed: args.seed,
+    })
+}
+
+/// Parses `SECONDS[+INCREMENT]` (seconds may be `M:SS`) into a clock for both sides.
+pub fn parse_tc(text: &str) -> Result<SearchLimit, String> {
+    let bad = || format!("--tc '{text}': expected SECONDS[+INCREMENT], e.g. 10+0.1 or 1:30+1");
+    let (base, inc) = text.split_once('+').unwrap_or((text, "0"));
+    let secs = |s: &str| -> Option<f64> {
+        let v = match s.split_once(':') {
+            Some((m, s)) => m.trim().parse::<f64>().ok()? * 60.0 + s.trim().parse::<f64>().ok()?,
+            None => s.trim().parse::<f64>().ok()?,
+        };
+        (v.is_finite() && v >= 0.0).then_some(v)
+    };
+    let base = secs(base).filter(|&b| b > 0.0).ok_or_else(bad)?;
+    let inc = secs(inc).ok_or_else(bad)?;
+    let (time, inc) = (Duration::from_secs_f64(base), Duration::from_secs_f64(inc));
+    Ok(SearchLimit::Clock {
+        white: time,
+        black: time,
+        white_inc: inc,
+        black_inc: inc,
+    })
+}
+
+/// Joint maximum-likelihood Elo ratings of the players (pool average 0), when they can be fit.
+fn print_ratings(outcome: &TournamentOutcome) {
+    let results: Vec<GameResult> = outcome
+        .games
+        .iter()
+        .filter_map(|g| {
+            Some(GameResult {
+                white: outcome.players[g.white].clone(),
+                black: outcome.players[g.black].clone(),
+                white_score: g.record.outcome.white_score()?,
+            })
+        })
+        .collect();
+    let options = FitOptions {
+        z76: None,
+        bootstrap: None,
+    };
+    match rating::fit(&results, Anchor::PoolAverage(0.0), options) {
+        Ok(ratings) => print!("\n{}", rating::render_text(&ratings)),
+        Err(e) => eprintln!("arena tournament: no ratings: {e}"),
+    }
+}
+
+/// The final tables: each pairing's W/D/L and score, then each player's score and failures.
+fn report(outcome: &TournamentOutcome) -> String {
+    let names = &outcome.players;
+    let width = names.iter().map(|n| n.len()).max().unwrap_or(4).max(6);
+    let mut out = String::new();
+    out.push_str(&format!(
+        "{:<w$}  {:<w$}  {:>5} {:>5} {:>5}  {:>11}  {:>6}\n",
+        "player",
+        "opponent",
+        "W",
+        "D",
+        "L",
+        "score",
+        "%",
+        w = width
+    ));
+    for r in outcome.pairing_results() {
+        let games = r.games();
+        out.push_str(&format!(
+            "{:<w$}  {:<w$}  {:>5} {:>5} {:>5}  {:>11}  {:>5.1}%\n",
+            names[r.first],
+            names[r.second],
+            r.wins,
+            r.draws,
+            r.losses,
+            format!("{}/{games}", r.points()),
+            100.0 * r.points() / f64::from(games.max(1)),
+            w = width
+        ));
+    }
+    out.push('\n');
+    out.push_str(&format!(
+        "{:<w$}  {:>11}  {:>7} {:>7} {:>7} {:>7}\n",
+        "player",
+        "score",
+        "crashes",
+        "time",
+        "illegal",
+        "stalled",
+        w = width
+    ));
+    for (p, name) in names.iter().enumerate() {
+        let (points, games) = outcome.score(p);
+        let f = outcome.failures[p];
+        out.push_str(&format!(
+            "{:<w$}  {:>11}  {:>7} {:>7} {:>7} {:>7}\n",
+            name,
+            format!("{points}/{games}"),
+            f.crashes,
+            f.time_forfeits,
+            f.illegal_moves,
+            f.stalls,
+            w = width
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_controls() {
+        let SearchLimit::Clock {
+            white, white_inc, ..
+        } = parse_tc("10+0.1").unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (white, white_inc),
+            (Duration::from_secs(10), Duration::from_millis(100))
+        );
+        let SearchLimit::Clock { white, .. } = parse_tc("1:30").unwrap() else {
+            panic!()
+        };
+        assert_eq!(white, Duration::from_secs(90));
+        for bad in ["", "abc", "10+", "0", "-5+1", "40/60"] {
+            let error = parse_tc(bad).unwrap_err();
+            assert!(error.contains("--tc"), "{error}");
+        }
+    }
+}

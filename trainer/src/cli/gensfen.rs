@@ -1,0 +1,228 @@
+//! `trainer gensfen`: training data by self-play (see [`trainer::gensfen`]).
+
+use std::path::{Path, PathBuf};
+
+use clap::{ArgGroup, Args};
+
+use trainer::data::Format;
+use trainer::gensfen::{self, GensfenConfig, Labeler, Target};
+
+/// Arguments of `trainer gensfen`.
+#[derive(Args, Debug)]
+#[command(group(ArgGroup::new("target").required(true).args(["games", "positions"])))]
+pub struct GensfenArgs {
+    /// Output file (.binpack, .bin, .txt/.csv or .compact); its progress record is OUT.progress.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Format of the output, overriding its extension.
+    #[arg(long, value_name = "FORMAT")]
+    pub out_format: Option<Format>,
+    /// Play this many games (a shard plays those of its residue).
+    #[arg(long, value_name = "G")]
+    pub games: Option<u64>,
+    /// Write this many positions (split evenly over the shards; the last game is cut).
+    #[arg(long, value_name = "P")]
+    pub positions: Option<u64>,
+    /// Fixed search depth (default 3 when no node limit is given either).
+    #[arg(long, value_name = "D", conflicts_with_all = ["depth_min", "depth_max"])]
+    pub depth: Option<u32>,
+    /// Smallest search depth; each search draws its depth from depth-min..=depth-max.
+    #[arg(long, value_name = "D", requires = "depth_max")]
+    pub depth_min: Option<u32>,
+    /// Largest search depth.
+    #[arg(long, value_name = "D", requires = "depth_min")]
+    pub depth_max: Option<u32>,
+    /// Node limit per search (alone, or with a depth).
+    #[arg(long, value_name = "N")]
+    pub nodes: Option<u64>,
+    /// Network for the host's search (default: the built-in evaluation).
+    #[arg(long, value_name = "FILE")]
+    pub net: Option<PathBuf>,
+    /// Worker threads (one game each; the output does not depend on it).
+    #[arg(long, value_name = "T", default_value_t = 1)]
+    pub threads: usize,
+    /// Seed of all random choices: one seed, one file.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub seed: u64,
+    /// Play the games numbered i modulo N only (`i/N`, 0 <= i < N).
+    #[arg(long, value_name = "i/N", default_value = "0/1")]
+    pub shard: String,
+    /// EPD book: each game starts from a random line.
+    #[arg(long, value_name = "FILE")]
+    pub book: Option<PathBuf>,
+    /// Random moves per game.
+    #[arg(long, value_name = "K", default_value_t = 5)]
+    pub random_moves: u32,
+    /// First ply that may be random; -1: the first K plies are random.
+    #[arg(
+        long,
+        value_name = "PLY",
+        default_value_t = 1,
+        allow_negative_numbers = true
+    )]
+    pub random_minply: i32,
+    /// Last ply that may be random.
+    #[arg(long, value_name = "PLY", default_value_t = 24)]
+    pub random_maxply: u32,
+    /// 0: random moves are any legal move; M: one of the best M moves (by a shallow search)
+    /// within --random-margin of the best.
+    #[arg(long, value_name = "M", default_value_t = 0)]
+    pub random_multipv: u32,
+    /// Score margin of the multi-PV random choice, centipawns.
+    #[arg(long, value_name = "CP", default_value_t = 100)]
+    pub random_margin: i32,
+    /// Depth of the searches ranking moves for the multi-PV random choice.
+    #[arg(long, value_name = "D", default_value_t = 4)]
+    pub random_depth: u32,
+    /// End a game when a search's |score| reaches this (won by the side it favours).
+    #[arg(long, value_name = "CP", default_value_t = 3000)]
+    pub eval_limit: i32,
+    /// First game ply written.
+    #[arg(long, value_name = "PLY", default_value_t = 16)]
+    pub write_minply: u32,
+    /// Last game ply written.
+    #[arg(long, value_name = "PLY", default_value_t = 400)]
+    pub write_maxply: u32,
+    /// A game reaching this ply ends as a draw.
+    #[arg(long, value_name = "PLY", default_value_t = 400)]
+    pub max_ply: u32,
+    /// Play and label with an external UCI engine instead of the host's search
+    /// (`cmd=/usr/games/stockfish,option.Threads=1` or a path to the executable).
+    #[arg(long, value_name = "SPEC", requires = "label_nodes")]
+    pub labeler: Option<String>,
+    /// Node limit of the external engine's searches.
+    #[arg(long, value_name = "N", requires = "labeler")]
+    pub label_nodes: Option<u64>,
+    /// Transposition table per worker, MiB (part of the configuration: it changes the searches).
+    #[arg(long, value_name = "MB", default_value_t = 16)]
+    pub hash: usize,
+    /// Positions per committed batch of whole games (what an interruption can lose at most).
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub flush_every: u64,
+    /// Start over: replace an existing output and its progress record.
+    #[arg(long)]
+    pub force: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Parses `i/N`.
+pub fn parse_shard(text: &str) -> Result<(u64, u64), String> {
+    let bad = || format!("invalid --shard '{text}': expected i/N with 0 <= i < N");
+    let (i, n) = text.split_once('/').ok_or_else(bad)?;
+    let i: u64 = i.trim().parse().map_err(|_| bad())?;
+    let n: u64 = n.trim().parse().map_err(|_| bad())?;
+    if n == 0 || i >= n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+impl GensfenArgs {
+    /// The library configuration.
+    pub fn config(&self, plugin_dir: Option<&Path>) -> Result<GensfenConfig, String> {
+        let target = match (self.games, self.positions) {
+            (Some(g), None) => Target::Games(g),
+            (None, Some(p)) => Target::Positions(p),
+            _ => return Err("give exactly one of --games and --positions".into()),
+        };
+        let labeler = match (&self.labeler, self.label_nodes) {
+            (Some(spec), Some(nodes)) => Labeler::Uci {
+                spec: spec.clone(),
+                nodes,
+            },
+            (None, None) => Labeler::Host,
+            _ => return Err("--labeler and --label-nodes go together".into()),
+        };
+        let (depth_min, depth_max) = match self.depth {
+            Some(d) => (Some(d), Some(d)),
+            None => (self.depth_min, self.depth_max),
+        };
+        let config = GensfenConfig {
+            target,
+            depth_min,
+            depth_max,
+            nodes: self.nodes,
+            net: self.net.clone(),
+            plugin_dir: plugin_dir.map(Path::to_path_buf),
+            threads: self.threads,
+            seed: self.seed,
+            shard: parse_shard(&self.shard)?,
+            book: self.book.clone(),
+            random_moves: self.random_moves,
+            random_minply: self.random_minply,
+            random_maxply: self.random_maxply,
+            random_multipv: self.random_multipv,
+            random_margin: self.random_margin,
+            random_depth: self.random_depth,
+            eval_limit: self.eval_limit,
+            write_minply: self.write_minply,
+            write_maxply: self.write_maxply,
+            max_ply: self.max_ply,
+            labeler,
+            hash_mb: self.hash,
+            flush_every: self.flush_every,
+            format: self.out_format,
+        };
+        config.check()?;
+        Ok(config)
+    }
+}
+
+/// Runs `trainer gensfen`; prints a summary line.
+pub fn run(args: &GensfenArgs, plugin_dir: Option<&Path>) -> Result<(), String> {
+    let config = args.config(plugin_dir)?;
+    let s = gensfen::generate_with(&config, &args.out, !args.quiet, args.force)?;
+    if s.already_complete {
+        println!(
+            "{}: already complete ({} games, {} positions, {} bytes); --force starts over",
+            args.out.display(),
+            s.games,
+            s.positions,
+            s.bytes
+        );
+        return Ok(());
+    }
+    let secs = s.elapsed.as_secs_f64().max(1e-9);
+    let resumed = if s.resumed_games > 0 {
+        format!(" (resumed after game {})", s.resumed_games)
+    } else {
+        String::new()
+    };
+    let threads = config.threads.max(1) as f64;
+    let search_secs = s.search_time.as_secs_f64().max(1e-9);
+    println!(
+        "{}: {} games, {} positions, {} bytes{resumed}",
+        args.out.display(),
+        s.games,
+        s.positions,
+        s.bytes
+    );
+    println!(
+        "this run: {} positions in {:.1} s = {:.1} positions/s ({:.1} per thread); {} searches, {} nodes; searches alone: {:.1} per second per thread, {:.0}% of worker time",
+        s.new_positions,
+        secs,
+        s.positions_per_second(),
+        s.positions_per_second() / threads,
+        s.searches,
+        s.nodes,
+        s.searches as f64 / search_secs,
+        100.0 * search_secs / (secs * threads)
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_parse() {
+        assert_eq!(parse_shard("0/1"), Ok((0, 1)));
+        assert_eq!(parse_shard("2/3"), Ok((2, 3)));
+        for bad in ["3/2", "1/0", "x/2", "1", "-1/2", "2/2"] {
+            assert!(parse_shard(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! `trainer run`: an experiment manifest end to end.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use plugin_api::PluginRegistry;
+
+use super::device::{DeviceArg, apply_threads};
+use trainer::experiment::manifest::Manifest;
+use trainer::experiment::runner::{RunOptions, default_out, run_manifest};
+
+/// Arguments of `trainer run`.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// The manifest (e.g. experiments.toml).
+    pub manifest: PathBuf,
+    /// Run only this experiment (repeat for several; default: all).
+    #[arg(long, value_name = "NAME")]
+    pub only: Vec<String>,
+    /// Root folder of the stage outputs and reports (default: runs/ beside the manifest).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Check the manifest and the feature sets, print the plan, and stop.
+    #[arg(long)]
+    pub check: bool,
+    /// Loader threads (0: one per core).
+    #[arg(long, default_value_t = 0)]
+    pub loader_threads: usize,
+    /// No progress bars.
+    #[arg(long)]
+    pub no_progress: bool,
+    /// Device and libtorch threads for training.
+    #[command(flatten)]
+    pub device: DeviceArg,
+}
+
+/// Runs `trainer run`.
+pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<(), String> {
+    let manifest = Manifest::load(&args.manifest)?;
+    let registry = PluginRegistry::discover(plugin_dir).map_err(|e| e.to_string())?;
+    if args.check {
+        for e in &manifest.experiments {
+            if !args.only.is_empty() && !args.only.contains(&e.name) {
+                continue;
+            }
+            for (fs, place) in e.feature_sets.iter().zip(&e.feature_set_places) {
+                registry
+                    .feature_set(fs)
+                    .map_err(|err| format!("{place}: feature_sets: {err}"))?;
+            }
+            println!(
+                "{}: {} feature set(s) x {} run(s), {} -> {} -> 1, {} epochs of {} positions, data '{}', evaluation '{}'",
+                e.name,
+                e.feature_sets.len(),
+                e.settings.runs,
+                e.settings.l1,
+                e.settings.l2,
+                e.settings.epochs,
+                e.settings.epoch_positions,
+                e.data.name,
+                e.evaluation.as_ref().map_or("none", |v| v.name.as_str())
+            );
+        }
+        return Ok(());
+    }
+    trainer::train::tune_allocator();
+    apply_threads(args.device.threads);
+    let options = RunOptions {
+        out: args
+            .out
+            .clone()
+            .unwrap_or_else(|| default_out(&args.manifest)),
+        only: args.only.clone(),
+        plugin_dir: plugin_dir.map(Path::to_path_buf),
+        device: args.device.device()?,
+        loader_threads: args.loader_threads,
+        progress: !args.no_progress,
+    };
+    run_manifest(&manifest, &registry, &options)?;
+    Ok(())
+}

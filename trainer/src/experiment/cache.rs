@@ -1,0 +1,94 @@
+//! Stage caching: every stage's output lives in a folder named after a key of its inputs, and
+//! a stage counts as done only when its `done.json` marker (written atomically, last) exists.
+//! A rerun skips done stages; an interrupted stage is redone or resumed by the stage itself.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use sha2::{Digest, Sha256};
+
+use crate::train::checkpoint::write_atomic;
+
+/// The marker file of a finished stage.
+pub const DONE: &str = "done.json";
+
+/// A 16-hex-digit key of a stage's inputs: SHA-256 of their canonical JSON.
+pub fn key_of(inputs: &impl Serialize) -> String {
+    let json = serde_json::to_vec(inputs).expect("stage inputs serialize");
+    hex16(&Sha256::digest(&json))
+}
+
+/// A 16-hex-digit SHA-256 digest of a file's bytes (networks named by content, not path).
+pub fn file_digest(path: &Path) -> Result<String, String> {
+    let mut file =
+        std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = file
+            .read(&mut buf)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hex16(&hasher.finalize()))
+}
+
+fn hex16(bytes: &[u8]) -> String {
+    bytes[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A stage's folder: `root/kind/name-key`.
+pub fn stage_dir(root: &Path, kind: &str, name: &str, key: &str) -> PathBuf {
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.+".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    root.join(kind).join(format!("{safe}-{key}"))
+}
+
+/// The record of a finished stage, if its marker exists and reads back.
+pub fn done<T: DeserializeOwned>(dir: &Path) -> Option<T> {
+    let bytes = std::fs::read(dir.join(DONE)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Marks a stage finished with its record (atomically: a kill leaves no half marker).
+pub fn mark_done(dir: &Path, record: &impl Serialize) -> Result<(), String> {
+    let json = serde_json::to_vec_pretty(record).map_err(|e| e.to_string())?;
+    write_atomic(&dir.join(DONE), &json)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_follow_inputs() {
+        assert_eq!(key_of(&("a", 1)), key_of(&("a", 1)));
+        assert_ne!(key_of(&("a", 1)), key_of(&("a", 2)));
+        assert_eq!(key_of(&1).len(), 16);
+    }
+
+    #[test]
+    fn markers_round_trip_and_absent_is_not_done() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(done::<u32>(dir.path()), None);
+        mark_done(dir.path(), &7u32).unwrap();
+        assert_eq!(done::<u32>(dir.path()), Some(7));
+        assert_eq!(
+            stage_dir(Path::new("r"), "t", "a+b c", "k"),
+            Path::new("r/t/a+b_c-k")
+        );
+    }
+}

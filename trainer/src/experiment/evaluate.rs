@@ -1,0 +1,390 @@
+//! The evaluation stages of an experiment: a tournament between its networks (played by
+//! `host` through `arena`, rated jointly by maximum likelihood) and puzzle accuracy. Each
+//! stage is cached under a key of the networks' contents and the settings.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use arena::game::{Adjudication, DrawRule, GameSettings, ResignRule};
+use arena::openings::{self, OpeningOrder};
+use arena::puzzles;
+use arena::rating::{self, Anchor, FitOptions, GameResult};
+use arena::tournament::{self, Format, TournamentConfig};
+use arena::uci::{EngineSpec, SearchLimit};
+use serde::{Deserialize, Serialize};
+
+use super::cache::{self, file_digest, key_of, stage_dir};
+use super::manifest::{Evaluation, LimitTable, PuzzlesTable, TournamentTable, parse_tc};
+
+/// A trained network taking part in the evaluation.
+#[derive(Clone, Debug)]
+pub struct Player {
+    /// Its name in tables and PGN (the feature set).
+    pub name: String,
+    /// The network file.
+    pub net: PathBuf,
+}
+
+/// A player's rating in the report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RatedPlayer {
+    /// Name.
+    pub name: String,
+    /// Rating relative to the reference (a bound when `bound` is not empty).
+    pub elo: f64,
+    /// 95% error against the reference.
+    pub error95: f64,
+    /// `">"` or `"<"` for a perfect or zero score (the rating is a bound), else empty.
+    pub bound: String,
+    /// Games played.
+    pub games: u32,
+    /// Score, percent.
+    pub score_percent: f64,
+    /// Whether this is the reference (rating fixed at 0).
+    pub is_reference: bool,
+}
+
+/// A player's puzzle accuracy.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PuzzleScore {
+    /// Name.
+    pub name: String,
+    /// Move accuracy, 0..1 (the thesis's metric).
+    pub accuracy: f64,
+    /// Correct answers.
+    pub correct: usize,
+    /// Answers asked.
+    pub answers: usize,
+    /// Puzzles with every answer right.
+    pub solved: usize,
+    /// Puzzles.
+    pub puzzles: usize,
+}
+
+/// What the evaluation of one experiment found.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EvaluationResult {
+    /// The reference player (rating 0).
+    pub reference: Option<String>,
+    /// Ratings of all tournament players, best first.
+    pub ratings: Option<Vec<RatedPlayer>>,
+    /// Markdown: pairings' W/D/L, crashes and time losses, the PGN's path.
+    pub tournament_summary: Option<String>,
+    /// Puzzle accuracy per player.
+    pub puzzles: Vec<PuzzleScore>,
+}
+
+/// The search limit of a limit table (exactly one key is set; checked when parsing).
+fn search_limit(limit: &LimitTable) -> Result<SearchLimit, String> {
+    if let Some(n) = limit.nodes {
+        return Ok(SearchLimit::Nodes(n.0));
+    }
+    if let Some(d) = limit.depth {
+        return Ok(SearchLimit::Depth(d.0.min(u32::MAX as u64) as u32));
+    }
+    if let Some(ms) = limit.movetime {
+        return Ok(SearchLimit::MoveTime(Duration::from_millis(ms.0)));
+    }
+    if let Some(tc) = &limit.tc {
+        let (base, inc) = parse_tc(tc)?;
+        let (base, inc) = (Duration::from_millis(base), Duration::from_millis(inc));
+        return Ok(SearchLimit::Clock {
+            white: base,
+            black: base,
+            white_inc: inc,
+            black_inc: inc,
+        });
+    }
+    Err("no move limit".into())
+}
+
+/// `host` with `player`'s network, named after the player, with `hash` MiB.
+fn host_spec(player: &Player, hash: u64) -> Result<EngineSpec, String> {
+    let mut spec = EngineSpec::host_with_net(&player.net)?;
+    spec.name = player.name.clone();
+    spec.options.push(("Hash".into(), hash.to_string()));
+    Ok(spec)
+}
+
+/// The engine specs of a tournament's extra players (network files or engine specs), named
+/// so that they never collide with the trained networks.
+fn extra_specs(t: &TournamentTable, taken: &[String]) -> Result<Vec<EngineSpec>, String> {
+    let mut specs: Vec<EngineSpec> = Vec::new();
+    for text in &t.players {
+        let mut spec = EngineSpec::parse(text)?;
+        if !text.contains('=') {
+            spec.options.push(("Hash".into(), t.hash.0.to_string()));
+        }
+        if taken.contains(&spec.name) || specs.iter().any(|s| s.name == spec.name) {
+            let folder = Path::new(text)
+                .parent()
+                .and_then(|p| p.file_name())
+                .map_or("extra".into(), |f| f.to_string_lossy().into_owned());
+            spec.name = format!("{folder}/{}", spec.name);
+        }
+        specs.push(spec);
+    }
+    Ok(specs)
+}
+
+/// Runs (or finds cached) the evaluation `ev` of `players`.
+pub fn evaluate(
+    experiment: &str,
+    ev: &Evaluation,
+    players: &[Player],
+    out_root: &Path,
+    progress: bool,
+) -> Result<EvaluationResult, String> {
+    let mut digests = Vec::new();
+    for p in players {
+        digests.push((p.name.clone(), file_digest(&p.net)?));
+    }
+    let reference = ev
+        .reference
+        .clone()
+        .or_else(|| players.first().map(|p| p.name.clone()));
+    let mut result = EvaluationResult {
+        reference: reference.clone(),
+        ratings: None,
+        tournament_summary: None,
+        puzzles: Vec::new(),
+    };
+    if let Some(t) = &ev.tournament {
+        let (ratings, summary) = tournament_stage(
+            experiment,
+            t,
+            players,
+            &digests,
+            reference.as_deref(),
+            out_root,
+            progress,
+        )?;
+        result.ratings = Some(ratings);
+        result.tournament_summary = Some(summary);
+    }
+    if let Some(pz) = &ev.puzzles {
+        for (p, (_, digest)) in players.iter().zip(&digests) {
+            result
+                .puzzles
+                .push(puzzle_stage(experiment, pz, p, digest, out_root, progress)?);
+        }
+    }
+    Ok(result)
+}
+
+#[derive(Serialize, Deserialize)]
+struct TournamentRecord {
+    ratings: Vec<RatedPlayer>,
+    summary: String,
+}
+
+fn tournament_stage(
+    experiment: &str,
+    t: &TournamentTable,
+    players: &[Player],
+    digests: &[(String, String)],
+    reference: Option<&str>,
+    out_root: &Path,
+    progress: bool,
+) -> Result<(Vec<RatedPlayer>, String), String> {
+    let mut extra_digests = Vec::new();
+    for text in &t.players {
+        let path = Path::new(text);
+        extra_digests.push(if path.is_file() {
+            file_digest(path)?
+        } else {
+            text.clone()
+        });
+    }
+    let key = key_of(&("tournament-v1", digests, &extra_digests, t, reference));
+    let dir = stage_dir(out_root, "tournament", experiment, &key);
+    if let Some(record) = cache::done::<TournamentRecord>(&dir) {
+        eprintln!("==> [{experiment}] tournament (cached, {})", dir.display());
+        return Ok((record.ratings, record.summary));
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let pgn_path = dir.join("games.pgn");
+    // A tournament cut short is played again from the start: remove its partial PGN.
+    if pgn_path.exists() {
+        std::fs::remove_file(&pgn_path)
+            .map_err(|e| format!("cannot remove {}: {e}", pgn_path.display()))?;
+    }
+    let mut specs = players
+        .iter()
+        .map(|p| host_spec(p, t.hash.0))
+        .collect::<Result<Vec<_>, _>>()?;
+    let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
+    specs.extend(extra_specs(t, &names)?);
+    let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
+    if let Some(r) = reference
+        && !names.iter().any(|n| n == r)
+    {
+        return Err(format!(
+            "[{experiment}] evaluation reference '{r}' is not a player (players: {})",
+            names.join(", ")
+        ));
+    }
+    let limit = search_limit(&t.limit())?;
+    let mut game = GameSettings::new(limit);
+    // cutechess-cli's usual adjudication for engine testing.
+    game.adjudication = Adjudication {
+        resign: Some(ResignRule {
+            score_cp: 1000,
+            moves: 3,
+        }),
+        draw: Some(DrawRule {
+            move_number: 40,
+            score_cp: 10,
+            moves: 8,
+        }),
+        max_moves: Some(250),
+    };
+    let mut config = TournamentConfig::new(specs, game);
+    config.format = Format::RoundRobin;
+    config.openings = openings::read_openings(Path::new(&t.openings))?;
+    config.opening_order = OpeningOrder::Random;
+    config.seed = t.seed;
+    config.rounds = t.rounds.0 as usize;
+    config.concurrency = t.concurrency.0 as usize;
+    config.pgn = Some(pgn_path.clone());
+    config.event = format!("trainer run: {experiment}");
+    eprintln!(
+        "==> [{experiment}] tournament: {} players, {} games ({}), into {}",
+        names.len(),
+        config.total_games(),
+        config.game.limits[0].go_command(),
+        pgn_path.display()
+    );
+    let outcome = tournament::run(&config, progress)?;
+    let games: Vec<GameResult> = outcome
+        .games
+        .iter()
+        .filter_map(|g| {
+            Some(GameResult {
+                white: names[g.white].clone(),
+                black: names[g.black].clone(),
+                white_score: g.record.outcome.white_score()?,
+            })
+        })
+        .collect();
+    let anchor = match reference {
+        Some(name) => Anchor::Player {
+            name: name.to_string(),
+            rating: 0.0,
+        },
+        None => Anchor::PoolAverage(0.0),
+    };
+    // A degenerate tournament (say, the reference lost every game) has no finite ratings; the
+    // report says why instead of failing the whole run.
+    let (fitted, fit_note) = match rating::fit(&games, anchor, FitOptions::default()) {
+        Ok(f) => (Some(f), String::new()),
+        Err(e) => (None, format!("\nNo ratings: {e}.\n")),
+    };
+    let ratings: Vec<RatedPlayer> = fitted
+        .iter()
+        .flat_map(|f| f.players.iter())
+        .map(|p| RatedPlayer {
+            name: p.name.clone(),
+            elo: p.rating.unwrap_or(f64::NAN),
+            error95: p.error().unwrap_or(f64::NAN),
+            bound: match p.bound {
+                rating::Bound::Exact => String::new(),
+                rating::Bound::AtLeast => ">".into(),
+                rating::Bound::AtMost => "<".into(),
+            },
+            games: p.games,
+            score_percent: p.score_percent(),
+            is_reference: Some(p.name.as_str()) == reference,
+        })
+        .collect();
+    let mut summary =
+        String::from("| Pairing | W | D | L | Score |\n| --- | ---: | ---: | ---: | ---: |\n");
+    for r in outcome.pairing_results() {
+        summary.push_str(&format!(
+            "| {} vs {} | {} | {} | {} | {:.1}% |\n",
+            names[r.first],
+            names[r.second],
+            r.wins,
+            r.draws,
+            r.losses,
+            100.0 * r.points() / r.games().max(1) as f64
+        ));
+    }
+    let failures: Vec<String> = outcome
+        .failures
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.crashes + f.time_forfeits + f.illegal_moves + f.stalls > 0)
+        .map(|(i, f)| {
+            format!(
+                "{}: {} crash(es), {} time loss(es), {} illegal move(s), {} stall(s)",
+                names[i], f.crashes, f.time_forfeits, f.illegal_moves, f.stalls
+            )
+        })
+        .collect();
+    summary.push_str(&format!(
+        "\n{} games at `{}`; engine failures: {}. Games: `{}`.\n",
+        outcome.games.len(),
+        config.game.limits[0].go_command(),
+        if failures.is_empty() {
+            "none".to_string()
+        } else {
+            failures.join("; ")
+        },
+        pgn_path.display()
+    ));
+    summary.push_str(&fit_note);
+    let record = TournamentRecord { ratings, summary };
+    cache::mark_done(&dir, &record)?;
+    Ok((record.ratings, record.summary))
+}
+
+fn puzzle_stage(
+    experiment: &str,
+    pz: &PuzzlesTable,
+    player: &Player,
+    digest: &str,
+    out_root: &Path,
+    progress: bool,
+) -> Result<PuzzleScore, String> {
+    let key = key_of(&("puzzles-v1", digest, pz));
+    let dir = stage_dir(out_root, "puzzles", &player.name, &key);
+    if let Some(mut score) = cache::done::<PuzzleScore>(&dir) {
+        eprintln!(
+            "==> [{experiment}] puzzles {} (cached, {})",
+            player.name,
+            dir.display()
+        );
+        score.name = player.name.clone();
+        return Ok(score);
+    }
+    let mut all = puzzles::read_puzzles(Path::new(&pz.file))?;
+    if let Some(n) = pz.count {
+        all.truncate(n.0 as usize);
+    }
+    eprintln!(
+        "==> [{experiment}] puzzles {}: {} puzzles",
+        player.name,
+        all.len()
+    );
+    let spec = host_spec(player, 16)?;
+    let report = puzzles::solve_all(
+        &spec,
+        &all,
+        search_limit(&pz.limit())?,
+        pz.threads.0 as usize,
+        progress,
+    )?;
+    let total = report.total();
+    let score = PuzzleScore {
+        name: player.name.clone(),
+        accuracy: total.accuracy(),
+        correct: total.correct,
+        answers: total.answers,
+        solved: total.solved,
+        puzzles: total.puzzles,
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    cache::mark_done(&dir, &score)?;
+    Ok(score)
+}

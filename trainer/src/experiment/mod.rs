@@ -1,0 +1,8 @@
+//! `trainer run`: the experiment manifest executed end to end — data, training, export,
+//! tournaments, puzzles and reports — with every stage cached under a key of its inputs.
+
+pub mod cache;
+pub mod evaluate;
+pub mod manifest;
+pub mod report;
+pub mod runner;

@@ -1,0 +1,490 @@
+//! Runs a manifest's experiments stage by stage: data, training runs, evaluation, report.
+//!
+//! Every stage's folder is named after a key of its inputs (see [`super::cache`]), so a rerun
+//! skips finished stages and a changed setting gets a fresh folder rather than a stale result.
+//! Training resumes from its last checkpoint; data generation resumes from its last committed
+//! games; a tournament or puzzle run that was cut short is played again.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use plugin_api::{FeatureSet, PluginRegistry};
+use serde::{Deserialize, Serialize};
+use tch::Device;
+
+use super::cache::{self, file_digest, key_of, stage_dir};
+use super::evaluate::{self, EvaluationResult, Player};
+use super::manifest::{DataSource, Dataset, Experiment, GenerateTable, Manifest, MethodName};
+use super::report::{self, ExperimentReport, FeatureSetRow, RunSummary};
+use crate::data::Format;
+use crate::gensfen::{self, GensfenConfig, Labeler, Target};
+use crate::model::Shape;
+use crate::train::loss::{PqrLoss, ScoreLoss, Wdl};
+use crate::train::objective::Method;
+use crate::train::run::{DataFile, FilterSpec, Runtime, TrainConfig, TrainError, train};
+
+/// How `trainer run` runs: where outputs go and on what.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Root of all stage folders and reports.
+    pub out: PathBuf,
+    /// Run only these experiments (all when empty).
+    pub only: Vec<String>,
+    /// Where the feature plugins are (default: the usual plugin directories).
+    pub plugin_dir: Option<PathBuf>,
+    /// Tensors' device for training.
+    pub device: Device,
+    /// Loader threads (0: one per core).
+    pub loader_threads: usize,
+    /// Progress bars.
+    pub progress: bool,
+}
+
+/// A dataset's files once it exists.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct DataRecord {
+    train: Vec<PathBuf>,
+    val: Vec<PathBuf>,
+    positions: u64,
+    seconds: f64,
+}
+
+/// What a finished training run leaves.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct TrainRecord {
+    epochs: u64,
+    net: PathBuf,
+    min_val_loss: f64,
+    val_losses: Vec<f64>,
+    seconds: f64,
+}
+
+/// Prints a stage line: which experiment, stage and run.
+fn announce(experiment: &str, stage: &str, detail: &str) {
+    eprintln!("==> [{experiment}] {stage}: {detail}");
+}
+
+/// Runs the selected experiments of `manifest` and writes their reports; returns them.
+pub fn run_manifest(
+    manifest: &Manifest,
+    registry: &PluginRegistry,
+    options: &RunOptions,
+) -> Result<Vec<ExperimentReport>, String> {
+    for name in &options.only {
+        if !manifest.experiments.iter().any(|e| &e.name == name) {
+            let known: Vec<&str> = manifest
+                .experiments
+                .iter()
+                .map(|e| e.name.as_str())
+                .collect();
+            return Err(format!(
+                "--only {name}: {} has no such experiment (it has: {})",
+                manifest.path.display(),
+                known.join(", ")
+            ));
+        }
+    }
+    let selected: Vec<&Experiment> = manifest
+        .experiments
+        .iter()
+        .filter(|e| options.only.is_empty() || options.only.contains(&e.name))
+        .collect();
+    // Every feature set must load before hours are spent on the first experiment.
+    for e in &selected {
+        for (fs, place) in e.feature_sets.iter().zip(&e.feature_set_places) {
+            registry
+                .feature_set(fs)
+                .map_err(|err| format!("{place}: feature_sets: {err}"))?;
+        }
+    }
+    std::fs::create_dir_all(&options.out)
+        .map_err(|e| format!("cannot create {}: {e}", options.out.display()))?;
+    let mut reports = Vec::new();
+    for e in selected {
+        let report = run_experiment(manifest, e, registry, options)?;
+        let dir = options.out.join("reports").join(&e.name);
+        report::write(&report, &dir)?;
+        println!("{}", report::markdown(&report));
+        eprintln!(
+            "==> [{}] report: {}",
+            e.name,
+            dir.join("report.md").display()
+        );
+        reports.push(report);
+    }
+    Ok(reports)
+}
+
+fn run_experiment(
+    manifest: &Manifest,
+    e: &Experiment,
+    registry: &PluginRegistry,
+    options: &RunOptions,
+) -> Result<ExperimentReport, String> {
+    let data = ensure_data(&e.name, &e.data, options)?;
+    let mut rows = Vec::new();
+    for fs in &e.feature_sets {
+        let set = registry.feature_set(fs).map_err(|err| err.to_string())?;
+        let mut runs = Vec::new();
+        for run in 1..=e.settings.runs {
+            let init = match &e.init_from {
+                Some(other) => {
+                    let source = manifest
+                        .experiments
+                        .iter()
+                        .find(|x| &x.name == other)
+                        .expect("checked when parsing");
+                    Some(train_run(manifest, source, fs, run, registry, options)?.net)
+                }
+                None => None,
+            };
+            let record = train_one(e, fs, &set, run, &data, init, options)?;
+            runs.push(RunSummary {
+                run,
+                net: record.net.clone(),
+                min_val_loss: record.min_val_loss,
+                val_losses: record.val_losses.clone(),
+                seconds: record.seconds,
+            });
+        }
+        rows.push(FeatureSetRow {
+            feature_set: fs.clone(),
+            features: set.size() as u64,
+            runs,
+            elo: None,
+            puzzles: None,
+        });
+    }
+    let evaluation = match &e.evaluation {
+        Some(ev) => {
+            let players: Vec<Player> = rows
+                .iter()
+                .map(|r| Player {
+                    name: r.feature_set.clone(),
+                    net: r.best().net.clone(),
+                })
+                .collect();
+            Some(evaluate::evaluate(
+                &e.name,
+                ev,
+                &players,
+                &options.out,
+                options.progress,
+            )?)
+        }
+        None => None,
+    };
+    if let Some(EvaluationResult {
+        ratings, puzzles, ..
+    }) = &evaluation
+    {
+        for row in &mut rows {
+            row.elo = ratings
+                .as_ref()
+                .and_then(|r| r.iter().find(|p| p.name == row.feature_set).cloned());
+            row.puzzles = puzzles.iter().find(|p| p.name == row.feature_set).cloned();
+        }
+    }
+    Ok(ExperimentReport {
+        experiment: e.name.clone(),
+        settings: e.settings.clone(),
+        data: e.data.name.clone(),
+        rows,
+        evaluation,
+    })
+}
+
+/// The final network of run `run` of `fs` in experiment `e` (training it if needed).
+fn train_run(
+    manifest: &Manifest,
+    e: &Experiment,
+    fs: &str,
+    run: u64,
+    registry: &PluginRegistry,
+    options: &RunOptions,
+) -> Result<TrainRecord, String> {
+    let set = registry.feature_set(fs).map_err(|err| err.to_string())?;
+    let data = ensure_data(&e.name, &e.data, options)?;
+    let init = match &e.init_from {
+        Some(other) => {
+            let source = manifest
+                .experiments
+                .iter()
+                .find(|x| &x.name == other)
+                .expect("checked when parsing");
+            Some(train_run(manifest, source, fs, run, registry, options)?.net)
+        }
+        None => None,
+    };
+    train_one(e, fs, &set, run, &data, init, options)
+}
+
+/// `trainer gensfen`'s configuration for a dataset's generation spec.
+fn gensfen_config(g: &GenerateTable, games: u64, seed: u64) -> GensfenConfig {
+    let mut c = GensfenConfig {
+        target: Target::Games(games),
+        nodes: g.nodes.map(|n| n.0),
+        depth_min: g.depth.map(|d| d.0 as u32),
+        depth_max: g.depth.map(|d| d.0 as u32),
+        net: g.net.as_ref().map(PathBuf::from),
+        threads: if g.threads == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            g.threads as usize
+        },
+        seed,
+        book: g.book.as_ref().map(PathBuf::from),
+        format: Some(Format::Binpack),
+        ..GensfenConfig::default()
+    };
+    if let Some(k) = g.random_moves {
+        c.random_moves = k;
+    }
+    if let Some(p) = g.random_minply {
+        c.random_minply = p as i32;
+    }
+    if let Some(p) = g.random_maxply {
+        c.random_maxply = p;
+    }
+    if let Some(l) = g.eval_limit {
+        c.eval_limit = l.0.min(i32::MAX as u64) as i32;
+    }
+    if let Some(p) = g.write_minply {
+        c.write_minply = p;
+    }
+    if let Some(p) = g.write_maxply {
+        c.write_maxply = p;
+    }
+    if let Some(spec) = &g.labeler {
+        c.labeler = Labeler::Uci {
+            spec: spec.clone(),
+            nodes: g.nodes.map_or(5000, |n| n.0),
+        };
+    }
+    c
+}
+
+/// The dataset's files, generating them first if the manifest asks for self-play data.
+fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<DataRecord, String> {
+    let g = match &d.source {
+        DataSource::Files { train, val } => {
+            return Ok(DataRecord {
+                train: train.clone(),
+                val: val.clone(),
+                positions: 0,
+                seconds: 0.0,
+            });
+        }
+        DataSource::Generate(g) => g,
+    };
+    // Threads change only the speed, never the files: keep them out of the key.
+    let mut keyed = g.clone();
+    keyed.threads = 0;
+    let dir = stage_dir(
+        &options.out,
+        "data",
+        &d.name,
+        &key_of(&("gensfen-v1", &keyed)),
+    );
+    if let Some(record) = cache::done::<DataRecord>(&dir) {
+        announce(
+            experiment,
+            "data",
+            &format!("{} (cached, {})", d.name, dir.display()),
+        );
+        return Ok(record);
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let started = Instant::now();
+    let mut positions = 0;
+    let train = dir.join("train.binpack");
+    let val = dir.join("val.binpack");
+    for (what, path, games, seed) in [
+        ("training games", &train, g.games.0, g.seed),
+        // Validation games come from another seed: no game is in both sets.
+        (
+            "validation games",
+            &val,
+            g.val_games.0,
+            g.seed ^ 0x7a1d_a7e5_0000_0001,
+        ),
+    ] {
+        announce(
+            experiment,
+            "data",
+            &format!(
+                "{}: generating {games} {what} into {}",
+                d.name,
+                path.display()
+            ),
+        );
+        let config = gensfen_config(g, games, seed);
+        let summary = gensfen::generate(&config, path, options.progress)?;
+        positions += summary.positions;
+    }
+    let record = DataRecord {
+        train: vec![train],
+        val: vec![val],
+        positions,
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    cache::mark_done(&dir, &record)?;
+    Ok(record)
+}
+
+/// The training configuration of run `run` of feature set `fs`.
+fn train_config(
+    e: &Experiment,
+    fs: &str,
+    n: usize,
+    run: u64,
+    data: &DataRecord,
+    init: Option<PathBuf>,
+) -> Result<TrainConfig, String> {
+    let s = &e.settings;
+    let wdl = match s.wdl {
+        Some([a, b]) => Wdl::fitted(a, b),
+        None => Wdl {
+            target_a: 0.0,
+            target_b: s.target_scale,
+            output_a: 0.0,
+            output_b: s.output_scale,
+        },
+    };
+    let method = match s.method {
+        MethodName::Score => Method::Score(ScoreLoss {
+            wdl,
+            power: s.power,
+            lambda: s.lambda,
+        }),
+        MethodName::Pqr => Method::Pqr(PqrLoss {
+            a: wdl.output_a,
+            b: wdl.output_b,
+        }),
+    };
+    let files = |paths: &[PathBuf]| -> Result<Vec<DataFile>, String> {
+        paths
+            .iter()
+            .map(|p| {
+                Ok(DataFile {
+                    path: p.clone(),
+                    format: Format::resolve(None, p)?.name().to_string(),
+                })
+            })
+            .collect()
+    };
+    let mut config = TrainConfig::thesis(
+        fs,
+        Shape {
+            n,
+            l1: s.l1 as usize,
+            l2: s.l2 as usize,
+        },
+    );
+    config.method = method;
+    config.train = files(&data.train)?;
+    config.val = files(&data.val)?;
+    config.val_size = s.val_positions;
+    config.filter = FilterSpec {
+        skip_in_check: s.skip_in_check,
+        skip_capture: s.skip_capture_bestmove,
+        min_ply: s.min_ply,
+        max_ply: s.max_ply,
+        max_score: s.max_score.map(|m| m.min(i32::MAX as u64) as i32),
+        skip_rate: s.skip_rate,
+    };
+    config.epochs = s.epochs;
+    config.epoch_size = s.epoch_positions;
+    config.batch_size = s.batch_size as usize;
+    config.lr = s.lr;
+    config.gamma = s.gamma;
+    config.seed = s.seed + run - 1;
+    config.init = init;
+    config.check()?;
+    Ok(config)
+}
+
+/// Trains (or resumes, or finds finished) run `run` of feature set `fs`.
+fn train_one(
+    e: &Experiment,
+    fs: &str,
+    set: &FeatureSet,
+    run: u64,
+    data: &DataRecord,
+    init: Option<PathBuf>,
+    options: &RunOptions,
+) -> Result<TrainRecord, String> {
+    let init_digest = init.as_deref().map(file_digest).transpose()?;
+    let config = train_config(e, fs, set.size() as usize, run, data, init)?;
+    // The number of epochs is not part of the key: asking for more continues the run.
+    let mut keyed = config.clone();
+    keyed.epochs = 0;
+    keyed.init = None;
+    let layouts: Vec<String> = crate::train::export::blocks_of(set)
+        .iter()
+        .map(|b| format!("{}:{}:{}", b.name, b.layout_version, b.layout_id))
+        .collect();
+    let key = key_of(&("train-v1", &keyed, &layouts, &init_digest));
+    let dir = stage_dir(
+        &options.out,
+        "train",
+        &format!("{}-{fs}-run{run}", e.name),
+        &key,
+    );
+    let label = format!("{fs} run {run}/{}", e.settings.runs);
+    if let Some(record) = cache::done::<TrainRecord>(&dir)
+        && record.epochs >= config.epochs
+        && record.net.exists()
+    {
+        announce(
+            &e.name,
+            "train",
+            &format!("{label} (cached, {})", dir.display()),
+        );
+        return Ok(record);
+    }
+    announce(
+        &e.name,
+        "train",
+        &format!(
+            "{label}: {} -> {} -> {} -> 1, {} epochs of {} positions, into {}",
+            set.size(),
+            e.settings.l1,
+            e.settings.l2,
+            config.epochs,
+            config.epoch_size,
+            dir.display()
+        ),
+    );
+    let rt = Runtime {
+        device: options.device,
+        loader_threads: options.loader_threads,
+        out: dir.clone(),
+        resume: true,
+        progress: options.progress,
+        log: true,
+        stop_after_steps: None,
+    };
+    let outcome = train(config, set, &rt).map_err(|err| match err {
+        TrainError::Failed(m) => format!("[{}] training {label}: {m}", e.name),
+        other => other.to_string(),
+    })?;
+    let history = &outcome.state.history;
+    let record = TrainRecord {
+        epochs: outcome.state.epoch,
+        net: outcome.net.clone(),
+        min_val_loss: history
+            .iter()
+            .map(|m| m.val_loss)
+            .fold(f64::INFINITY, f64::min),
+        val_losses: history.iter().map(|m| m.val_loss).collect(),
+        seconds: history.iter().map(|m| m.seconds).sum(),
+    };
+    cache::mark_done(&dir, &record)?;
+    Ok(record)
+}
+
+/// The default output root for a manifest: `runs/` beside it.
+pub fn default_out(manifest: &Path) -> PathBuf {
+    manifest.parent().unwrap_or(Path::new("")).join("runs")
+}

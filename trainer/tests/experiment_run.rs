@@ -1,0 +1,271 @@
+//! `trainer run` as a program on a tiny manifest: self-play data, two feature sets trained,
+//! a tournament played by the real `host` binary, puzzles, and a report; a rerun finds every
+//! stage cached; runs killed with SIGKILL in the middle of training and of the tournament finish
+//! on the next invocation with the results of an uninterrupted run; bad manifests are one-line
+//! errors naming the file, the line and the key.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn target_dir() -> PathBuf {
+    // target/<profile>/deps/experiment_run-<hash> -> target/<profile>
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().to_path_buf()
+}
+
+fn shared() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared")
+        .canonicalize()
+        .expect("../shared beside the repository")
+}
+
+fn trainer() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_trainer"));
+    c.arg("--plugin-dir").arg(target_dir().join("deps"));
+    c
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A manifest small enough for a few seconds of work on two cores.
+fn tiny_manifest(dir: &Path) -> PathBuf {
+    let s = shared();
+    let text = format!(
+        r#"
+[data.tiny]
+generate = {{ games = 40, val_games = 6, nodes = 300, book = "{book}", write_minply = 4, seed = 3, threads = 2 }}
+
+[evaluation.e]
+reference = "all"
+tournament = {{ rounds = 4, nodes = 300, openings = "{book}", concurrency = 2 }}
+puzzles = {{ file = "{puzzles}", count = 20, nodes = 300, threads = 2 }}
+
+[[experiment]]
+name = "tiny"
+feature_sets = ["all", "all+pv"]
+data = "tiny"
+evaluation = "e"
+l1 = 32
+l2 = 8
+batch_size = 256
+lr = 2e-3
+epochs = 3
+epoch_positions = 3000
+val_positions = 500
+runs = 1
+"#,
+        book = s.join("data/noob_3moves.epd").display(),
+        puzzles = s.join("data/puzzles.csv").display(),
+    );
+    let path = dir.join("tiny.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn run_to_end(manifest: &Path, out: &Path) -> Output {
+    let o = trainer()
+        .args(["run", "--no-progress", "--out"])
+        .arg(out)
+        .arg(manifest)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "trainer run failed:\n{}", text(&o));
+    o
+}
+
+/// Starts `trainer run` and kills it (SIGKILL) once a line of its standard error contains
+/// `marker`; returns whether the marker was seen before the run ended by itself.
+fn kill_at(manifest: &Path, out: &Path, marker: &str) -> bool {
+    let mut child = trainer()
+        .args(["run", "--no-progress", "--out"])
+        .arg(out)
+        .arg(manifest)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut seen = false;
+    for line in BufReader::new(stderr).lines() {
+        if line.unwrap().contains(marker) {
+            seen = true;
+            child.kill().unwrap();
+            break;
+        }
+    }
+    child.wait().unwrap();
+    seen
+}
+
+fn report_json(out: &Path) -> serde_json::Value {
+    let bytes = std::fs::read(out.join("reports/tiny/report.json")).unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+/// The validation losses of every run, per feature set.
+fn val_losses(report: &serde_json::Value) -> Vec<(String, Vec<f64>)> {
+    report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            let losses = row["runs"][0]["val_losses"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect();
+            (row["feature_set"].as_str().unwrap().to_string(), losses)
+        })
+        .collect()
+}
+
+#[test]
+fn runs_a_manifest_end_to_end_caches_and_resumes_after_kills() {
+    assert!(
+        target_dir().join("host").exists(),
+        "the host binary must be built (cargo test --workspace builds it)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = tiny_manifest(dir.path());
+
+    // Uninterrupted.
+    let clean = dir.path().join("clean");
+    let first = run_to_end(&manifest, &clean);
+    let out = text(&first);
+    let report = std::fs::read_to_string(clean.join("reports/tiny/report.md")).unwrap();
+    for needle in [
+        "| all | 768 |",
+        "| all+pv | 1920 |",
+        "all vs all+pv",
+        "val-loss.svg",
+    ] {
+        assert!(report.contains(needle), "report lacks {needle}:\n{report}");
+    }
+    assert!(clean.join("reports/tiny/val-loss.svg").exists());
+    let json = report_json(&clean);
+    let losses = val_losses(&json);
+    assert_eq!(losses.len(), 2);
+    for (fs, l) in &losses {
+        assert_eq!(l.len(), 3, "{fs}: one validation loss per epoch");
+        assert!(l.iter().all(|v| v.is_finite() && *v > 0.0), "{fs}: {l:?}");
+    }
+    for row in json["rows"].as_array().unwrap() {
+        let acc = row["puzzles"]["accuracy"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&acc), "{acc}");
+        assert_eq!(row["puzzles"]["puzzles"].as_u64(), Some(20));
+    }
+    let pgn = std::fs::read_dir(clean.join("tournament"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("games.pgn"))
+        .next()
+        .unwrap();
+    let games = std::fs::read_to_string(&pgn).unwrap();
+    assert_eq!(games.matches("[Result ").count(), 8, "{out}");
+
+    // A rerun redoes nothing.
+    let again = text(&run_to_end(&manifest, &clean));
+    assert_eq!(again.matches("(cached").count(), 6, "{again}");
+    assert_eq!(report_json(&clean), json);
+
+    // Killed in the middle of the second training run, then in the tournament.
+    let resumed = dir.path().join("resumed");
+    assert!(kill_at(&manifest, &resumed, "epoch 1/3"));
+    assert!(kill_at(&manifest, &resumed, "tournament:"));
+    let last = text(&run_to_end(&manifest, &resumed));
+    assert!(last.contains("data: tiny (cached"), "{last}");
+    assert!(last.contains("all run 1/1 (cached"), "{last}");
+    assert_eq!(val_losses(&report_json(&resumed)), losses);
+    let pgn = std::fs::read_dir(resumed.join("tournament"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("games.pgn"))
+        .next()
+        .unwrap();
+    let games = std::fs::read_to_string(&pgn).unwrap();
+    assert_eq!(
+        games.matches("[Result ").count(),
+        8,
+        "a replayed tournament, not appended"
+    );
+}
+
+fn check(manifest_text: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.toml");
+    std::fs::write(&path, manifest_text).unwrap();
+    let o = trainer()
+        .arg("run")
+        .arg("--check")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "accepted:\n{manifest_text}");
+    let err = String::from_utf8_lossy(&o.stderr).trim().to_string();
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    err
+}
+
+#[test]
+fn bad_manifests_name_the_file_the_line_and_the_key() {
+    let data = format!(
+        "[data.d]\ntrain = [\"{0}\"]\nval = [\"{0}\"]\n",
+        shared().join("data/puzzles.csv").display()
+    );
+    let ok =
+        format!("{data}[[experiment]]\nname = \"x\"\nfeature_sets = [\"all\"]\ndata = \"d\"\n");
+    // Sanity: the base manifest is accepted.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ok.toml");
+    std::fs::write(&path, &ok).unwrap();
+    let o = trainer()
+        .arg("run")
+        .arg("--check")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+
+    let err = check(&format!("{ok}lrr = 0.1\n"));
+    assert!(err.contains("m.toml:8") && err.contains("lrr"), "{err}");
+    let err = check(&format!("{ok}l1 = 100\n"));
+    assert!(
+        err.contains("m.toml:8") && err.contains("multiple of 32"),
+        "{err}"
+    );
+    let err = check(&format!("{ok}gamma = 1.5\n"));
+    assert!(
+        err.contains("m.toml:8") && err.contains("between 0 and 1"),
+        "{err}"
+    );
+    let err = check(&ok.replace("data = \"d\"", "data = \"nope\""));
+    assert!(
+        err.contains("m.toml:7") && err.contains("data.nope"),
+        "{err}"
+    );
+    let err = check(&ok.replace("[\"all\"]", "[\"all+nosuchblock\"]"));
+    assert!(
+        err.contains("m.toml:6") && err.contains("nosuchblock"),
+        "{err}"
+    );
+    let err = check(&ok.replace("puzzles.csv\"]\nval", "missing.binpack\"]\nval"));
+    assert!(
+        err.contains("m.toml:2") && err.contains("no such file"),
+        "{err}"
+    );
+    let err = check(&format!(
+        "{data}[evaluation.e]\ntournament = {{ rounds = 1, openings = \"{}\" }}\n[[experiment]]\nname = \"x\"\nfeature_sets = [\"all\"]\ndata = \"d\"\nevaluation = \"e\"\n",
+        shared().join("data/noob_3moves.epd").display()
+    ));
+    assert!(
+        err.contains("m.toml:5") && err.contains("exactly one of nodes"),
+        "{err}"
+    );
+}

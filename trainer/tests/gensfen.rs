@@ -1,0 +1,350 @@
+//! `trainer gensfen` through the real binary and the library: one seed one file, any thread
+//! count, shards that add up, resume after a kill, read-back, and one-line errors.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use trainer::data::{self, Format, ReadOptions, Sample};
+use trainer::gensfen::{self, GensfenConfig, Target};
+
+const BIN: &str = env!("CARGO_BIN_EXE_trainer");
+
+/// Small, fast games unless `extra` says otherwise: 600-node searches, positions from ply 4.
+const FAST: &[(&str, &str)] = &[("--nodes", "600"), ("--write-minply", "4")];
+
+fn command(out: &Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.arg("gensfen").arg("--out").arg(out).arg("--quiet");
+    for (key, value) in FAST {
+        if !extra.contains(key) {
+            c.args([key, value]);
+        }
+    }
+    c.args(extra);
+    c
+}
+
+fn gensfen(out: &Path, extra: &[&str]) -> Output {
+    command(out, extra).output().expect("run trainer")
+}
+
+fn ok(out: &Path, extra: &[&str]) -> String {
+    let o = gensfen(out, extra);
+    assert!(
+        o.status.success(),
+        "gensfen {extra:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The one-line error of a failing run.
+fn fails(out: &Path, extra: &[&str]) -> String {
+    let o = gensfen(out, extra);
+    assert!(!o.status.success(), "gensfen {extra:?} should fail");
+    let err = String::from_utf8_lossy(&o.stderr).trim().to_string();
+    assert_eq!(err.lines().count(), 1, "not one line: {err}");
+    assert!(err.starts_with("error: "), "{err}");
+    err
+}
+
+fn samples(path: &Path) -> Vec<Sample> {
+    let format = Format::from_path(path).unwrap();
+    data::open_reader(path, format, None, ReadOptions::default())
+        .unwrap()
+        .map(|s| s.unwrap())
+        .collect()
+}
+
+/// Samples as sortable strings (position, labels, result).
+fn keys(samples: &[Sample]) -> Vec<String> {
+    let mut k: Vec<String> = samples
+        .iter()
+        .map(|s| {
+            format!(
+                "{} {} {:?} {:?} {}",
+                s.fen(),
+                s.score,
+                s.best_move.map(|m| trainer::data::sample::uci(&m)),
+                s.result,
+                s.ply
+            )
+        })
+        .collect();
+    k.sort();
+    k
+}
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+#[test]
+fn one_seed_gives_one_file_for_any_thread_count() {
+    let dir = tmp();
+    let p = |n: &str| dir.path().join(n);
+    let args = [
+        "--games",
+        "5",
+        "--seed",
+        "7",
+        "--random-multipv",
+        "3",
+        "--random-depth",
+        "2",
+    ];
+    ok(&p("a.binpack"), &args);
+    ok(&p("b.binpack"), &args);
+    ok(&p("c.binpack"), &[&args[..], &["--threads", "2"]].concat());
+    let a = std::fs::read(p("a.binpack")).unwrap();
+    assert!(!a.is_empty());
+    assert_eq!(a, std::fs::read(p("b.binpack")).unwrap(), "same seed twice");
+    assert_eq!(a, std::fs::read(p("c.binpack")).unwrap(), "--threads 2");
+    ok(&p("d.binpack"), &["--games", "5", "--seed", "8"]);
+    assert_ne!(a, std::fs::read(p("d.binpack")).unwrap(), "another seed");
+}
+
+#[test]
+fn shards_together_are_the_unsharded_run() {
+    let dir = tmp();
+    let p = |n: &str| dir.path().join(n);
+    let base = &["--games", "7", "--seed", "3"][..];
+    ok(&p("all.bin"), base);
+    let all = samples(&p("all.bin"));
+    let mut parts = Vec::new();
+    for i in 0..3 {
+        let name = format!("s{i}.bin");
+        let shard = format!("{i}/3");
+        let threads = if i == 1 { "2" } else { "1" };
+        ok(
+            &p(&name),
+            &[base, &["--shard", &shard, "--threads", threads]].concat(),
+        );
+        parts.extend(samples(&p(&name)));
+    }
+    assert_eq!(parts.len(), all.len(), "positions in count");
+    // The same multiset of samples: the shards played exactly the run's games, none twice.
+    assert_eq!(keys(&parts), keys(&all));
+
+    // A position target is split over the shards and met exactly.
+    ok(&p("pos.bin"), &["--positions", "150", "--seed", "3"]);
+    assert_eq!(samples(&p("pos.bin")).len(), 150);
+    let mut total = 0;
+    for i in 0..2 {
+        let name = format!("ps{i}.bin");
+        ok(
+            &p(&name),
+            &[
+                "--positions",
+                "151",
+                "--seed",
+                "3",
+                "--shard",
+                &format!("{i}/2"),
+            ],
+        );
+        let s = samples(&p(&name));
+        assert_eq!(s.len(), if i == 0 { 76 } else { 75 });
+        total += s.len();
+    }
+    assert_eq!(total, 151);
+}
+
+#[test]
+fn an_interrupted_run_resumes_to_the_same_file() {
+    let dir = tmp();
+    let full = dir.path().join("full.binpack");
+    let cut = dir.path().join("cut.binpack");
+    let args = [
+        "--games",
+        "12",
+        "--seed",
+        "5",
+        "--flush-every",
+        "40",
+        "--nodes",
+        "1500",
+    ];
+    let out = ok(&full, &args);
+    assert!(out.contains("12 games"), "{out}");
+    let expected = std::fs::read(&full).unwrap();
+
+    let progress = gensfen::progress_path(&cut);
+    let mut child = command(&cut, &args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let mut killed = false;
+    while started.elapsed() < Duration::from_secs(120) {
+        if let Ok(text) = std::fs::read_to_string(&progress)
+            && let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
+            && v["games"].as_u64().unwrap_or(0) >= 2
+        {
+            killed = v["complete"] == serde_json::Value::Bool(false);
+            child.kill().ok();
+            break;
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.wait().unwrap();
+    if killed {
+        let partial = std::fs::read(&cut).unwrap();
+        assert!(partial.len() < expected.len());
+        // What was committed is a prefix of the full file.
+        let text = std::fs::read_to_string(&progress).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let committed = v["bytes"].as_u64().unwrap() as usize;
+        assert_eq!(partial[..committed], expected[..committed]);
+    } else {
+        eprintln!("note: the run finished before it could be interrupted");
+    }
+    let out = ok(&cut, &args);
+    if killed {
+        assert!(out.contains("resumed after game"), "{out}");
+    }
+    assert_eq!(std::fs::read(&cut).unwrap(), expected, "resumed file");
+    // Run again: nothing to do.
+    let out = ok(&cut, &args);
+    assert!(out.contains("already complete"), "{out}");
+    // Another configuration is refused, --force starts over.
+    let err = fails(&cut, &["--games", "13", "--seed", "5"]);
+    assert!(err.contains("different configuration"), "{err}");
+    ok(&cut, &["--games", "1", "--seed", "5", "--force"]);
+}
+
+#[test]
+fn output_reads_back_with_labels_and_results() {
+    let dir = tmp();
+    let out = dir.path().join("g.bin");
+    ok(
+        &out,
+        &[
+            "--games",
+            "3",
+            "--write-minply",
+            "10",
+            "--write-maxply",
+            "60",
+        ],
+    );
+    let s = samples(&out);
+    assert!(!s.is_empty());
+    for x in &s {
+        assert!((10..=60).contains(&x.ply), "ply {}", x.ply);
+        assert!(x.result.is_some());
+        assert!(x.best_move.is_some());
+        assert!(i32::from(x.score).abs() < 3000);
+    }
+    // Consecutive positions of one game carry consistent results (side to move flips).
+    let flips = s
+        .windows(2)
+        .filter(|w| w[1].ply == w[0].ply + 1)
+        .all(|w| w[1].result == w[0].result.map(|r| -r));
+    assert!(flips);
+
+    // Text output, a book, and the library entry point.
+    let book = dir.path().join("book.epd");
+    std::fs::write(
+        &book,
+        "r1bq1rk1/ppp2ppp/5n2/2bp4/2NPP3/2P5/PP3PPP/RNBQK2R w KQ d6 id \"x\";\n\
+         rn1qk2r/pp2b1pp/3p1n2/2pPp3/2P5/2Nb2P1/PP3P1P/R1BQK1NR w KQkq -\n",
+    )
+    .unwrap();
+    let config = GensfenConfig {
+        target: Target::Positions(40),
+        nodes: Some(500),
+        book: Some(book.clone()),
+        random_moves: 2,
+        write_minply: 0,
+        ..GensfenConfig::default()
+    };
+    let txt = dir.path().join("lib.txt");
+    let summary = gensfen::generate(&config, &txt, false).unwrap();
+    assert_eq!(summary.positions, 40);
+    let text = std::fs::read_to_string(&txt).unwrap();
+    assert_eq!(text.lines().count(), 40);
+    assert!(
+        text.starts_with("r1bq1rk1/ppp2ppp/5n2/2bp4/2NPP3/2P5/PP3PPP/RNBQK2R w KQ")
+            || text.starts_with("rn1qk2r/pp2b1pp/3p1n2/2pPp3/2P5/2Nb2P1/PP3P1P/R1BQK1NR w KQkq"),
+        "{text}"
+    );
+    let again = gensfen::generate(&config, &txt, false).unwrap();
+    assert!(again.already_complete);
+}
+
+#[test]
+fn bad_arguments_are_one_line_errors() {
+    let dir = tmp();
+    let out = dir.path().join("x.binpack");
+    let err = fails(&out, &["--games", "1", "--shard", "3/2"]);
+    assert!(err.contains("--shard '3/2'"), "{err}");
+    let err = fails(
+        Path::new("/nonexistent-dir/sub/x.binpack"),
+        &["--games", "1"],
+    );
+    assert!(
+        err.contains("cannot create /nonexistent-dir/sub/x.binpack"),
+        "{err}"
+    );
+    let book = dir.path().join("bad.epd");
+    std::fs::write(
+        &book,
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -\nnot a fen\n",
+    )
+    .unwrap();
+    let err = fails(&out, &["--games", "1", "--book", book.to_str().unwrap()]);
+    assert!(err.contains("bad.epd:2: invalid EPD line"), "{err}");
+    let err = fails(&dir.path().join("x.zip"), &["--games", "1"]);
+    assert!(err.contains("x.zip"), "{err}");
+    let err = fails(
+        &out,
+        &["--games", "1", "--depth-min", "5", "--depth-max", "3"],
+    );
+    assert!(err.contains("depth range"), "{err}");
+    // An existing file without a progress record is not overwritten.
+    let existing = dir.path().join("keep.bin");
+    std::fs::write(&existing, b"precious").unwrap();
+    let err = fails(&existing, &["--games", "1"]);
+    assert!(err.contains("--force"), "{err}");
+    assert_eq!(std::fs::read(&existing).unwrap(), b"precious");
+}
+
+/// Debian's Stockfish as the external labeler, when it is installed.
+#[test]
+fn an_external_uci_engine_plays_and_labels_reproducibly() {
+    let sf = Path::new("/usr/games/stockfish");
+    if !sf.exists() {
+        eprintln!("skipped: /usr/games/stockfish is not installed");
+        return;
+    }
+    let dir = tmp();
+    let spec = "cmd=/usr/games/stockfish,option.Threads=1,option.Hash=8";
+    let args = ["--games", "2", "--labeler", spec, "--label-nodes", "1000"];
+    ok(&dir.path().join("a.binpack"), &args);
+    ok(
+        &dir.path().join("b.binpack"),
+        &[&args[..], &["--threads", "2"]].concat(),
+    );
+    let a = std::fs::read(dir.path().join("a.binpack")).unwrap();
+    assert_eq!(a, std::fs::read(dir.path().join("b.binpack")).unwrap());
+    let s = samples(&dir.path().join("a.binpack"));
+    assert!(!s.is_empty() && s.iter().all(|x| x.result.is_some()));
+    let err = fails(
+        &dir.path().join("c.binpack"),
+        &[
+            "--games",
+            "1",
+            "--labeler",
+            "cmd=/nonexistent/engine",
+            "--label-nodes",
+            "10",
+        ],
+    );
+    assert!(err.contains("labeler"), "{err}");
+}
