@@ -2,7 +2,7 @@
 //!
 //! # Input
 //!
-//! CSV lines `FEN,moves,rating,themes` (`/work/shared/data/puzzles.csv`): the FEN is the
+//! CSV lines `FEN,moves,rating,themes` (`shared/data/puzzles.csv`): the FEN is the
 //! position *before* the opponent's move; `moves` are UCI moves separated by spaces that
 //! alternate the opponent's move and the expected answer (opponent, answer, opponent, answer,
 //! ...). A first line whose first field is `FEN` is taken as a header. Every FEN and move is

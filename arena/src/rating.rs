@@ -61,6 +61,11 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::pgn::PgnGame;
 
+/// Ordo's default scale: a difference of 202 rating points gives a 76% expected score (Ordo's
+/// `-z`). The CLI, the tournament table and `trainer run` rate with it, so that their numbers
+/// are Ordo's on the same games; `FitOptions { z76: None, .. }` gives the plain Elo curve.
+pub const ORDO_Z76: f64 = 202.0;
+
 /// The 97.5% quantile of the standard normal distribution: 95% intervals are `±Z95·SE`.
 pub const Z95: f64 = 1.959_963_984_540_054;
 

@@ -235,6 +235,8 @@ fn bad_manifests_name_the_file_the_line_and_the_key() {
 
     let err = check(&format!("{ok}lrr = 0.1\n"));
     assert!(err.contains("m.toml:8") && err.contains("lrr"), "{err}");
+    let err = check(&format!("{ok}l2 = \"wide\"\n"));
+    assert!(err.contains("m.toml:8: l2:"), "{err}");
     let err = check(&format!("{ok}l1 = 100\n"));
     assert!(
         err.contains("m.toml:8") && err.contains("multiple of 32"),

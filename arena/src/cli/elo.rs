@@ -23,9 +23,12 @@ pub struct EloArgs {
     /// Seed of the bootstrap.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Rating difference for a 76% score (Ordo `-z`, 202 there); default: the Elo curve.
-    #[arg(long, short = 'z')]
-    pub z76: Option<f64>,
+    /// Rating difference for a 76% score (Ordo's `-z`; 202 is Ordo's default).
+    #[arg(long, short = 'z', default_value_t = arena::rating::ORDO_Z76)]
+    pub z76: f64,
+    /// Use the Elo curve 1 / (1 + 10^(-d/400)) instead of the `-z` scale.
+    #[arg(long, conflicts_with = "z76")]
+    pub elo_curve: bool,
     /// Print a Markdown table instead of text.
     #[arg(long)]
     pub markdown: bool,
@@ -52,7 +55,7 @@ pub fn run(args: EloArgs) -> Result<(), String> {
         None => Anchor::PoolAverage(args.average),
     };
     let options = FitOptions {
-        z76: args.z76,
+        z76: (!args.elo_curve).then_some(args.z76),
         bootstrap: args.simulations.map(|simulations| Bootstrap {
             simulations,
             seed: args.seed,

@@ -189,7 +189,7 @@ fn print_ratings(outcome: &TournamentOutcome) {
         })
         .collect();
     let options = FitOptions {
-        z76: None,
+        z76: Some(rating::ORDO_Z76),
         bootstrap: None,
     };
     match rating::fit(&results, Anchor::PoolAverage(0.0), options) {

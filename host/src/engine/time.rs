@@ -72,9 +72,13 @@ pub fn budget(clock: Clock, overhead_ms: u64) -> TimeBudget {
     }
 }
 
-/// The budget for `go movetime T`: exactly `T` less the overhead (at least 1 ms).
+/// The budget for `go movetime T`: `T` less the overhead, but at least 90% of `T` (and 1 ms).
+/// Stockfish searches the whole `T` and leaves latency to the GUI's margin; keeping most of `T`
+/// matters for the short move times of engine tournaments (20 ms with a 20 ms overhead would
+/// otherwise leave a 1 ms search), while long move times still keep the overhead's safety.
 pub fn fixed(movetime_ms: i64, overhead_ms: u64) -> TimeBudget {
-    let t = (movetime_ms - overhead_ms.min(i64::MAX as u64) as i64).max(MIN_BUDGET_MS);
+    let overhead = (overhead_ms.min(i64::MAX as u64) as i64).min(movetime_ms / 10);
+    let t = (movetime_ms - overhead).max(MIN_BUDGET_MS);
     let d = Duration::from_millis(t as u64);
     TimeBudget { soft: d, hard: d }
 }
@@ -166,7 +170,10 @@ mod tests {
     fn overhead_is_subtracted() {
         let with = budget(clock(1_000, 0, Some(1)), 500);
         assert!(ms(with.hard) <= 400);
+        assert_eq!(ms(fixed(1000, 10).hard), 990);
         assert_eq!(ms(fixed(100, 10).hard), 90);
-        assert_eq!(ms(fixed(5, 10).hard), 1);
+        assert_eq!(ms(fixed(20, 20).hard), 18);
+        assert_eq!(ms(fixed(5, 10).hard), 5);
+        assert_eq!(ms(fixed(0, 10).hard), 1);
     }
 }

@@ -12,8 +12,7 @@ use trainer::data::{self, Format, ReadOptions, Sample};
 use trainer::model::Shape;
 use trainer::train::checkpoint;
 use trainer::train::export::{calibration_activations, export, quantize_calibrated};
-use trainer::train::loss::{PqrLoss, ScoreLoss, Wdl};
-use trainer::train::objective::Method;
+use trainer::train::objective::{Method, MethodSettings};
 use trainer::train::quant::{compare, plot_histogram};
 use trainer::train::run::{
     DataFile, FilterSpec, Runtime, TrainConfig, TrainError, TrainState, train,
@@ -150,26 +149,14 @@ fn data_files(paths: &[PathBuf], format: Option<Format>) -> Result<Vec<DataFile>
 impl TrainArgs {
     /// The run's configuration for a feature set of `n` features.
     pub fn config(&self, n: usize) -> Result<TrainConfig, String> {
-        let wdl = match self.wdl {
-            Some((a, b)) => Wdl::fitted(a, b),
-            None => Wdl {
-                target_a: 0.0,
-                target_b: self.target_scale,
-                output_a: 0.0,
-                output_b: self.output_scale,
-            },
-        };
-        let method = match self.method {
-            MethodArg::Score => Method::Score(ScoreLoss {
-                wdl,
-                power: self.power,
-                lambda: self.lambda,
-            }),
-            MethodArg::Pqr => Method::Pqr(PqrLoss {
-                a: wdl.output_a,
-                b: wdl.output_b,
-            }),
-        };
+        let method = Method::from_settings(&MethodSettings {
+            pqr: self.method == MethodArg::Pqr,
+            wdl: self.wdl,
+            target_scale: self.target_scale,
+            output_scale: self.output_scale,
+            power: self.power,
+            lambda: self.lambda,
+        });
         let filter = self.filter.config()?;
         Ok(TrainConfig {
             feature_set: self.spec.clone(),

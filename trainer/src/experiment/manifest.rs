@@ -499,7 +499,19 @@ impl Manifest {
     pub fn parse(text: &str, path: &Path) -> Result<Manifest, String> {
         let file: ManifestFile = toml::from_str(text).map_err(|e| {
             let line = e.span().map_or(0, |s| line_of(text, s.start));
-            format!("{}:{line}: {}", path.display(), e.message().trim())
+            let message = e.message().trim().replace('\n', " ");
+            // A value's error (out of range, wrong type) does not say whose value it is: name
+            // the key written on that line.
+            let key = text
+                .lines()
+                .nth(line.saturating_sub(1))
+                .and_then(|l| l.split_once('='))
+                .map(|(k, _)| k.trim())
+                .filter(|k| !k.is_empty() && !k.starts_with('[') && !message.contains(*k));
+            match key {
+                Some(k) => format!("{}:{line}: {k}: {message}", path.display()),
+                None => format!("{}:{line}: {message}", path.display()),
+            }
         })?;
         let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
         let place = |offset: usize| Place {

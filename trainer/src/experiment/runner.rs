@@ -19,8 +19,7 @@ use super::report::{self, ExperimentReport, FeatureSetRow, RunSummary};
 use crate::data::Format;
 use crate::gensfen::{self, GensfenConfig, Labeler, Target};
 use crate::model::Shape;
-use crate::train::loss::{PqrLoss, ScoreLoss, Wdl};
-use crate::train::objective::Method;
+use crate::train::objective::{Method, MethodSettings};
 use crate::train::run::{DataFile, FilterSpec, Runtime, TrainConfig, TrainError, train};
 
 /// How `trainer run` runs: where outputs go and on what.
@@ -127,18 +126,7 @@ fn run_experiment(
         let set = registry.feature_set(fs).map_err(|err| err.to_string())?;
         let mut runs = Vec::new();
         for run in 1..=e.settings.runs {
-            let init = match &e.init_from {
-                Some(other) => {
-                    let source = manifest
-                        .experiments
-                        .iter()
-                        .find(|x| &x.name == other)
-                        .expect("checked when parsing");
-                    Some(train_run(manifest, source, fs, run, registry, options)?.net)
-                }
-                None => None,
-            };
-            let record = train_one(e, fs, &set, run, &data, init, options)?;
+            let record = train_run(manifest, e, fs, run, &data, registry, options)?;
             runs.push(RunSummary {
                 run,
                 net: record.net.clone(),
@@ -194,17 +182,18 @@ fn run_experiment(
     })
 }
 
-/// The final network of run `run` of `fs` in experiment `e` (training it if needed).
+/// The final network of run `run` of `fs` in experiment `e` with its dataset `data` (training
+/// it, and the run it starts from, if needed).
 fn train_run(
     manifest: &Manifest,
     e: &Experiment,
     fs: &str,
     run: u64,
+    data: &DataRecord,
     registry: &PluginRegistry,
     options: &RunOptions,
 ) -> Result<TrainRecord, String> {
     let set = registry.feature_set(fs).map_err(|err| err.to_string())?;
-    let data = ensure_data(&e.name, &e.data, options)?;
     let init = match &e.init_from {
         Some(other) => {
             let source = manifest
@@ -212,11 +201,12 @@ fn train_run(
                 .iter()
                 .find(|x| &x.name == other)
                 .expect("checked when parsing");
-            Some(train_run(manifest, source, fs, run, registry, options)?.net)
+            let source_data = ensure_data(&source.name, &source.data, options)?;
+            Some(train_run(manifest, source, fs, run, &source_data, registry, options)?.net)
         }
         None => None,
     };
-    train_one(e, fs, &set, run, &data, init, options)
+    train_one(e, fs, &set, run, data, init, options)
 }
 
 /// `trainer gensfen`'s configuration for a dataset's generation spec.
@@ -342,26 +332,14 @@ fn train_config(
     init: Option<PathBuf>,
 ) -> Result<TrainConfig, String> {
     let s = &e.settings;
-    let wdl = match s.wdl {
-        Some([a, b]) => Wdl::fitted(a, b),
-        None => Wdl {
-            target_a: 0.0,
-            target_b: s.target_scale,
-            output_a: 0.0,
-            output_b: s.output_scale,
-        },
-    };
-    let method = match s.method {
-        MethodName::Score => Method::Score(ScoreLoss {
-            wdl,
-            power: s.power,
-            lambda: s.lambda,
-        }),
-        MethodName::Pqr => Method::Pqr(PqrLoss {
-            a: wdl.output_a,
-            b: wdl.output_b,
-        }),
-    };
+    let method = Method::from_settings(&MethodSettings {
+        pqr: s.method == MethodName::Pqr,
+        wdl: s.wdl.map(|[a, b]| (a, b)),
+        target_scale: s.target_scale,
+        output_scale: s.output_scale,
+        power: s.power,
+        lambda: s.lambda,
+    });
     let files = |paths: &[PathBuf]| -> Result<Vec<DataFile>, String> {
         paths
             .iter()
