@@ -273,3 +273,26 @@ fn bad_manifests_name_the_file_the_line_and_the_key() {
         }
     }
 }
+
+#[test]
+fn the_repositorys_manifest_is_valid() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiments.toml");
+    let o = trainer()
+        .arg("run")
+        .arg("--check")
+        .arg(&manifest)
+        .output()
+        .unwrap();
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    for name in [
+        "default:",
+        "baseline-1024x64:",
+        "axes:",
+        "pairwise:",
+        "mobility:",
+        "pqr-from-score:",
+    ] {
+        assert!(out.contains(name), "{name} missing from the plan:\n{out}");
+    }
+}
