@@ -105,6 +105,16 @@ fn kill_at(manifest: &Path, out: &Path, marker: &str) -> bool {
     seen
 }
 
+/// The PGN of the (only) tournament under `out`.
+fn tournament_pgn(out: &Path) -> String {
+    let dir = std::fs::read_dir(out.join("tournament"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    std::fs::read_to_string(dir.path().join("games.pgn")).unwrap()
+}
+
 fn report_json(out: &Path) -> serde_json::Value {
     let bytes = std::fs::read(out.join("reports/tiny/report.json")).unwrap();
     serde_json::from_slice(&bytes).unwrap()
@@ -163,12 +173,7 @@ fn runs_a_manifest_end_to_end_caches_and_resumes_after_kills() {
         assert!((0.0..=1.0).contains(&acc), "{acc}");
         assert_eq!(row["puzzles"]["puzzles"].as_u64(), Some(20));
     }
-    let pgn = std::fs::read_dir(clean.join("tournament"))
-        .unwrap()
-        .map(|e| e.unwrap().path().join("games.pgn"))
-        .next()
-        .unwrap();
-    let games = std::fs::read_to_string(&pgn).unwrap();
+    let games = tournament_pgn(&clean);
     assert_eq!(games.matches("[Result ").count(), 8, "{out}");
 
     // A rerun redoes nothing.
@@ -184,12 +189,7 @@ fn runs_a_manifest_end_to_end_caches_and_resumes_after_kills() {
     assert!(last.contains("data: tiny (cached"), "{last}");
     assert!(last.contains("all run 1/1 (cached"), "{last}");
     assert_eq!(val_losses(&report_json(&resumed)), losses);
-    let pgn = std::fs::read_dir(resumed.join("tournament"))
-        .unwrap()
-        .map(|e| e.unwrap().path().join("games.pgn"))
-        .next()
-        .unwrap();
-    let games = std::fs::read_to_string(&pgn).unwrap();
+    let games = tournament_pgn(&resumed);
     assert_eq!(
         games.matches("[Result ").count(),
         8,
