@@ -36,7 +36,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use plugin_api::FeatureSet;
@@ -178,10 +178,7 @@ impl LoaderReport {
 /// Batches from files, produced on a background thread. Iterate it; dropping it stops the
 /// producer.
 pub struct BatchLoader {
-    rx: Option<Receiver<Result<SparseBatch, LoaderError>>>,
-    stop: Arc<AtomicBool>,
-    report: Arc<Mutex<LoaderReport>>,
-    handle: Option<JoinHandle<()>>,
+    queue: Background<SparseBatch, LoaderReport>,
 }
 
 impl BatchLoader {
@@ -213,24 +210,100 @@ impl BatchLoader {
             .thread_name(|i| format!("loader-{i}"))
             .build()
             .map_err(|e| e.to_string())?;
-        let (tx, rx) = sync_channel(config.queue.max(1));
+        let queue = Background::spawn("loader", config.queue, move |out| {
+            let producer = Producer {
+                config,
+                set,
+                units,
+                sizes,
+                pool,
+                out,
+            };
+            let _ = producer.produce();
+        })?;
+        Ok(BatchLoader { queue })
+    }
+
+    /// A snapshot of the counts.
+    pub fn report(&self) -> LoaderReport {
+        self.queue.report()
+    }
+}
+
+impl Iterator for BatchLoader {
+    type Item = Result<SparseBatch, LoaderError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.queue.next()
+    }
+}
+
+/// Why a producer stopped: its consumer went away, or it sent an error.
+pub(crate) struct Stop;
+
+/// The producer's end of a [`Background`] queue: the bounded channel, the stop flag the
+/// consumer raises, and the counts both ends see.
+pub(crate) struct Outbox<T, R> {
+    tx: SyncSender<Result<T, LoaderError>>,
+    stop: Arc<AtomicBool>,
+    report: Arc<Mutex<R>>,
+}
+
+impl<T, R> Outbox<T, R> {
+    /// Sends an item; stops after an error, or when the consumer is gone or asked to stop.
+    pub(crate) fn send(&self, item: Result<T, LoaderError>) -> Result<(), Stop> {
+        let failed = item.is_err();
+        if self.stop.load(Ordering::Relaxed) || self.tx.send(item).is_err() || failed {
+            return Err(Stop);
+        }
+        Ok(())
+    }
+
+    /// `Err(Stop)` once the consumer asked to stop.
+    pub(crate) fn check(&self) -> Result<(), Stop> {
+        if self.stop.load(Ordering::Relaxed) {
+            Err(Stop)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The shared counts (a poisoned lock still gives them: they are plain numbers).
+    pub(crate) fn report(&self) -> MutexGuard<'_, R> {
+        self.report.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Items made on a named producer thread and received in order through a bounded queue, so
+/// that loading overlaps their use; the counts `R` are shared with the producer. Dropping it
+/// stops the producer and joins its thread.
+pub(crate) struct Background<T, R> {
+    rx: Option<Receiver<Result<T, LoaderError>>>,
+    stop: Arc<AtomicBool>,
+    report: Arc<Mutex<R>>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl<T: Send + 'static, R: Clone + Default + Send + 'static> Background<T, R> {
+    /// Starts `produce` on a thread named `name` with a queue of `queue` items (at least one).
+    pub(crate) fn spawn(
+        name: &str,
+        queue: usize,
+        produce: impl FnOnce(Outbox<T, R>) + Send + 'static,
+    ) -> Result<Self, String> {
+        let (tx, rx) = sync_channel(queue.max(1));
         let stop = Arc::new(AtomicBool::new(false));
-        let report = Arc::new(Mutex::new(LoaderReport::default()));
-        let producer = Producer {
-            config,
-            set,
-            units,
-            sizes,
-            pool,
+        let report = Arc::new(Mutex::new(R::default()));
+        let out = Outbox {
             tx,
             stop: stop.clone(),
             report: report.clone(),
         };
         let handle = std::thread::Builder::new()
-            .name("loader".into())
-            .spawn(move || producer.run())
+            .name(name.into())
+            .spawn(move || produce(out))
             .map_err(|e| e.to_string())?;
-        Ok(BatchLoader {
+        Ok(Background {
             rx: Some(rx),
             stop,
             report,
@@ -239,7 +312,7 @@ impl BatchLoader {
     }
 
     /// A snapshot of the counts.
-    pub fn report(&self) -> LoaderReport {
+    pub(crate) fn report(&self) -> R {
         self.report
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -247,15 +320,15 @@ impl BatchLoader {
     }
 }
 
-impl Iterator for BatchLoader {
-    type Item = Result<SparseBatch, LoaderError>;
+impl<T, R> Iterator for Background<T, R> {
+    type Item = Result<T, LoaderError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         self.rx.as_ref()?.recv().ok()
     }
 }
 
-impl Drop for BatchLoader {
+impl<T, R> Drop for Background<T, R> {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         // Dropping the receiver makes a blocked send fail, so the producer wakes up and ends.
@@ -309,17 +382,12 @@ struct Producer {
     units: Vec<Unit>,
     sizes: Vec<u64>,
     pool: rayon::ThreadPool,
-    tx: SyncSender<Result<SparseBatch, LoaderError>>,
-    stop: Arc<AtomicBool>,
-    report: Arc<Mutex<LoaderReport>>,
+    out: Outbox<SparseBatch, LoaderReport>,
 }
 
-/// The end of production: the consumer went away, or an error was sent.
-struct Stop;
-
 impl Producer {
-    fn report(&self) -> std::sync::MutexGuard<'_, LoaderReport> {
-        self.report.lock().unwrap_or_else(|p| p.into_inner())
+    fn report(&self) -> MutexGuard<'_, LoaderReport> {
+        self.out.report()
     }
 
     /// The unit order of one epoch (indices into `units`).
@@ -342,14 +410,6 @@ impl Producer {
             });
         }
         order
-    }
-
-    fn send(&self, item: Result<SparseBatch, LoaderError>) -> Result<(), Stop> {
-        let failed = item.is_err();
-        if self.stop.load(Ordering::Relaxed) || self.tx.send(item).is_err() || failed {
-            return Err(Stop);
-        }
-        Ok(())
     }
 
     /// Encodes `samples` into one batch on all pool threads.
@@ -400,13 +460,9 @@ impl Producer {
                 r.sent += b.len as u64;
                 r.batches += 1;
             }
-            self.send(batch)?;
+            self.out.send(batch)?;
         }
         Ok(())
-    }
-
-    fn run(self) {
-        let _ = self.produce();
     }
 
     fn produce(&self) -> Result<(), Stop> {
@@ -423,9 +479,7 @@ impl Producer {
         // nothing (all records bad or filtered) ends a cycling run instead of spinning.
         let (mut kept, mut kept_at_epoch) = (0u64, 0u64);
         loop {
-            if self.stop.load(Ordering::Relaxed) {
-                return Err(Stop);
-            }
+            self.out.check()?;
             // Open units in the free streams.
             for slot in streams.iter_mut() {
                 if slot.as_ref().is_some_and(|s| !s.finished) {
@@ -462,7 +516,7 @@ impl Producer {
                     }
                     Err(e) => {
                         if cfg.on_error == ErrorPolicy::Fail {
-                            return self.send(Err(LoaderError::Data(e)));
+                            return self.out.send(Err(LoaderError::Data(e)));
                         }
                         self.report().add_error(e);
                     }
@@ -495,7 +549,7 @@ impl Producer {
                 }
                 for e in s.errors.drain(..) {
                     if cfg.on_error == ErrorPolicy::Fail {
-                        return self.send(Err(LoaderError::Data(e)));
+                        return self.out.send(Err(LoaderError::Data(e)));
                     }
                     self.report().add_error(e);
                 }

@@ -13,10 +13,7 @@
 //! gives the same batches whatever the number of threads.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::MutexGuard;
 
 use plugin_api::{Board, FeatureSet};
 use rand::seq::{IndexedRandom, SliceRandom};
@@ -28,7 +25,7 @@ use shakmaty::{Chess, Position};
 use crate::batch::SparseBatch;
 use crate::data::{self, ErrorPolicy, ReadOptions, Sample, SampleReader, Unit};
 use crate::filter::{Filter, FilterConfig};
-use crate::loader::{Input, LoaderError};
+use crate::loader::{Background, Input, LoaderError, Outbox, Stop};
 
 /// One triplet: the position p, the next position q of its game, and r, p after a random legal
 /// move other than the played one.
@@ -151,10 +148,7 @@ pub struct TripletReport {
 
 /// Triplet batches from files, produced on a background thread. Dropping it stops the producer.
 pub struct TripletLoader {
-    rx: Option<Receiver<Result<TripletBatch, LoaderError>>>,
-    stop: Arc<AtomicBool>,
-    report: Arc<Mutex<TripletReport>>,
-    handle: Option<JoinHandle<()>>,
+    queue: Background<TripletBatch, TripletReport>,
 }
 
 impl TripletLoader {
@@ -184,38 +178,22 @@ impl TripletLoader {
             .thread_name(|i| format!("pqr-loader-{i}"))
             .build()
             .map_err(|e| e.to_string())?;
-        let (tx, rx) = sync_channel(config.queue.max(1));
-        let stop = Arc::new(AtomicBool::new(false));
-        let report = Arc::new(Mutex::new(TripletReport::default()));
-        let producer = Producer {
-            config,
-            set,
-            units,
-            pool,
-            tx,
-            stop: stop.clone(),
-            report: report.clone(),
-        };
-        let handle = std::thread::Builder::new()
-            .name("pqr-loader".into())
-            .spawn(move || {
-                let _ = producer.produce();
-            })
-            .map_err(|e| e.to_string())?;
-        Ok(TripletLoader {
-            rx: Some(rx),
-            stop,
-            report,
-            handle: Some(handle),
-        })
+        let queue = Background::spawn("pqr-loader", config.queue, move |out| {
+            let producer = Producer {
+                config,
+                set,
+                units,
+                pool,
+                out,
+            };
+            let _ = producer.produce();
+        })?;
+        Ok(TripletLoader { queue })
     }
 
     /// A snapshot of the counts.
     pub fn report(&self) -> TripletReport {
-        self.report
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.queue.report()
     }
 }
 
@@ -223,17 +201,7 @@ impl Iterator for TripletLoader {
     type Item = Result<TripletBatch, LoaderError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        self.rx.as_ref()?.recv().ok()
-    }
-}
-
-impl Drop for TripletLoader {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        self.rx.take();
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
+        self.queue.next()
     }
 }
 
@@ -286,24 +254,12 @@ struct Producer {
     set: FeatureSet,
     units: Vec<Unit>,
     pool: rayon::ThreadPool,
-    tx: SyncSender<Result<TripletBatch, LoaderError>>,
-    stop: Arc<AtomicBool>,
-    report: Arc<Mutex<TripletReport>>,
+    out: Outbox<TripletBatch, TripletReport>,
 }
 
-struct Stop;
-
 impl Producer {
-    fn report(&self) -> std::sync::MutexGuard<'_, TripletReport> {
-        self.report.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn send(&self, item: Result<TripletBatch, LoaderError>) -> Result<(), Stop> {
-        let failed = item.is_err();
-        if self.stop.load(Ordering::Relaxed) || self.tx.send(item).is_err() || failed {
-            return Err(Stop);
-        }
-        Ok(())
+    fn report(&self) -> MutexGuard<'_, TripletReport> {
+        self.out.report()
     }
 
     fn encode(&self, triplets: &[Triplet]) -> Result<TripletBatch, LoaderError> {
@@ -351,7 +307,7 @@ impl Producer {
             let end = (done + bs).min(pending.len());
             let batch = self.encode(&pending[done..end]);
             done = end;
-            self.send(batch)?;
+            self.out.send(batch)?;
         }
         pending.drain(..done);
         Ok(())
@@ -379,9 +335,7 @@ impl Producer {
         let mut pending: Vec<Triplet> = Vec::with_capacity(cfg.batch_size * 2);
         let (mut made, mut made_at_epoch) = (0u64, 0u64);
         loop {
-            if self.stop.load(Ordering::Relaxed) {
-                return Err(Stop);
-            }
+            self.out.check()?;
             for slot in streams.iter_mut() {
                 if slot.as_ref().is_some_and(|s| s.reader.is_some()) {
                     continue;
@@ -420,7 +374,7 @@ impl Producer {
                     }
                     Err(e) => {
                         if cfg.on_error == ErrorPolicy::Fail {
-                            return self.send(Err(LoaderError::Data(e)));
+                            return self.out.send(Err(LoaderError::Data(e)));
                         }
                         self.report().errors += 1;
                     }
@@ -443,7 +397,7 @@ impl Producer {
                 if cfg.on_error == ErrorPolicy::Fail
                     && let Some(e) = s.errors.drain(..).next()
                 {
-                    return self.send(Err(LoaderError::Data(e)));
+                    return self.out.send(Err(LoaderError::Data(e)));
                 }
                 made += s.out.len() as u64;
                 for t in s.out.drain(..) {
