@@ -2,6 +2,9 @@
 //! SIGKILL or aborted in the middle of an epoch resumes to the state of an uninterrupted run; the
 //! exported network loads in host; the report prints its statistics.
 
+mod common;
+use common::fingerprint;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -10,9 +13,6 @@ use host::nnue::Nnue;
 use plugin_api::PluginRegistry;
 use trainer::data::synthetic::random_games;
 use trainer::data::{self, Format, Sample};
-use trainer::model::tensor_to_vec;
-use trainer::train::checkpoint;
-use trainer::train::run::TrainState;
 
 fn plugin_dir() -> PathBuf {
     std::env::current_exe()
@@ -114,24 +114,6 @@ fn train_args(f: &Files, out: &Path, epochs: u64, steps: u64) -> Vec<String> {
     .iter()
     .map(|s| s.to_string())
     .collect()
-}
-
-/// The checkpoint's state (timings left out) and tensors.
-fn fingerprint(path: &Path) -> (TrainState, Vec<Vec<f32>>) {
-    let loaded = checkpoint::read::<TrainState>(path).unwrap();
-    let mut state = loaded.state;
-    for m in &mut state.history {
-        m.seconds = 0.0;
-        m.per_second = 0.0;
-    }
-    let tensors = loaded
-        .params
-        .iter()
-        .chain(&loaded.m)
-        .chain(&loaded.v)
-        .map(tensor_to_vec)
-        .collect();
-    (state, tensors)
 }
 
 #[test]

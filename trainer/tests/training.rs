@@ -3,6 +3,9 @@
 //! same final state, the exported network loads in host and matches the float model within the
 //! quantization error, and PQR training works from scratch and from a checkpoint.
 
+mod common;
+use common::fingerprint;
+
 use std::path::{Path, PathBuf};
 
 use host::nnue::{Kernels, Nnue, SimdLevel};
@@ -10,7 +13,7 @@ use plugin_api::{FeatureSet, PluginRegistry};
 use tch::Device;
 use trainer::data::synthetic::random_games;
 use trainer::data::{self, Format, Sample};
-use trainer::model::{Model, Shape, tensor_to_vec};
+use trainer::model::{Model, Shape};
 use trainer::train::checkpoint;
 use trainer::train::loss::{PqrLoss, ScoreLoss};
 use trainer::train::objective::Method;
@@ -106,25 +109,6 @@ fn quiet(out: &Path) -> Runtime {
 
 fn set(spec: &str) -> FeatureSet {
     registry().feature_set(spec).unwrap()
-}
-
-/// Everything of a checkpoint that must match between two runs: the state without timings,
-/// the model's and Adam's tensors.
-fn fingerprint(path: &Path) -> (TrainState, Vec<Vec<f32>>) {
-    let loaded = checkpoint::read::<TrainState>(path).unwrap();
-    let mut state = loaded.state;
-    for m in &mut state.history {
-        m.seconds = 0.0;
-        m.per_second = 0.0;
-    }
-    let tensors = loaded
-        .params
-        .iter()
-        .chain(&loaded.m)
-        .chain(&loaded.v)
-        .map(tensor_to_vec)
-        .collect();
-    (state, tensors)
 }
 
 #[test]

@@ -1,0 +1,26 @@
+//! Helpers shared by the trainer's integration tests.
+
+use std::path::Path;
+
+use trainer::model::tensor_to_vec;
+use trainer::train::checkpoint;
+use trainer::train::run::TrainState;
+
+/// Everything of a checkpoint that must match between two runs: the state without timings,
+/// the model's and Adam's tensors.
+pub fn fingerprint(path: &Path) -> (TrainState, Vec<Vec<f32>>) {
+    let loaded = checkpoint::read::<TrainState>(path).unwrap();
+    let mut state = loaded.state;
+    for m in &mut state.history {
+        m.seconds = 0.0;
+        m.per_second = 0.0;
+    }
+    let tensors = loaded
+        .params
+        .iter()
+        .chain(&loaded.m)
+        .chain(&loaded.v)
+        .map(tensor_to_vec)
+        .collect();
+    (state, tensors)
+}
