@@ -191,25 +191,8 @@ impl BatchLoader {
             return Err("batch size, streams and read-ahead must be positive".into());
         }
         config.filter.check()?;
-        let mut units = Vec::new();
-        let mut sizes = Vec::new();
-        for (i, input) in config.inputs.iter().enumerate() {
-            let ranges = data::units(&input.path, input.format, config.unit_bytes)
-                .map_err(|e| e.to_string())?;
-            sizes.push(ranges.last().map_or(0, |r| r.1).max(1));
-            units.extend(ranges.into_iter().map(|(start, end)| Unit {
-                file: i,
-                path: input.path.clone(),
-                format: input.format,
-                start,
-                end,
-            }));
-        }
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(config.threads)
-            .thread_name(|i| format!("loader-{i}"))
-            .build()
-            .map_err(|e| e.to_string())?;
+        let (units, sizes) = units_of(&config.inputs, config.unit_bytes)?;
+        let pool = worker_pool("loader", config.threads)?;
         let queue = Background::spawn("loader", config.queue, move |out| {
             let producer = Producer {
                 config,
@@ -236,6 +219,37 @@ impl Iterator for BatchLoader {
     fn next(&mut self) -> Option<Self::Item> {
         self.queue.next()
     }
+}
+
+/// The units of `inputs` (byte ranges of about `unit_bytes`, in file order) and each file's
+/// size in bytes (at least 1).
+pub(crate) fn units_of(inputs: &[Input], unit_bytes: u64) -> Result<(Vec<Unit>, Vec<u64>), String> {
+    let mut units = Vec::new();
+    let mut sizes = Vec::new();
+    for (i, input) in inputs.iter().enumerate() {
+        let ranges =
+            data::units(&input.path, input.format, unit_bytes).map_err(|e| e.to_string())?;
+        sizes.push(ranges.last().map_or(0, |r| r.1).max(1));
+        units.extend(ranges.into_iter().map(|(start, end)| Unit {
+            file: i,
+            path: input.path.clone(),
+            format: input.format,
+            start,
+            end,
+        }));
+    }
+    Ok((units, sizes))
+}
+
+/// The rayon pool of a loader's decoding and encoding, threads named `name-i` (0 threads:
+/// one per core).
+pub(crate) fn worker_pool(name: &str, threads: usize) -> Result<rayon::ThreadPool, String> {
+    let name = name.to_string();
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(move |i| format!("{name}-{i}"))
+        .build()
+        .map_err(|e| e.to_string())
 }
 
 /// Why a producer stopped: its consumer went away, or it sent an error.

@@ -25,7 +25,7 @@ use shakmaty::{Chess, Position};
 use crate::batch::SparseBatch;
 use crate::data::{self, ErrorPolicy, ReadOptions, Sample, SampleReader, Unit};
 use crate::filter::{Filter, FilterConfig};
-use crate::loader::{Background, Input, LoaderError, Outbox, Stop};
+use crate::loader::{Background, Input, LoaderError, Outbox, Stop, units_of, worker_pool};
 
 /// One triplet: the position p, the next position q of its game, and r, p after a random legal
 /// move other than the played one.
@@ -161,23 +161,8 @@ impl TripletLoader {
             return Err("batch size, streams and read-ahead must be positive".into());
         }
         config.filter.check()?;
-        let mut units = Vec::new();
-        for (i, input) in config.inputs.iter().enumerate() {
-            let ranges = data::units(&input.path, input.format, config.unit_bytes)
-                .map_err(|e| e.to_string())?;
-            units.extend(ranges.into_iter().map(|(start, end)| Unit {
-                file: i,
-                path: input.path.clone(),
-                format: input.format,
-                start,
-                end,
-            }));
-        }
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(config.threads)
-            .thread_name(|i| format!("pqr-loader-{i}"))
-            .build()
-            .map_err(|e| e.to_string())?;
+        let (units, _) = units_of(&config.inputs, config.unit_bytes)?;
+        let pool = worker_pool("pqr-loader", config.threads)?;
         let queue = Background::spawn("pqr-loader", config.queue, move |out| {
             let producer = Producer {
                 config,
