@@ -195,12 +195,12 @@ impl Filter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::sample::{chess_from_setup, move_on_board};
+    use crate::data::sample::move_on_board;
     use plugin_api::MoveKind;
 
     fn sample(fen: &str, ply: u16, score: i16) -> Sample {
-        let setup = host::fens::parse_fen(fen).unwrap();
-        let mut s = Sample::from_position(&chess_from_setup(setup).unwrap(), score, None, None);
+        let mut s = Sample::from_fen(fen);
+        s.score = score;
         s.ply = ply;
         s
     }

@@ -506,11 +506,9 @@ pub fn mobility(b: &Board) -> [[u8; 6]; 2] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::sample::chess_from_setup;
 
     fn sample(fen: &str) -> Sample {
-        let setup = host::fens::parse_fen(fen).unwrap();
-        Sample::from_position(&chess_from_setup(setup).unwrap(), 0, None, None)
+        Sample::from_fen(fen)
     }
 
     #[test]

@@ -431,11 +431,10 @@ impl<W: Write> SampleWriter for BinWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::sample::{chess_from_setup, move_on_board};
+    use crate::data::sample::move_on_board;
 
     fn sample(fen: &str) -> Sample {
-        let setup = host::fens::parse_fen(fen).unwrap();
-        Sample::from_position(&chess_from_setup(setup).unwrap(), 0, None, None)
+        Sample::from_fen(fen)
     }
 
     /// The start position's `PackedSfen`, derived by hand from the bit layout in the module

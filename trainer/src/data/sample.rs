@@ -38,6 +38,13 @@ pub struct Sample {
 }
 
 impl Sample {
+    /// The sample of a legal FEN (score 0, no best move, no result), for the unit tests.
+    #[cfg(test)]
+    pub(crate) fn from_fen(fen: &str) -> Sample {
+        let setup = host::fens::parse_fen(fen).unwrap();
+        Sample::from_position(&chess_from_setup(setup).unwrap(), 0, None, None)
+    }
+
     /// The sample of a legal shakmaty position.
     pub fn from_position(
         pos: &Chess,
@@ -406,8 +413,7 @@ mod tests {
     use super::*;
 
     fn sample(fen: &str) -> Sample {
-        let setup = host::fens::parse_fen(fen).unwrap();
-        Sample::from_position(&chess_from_setup(setup).unwrap(), 0, None, None)
+        Sample::from_fen(fen)
     }
 
     #[test]
