@@ -526,16 +526,20 @@ impl Manifest {
                 base.join(p)
             }
         };
-        let must_exist = |p: &Spanned<String>, key: &str| -> Result<PathBuf, String> {
-            let full = resolve(p.get_ref());
+        // A path resolved against the manifest's folder, which must exist; `at` is the place
+        // the error names.
+        let existing = |p: &str, at: &dyn fmt::Display, key: &str| -> Result<PathBuf, String> {
+            let full = resolve(p);
             if !full.exists() {
-                return Err(format!(
-                    "{}: {key}: no such file {}",
-                    place(p.span().start),
-                    full.display()
-                ));
+                return Err(format!("{at}: {key}: no such file {}", full.display()));
             }
             Ok(full)
+        };
+        let must_exist = |p: &Spanned<String>, key: &str| -> Result<PathBuf, String> {
+            existing(p.get_ref(), &place(p.span().start), key)
+        };
+        let resolved = |p: &str, at: &dyn fmt::Display, key: &str| -> Result<String, String> {
+            Ok(existing(p, at, key)?.to_string_lossy().into_owned())
         };
 
         let mut datasets = BTreeMap::new();
@@ -556,15 +560,7 @@ impl Manifest {
                         ));
                     }
                     for p in [&mut g.net, &mut g.book].into_iter().flatten() {
-                        let full = resolve(p);
-                        if !full.exists() {
-                            return Err(format!(
-                                "{}: data.{name}.generate: no such file {}",
-                                path.display(),
-                                full.display()
-                            ));
-                        }
-                        *p = full.to_string_lossy().into_owned();
+                        *p = resolved(p, &path.display(), &format!("data.{name}.generate"))?;
                     }
                     DataSource::Generate(g)
                 }
@@ -639,26 +635,12 @@ impl Manifest {
                     let span = t.span().start;
                     let mut t = t.get_ref().clone();
                     check_limit(&t.limit(), span, "tournament", true)?;
-                    let full = resolve(&t.openings);
-                    if !full.exists() {
-                        return Err(format!(
-                            "{}: evaluation.{name}.tournament.openings: no such file {}",
-                            place(span),
-                            full.display()
-                        ));
-                    }
-                    t.openings = full.to_string_lossy().into_owned();
+                    let at = place(span);
+                    let key = format!("evaluation.{name}.tournament");
+                    t.openings = resolved(&t.openings, &at, &format!("{key}.openings"))?;
                     for p in &mut t.players {
                         if !p.contains('=') {
-                            let full = resolve(p);
-                            if !full.exists() {
-                                return Err(format!(
-                                    "{}: evaluation.{name}.tournament.players: no such file {}",
-                                    place(span),
-                                    full.display()
-                                ));
-                            }
-                            *p = full.to_string_lossy().into_owned();
+                            *p = resolved(p, &at, &format!("{key}.players"))?;
                         }
                     }
                     Some(t)
@@ -670,15 +652,8 @@ impl Manifest {
                     let span = p.span().start;
                     let mut p = p.get_ref().clone();
                     check_limit(&p.limit(), span, "puzzles", false)?;
-                    let full = resolve(&p.file);
-                    if !full.exists() {
-                        return Err(format!(
-                            "{}: evaluation.{name}.puzzles.file: no such file {}",
-                            place(span),
-                            full.display()
-                        ));
-                    }
-                    p.file = full.to_string_lossy().into_owned();
+                    let key = format!("evaluation.{name}.puzzles.file");
+                    p.file = resolved(&p.file, &place(span), &key)?;
                     Some(p)
                 }
                 None => None,
