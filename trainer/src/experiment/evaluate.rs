@@ -23,6 +23,8 @@ pub struct Player {
     pub name: String,
     /// The network file.
     pub net: PathBuf,
+    /// Where `host` finds the network's plugins (`None`: next to `host`).
+    pub plugin_dir: Option<PathBuf>,
 }
 
 /// A player's rating in the report.
@@ -103,6 +105,11 @@ fn host_spec(player: &Player, hash: u64) -> Result<EngineSpec, String> {
     let mut spec = EngineSpec::host_with_net(&player.net)?;
     spec.name = player.name.clone();
     spec.options.push(("Hash".into(), hash.to_string()));
+    // Before EvalFile, whose network needs the plugins.
+    if let Some(dir) = &player.plugin_dir {
+        spec.options
+            .insert(0, ("PluginDir".into(), dir.to_string_lossy().into_owned()));
+    }
     Ok(spec)
 }
 

@@ -29,7 +29,8 @@ pub struct RunOptions {
     pub out: PathBuf,
     /// Run only these experiments (all when empty).
     pub only: Vec<String>,
-    /// Where the feature plugins are (default: the usual plugin directories).
+    /// Where the feature plugins are (default: the usual plugin directories); passed on to
+    /// data generation and to the `host` engines of tournaments and puzzles.
     pub plugin_dir: Option<PathBuf>,
     /// Tensors' device for training.
     pub device: Device,
@@ -150,6 +151,7 @@ fn run_experiment(
                 .map(|r| Player {
                     name: r.feature_set.clone(),
                     net: r.best().net.clone(),
+                    plugin_dir: options.plugin_dir.clone(),
                 })
                 .collect();
             Some(evaluate::evaluate(
@@ -210,13 +212,19 @@ fn train_run(
 }
 
 /// `trainer gensfen`'s configuration for a dataset's generation spec.
-fn gensfen_config(g: &GenerateTable, games: u64, seed: u64) -> GensfenConfig {
+fn gensfen_config(
+    g: &GenerateTable,
+    games: u64,
+    seed: u64,
+    plugin_dir: Option<&Path>,
+) -> GensfenConfig {
     let mut c = GensfenConfig {
         target: Target::Games(games),
         nodes: g.nodes.map(|n| n.0),
         depth_min: g.depth.map(|d| d.0 as u32),
         depth_max: g.depth.map(|d| d.0 as u32),
         net: g.net.as_ref().map(PathBuf::from),
+        plugin_dir: plugin_dir.map(Path::to_path_buf),
         threads: if g.threads == 0 {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         } else {
@@ -308,7 +316,7 @@ fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<Da
                 path.display()
             ),
         );
-        let config = gensfen_config(g, games, seed);
+        let config = gensfen_config(g, games, seed, options.plugin_dir.as_deref());
         let summary = gensfen::generate(&config, path, options.progress)?;
         positions += summary.positions;
     }
