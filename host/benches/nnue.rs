@@ -9,6 +9,9 @@
 //! - `nnue_update/NET`: the same walk without the forward pass (best kernels): the update cost.
 //! - `nnue_delta/NET`: the plugins' part of it alone: `FeatureSet::delta` for every push of
 //!   the walk (what the feature set costs before any accumulator work).
+//! - `nnue_rows/NET`: the accumulator arithmetic of those pushes alone (best kernels): the
+//!   first-layer rows each push adds and subtracts, both perspectives, with no plugin or count
+//!   work: the floor of any implementation that updates accumulators move by move.
 //! - `nnue_refresh/NET/LEVEL`: a full refresh of both perspectives (plugins' `active`, counts,
 //!   accumulators) per position.
 //! - `nnue_forward/NET/LEVEL`: the forward pass alone (clipped ReLU, hidden layer, output).
@@ -208,6 +211,58 @@ fn benches(c: &mut Criterion) {
                     set.delta(board, mv, &mut buf).unwrap();
                 }
                 black_box(buf.added(plugin_api::Color::White).len())
+            })
+        });
+    }
+    g.finish();
+
+    // The accumulator arithmetic alone: every push's rows added to and subtracted from a parent
+    // accumulator, both perspectives, with no plugin, count or forward work. Only for feature
+    // sets whose blocks emit each active index once (`all`, `mb`, `mc`), where the delta's
+    // indices are exactly the rows a push touches.
+    let mut g = c.benchmark_group("nnue_rows");
+    g.throughput(Throughput::Elements(deltas.len() as u64));
+    for (name, nnue) in nets
+        .iter()
+        .filter(|(n, _)| ["all.nn", "best.nn", "all+mb.nn", "all+mc.nn"].contains(&n.as_str()))
+    {
+        let set = nnue.features();
+        let net = nnue.network();
+        let mut buf = set.delta_buffer();
+        let mut rows: Vec<[(Vec<u32>, Vec<u32>); 2]> = Vec::new();
+        for (board, mv) in &deltas {
+            set.delta(board, mv, &mut buf).unwrap();
+            rows.push(
+                plugin_api::Color::ALL.map(|p| (buf.added(p).to_vec(), buf.removed(p).to_vec())),
+            );
+        }
+        let per_node: usize = rows
+            .iter()
+            .map(|r| r.iter().map(|(a, s)| a.len() + s.len()).sum::<usize>())
+            .sum();
+        eprintln!(
+            "{name}: {:.1} rows per push (both perspectives), {:.0} bytes of first-layer rows",
+            per_node as f64 / rows.len() as f64,
+            per_node as f64 / rows.len() as f64 * net.l1() as f64 * 2.0
+        );
+        let kernels = Kernels::best();
+        let l1 = net.l1();
+        let mut accs = vec![0i16; 4 * l1];
+        accs[..l1].copy_from_slice(net.b1());
+        accs[l1..2 * l1].copy_from_slice(net.b1());
+        g.bench_function(BenchmarkId::from_parameter(name.as_str()), |b| {
+            b.iter(|| {
+                for (i, r) in rows.iter().enumerate() {
+                    // Ping-pong: the child of one push is the parent of the next (a walk
+                    // straight down the game).
+                    let (low, high) = accs.split_at_mut(2 * l1);
+                    let (parent, child) = if i % 2 == 0 { (low, high) } else { (high, low) };
+                    for (p, (add, sub)) in r.iter().enumerate() {
+                        let src = &parent[p * l1..(p + 1) * l1];
+                        kernels.update(&mut child[p * l1..(p + 1) * l1], src, net.w1(), add, sub);
+                    }
+                }
+                black_box(accs[0])
             })
         });
     }

@@ -202,6 +202,7 @@ fn handshake_lists_the_options() {
         "option name Clear Hash type button",
         "option name EvalFile type string",
         "option name PluginDir type string",
+        "option name Ablation type string default <empty>",
         "option name Ponder type check default false",
     ] {
         assert!(
@@ -403,6 +404,7 @@ fn bad_input_is_refused_and_the_previous_state_kept() {
         "setoption name Threads value -1",
         "setoption name Move Overhead value 1e9",
         "setoption name Ponder value maybe",
+        "setoption name Ablation value rfp,warp-drive",
         "setoption name EvalFile value /nonexistent/net.nn",
         "setoption name EvalFile value Cargo.toml",
         "setoption",

@@ -4,7 +4,7 @@
 //! Pruning and ordering, all well known (see the Chess Programming Wiki): transposition table
 //! cut-offs and move ordering, MVV/LVA with static exchange evaluation for captures, killer
 //! moves, butterfly, continuation and capture histories, late move reductions, null-move pruning,
-//! reverse futility pruning, razoring, futility and late move pruning of quiet moves, SEE pruning,
+//! reverse futility pruning, futility and late move pruning of quiet moves, SEE pruning,
 //! internal iterative reduction, check extensions and mate distance pruning. Repetitions, the
 //! fifty-move rule and insufficient material score as draws.
 //!
@@ -27,6 +27,7 @@ use super::position::{PositionStack, has_non_pawn_material};
 use super::see::{see_ge, value};
 use super::time::{TimeBudget, stability_percent};
 use super::tt::{Bound, TranspositionTable, TtEntry};
+use super::zobrist;
 
 /// Deepest ply the search reaches (iterations go up to this depth).
 pub const MAX_PLY: usize = 128;
@@ -54,6 +55,95 @@ pub struct Limits {
     pub infinite: bool,
     /// Only these root moves (`go searchmoves`); empty for all.
     pub search_moves: Vec<Move>,
+    /// Techniques switched off (UCI option `Ablation`), to measure what each one gains.
+    pub ablation: Ablation,
+}
+
+/// A set of search techniques switched off, to measure what each gains in games against the
+/// full search (`setoption name Ablation value rfp,lmr`). Empty by default: everything on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ablation(u32);
+
+impl Ablation {
+    /// Every technique that can be switched off: its name in the option and what it is.
+    pub const TECHNIQUES: [(&'static str, &'static str); 10] = [
+        ("aspiration", "aspiration windows"),
+        ("rfp", "reverse futility pruning"),
+        ("nmp", "null-move pruning"),
+        ("iir", "internal iterative reduction"),
+        ("lmp", "late move pruning"),
+        ("futility", "futility pruning of quiet moves"),
+        ("see", "SEE pruning of quiet moves and bad captures"),
+        ("lmr", "late move reductions"),
+        ("check-ext", "check extensions"),
+        ("tt-cut", "transposition table cut-offs"),
+    ];
+    /// Aspiration windows.
+    pub const ASPIRATION: Ablation = Ablation(1 << 0);
+    /// Reverse futility pruning.
+    pub const RFP: Ablation = Ablation(1 << 1);
+    /// Null-move pruning.
+    pub const NMP: Ablation = Ablation(1 << 2);
+    /// Internal iterative reduction.
+    pub const IIR: Ablation = Ablation(1 << 3);
+    /// Late move pruning.
+    pub const LMP: Ablation = Ablation(1 << 4);
+    /// Futility pruning of quiet moves.
+    pub const FUTILITY: Ablation = Ablation(1 << 5);
+    /// SEE pruning.
+    pub const SEE: Ablation = Ablation(1 << 6);
+    /// Late move reductions.
+    pub const LMR: Ablation = Ablation(1 << 7);
+    /// Check extensions.
+    pub const CHECK_EXTENSION: Ablation = Ablation(1 << 8);
+    /// Transposition table cut-offs (the table still orders moves and caches evaluations).
+    pub const TT_CUTOFF: Ablation = Ablation(1 << 9);
+
+    /// Parses a comma- or space-separated list of [`TECHNIQUES`](Self::TECHNIQUES) names;
+    /// empty, `none` or `<empty>` switch nothing off.
+    pub fn parse(list: &str) -> Result<Ablation, String> {
+        let mut set = Ablation::default();
+        for name in list
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|n| !n.is_empty() && *n != "none" && *n != "<empty>")
+        {
+            let name = name.to_ascii_lowercase();
+            match Self::TECHNIQUES.iter().position(|(n, _)| *n == name) {
+                Some(i) => set.0 |= 1 << i,
+                None => {
+                    let known: Vec<&str> = Self::TECHNIQUES.iter().map(|(n, _)| *n).collect();
+                    return Err(format!(
+                        "unknown search technique '{name}' (known: {})",
+                        known.join(", ")
+                    ));
+                }
+            }
+        }
+        Ok(set)
+    }
+
+    /// Whether `technique` is switched off.
+    #[inline(always)]
+    pub fn off(self, technique: Ablation) -> bool {
+        self.0 & technique.0 != 0
+    }
+
+    /// Whether `technique` is in use.
+    #[inline(always)]
+    pub fn on(self, technique: Ablation) -> bool {
+        !self.off(technique)
+    }
+
+    /// The names switched off, comma-separated (empty when everything is on).
+    pub fn names(self) -> String {
+        let names: Vec<&str> = Self::TECHNIQUES
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.0 & (1 << i) != 0)
+            .map(|(_, (n, _))| *n)
+            .collect();
+        names.join(",")
+    }
 }
 
 /// State shared by the UCI front end and all search threads of one search.
@@ -440,6 +530,12 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         s
     }
 
+    /// Whether `technique` is in use in this search (not switched off by the ablation).
+    #[inline(always)]
+    fn on(&self, technique: Ablation) -> bool {
+        self.limits.ablation.on(technique)
+    }
+
     /// Publishes the node count and checks the limits; `true` when the search must unwind.
     #[inline(always)]
     fn should_stop(&mut self) -> bool {
@@ -665,6 +761,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         }
         let tt_score = tte.map(|e| score_from_tt(e.score, ply));
         if !pv_node
+            && self.on(Ablation::TT_CUTOFF)
             && let (Some(e), Some(s)) = (tte, tt_score)
             && e.depth as i32 >= depth
             && bound_cuts(e.bound, s, alpha, beta)
@@ -711,23 +808,15 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         if !pv_node && !in_check {
             // Reverse futility pruning: far above beta at low depth.
             if depth <= 7
+                && self.on(Ablation::RFP)
                 && eval.abs() < MATE_BOUND
                 && eval - 80 * (depth - improving as i32) >= beta
             {
                 return (eval + beta) / 2;
             }
-            // Razoring: hopelessly below alpha, verify with a quiescence search.
-            if depth <= 3 && eval + 250 * depth < alpha {
-                let v = self.qsearch(alpha, alpha + 1, ply);
-                if self.stopped {
-                    return 0;
-                }
-                if v <= alpha {
-                    return v;
-                }
-            }
             // Null-move pruning.
             if depth >= 3
+                && self.on(Ablation::NMP)
                 && eval >= beta
                 && static_eval >= beta - 20 * depth + 160
                 && !self.frame(ply).null
@@ -755,7 +844,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         }
 
         // Internal iterative reduction: no move to try first, search shallower.
-        if depth >= 4 && tt_move == NO_MOVE && (pv_node || cut_node) {
+        if depth >= 4 && self.on(Ablation::IIR) && tt_move == NO_MOVE && (pv_node || cut_node) {
             depth -= 1;
         }
 
@@ -778,24 +867,34 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         loop {
             let next = picker.next(self.pos.current(), &self.order_ctx(ply));
             let Some((m, kind, order)) = next else { break };
+            // Start fetching the child's table entry now, before the pruning decisions and the
+            // move itself, so that the probe in the child does not wait for memory.
+            self.tt
+                .prefetch(zobrist::key_after(self.pos.current(), self.pos.hash(), &m));
             let quiet = is_quiet(&m);
             let reduction = self.data.reductions[d_index][searched.min(63)] as i32;
             if !root && best_score > -MATE_BOUND {
                 let lmr_depth = (depth - 1 - reduction).max(0);
                 if quiet {
-                    if searched >= lmp_limit {
+                    if searched >= lmp_limit && self.on(Ablation::LMP) {
                         picker.skip_quiets();
                         continue;
                     }
-                    if !in_check && lmr_depth <= 6 && static_eval + 120 + 90 * lmr_depth <= alpha {
+                    if !in_check
+                        && lmr_depth <= 6
+                        && self.on(Ablation::FUTILITY)
+                        && static_eval + 120 + 90 * lmr_depth <= alpha
+                    {
                         continue;
                     }
                     if lmr_depth <= 6
+                        && self.on(Ablation::SEE)
                         && !see_ge(self.pos.current(), &m, -25 * lmr_depth * lmr_depth)
                     {
                         continue;
                     }
                 } else if depth <= 6
+                    && self.on(Ablation::SEE)
                     && kind == Kind::BadCapture
                     && !see_ge(self.pos.current(), &m, -90 * depth)
                 {
@@ -805,13 +904,18 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
 
             self.make(&m, ply);
             let gives_check = self.frame(ply + 1).in_check;
-            let new_depth = depth - 1 + gives_check as i32;
+            let extension = gives_check && self.on(Ablation::CHECK_EXTENSION);
+            let new_depth = depth - 1 + extension as i32;
             let mut score;
             if searched == 0 {
                 score = -self.search(-beta, -alpha, new_depth, ply + 1, !pv_node && !cut_node);
             } else {
                 let mut r = 0;
-                if depth >= 3 && searched > root as usize && (quiet || kind == Kind::BadCapture) {
+                if depth >= 3
+                    && self.on(Ablation::LMR)
+                    && searched > root as usize
+                    && (quiet || kind == Kind::BadCapture)
+                {
                     r = reduction;
                     r += !pv_node as i32;
                     r += cut_node as i32;
@@ -920,6 +1024,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         let tte = self.tt.probe(key);
         let tt_move = tte.map_or(NO_MOVE, |e| e.mv);
         if !pv_node
+            && self.on(Ablation::TT_CUTOFF)
             && let Some(e) = tte
             && bound_cuts(e.bound, score_from_tt(e.score, ply), alpha, beta)
         {
@@ -968,6 +1073,8 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         loop {
             let next = picker.next(self.pos.current(), &self.order_ctx(ply));
             let Some((m, _, _)) = next else { break };
+            self.tt
+                .prefetch(zobrist::key_after(self.pos.current(), self.pos.hash(), &m));
             if !in_check {
                 // Futility: even winning the victim for free does not reach alpha.
                 if m.promotion().is_none() {
@@ -1033,11 +1140,12 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
     fn aspiration(&mut self, depth: u32, previous: i32) -> i32 {
         let depth = depth as i32;
         let mut delta = 20;
-        let (mut alpha, mut beta) = if depth >= 4 && previous.abs() < MATE_BOUND {
-            (previous - delta, previous + delta)
-        } else {
-            (-INFINITE, INFINITE)
-        };
+        let (mut alpha, mut beta) =
+            if depth >= 4 && self.on(Ablation::ASPIRATION) && previous.abs() < MATE_BOUND {
+                (previous - delta, previous + delta)
+            } else {
+                (-INFINITE, INFINITE)
+            };
         loop {
             self.iteration_best = None;
             let score = self.search(alpha, beta, depth, 0, false);
@@ -1398,6 +1506,45 @@ mod tests {
         assert_eq!(a.nodes, b.nodes);
         assert_eq!(a.best, b.best);
         assert_eq!(a.last.depth, 7);
+    }
+
+    #[test]
+    fn each_ablated_technique_changes_the_tree_and_keeps_the_mate() {
+        let fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3";
+        let full = search(fen, depth(8), 1);
+        for (i, (name, _)) in Ablation::TECHNIQUES.iter().enumerate() {
+            let ablation = Ablation::parse(name).unwrap();
+            assert_eq!(ablation, Ablation(1 << i));
+            assert_eq!(ablation.names(), *name);
+            let limits = Limits {
+                ablation,
+                ..depth(8)
+            };
+            let r = search(fen, limits.clone(), 1);
+            assert_ne!(r.nodes, full.nodes, "switching off {name} changed nothing");
+            // Mate in two is found whatever is switched off.
+            let mate = search(
+                "r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 1",
+                Limits {
+                    ablation,
+                    ..depth(6)
+                },
+                1,
+            );
+            assert_eq!(uci_score(mate.last.score), "mate 2", "without {name}");
+        }
+    }
+
+    #[test]
+    fn ablation_lists_parse_and_refuse_unknown_names() {
+        let set = Ablation::parse("rfp, LMR nmp").unwrap();
+        assert!(set.off(Ablation::RFP) && set.off(Ablation::LMR) && set.off(Ablation::NMP));
+        assert!(set.on(Ablation::LMP));
+        assert_eq!(set.names(), "rfp,nmp,lmr");
+        assert_eq!(Ablation::parse("").unwrap(), Ablation::default());
+        assert_eq!(Ablation::parse("<empty>").unwrap(), Ablation::default());
+        let e = Ablation::parse("rfp,warp-drive").unwrap_err();
+        assert!(e.contains("'warp-drive'") && e.contains("lmr"), "{e}");
     }
 
     #[test]

@@ -30,8 +30,8 @@ use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 use super::evaluation::{self, EvalSource};
 use super::position::accept;
 use super::search::{
-    Limits, SEARCH_STACK_BYTES, SearchControl, SearchJob, ThreadData, info_line, uci_move,
-    uci_score,
+    Ablation, Limits, SEARCH_STACK_BYTES, SearchControl, SearchJob, ThreadData, info_line,
+    uci_move, uci_score,
 };
 use super::time::{self, Clock};
 use super::tt::TranspositionTable;
@@ -73,6 +73,7 @@ struct Options {
     ponder: bool,
     eval_file: String,
     plugin_dir: String,
+    ablation: Ablation,
 }
 
 struct Running {
@@ -113,6 +114,7 @@ impl UciEngine {
                 ponder: false,
                 eval_file: String::new(),
                 plugin_dir: String::new(),
+                ablation: Ablation::default(),
             },
             root: Chess::default(),
             history: Vec::new(),
@@ -225,6 +227,7 @@ impl UciEngine {
         self.send("option name Ponder type check default false");
         self.send("option name EvalFile type string default <empty>");
         self.send("option name PluginDir type string default <empty>");
+        self.send("option name Ablation type string default <empty>");
         self.send("uciok");
     }
 
@@ -304,6 +307,10 @@ impl UciEngine {
                 Err(e) => self.error(&e),
             },
             "clear hash" => self.tt.clear(),
+            "ablation" => match Ablation::parse(value.as_deref().unwrap_or("")) {
+                Ok(set) => self.options.ablation = set,
+                Err(e) => self.error(&format!("option Ablation: {e}")),
+            },
             "ponder" => match value.as_deref().map(str::trim) {
                 Some("true") => self.options.ponder = true,
                 Some("false") => self.options.ponder = false,
@@ -444,7 +451,10 @@ impl UciEngine {
             "ponder",
             "searchmoves",
         ];
-        let mut limits = Limits::default();
+        let mut limits = Limits {
+            ablation: self.options.ablation,
+            ..Limits::default()
+        };
         let mut ponder = false;
         let (mut wtime, mut btime, mut winc, mut binc) = (None, None, 0i64, 0i64);
         let mut movestogo = None;

@@ -411,7 +411,8 @@ mod x86 {
         }
     }
 
-    /// AVX-512 accumulator update: tiles of 256 lanes (8 registers), then tiles of 32.
+    /// AVX-512 accumulator update: tiles of 512 lanes (16 of the 32 registers, so an L1 of 512
+    /// — the thesis networks — reads each row once, front to back), then of 256, then of 32.
     #[target_feature(enable = "avx512f,avx512bw")]
     pub unsafe fn update_avx512(
         dst: &mut [i16],
@@ -425,6 +426,10 @@ mod x86 {
         let mut off = 0;
         // SAFETY: every tile lies inside [0, l1) (l1 is a multiple of 32).
         unsafe {
+            while off + 512 <= l1 {
+                tile_avx512::<16>(d, s, w, l1, off, add, sub);
+                off += 512;
+            }
             while off + 256 <= l1 {
                 tile_avx512::<8>(d, s, w, l1, off, add, sub);
                 off += 256;
@@ -637,7 +642,7 @@ mod tests {
     #[test]
     fn update_kernels_agree_including_wrapping() {
         let mut rng = Lcg(7);
-        for l1 in [32usize, 64, 96, 128, 160, 256, 288, 512, 1024] {
+        for l1 in [32usize, 64, 96, 128, 160, 256, 288, 512, 544, 800, 1024] {
             let rows = 50;
             let w1: Vec<i16> = (0..rows * l1).map(|_| rng.i16()).collect();
             let src: Vec<i16> = (0..l1).map(|_| rng.i16()).collect();
