@@ -219,6 +219,7 @@ mod tests {
                     let m = moves[(r % moves.len() as u64) as usize];
                     let mut next = p.clone();
                     next.play_unchecked(m);
+                    let before = h;
                     h = update(&p, h, &m, &next);
                     assert_eq!(
                         h,
@@ -226,6 +227,13 @@ mod tests {
                         "after {m} in {}",
                         Fen::from_position(&p, EnPassantMode::Legal)
                     );
+                    // The key known before the move is exact unless the move changes castling
+                    // rights or leaves a usable en passant square.
+                    if p.castles().castling_rights() == next.castles().castling_rights()
+                        && en_passant_key(&next) == 0
+                    {
+                        assert_eq!(key_after(&p, before, &m), h, "key_after of {m}");
+                    }
                     p = next;
                 }
             }
