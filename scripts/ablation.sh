@@ -12,17 +12,11 @@ rounds="${1:-80}"
 nodes="${2:-15000}"
 seed="${3:-1}"
 net="$(realpath ../shared/nets/thesis/best.nn)"
-out=runs/ablation-seed$seed
-mkdir -p "$out"
-rm -f "$out/games.pgn"
 cargo build --release -p host -p arena --locked
 engines=(--engine "name=full,net=$net,option.Hash=16")
 for t in aspiration rfp nmp iir lmp futility see lmr check-ext tt-cut; do
     engines+=(--engine "name=no-$t,net=$net,option.Hash=16,option.Ablation=$t")
 done
-target/release/arena tournament --gauntlet "${engines[@]}" \
-    --openings ../shared/data/uho_4060_v2.epd --openings-order random --seed "$seed" \
-    --rounds "$rounds" --concurrency 2 --nodes "$nodes" \
-    --resign-score 1000 --draw-score 10 --maxmoves 200 \
-    --event "search ablation, $nodes nodes/move" --pgn "$out/games.pgn" | tee "$out/tournament.txt"
-target/release/arena elo "$out/games.pgn" --anchor full --markdown | tee "$out/ratings.md"
+source scripts/lib/uho-match.sh
+uho_match "runs/ablation-seed$seed" full "search ablation, $nodes nodes/move" "$seed" "$rounds" \
+    --gauntlet "${engines[@]}" --nodes "$nodes"

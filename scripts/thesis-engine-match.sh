@@ -17,16 +17,9 @@ rounds="${2:-150}"
 movetime="${3:-100}"
 net="$(realpath "${4:-../shared/nets/thesis/best.nn}")"
 seed="${5:-1}"
-out=runs/thesis-engine-$(basename "$net" .nn)-${movetime}ms-seed$seed
-mkdir -p "$out"
-rm -f "$out/games.pgn"
 cargo build --release -p host -p arena --locked
-target/release/arena tournament \
-    --engine "name=host,net=$net" \
-    --engine "name=thesis,cmd=$thesis,arg=--nn,arg=$net" \
-    --openings ../shared/data/uho_4060_v2.epd --openings-order random --seed "$seed" \
-    --rounds "$rounds" --concurrency 2 --movetime "$movetime" --timemargin 2000 \
-    --resign-score 1000 --draw-score 10 --maxmoves 200 \
-    --event "host vs thesis engine, $(basename "$net"), ${movetime} ms/move" \
-    --pgn "$out/games.pgn" | tee "$out/tournament.txt"
-target/release/arena elo "$out/games.pgn" --anchor thesis --markdown | tee "$out/ratings.md"
+source scripts/lib/uho-match.sh
+uho_match "runs/thesis-engine-$(basename "$net" .nn)-${movetime}ms-seed$seed" thesis \
+    "host vs thesis engine, $(basename "$net"), ${movetime} ms/move" "$seed" "$rounds" \
+    --engine "name=host,net=$net" --engine "name=thesis,cmd=$thesis,arg=--nn,arg=$net" \
+    --movetime "$movetime" --timemargin 2000

@@ -10,17 +10,11 @@ rounds="${1:-40}"
 movetime="${2:-20}"
 seed="${3:-1}"
 nets=../shared/nets/thesis
-out=runs/thesis-ordering-seed$seed
-mkdir -p "$out"
-rm -f "$out/games.pgn"
 cargo build --release --workspace --locked
 engines=()
 for n in all all+h+v all+d1+d2 all+h+v+d1+d2 h+v+d1+d2 h+v d1+d2 all+ph all+pv all+ph+pv; do
     engines+=(--engine "$nets/$n.nn")
 done
-target/release/arena tournament --gauntlet "${engines[@]}" \
-    --openings ../shared/data/uho_4060_v2.epd --openings-order random --seed "$seed" \
-    --rounds "$rounds" --concurrency 2 --movetime "$movetime" \
-    --resign-score 1000 --draw-score 10 --maxmoves 200 \
-    --event "thesis networks, ${movetime} ms/move" --pgn "$out/games.pgn" | tee "$out/tournament.txt"
-target/release/arena elo "$out/games.pgn" --anchor all --markdown | tee "$out/ratings.md"
+source scripts/lib/uho-match.sh
+uho_match "runs/thesis-ordering-seed$seed" all "thesis networks, ${movetime} ms/move" "$seed" "$rounds" \
+    --gauntlet "${engines[@]}" --movetime "$movetime"
