@@ -65,19 +65,6 @@ pub struct Limits {
 pub struct Ablation(u32);
 
 impl Ablation {
-    /// Every technique that can be switched off: its name in the option and what it is.
-    pub const TECHNIQUES: [(&'static str, &'static str); 10] = [
-        ("aspiration", "aspiration windows"),
-        ("rfp", "reverse futility pruning"),
-        ("nmp", "null-move pruning"),
-        ("iir", "internal iterative reduction"),
-        ("lmp", "late move pruning"),
-        ("futility", "futility pruning of quiet moves"),
-        ("see", "SEE pruning of quiet moves and bad captures"),
-        ("lmr", "late move reductions"),
-        ("check-ext", "check extensions"),
-        ("tt-cut", "transposition table cut-offs"),
-    ];
     /// Aspiration windows.
     pub const ASPIRATION: Ablation = Ablation(1 << 0);
     /// Reverse futility pruning.
@@ -90,7 +77,7 @@ impl Ablation {
     pub const LMP: Ablation = Ablation(1 << 4);
     /// Futility pruning of quiet moves.
     pub const FUTILITY: Ablation = Ablation(1 << 5);
-    /// SEE pruning.
+    /// SEE pruning of quiet moves and bad captures.
     pub const SEE: Ablation = Ablation(1 << 6);
     /// Late move reductions.
     pub const LMR: Ablation = Ablation(1 << 7);
@@ -98,6 +85,20 @@ impl Ablation {
     pub const CHECK_EXTENSION: Ablation = Ablation(1 << 8);
     /// Transposition table cut-offs (the table still orders moves and caches evaluations).
     pub const TT_CUTOFF: Ablation = Ablation(1 << 9);
+
+    /// Every technique that can be switched off, by its name in the option.
+    pub const TECHNIQUES: [(&'static str, Ablation); 10] = [
+        ("aspiration", Self::ASPIRATION),
+        ("rfp", Self::RFP),
+        ("nmp", Self::NMP),
+        ("iir", Self::IIR),
+        ("lmp", Self::LMP),
+        ("futility", Self::FUTILITY),
+        ("see", Self::SEE),
+        ("lmr", Self::LMR),
+        ("check-ext", Self::CHECK_EXTENSION),
+        ("tt-cut", Self::TT_CUTOFF),
+    ];
 
     /// Parses a comma- or space-separated list of [`TECHNIQUES`](Self::TECHNIQUES) names;
     /// empty, `none` or `<empty>` switch nothing off.
@@ -108,8 +109,8 @@ impl Ablation {
             .filter(|n| !n.is_empty() && *n != "none" && *n != "<empty>")
         {
             let name = name.to_ascii_lowercase();
-            match Self::TECHNIQUES.iter().position(|(n, _)| *n == name) {
-                Some(i) => set.0 |= 1 << i,
+            match Self::TECHNIQUES.iter().find(|(n, _)| *n == name) {
+                Some((_, technique)) => set.0 |= technique.0,
                 None => {
                     let known: Vec<&str> = Self::TECHNIQUES.iter().map(|(n, _)| *n).collect();
                     return Err(format!(
@@ -138,9 +139,8 @@ impl Ablation {
     pub fn names(self) -> String {
         let names: Vec<&str> = Self::TECHNIQUES
             .iter()
-            .enumerate()
-            .filter(|(i, _)| self.0 & (1 << i) != 0)
-            .map(|(_, (n, _))| *n)
+            .filter(|(_, technique)| self.off(*technique))
+            .map(|(n, _)| *n)
             .collect();
         names.join(",")
     }
@@ -623,6 +623,15 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         self.eval.pop();
     }
 
+    /// Starts fetching the table entry of the position after `m`, from the key known before the
+    /// move is played, so that the child's probe (after the pruning decisions and the move
+    /// itself) does not wait for memory.
+    #[inline(always)]
+    fn prefetch_child(&self, m: &Move) {
+        self.tt
+            .prefetch(zobrist::key_after(self.pos.current(), self.pos.hash(), m));
+    }
+
     /// Caches a freshly computed static evaluation in the table (no score, no move).
     #[inline(always)]
     fn store_eval(&self, key: u64, eval: i32) {
@@ -867,10 +876,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         loop {
             let next = picker.next(self.pos.current(), &self.order_ctx(ply));
             let Some((m, kind, order)) = next else { break };
-            // Start fetching the child's table entry now, before the pruning decisions and the
-            // move itself, so that the probe in the child does not wait for memory.
-            self.tt
-                .prefetch(zobrist::key_after(self.pos.current(), self.pos.hash(), &m));
+            self.prefetch_child(&m);
             let quiet = is_quiet(&m);
             let reduction = self.data.reductions[d_index][searched.min(63)] as i32;
             if !root && best_score > -MATE_BOUND {
@@ -1073,8 +1079,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         loop {
             let next = picker.next(self.pos.current(), &self.order_ctx(ply));
             let Some((m, _, _)) = next else { break };
-            self.tt
-                .prefetch(zobrist::key_after(self.pos.current(), self.pos.hash(), &m));
+            self.prefetch_child(&m);
             if !in_check {
                 // Futility: even winning the victim for free does not reach alpha.
                 if m.promotion().is_none() {
@@ -1512,9 +1517,14 @@ mod tests {
     fn each_ablated_technique_changes_the_tree_and_keeps_the_mate() {
         let fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3";
         let full = search(fen, depth(8), 1);
-        for (i, (name, _)) in Ablation::TECHNIQUES.iter().enumerate() {
+        let mut seen = Ablation::default();
+        for &(name, technique) in &Ablation::TECHNIQUES {
+            // Each technique has a bit of its own.
+            assert_eq!(technique.0.count_ones(), 1, "{name}");
+            assert!(seen.on(technique), "{name} shares a bit");
+            seen.0 |= technique.0;
             let ablation = Ablation::parse(name).unwrap();
-            assert_eq!(ablation, Ablation(1 << i));
+            assert_eq!(ablation, technique);
             assert_eq!(ablation.names(), *name);
             let limits = Limits {
                 ablation,
