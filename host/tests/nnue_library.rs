@@ -854,3 +854,43 @@ fn the_stack_refuses_to_grow_beyond_its_capacity_and_stays_usable() {
     assert_eq!(stack.evaluate(), root);
     assert_eq!(nnue.evaluate(&start, Kernels::best()).unwrap(), root);
 }
+
+#[test]
+fn arranging_the_neurons_groups_the_zero_activations_of_unseen_positions() {
+    let reg = registry();
+    let nnue = load(&reg, &shared().join("nets/thesis/all.nn"));
+    let l1 = nnue.network().l1();
+    let order = nnue.arranged().order();
+    let mut sorted = order.to_vec();
+    sorted.sort_unstable();
+    assert!(sorted.iter().copied().eq(0..l1 as u32), "not a permutation");
+    assert!(
+        order.iter().copied().ne(0..l1 as u32),
+        "the file's order was kept"
+    );
+    // The parity positions are not among the random-game positions the order is learned from.
+    let parity = std::fs::read_to_string(shared().join("parity/all.eval.tsv")).unwrap();
+    let mut stack = AccumulatorStack::with_max_ply(&nnue, Kernels::best(), 0);
+    let (mut arranged_zero, mut file_zero, mut groups) = (0usize, 0usize, 0usize);
+    let zero_groups = |acc: &[i16]| acc.chunks(4).filter(|g| g.iter().all(|&a| a <= 0)).count();
+    for line in parity.lines() {
+        let fen = line.split('\t').next().unwrap();
+        stack
+            .reset(&board_from_setup(&parse_fen(fen).unwrap()))
+            .unwrap();
+        for p in [Color::White, Color::Black] {
+            let acc = stack.accumulator(p);
+            let mut file = vec![0i16; l1];
+            for (k, &j) in order.iter().enumerate() {
+                file[j as usize] = acc[k];
+            }
+            arranged_zero += zero_groups(acc);
+            file_zero += zero_groups(&file);
+            groups += l1 / 4;
+        }
+    }
+    eprintln!(
+        "all-zero groups: {file_zero} in the file's order, {arranged_zero} arranged, of {groups}"
+    );
+    assert!(2 * arranged_zero >= 3 * file_zero && 5 * arranged_zero >= groups);
+}

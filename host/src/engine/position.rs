@@ -69,12 +69,24 @@ impl PositionStack {
     /// Plays `m`, which must be legal in the current position.
     #[inline]
     pub fn make(&mut self, m: &Move) {
-        let before = self.current();
-        let mut after = before.clone();
+        let key = zobrist::key_after(self.current(), self.hash(), m);
+        self.make_keyed(m, key);
+    }
+
+    /// [`make`](Self::make) given `key = zobrist::key_after(current, hash, m)`, already computed
+    /// by the caller. Returns the new position's hash.
+    #[inline]
+    pub fn make_keyed(&mut self, m: &Move, key: u64) -> u64 {
+        debug_assert_eq!(key, zobrist::key_after(self.current(), self.hash(), m));
+        // The copy goes straight into the stack and the move is played there.
+        self.states.push(self.current().clone());
+        let n = self.states.len();
+        let (before, after) = self.states.split_at_mut(n - 1);
+        let (before, after) = (&before[n - 2], &mut after[0]);
         after.play_unchecked(*m);
-        let h = zobrist::update(before, self.hash(), m, &after);
-        self.states.push(after);
+        let h = zobrist::complete_key(key, before, after);
         self.hashes.push(h);
+        h
     }
 
     /// Passes the turn (a null move). Returns `false`, changing nothing, when the result would

@@ -604,11 +604,13 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
     }
 
     #[inline(always)]
-    fn make(&mut self, m: &Move, ply: usize) {
+    fn make(&mut self, m: &Move, ply: usize, key: u64) {
         let moved = piece_to(self.pos.current().turn(), m.role(), landing(m));
-        self.pos.make(m);
-        // Fetch the child's table entry while the evaluator works.
-        self.tt.prefetch(self.pos.hash());
+        let hash = self.pos.make_keyed(m, key);
+        if hash != key {
+            // A change of castling rights or a new en passant square: the prefetch missed.
+            self.tt.prefetch(hash);
+        }
         self.eval.push(self.pos.parent(), m);
         let in_check = self.pos.current().is_check();
         let child = self.frame_mut(ply + 1);
@@ -625,11 +627,12 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
 
     /// Starts fetching the table entry of the position after `m`, from the key known before the
     /// move is played, so that the child's probe (after the pruning decisions and the move
-    /// itself) does not wait for memory.
+    /// itself) does not wait for memory. Returns the key, which [`make`](Self::make) completes.
     #[inline(always)]
-    fn prefetch_child(&self, m: &Move) {
-        self.tt
-            .prefetch(zobrist::key_after(self.pos.current(), self.pos.hash(), m));
+    fn prefetch_child(&self, m: &Move) -> u64 {
+        let key = zobrist::key_after(self.pos.current(), self.pos.hash(), m);
+        self.tt.prefetch(key);
+        key
     }
 
     /// Caches a freshly computed static evaluation in the table (no score, no move).
@@ -876,7 +879,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         loop {
             let next = picker.next(self.pos.current(), &self.order_ctx(ply));
             let Some((m, kind, order)) = next else { break };
-            self.prefetch_child(&m);
+            let key = self.prefetch_child(&m);
             let quiet = is_quiet(&m);
             let reduction = self.data.reductions[d_index][searched.min(63)] as i32;
             if !root && best_score > -MATE_BOUND {
@@ -908,7 +911,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
                 }
             }
 
-            self.make(&m, ply);
+            self.make(&m, ply, key);
             let gives_check = self.frame(ply + 1).in_check;
             let extension = gives_check && self.on(Ablation::CHECK_EXTENSION);
             let new_depth = depth - 1 + extension as i32;
@@ -1079,7 +1082,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         loop {
             let next = picker.next(self.pos.current(), &self.order_ctx(ply));
             let Some((m, _, _)) = next else { break };
-            self.prefetch_child(&m);
+            let key = self.prefetch_child(&m);
             if !in_check {
                 // Futility: even winning the victim for free does not reach alpha.
                 if m.promotion().is_none() {
@@ -1097,7 +1100,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
                 picker.skip_quiets();
                 continue;
             }
-            self.make(&m, ply);
+            self.make(&m, ply, key);
             let score = -self.qsearch(-beta, -alpha, ply + 1);
             self.unmake();
             if self.stopped {

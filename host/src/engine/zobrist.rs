@@ -115,8 +115,14 @@ pub fn hash(pos: &Chess) -> u64 {
 /// `before_hash`). Equal to `hash(after)`, at a fraction of the cost.
 #[inline]
 pub fn update(before: &Chess, before_hash: u64, m: &Move, after: &Chess) -> u64 {
-    key_after(before, before_hash, m)
-        ^ castling_keys(before.castles().castling_rights() ^ after.castles().castling_rights())
+    complete_key(key_after(before, before_hash, m), before, after)
+}
+
+/// The hash of `after` from [`key_after`]'s `key` for the move from `before` to `after`: adds
+/// the change of castling rights and the new en passant square.
+#[inline(always)]
+pub fn complete_key(key: u64, before: &Chess, after: &Chess) -> u64 {
+    key ^ castling_keys(before.castles().castling_rights() ^ after.castles().castling_rights())
         ^ en_passant_key(after)
 }
 
@@ -124,7 +130,7 @@ pub fn update(before: &Chess, before_hash: u64, m: &Move, after: &Chess) -> u64 
 /// playing the move: pieces, side to move and the en passant square that disappears, but not a
 /// change of castling rights or a new en passant square (those need the position after). Exact
 /// for most moves; the search uses it to prefetch the child's table entry early.
-#[inline]
+#[inline(always)]
 pub fn key_after(before: &Chess, before_hash: u64, m: &Move) -> u64 {
     let us = before.turn();
     let mut h = before_hash ^ KEYS.black_to_move;

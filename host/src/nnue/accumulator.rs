@@ -141,7 +141,7 @@ impl<'a> AccumulatorStack<'a> {
     /// A stack holding `max_ply` plies beyond its root. Everything the per-move path needs is
     /// allocated here.
     pub fn with_max_ply(nnue: &'a Nnue, kernels: Kernels, max_ply: usize) -> Self {
-        let net = nnue.network();
+        let net = nnue.arranged().network();
         let set = nnue.features();
         let (l1, n) = (net.l1(), net.n());
         let max_delta: usize = set
@@ -255,7 +255,7 @@ impl<'a> AccumulatorStack<'a> {
                 self.add_rows.push(index);
             }
         }
-        let net = self.nnue.network();
+        let net = self.nnue.arranged().network();
         let start = (ply * 2 + p.index()) * self.l1;
         let dst = &mut self.acc[start..start + self.l1];
         self.kernels
@@ -374,7 +374,7 @@ impl<'a> AccumulatorStack<'a> {
         }
         self.stats.updates += 1;
         self.stats.rows += (self.add_rows.len() + self.sub_rows.len()) as u64;
-        let net = self.nnue.network();
+        let net = self.nnue.arranged().network();
         let l1 = self.l1;
         let parent = (self.ply * 2 + p.index()) * l1;
         let child = parent + 2 * l1;
@@ -423,7 +423,7 @@ impl<'a> AccumulatorStack<'a> {
             Color::Black => (black, white),
         };
         self.kernels
-            .forward(self.nnue.network(), s, o, &mut self.scratch)
+            .forward(self.nnue.arranged(), s, o, &mut self.scratch)
     }
 }
 

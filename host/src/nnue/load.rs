@@ -9,6 +9,7 @@ use std::path::Path;
 
 use plugin_api::{FeatureSet, LoadError, PluginRegistry};
 
+use super::arrange::{Arranged, arrange};
 use super::format::{
     DecodeError, NetFormat, OwnHeader, decode_own, decode_thesis, detect, encode_own,
     encode_thesis, thesis_header,
@@ -117,6 +118,8 @@ impl std::error::Error for NetError {}
 #[derive(Clone, Debug)]
 pub struct Nnue {
     network: Network,
+    /// The network as the kernels read it (see [`super::arrange`]).
+    arranged: Arranged,
     features: FeatureSet,
     format: NetFormat,
     own_header: Option<OwnHeader>,
@@ -176,12 +179,7 @@ impl Nnue {
                     .collect();
                 let network = decode_thesis(bytes, &header, blocks)
                     .map_err(|e| err(NetErrorKind::Decode(e)))?;
-                Ok(Nnue {
-                    network,
-                    features,
-                    format: NetFormat::Thesis,
-                    own_header: None,
-                })
+                Ok(Self::arranged_for(network, features, NetFormat::Thesis))
             }
         }
     }
@@ -229,17 +227,31 @@ impl Nnue {
                 size: features.size(),
             }));
         }
-        Ok(Nnue {
+        Ok(Self::arranged_for(network, features, NetFormat::Own))
+    }
+
+    /// The bound network with its neurons arranged for the kernels.
+    fn arranged_for(network: Network, features: FeatureSet, format: NetFormat) -> Nnue {
+        let mut nnue = Nnue {
+            arranged: Arranged::identity(&network),
             network,
             features,
-            format: NetFormat::Own,
+            format,
             own_header: None,
-        })
+        };
+        nnue.arranged = arrange(&nnue);
+        nnue
     }
 
     /// The network.
     pub fn network(&self) -> &Network {
         &self.network
+    }
+
+    /// The network as the kernels read it: its first-layer neurons reordered (the evaluation is
+    /// the same). Accumulators of an [`super::AccumulatorStack`] are in this order.
+    pub fn arranged(&self) -> &Arranged {
+        &self.arranged
     }
 
     /// The feature set the network reads, as built from the loaded plugins.

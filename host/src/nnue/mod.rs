@@ -77,6 +77,7 @@
 
 mod accumulator;
 mod aligned;
+pub mod arrange;
 pub mod format;
 mod load;
 mod network;
@@ -85,6 +86,7 @@ mod simd;
 
 pub use accumulator::{AccumulatorStack, DEFAULT_MAX_PLY, EvalError, StackStats};
 pub use aligned::{ALIGN, AlignedVec, Element};
+pub use arrange::Arranged;
 pub use format::{DecodeError, FORMAT_VERSION, MAGIC, NetFormat, OwnHeader};
 pub use load::{NetError, NetErrorKind, Nnue, read_own, write_network};
 pub use network::{

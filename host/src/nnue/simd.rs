@@ -7,11 +7,16 @@
 //! times i8, pairs summed in i16: |sum| ≤ 2·127·128 = 32512, never saturating) then `vpmaddwd`
 //! by ones, or `vpdpbusd` (four products summed into i32 without saturation), and all 32-bit sums
 //! wrap, so their order does not matter.
+//!
+//! The SIMD hidden layers are sparse: they list the groups of four inputs that are not all zero
+//! and add only those groups' products, reading the weights grouped by input
+//! ([`Arranged::groups`]); the scalar one is the plain dense product.
 
 use std::fmt;
 
 use super::aligned::AlignedVec;
-use super::network::{ACTIVATION_CLIP, HIDDEN_SHIFT, Network, OUTPUT_SHIFT};
+use super::arrange::{Arranged, HIDDEN_TILE};
+use super::network::{ACTIVATION_CLIP, HIDDEN_SHIFT, OUTPUT_SHIFT};
 
 /// Environment variable that forces a kernel version: `scalar`, `avx2`, `avx512` or
 /// `avx512vnni` (unset or empty: the best the CPU has).
@@ -60,6 +65,7 @@ impl SimdLevel {
                 is_x86_feature_detected!("avx2")
                     && is_x86_feature_detected!("avx512f")
                     && is_x86_feature_detected!("avx512bw")
+                    && is_x86_feature_detected!("popcnt")
             }
             #[cfg(target_arch = "x86_64")]
             SimdLevel::Avx512Vnni => {
@@ -146,6 +152,8 @@ pub struct Kernels {
 pub struct ForwardScratch {
     x: AlignedVec<u8>,
     h: AlignedVec<i32>,
+    /// Indices of the nonzero groups of four inputs of `x`.
+    nnz: AlignedVec<u16>,
 }
 
 impl ForwardScratch {
@@ -153,8 +161,9 @@ impl ForwardScratch {
     pub fn new(l1: usize, l2: usize) -> Self {
         ForwardScratch {
             x: AlignedVec::zeroed(2 * l1),
-            // Rounded up: the SIMD kernels write groups of 8 hidden outputs.
-            h: AlignedVec::zeroed(l2.div_ceil(8) * 8),
+            // Rounded up: the SIMD kernels write whole tiles of hidden outputs.
+            h: AlignedVec::zeroed(l2.div_ceil(HIDDEN_TILE) * HIDDEN_TILE),
+            nnz: AlignedVec::zeroed(2 * l1 / 4),
         }
     }
 }
@@ -205,52 +214,58 @@ impl Kernels {
     }
 
     /// The network's output for the side to move, from the two accumulators (side to move's
-    /// first). `scratch` must have been made for this network's sizes.
+    /// first, in the arranged neuron order). `scratch` must have been made for this network's
+    /// sizes.
     #[inline]
     pub fn forward(
         self,
-        net: &Network,
+        net: &Arranged,
         stm: &[i16],
         opp: &[i16],
         scratch: &mut ForwardScratch,
     ) -> i32 {
-        let (l1, l2) = (net.l1(), net.l2());
+        let dense = net.network();
+        let (l1, l2, l2_pad) = (dense.l1(), dense.l2(), net.l2_pad());
         assert!(stm.len() == l1 && opp.len() == l1);
-        assert!(scratch.x.len() == 2 * l1 && scratch.h.len() >= l2.div_ceil(8) * 8);
+        assert!(scratch.x.len() == 2 * l1 && scratch.h.len() == l2_pad);
+        assert!(scratch.nnz.len() == 2 * l1 / 4 && net.groups().len() == 2 * l1 * l2_pad);
         let x = &mut scratch.x[..];
         let h = &mut scratch.h[..];
         match self.level {
             SimdLevel::Scalar => {
                 clipped_relu_scalar(stm, &mut x[..l1]);
                 clipped_relu_scalar(opp, &mut x[l1..]);
-                hidden_scalar(x, net.w2(), net.b2(), &mut h[..l2]);
+                hidden_scalar(x, dense.w2(), dense.b2(), &mut h[..l2]);
             }
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: the level was checked against the CPU; lengths checked above (W2 and b2
-            // lengths are a Network invariant).
+            // SAFETY: the level was checked against the CPU; lengths checked above (a 2·L1 that
+            // is a multiple of 64, and the grouped weights' length, are invariants of Arranged).
             SimdLevel::Avx2 => unsafe {
                 x86::clipped_relu_avx2(stm, &mut x[..l1]);
                 x86::clipped_relu_avx2(opp, &mut x[l1..]);
-                x86::hidden_avx2(x, net.w2(), net.b2(), h);
+                let n = x86::find_nnz(x, &mut scratch.nnz);
+                x86::hidden_sparse_avx2(x, &scratch.nnz[..n], net, h);
             },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above.
             SimdLevel::Avx512 => unsafe {
                 x86::clipped_relu_avx512(stm, &mut x[..l1]);
                 x86::clipped_relu_avx512(opp, &mut x[l1..]);
-                x86::hidden_avx512(x, net.w2(), net.b2(), h);
+                let n = x86::find_nnz_avx512(x, &mut scratch.nnz);
+                x86::hidden_sparse_avx512(x, &scratch.nnz[..n], net, h);
             },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above.
             SimdLevel::Avx512Vnni => unsafe {
                 x86::clipped_relu_avx512(stm, &mut x[..l1]);
                 x86::clipped_relu_avx512(opp, &mut x[l1..]);
-                x86::hidden_vnni(x, net.w2(), net.b2(), h);
+                let n = x86::find_nnz_avx512(x, &mut scratch.nnz);
+                x86::hidden_sparse_vnni(x, &scratch.nnz[..n], net, h);
             },
             #[cfg(not(target_arch = "x86_64"))]
             _ => unreachable!("only the scalar kernels exist on this architecture"),
         }
-        output(&h[..l2], net.w3(), net.b3())
+        output(&h[..l2], dense.w3(), dense.b3())
     }
 }
 
@@ -314,7 +329,7 @@ mod x86 {
 
     use std::arch::x86_64::*;
 
-    use super::{ACTIVATION_CLIP, HIDDEN_SHIFT};
+    use super::{ACTIVATION_CLIP, Arranged, HIDDEN_SHIFT, HIDDEN_TILE};
 
     /// One tile of `R` AVX2 registers (16 lanes each) at `off`: load src, add/sub rows, store.
     #[inline]
@@ -482,140 +497,225 @@ mod x86 {
         }
     }
 
-    /// Sums of 8 vectors of 8 i32 each, as one vector [Σa0, …, Σa7].
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn reduce8(a: &[__m256i; 8]) -> __m256i {
-        let s01 = _mm256_hadd_epi32(a[0], a[1]);
-        let s23 = _mm256_hadd_epi32(a[2], a[3]);
-        let s45 = _mm256_hadd_epi32(a[4], a[5]);
-        let s67 = _mm256_hadd_epi32(a[6], a[7]);
-        // [Σlo a0..a3 | Σhi a0..a3] and the same for a4..a7.
-        let s0123 = _mm256_hadd_epi32(s01, s23);
-        let s4567 = _mm256_hadd_epi32(s45, s67);
-        let lo = _mm256_permute2x128_si256::<0x20>(s0123, s4567);
-        let hi = _mm256_permute2x128_si256::<0x31>(s0123, s4567);
-        _mm256_add_epi32(lo, hi)
-    }
-
-    /// Bias, shift and clamp of 8 hidden sums, stored to `h[j0..j0 + 8]`.
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn finish8(sums: __m256i, b2: &[i32], j0: usize, h: &mut [i32]) {
-        let l2 = b2.len();
-        let bias: [i32; 8] = std::array::from_fn(|t| b2[(j0 + t).min(l2 - 1)]);
-        // SAFETY: bias has 8 values; h has room for j0 + 8 (rounded-up scratch).
-        unsafe {
-            let b = _mm256_loadu_si256(bias.as_ptr() as *const __m256i);
-            let v = _mm256_srai_epi32::<{ HIDDEN_SHIFT as i32 }>(_mm256_add_epi32(sums, b));
-            let v = _mm256_max_epi32(v, _mm256_setzero_si256());
-            let v = _mm256_min_epi32(v, _mm256_set1_epi32(ACTIVATION_CLIP));
-            assert!(j0 + 8 <= h.len());
-            _mm256_storeu_si256(h.as_mut_ptr().add(j0) as *mut __m256i, v);
+    /// For each mask of 8 groups, the positions of its set bits (then zeros).
+    const NNZ_LOOKUP: [[u16; 8]; 256] = {
+        let mut table = [[0u16; 8]; 256];
+        let mut m = 0;
+        while m < 256 {
+            let (mut bit, mut k) = (0, 0);
+            while bit < 8 {
+                if m & (1 << bit) != 0 {
+                    table[m][k] = bit as u16;
+                    k += 1;
+                }
+                bit += 1;
+            }
+            m += 1;
         }
+        table
+    };
+
+    /// Writes the indices of the groups of four bytes of `x` that are not all zero to the front
+    /// of `nnz` and returns how many there are. `x.len()` must be a multiple of 32, every byte
+    /// at most 127 (clipped activations), and `nnz` must hold `x.len() / 4` indices.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn find_nnz(x: &[u8], nnz: &mut [u16]) -> usize {
+        assert!(x.len().is_multiple_of(32) && nnz.len() >= x.len() / 4);
+        let zero = _mm256_setzero_si256();
+        let eight = _mm_set1_epi16(8);
+        let mut base = _mm_setzero_si128();
+        let mut n = 0;
+        for c in 0..x.len() / 32 {
+            // SAFETY: 32·c + 32 <= x.len(); the store writes nnz[n .. n + 8] with n <= 8·c, so
+            // within the x.len() / 4 indices.
+            unsafe {
+                let v = _mm256_loadu_si256(x.as_ptr().add(32 * c) as *const __m256i);
+                // Each group read as an i32 is in 0 ..= 0x7f7f7f7f: not all zero means positive.
+                let mask = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(v, zero)));
+                let mask = mask as u8 as usize;
+                let idx = _mm_loadu_si128(NNZ_LOOKUP[mask].as_ptr() as *const __m128i);
+                _mm_storeu_si128(
+                    nnz.as_mut_ptr().add(n) as *mut __m128i,
+                    _mm_add_epi16(base, idx),
+                );
+                n += (mask as u8).count_ones() as usize;
+            }
+            base = _mm_add_epi16(base, eight);
+        }
+        n
     }
 
-    /// Pointers to the W2 rows of hidden outputs `j0 .. j0 + 8`; rows past the last repeat it
-    /// (their results land in the scratch's padding), so any L2 works without a second path.
+    /// The AVX-512 [`find_nnz`]: 16 groups per step, listed with `vpcompressd`.
+    #[target_feature(enable = "avx512f,avx512bw,avx2,popcnt")]
+    pub unsafe fn find_nnz_avx512(x: &[u8], nnz: &mut [u16]) -> usize {
+        assert!(x.len().is_multiple_of(64) && nnz.len() >= x.len() / 4);
+        let sixteen = _mm512_set1_epi32(16);
+        let mut base = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+        let mut n = 0;
+        for c in 0..x.len() / 64 {
+            // SAFETY: 64·c + 64 <= x.len(); the store writes nnz[n .. n + 16] with n <= 16·c,
+            // so within the x.len() / 4 indices.
+            unsafe {
+                let v = _mm512_loadu_si512(x.as_ptr().add(64 * c) as *const _);
+                let mask = _mm512_test_epi32_mask(v, v);
+                let idx = _mm512_cvtepi32_epi16(_mm512_maskz_compress_epi32(mask, base));
+                _mm256_storeu_si256(nnz.as_mut_ptr().add(n) as *mut __m256i, idx);
+                n += mask.count_ones() as usize;
+            }
+            base = _mm512_add_epi32(base, sixteen);
+        }
+        n
+    }
+
+    /// The four input bytes of group `g`, repeated in every 32-bit lane.
     #[inline(always)]
-    fn rows8(w2: &[i8], k: usize, l2: usize, j0: usize) -> [*const i8; 8] {
-        std::array::from_fn(|t| w2[(j0 + t).min(l2 - 1) * k..].as_ptr())
+    unsafe fn group_bytes(x: &[u8], g: u16) -> i32 {
+        // SAFETY: the caller passes the index of a group of x.
+        unsafe { (x.as_ptr() as *const i32).add(g as usize).read_unaligned() }
     }
 
-    /// AVX2 hidden layer: 8 outputs at a time, `vpmaddubsw` + `vpmaddwd` per 32 inputs.
-    #[target_feature(enable = "avx2")]
-    pub unsafe fn hidden_avx2(x: &[u8], w2: &[i8], b2: &[i32], h: &mut [i32]) {
-        let (k, l2) = (x.len(), b2.len());
-        let ones = _mm256_set1_epi16(1);
-        let mut j0 = 0;
-        while j0 < l2 {
-            let rows = rows8(w2, k, l2, j0);
-            let mut acc = [_mm256_setzero_si256(); 8];
-            let mut i = 0;
-            // SAFETY: every row has k = x.len() bytes (a multiple of 64) and i + 32 <= k.
-            unsafe {
-                while i < k {
-                    let xv = _mm256_loadu_si256(x.as_ptr().add(i) as *const __m256i);
-                    for (a, row) in acc.iter_mut().zip(&rows) {
-                        let w = _mm256_loadu_si256(row.add(i) as *const __m256i);
-                        let p = _mm256_madd_epi16(_mm256_maddubs_epi16(xv, w), ones);
-                        *a = _mm256_add_epi32(*a, p);
-                    }
-                    i += 32;
-                }
-                finish8(reduce8(&acc), b2, j0, h);
-            }
-            j0 += 8;
-        }
-    }
-
-    /// Sum of the two 256-bit halves of an AVX-512 register.
+    /// AVX-512 bias, shift and clamp of the 32 hidden sums of tile `t`, stored to `h[t .. t + 32]`.
     #[inline]
-    #[target_feature(enable = "avx512f,avx2")]
-    fn halves(a: __m512i) -> __m256i {
-        _mm256_add_epi32(_mm512_castsi512_si256(a), _mm512_extracti64x4_epi64::<1>(a))
-    }
-
-    /// [`halves`] of 8 registers.
-    #[inline]
-    #[target_feature(enable = "avx512f,avx2")]
-    fn halves8(a: &[__m512i; 8]) -> [__m256i; 8] {
-        let mut r = [_mm256_setzero_si256(); 8];
-        for (o, &v) in r.iter_mut().zip(a) {
-            *o = halves(v);
-        }
-        r
-    }
-
-    /// AVX-512 BW hidden layer: 8 outputs at a time, 64 inputs per step.
-    #[target_feature(enable = "avx512f,avx512bw,avx2")]
-    pub unsafe fn hidden_avx512(x: &[u8], w2: &[i8], b2: &[i32], h: &mut [i32]) {
-        let (k, l2) = (x.len(), b2.len());
-        let ones = _mm512_set1_epi16(1);
-        let mut j0 = 0;
-        while j0 < l2 {
-            let rows = rows8(w2, k, l2, j0);
-            let mut acc = [_mm512_setzero_si512(); 8];
-            let mut i = 0;
-            // SAFETY: every row has k bytes, k a multiple of 64, and i + 64 <= k.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn finish_tile_avx512(sums: [__m512i; 2], b2: &[i32], t: usize, h: &mut [i32]) {
+        assert!(t + 32 <= b2.len() && t + 32 <= h.len());
+        let (zero, clip) = (_mm512_setzero_si512(), _mm512_set1_epi32(ACTIVATION_CLIP));
+        for (k, v) in sums.into_iter().enumerate() {
+            // SAFETY: t + 16·k + 16 <= 32 + t, checked above.
             unsafe {
-                while i < k {
-                    let xv = _mm512_loadu_si512(x.as_ptr().add(i) as *const _);
-                    for (a, row) in acc.iter_mut().zip(&rows) {
-                        let w = _mm512_loadu_si512(row.add(i) as *const _);
-                        let p = _mm512_madd_epi16(_mm512_maddubs_epi16(xv, w), ones);
-                        *a = _mm512_add_epi32(*a, p);
-                    }
-                    i += 64;
-                }
-                finish8(reduce8(&halves8(&acc)), b2, j0, h);
+                let b = _mm512_loadu_si512(b2.as_ptr().add(t + 16 * k) as *const _);
+                let v = _mm512_srai_epi32::<{ HIDDEN_SHIFT }>(_mm512_add_epi32(v, b));
+                let v = _mm512_min_epi32(_mm512_max_epi32(v, zero), clip);
+                _mm512_storeu_si512(h.as_mut_ptr().add(t + 16 * k) as *mut _, v);
             }
-            j0 += 8;
         }
     }
 
-    /// AVX-512 VNNI hidden layer: one `vpdpbusd` per 64 products.
+    /// AVX-512 VNNI sparse hidden layer: per nonzero group and tile of 32 outputs, two
+    /// `vpdpbusd`. Groups are taken in pairs into two sets of accumulators (two independent
+    /// dependency chains).
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2")]
-    pub unsafe fn hidden_vnni(x: &[u8], w2: &[i8], b2: &[i32], h: &mut [i32]) {
-        let (k, l2) = (x.len(), b2.len());
-        let mut j0 = 0;
-        while j0 < l2 {
-            let rows = rows8(w2, k, l2, j0);
-            let mut acc = [_mm512_setzero_si512(); 8];
-            let mut i = 0;
-            // SAFETY: every row has k bytes, k a multiple of 64, and i + 64 <= k.
+    pub unsafe fn hidden_sparse_vnni(x: &[u8], nnz: &[u16], net: &Arranged, h: &mut [i32]) {
+        let (w, pad) = (net.groups().as_ptr(), net.l2_pad());
+        let stride = 4 * pad;
+        for t in (0..pad).step_by(HIDDEN_TILE) {
+            let mut a = [_mm512_setzero_si512(); 4];
+            let pairs = nnz.chunks_exact(2);
+            let rest = pairs.remainder();
+            // SAFETY: every index in nnz is a group of x (find_nnz); group g's weights of tile
+            // t are the 128 bytes at g·stride + 4·t, inside groups() (t + 32 <= pad).
             unsafe {
-                while i < k {
-                    let xv = _mm512_loadu_si512(x.as_ptr().add(i) as *const _);
-                    for (a, row) in acc.iter_mut().zip(&rows) {
-                        let w = _mm512_loadu_si512(row.add(i) as *const _);
-                        *a = _mm512_dpbusd_epi32(*a, xv, w);
-                    }
-                    i += 64;
+                for p in pairs {
+                    let x0 = _mm512_set1_epi32(group_bytes(x, p[0]));
+                    let x1 = _mm512_set1_epi32(group_bytes(x, p[1]));
+                    let w0 = w.add(p[0] as usize * stride + 4 * t);
+                    let w1 = w.add(p[1] as usize * stride + 4 * t);
+                    a[0] = _mm512_dpbusd_epi32(a[0], x0, _mm512_loadu_si512(w0 as *const _));
+                    a[1] =
+                        _mm512_dpbusd_epi32(a[1], x0, _mm512_loadu_si512(w0.add(64) as *const _));
+                    a[2] = _mm512_dpbusd_epi32(a[2], x1, _mm512_loadu_si512(w1 as *const _));
+                    a[3] =
+                        _mm512_dpbusd_epi32(a[3], x1, _mm512_loadu_si512(w1.add(64) as *const _));
                 }
-                finish8(reduce8(&halves8(&acc)), b2, j0, h);
+                if let [g] = *rest {
+                    let x0 = _mm512_set1_epi32(group_bytes(x, g));
+                    let w0 = w.add(g as usize * stride + 4 * t);
+                    a[0] = _mm512_dpbusd_epi32(a[0], x0, _mm512_loadu_si512(w0 as *const _));
+                    a[1] =
+                        _mm512_dpbusd_epi32(a[1], x0, _mm512_loadu_si512(w0.add(64) as *const _));
+                }
+                let sums = [_mm512_add_epi32(a[0], a[2]), _mm512_add_epi32(a[1], a[3])];
+                finish_tile_avx512(sums, net.b2_padded(), t, h);
             }
-            j0 += 8;
+        }
+    }
+
+    /// `acc + Σ pairs of (u8 x · i8 w)` over each 32-bit lane: `vpmaddubsw` then `vpmaddwd`.
+    #[inline(always)]
+    unsafe fn dot_add_avx512(acc: __m512i, x: __m512i, w: *const i8) -> __m512i {
+        // SAFETY: the caller passes 64 readable bytes at w and runs with AVX-512 BW enabled.
+        unsafe {
+            let w = _mm512_loadu_si512(w as *const _);
+            let p = _mm512_madd_epi16(_mm512_maddubs_epi16(x, w), _mm512_set1_epi16(1));
+            _mm512_add_epi32(acc, p)
+        }
+    }
+
+    /// AVX-512 BW sparse hidden layer: as [`hidden_sparse_vnni`] with `vpmaddubsw` +
+    /// `vpmaddwd` for `vpdpbusd`.
+    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    pub unsafe fn hidden_sparse_avx512(x: &[u8], nnz: &[u16], net: &Arranged, h: &mut [i32]) {
+        let (w, pad) = (net.groups().as_ptr(), net.l2_pad());
+        let stride = 4 * pad;
+        for t in (0..pad).step_by(HIDDEN_TILE) {
+            let mut a = [_mm512_setzero_si512(); 4];
+            let pairs = nnz.chunks_exact(2);
+            let rest = pairs.remainder();
+            // SAFETY: as in hidden_sparse_vnni.
+            unsafe {
+                for p in pairs {
+                    let x0 = _mm512_set1_epi32(group_bytes(x, p[0]));
+                    let x1 = _mm512_set1_epi32(group_bytes(x, p[1]));
+                    let w0 = w.add(p[0] as usize * stride + 4 * t);
+                    let w1 = w.add(p[1] as usize * stride + 4 * t);
+                    a[0] = dot_add_avx512(a[0], x0, w0);
+                    a[1] = dot_add_avx512(a[1], x0, w0.add(64));
+                    a[2] = dot_add_avx512(a[2], x1, w1);
+                    a[3] = dot_add_avx512(a[3], x1, w1.add(64));
+                }
+                if let [g] = *rest {
+                    let x0 = _mm512_set1_epi32(group_bytes(x, g));
+                    let w0 = w.add(g as usize * stride + 4 * t);
+                    a[0] = dot_add_avx512(a[0], x0, w0);
+                    a[1] = dot_add_avx512(a[1], x0, w0.add(64));
+                }
+                let sums = [_mm512_add_epi32(a[0], a[2]), _mm512_add_epi32(a[1], a[3])];
+                finish_tile_avx512(sums, net.b2_padded(), t, h);
+            }
+        }
+    }
+
+    /// The AVX2 version of [`dot_add_avx512`] (32 bytes at w).
+    #[inline(always)]
+    unsafe fn dot_add_avx2(acc: __m256i, x: __m256i, w: *const i8) -> __m256i {
+        // SAFETY: the caller passes 32 readable bytes at w and runs with AVX2 enabled.
+        unsafe {
+            let w = _mm256_loadu_si256(w as *const __m256i);
+            let p = _mm256_madd_epi16(_mm256_maddubs_epi16(x, w), _mm256_set1_epi16(1));
+            _mm256_add_epi32(acc, p)
+        }
+    }
+
+    /// AVX2 sparse hidden layer: per nonzero group and tile of 32 outputs, four
+    /// `vpmaddubsw` + `vpmaddwd`, one group at a time (eight accumulators are already enough
+    /// independent chains).
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn hidden_sparse_avx2(x: &[u8], nnz: &[u16], net: &Arranged, h: &mut [i32]) {
+        let (w, pad, b2) = (net.groups().as_ptr(), net.l2_pad(), net.b2_padded());
+        let stride = 4 * pad;
+        for t in (0..pad).step_by(HIDDEN_TILE) {
+            let mut a = [_mm256_setzero_si256(); 4];
+            // SAFETY: as in hidden_sparse_vnni.
+            unsafe {
+                for &g in nnz {
+                    let xg = _mm256_set1_epi32(group_bytes(x, g));
+                    let wg = w.add(g as usize * stride + 4 * t);
+                    for (k, acc) in a.iter_mut().enumerate() {
+                        *acc = dot_add_avx2(*acc, xg, wg.add(32 * k));
+                    }
+                }
+            }
+            assert!(t + 32 <= b2.len() && t + 32 <= h.len());
+            let (zero, clip) = (_mm256_setzero_si256(), _mm256_set1_epi32(ACTIVATION_CLIP));
+            for (k, v) in a.into_iter().enumerate() {
+                // SAFETY: t + 8·k + 8 <= t + 32, checked above.
+                unsafe {
+                    let b = _mm256_loadu_si256(b2.as_ptr().add(t + 8 * k) as *const __m256i);
+                    let v = _mm256_srai_epi32::<{ HIDDEN_SHIFT as i32 }>(_mm256_add_epi32(v, b));
+                    let v = _mm256_min_epi32(_mm256_max_epi32(v, zero), clip);
+                    _mm256_storeu_si256(h.as_mut_ptr().add(t + 8 * k) as *mut __m256i, v);
+                }
+            }
         }
     }
 }
