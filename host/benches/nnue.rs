@@ -289,7 +289,7 @@ fn benches(c: &mut Criterion) {
     g.throughput(Throughput::Elements(positions.len() as u64));
     for (name, nnue) in nets
         .iter()
-        .filter(|(n, _)| n == "all.nn" || n == "all+ph+pv.nn")
+        .filter(|(n, _)| ["all.nn", "best.nn", "all+ph+pv.nn"].contains(&n.as_str()))
     {
         for &level in &levels {
             // Accumulators of real positions, evaluated again and again.

@@ -53,6 +53,10 @@ enum Command {
         /// Hash table size in MiB.
         #[arg(long, default_value_t = host::engine::bench::DEFAULT_HASH_MB)]
         hash: usize,
+        /// Print the positions, one FEN per line, instead of searching them (to time another
+        /// engine on the same positions).
+        #[arg(long)]
+        list: bool,
     },
     /// Print the raw network output for the side to move of positions: FEN, output.
     Eval {
@@ -114,11 +118,13 @@ fn main() -> ExitCode {
             cli::features::run(args.plugin_dir.as_deref(), spec, fens, &mut out)
         }
         Command::Plugins => cli::plugins::run(args.plugin_dir.as_deref(), &mut out),
+        Command::Bench { list: true, .. } => cli::bench::list(&mut out),
         Command::Bench {
             depth,
             net,
             threads,
             hash,
+            list: false,
         } => cli::bench::run(
             args.plugin_dir.as_deref(),
             *depth,

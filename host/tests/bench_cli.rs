@@ -51,3 +51,20 @@ fn a_bad_network_fails_with_one_line() {
     let out = host().args(["bench", "--threads", "0"]).output().unwrap();
     assert!(!out.status.success());
 }
+
+#[test]
+fn list_prints_the_positions_searched() {
+    let out = run_ok(host().args(["bench", "--list"])).stdout;
+    let fens: Vec<&str> = std::str::from_utf8(&out).unwrap().lines().collect();
+    let searched = run_ok(host().args(["bench", "--depth", "1"])).stdout;
+    let searched = String::from_utf8(searched).unwrap();
+    let position_lines: Vec<&str> = searched
+        .lines()
+        .filter(|l| l.starts_with("position "))
+        .collect();
+    assert_eq!(fens.len(), position_lines.len());
+    assert!(fens.len() > 40);
+    for (fen, line) in fens.iter().zip(&position_lines) {
+        assert!(line.ends_with(fen), "{line} does not search {fen}");
+    }
+}

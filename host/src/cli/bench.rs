@@ -1,5 +1,6 @@
 //! `host bench [--depth N] [--net FILE] [--threads N] [--hash MB]`: the fixed-depth search
 //! benchmark. One line per position, then `N nodes M nps` (deterministic N with one thread).
+//! `host bench --list` prints the positions instead.
 
 use std::io::Write;
 use std::path::Path;
@@ -31,4 +32,12 @@ pub fn run(
         eval,
     };
     bench::run(&config, out).map(|_| ())
+}
+
+/// Writes the benchmark's positions, one FEN per line.
+pub fn list(out: &mut impl Write) -> Result<(), String> {
+    for fen in bench::POSITIONS {
+        writeln!(out, "{fen}").map_err(|e| format!("cannot write output: {e}"))?;
+    }
+    Ok(())
 }
