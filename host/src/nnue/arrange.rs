@@ -63,27 +63,10 @@ impl Arranged {
             "a neuron order must be a permutation of the first layer's neurons"
         );
         let mut arranged = net.clone();
-        for (dst, src) in arranged
-            .w1
-            .chunks_exact_mut(l1)
-            .zip(net.w1.chunks_exact(l1))
-        {
-            for (d, &j) in dst.iter_mut().zip(order) {
-                *d = src[j as usize];
-            }
-        }
-        for (d, &j) in arranged.b1.iter_mut().zip(order) {
-            *d = net.b1[j as usize];
-        }
-        for (dst, src) in arranged
-            .w2
-            .chunks_exact_mut(l1)
-            .zip(net.w2.chunks_exact(l1))
-        {
-            for (d, &j) in dst.iter_mut().zip(order) {
-                *d = src[j as usize];
-            }
-        }
+        // W1 rows, b1 and both halves of every W2 row are runs of L1 values in neuron order.
+        permute_runs(&mut arranged.w1, &net.w1, order);
+        permute_runs(&mut arranged.b1, &net.b1, order);
+        permute_runs(&mut arranged.w2, &net.w2, order);
         let l2_pad = l2.div_ceil(HIDDEN_TILE) * HIDDEN_TILE;
         let inputs = 2 * l1;
         let mut groups = AlignedVec::zeroed(inputs / 4 * l2_pad * 4);
@@ -135,6 +118,16 @@ impl Arranged {
     /// L2 rounded up to a multiple of [`HIDDEN_TILE`].
     pub fn l2_pad(&self) -> usize {
         self.l2_pad
+    }
+}
+
+/// `dst[r·L1 + k] = src[r·L1 + order[k]]` for every run `r` of L1 = `order.len()` values.
+fn permute_runs<T: Copy>(dst: &mut [T], src: &[T], order: &[u32]) {
+    let l1 = order.len();
+    for (dst, src) in dst.chunks_exact_mut(l1).zip(src.chunks_exact(l1)) {
+        for (d, &j) in dst.iter_mut().zip(order) {
+            *d = src[j as usize];
+        }
     }
 }
 

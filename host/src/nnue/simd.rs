@@ -591,91 +591,76 @@ mod x86 {
         }
     }
 
-    /// AVX-512 VNNI sparse hidden layer: per nonzero group and tile of 32 outputs, two
-    /// `vpdpbusd`. Groups are taken in pairs into two sets of accumulators (two independent
-    /// dependency chains).
+    /// The AVX-512 sparse hidden layer, for any multiply-add `dot(acc, x, w)` of one register
+    /// of broadcast inputs `x` with the 64 weight bytes at `w`: per nonzero group and tile of 32
+    /// outputs, two `dot`s. Groups are taken in pairs into two sets of accumulators (two
+    /// independent dependency chains). Inlined into each kernel, which enables the features.
+    #[inline(always)]
+    unsafe fn hidden_sparse_zmm(
+        x: &[u8],
+        nnz: &[u16],
+        net: &Arranged,
+        h: &mut [i32],
+        dot: impl Fn(__m512i, __m512i, *const i8) -> __m512i,
+    ) {
+        let (w, pad) = (net.groups().as_ptr(), net.l2_pad());
+        let stride = 4 * pad;
+        for t in (0..pad).step_by(HIDDEN_TILE) {
+            let pairs = nnz.chunks_exact(2);
+            let rest = pairs.remainder();
+            // SAFETY: the caller enables AVX-512 F; every index in nnz is a group of x
+            // (find_nnz); group g's weights of tile t are the 128 bytes at g·stride + 4·t,
+            // inside groups() (t + 32 <= pad).
+            unsafe {
+                let mut a = [_mm512_setzero_si512(); 4];
+                for p in pairs {
+                    let x0 = _mm512_set1_epi32(group_bytes(x, p[0]));
+                    let x1 = _mm512_set1_epi32(group_bytes(x, p[1]));
+                    let w0 = w.add(p[0] as usize * stride + 4 * t);
+                    let w1 = w.add(p[1] as usize * stride + 4 * t);
+                    a[0] = dot(a[0], x0, w0);
+                    a[1] = dot(a[1], x0, w0.add(64));
+                    a[2] = dot(a[2], x1, w1);
+                    a[3] = dot(a[3], x1, w1.add(64));
+                }
+                if let [g] = *rest {
+                    let x0 = _mm512_set1_epi32(group_bytes(x, g));
+                    let w0 = w.add(g as usize * stride + 4 * t);
+                    a[0] = dot(a[0], x0, w0);
+                    a[1] = dot(a[1], x0, w0.add(64));
+                }
+                let sums = [_mm512_add_epi32(a[0], a[2]), _mm512_add_epi32(a[1], a[3])];
+                finish_tile_avx512(sums, net.b2_padded(), t, h);
+            }
+        }
+    }
+
+    /// AVX-512 VNNI sparse hidden layer: [`hidden_sparse_zmm`] with one `vpdpbusd` per `dot`.
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2")]
     pub unsafe fn hidden_sparse_vnni(x: &[u8], nnz: &[u16], net: &Arranged, h: &mut [i32]) {
-        let (w, pad) = (net.groups().as_ptr(), net.l2_pad());
-        let stride = 4 * pad;
-        for t in (0..pad).step_by(HIDDEN_TILE) {
-            let mut a = [_mm512_setzero_si512(); 4];
-            let pairs = nnz.chunks_exact(2);
-            let rest = pairs.remainder();
-            // SAFETY: every index in nnz is a group of x (find_nnz); group g's weights of tile
-            // t are the 128 bytes at g·stride + 4·t, inside groups() (t + 32 <= pad).
-            unsafe {
-                for p in pairs {
-                    let x0 = _mm512_set1_epi32(group_bytes(x, p[0]));
-                    let x1 = _mm512_set1_epi32(group_bytes(x, p[1]));
-                    let w0 = w.add(p[0] as usize * stride + 4 * t);
-                    let w1 = w.add(p[1] as usize * stride + 4 * t);
-                    a[0] = _mm512_dpbusd_epi32(a[0], x0, _mm512_loadu_si512(w0 as *const _));
-                    a[1] =
-                        _mm512_dpbusd_epi32(a[1], x0, _mm512_loadu_si512(w0.add(64) as *const _));
-                    a[2] = _mm512_dpbusd_epi32(a[2], x1, _mm512_loadu_si512(w1 as *const _));
-                    a[3] =
-                        _mm512_dpbusd_epi32(a[3], x1, _mm512_loadu_si512(w1.add(64) as *const _));
-                }
-                if let [g] = *rest {
-                    let x0 = _mm512_set1_epi32(group_bytes(x, g));
-                    let w0 = w.add(g as usize * stride + 4 * t);
-                    a[0] = _mm512_dpbusd_epi32(a[0], x0, _mm512_loadu_si512(w0 as *const _));
-                    a[1] =
-                        _mm512_dpbusd_epi32(a[1], x0, _mm512_loadu_si512(w0.add(64) as *const _));
-                }
-                let sums = [_mm512_add_epi32(a[0], a[2]), _mm512_add_epi32(a[1], a[3])];
-                finish_tile_avx512(sums, net.b2_padded(), t, h);
-            }
-        }
-    }
-
-    /// `acc + Σ pairs of (u8 x · i8 w)` over each 32-bit lane: `vpmaddubsw` then `vpmaddwd`.
-    #[inline(always)]
-    unsafe fn dot_add_avx512(acc: __m512i, x: __m512i, w: *const i8) -> __m512i {
-        // SAFETY: the caller passes 64 readable bytes at w and runs with AVX-512 BW enabled.
+        // SAFETY: hidden_sparse_zmm passes 64 readable weight bytes to the closure.
         unsafe {
-            let w = _mm512_loadu_si512(w as *const _);
-            let p = _mm512_madd_epi16(_mm512_maddubs_epi16(x, w), _mm512_set1_epi16(1));
-            _mm512_add_epi32(acc, p)
+            hidden_sparse_zmm(x, nnz, net, h, |acc, xg, wg| {
+                _mm512_dpbusd_epi32(acc, xg, _mm512_loadu_si512(wg as *const _))
+            })
         }
     }
 
-    /// AVX-512 BW sparse hidden layer: as [`hidden_sparse_vnni`] with `vpmaddubsw` +
-    /// `vpmaddwd` for `vpdpbusd`.
+    /// AVX-512 BW sparse hidden layer: [`hidden_sparse_zmm`] with `vpmaddubsw` + `vpmaddwd`.
     #[target_feature(enable = "avx512f,avx512bw,avx2")]
     pub unsafe fn hidden_sparse_avx512(x: &[u8], nnz: &[u16], net: &Arranged, h: &mut [i32]) {
-        let (w, pad) = (net.groups().as_ptr(), net.l2_pad());
-        let stride = 4 * pad;
-        for t in (0..pad).step_by(HIDDEN_TILE) {
-            let mut a = [_mm512_setzero_si512(); 4];
-            let pairs = nnz.chunks_exact(2);
-            let rest = pairs.remainder();
-            // SAFETY: as in hidden_sparse_vnni.
-            unsafe {
-                for p in pairs {
-                    let x0 = _mm512_set1_epi32(group_bytes(x, p[0]));
-                    let x1 = _mm512_set1_epi32(group_bytes(x, p[1]));
-                    let w0 = w.add(p[0] as usize * stride + 4 * t);
-                    let w1 = w.add(p[1] as usize * stride + 4 * t);
-                    a[0] = dot_add_avx512(a[0], x0, w0);
-                    a[1] = dot_add_avx512(a[1], x0, w0.add(64));
-                    a[2] = dot_add_avx512(a[2], x1, w1);
-                    a[3] = dot_add_avx512(a[3], x1, w1.add(64));
-                }
-                if let [g] = *rest {
-                    let x0 = _mm512_set1_epi32(group_bytes(x, g));
-                    let w0 = w.add(g as usize * stride + 4 * t);
-                    a[0] = dot_add_avx512(a[0], x0, w0);
-                    a[1] = dot_add_avx512(a[1], x0, w0.add(64));
-                }
-                let sums = [_mm512_add_epi32(a[0], a[2]), _mm512_add_epi32(a[1], a[3])];
-                finish_tile_avx512(sums, net.b2_padded(), t, h);
-            }
+        // SAFETY: hidden_sparse_zmm passes 64 readable weight bytes to the closure.
+        unsafe {
+            hidden_sparse_zmm(x, nnz, net, h, |acc, xg, wg| {
+                let wv = _mm512_loadu_si512(wg as *const _);
+                let p = _mm512_madd_epi16(_mm512_maddubs_epi16(xg, wv), _mm512_set1_epi16(1));
+                _mm512_add_epi32(acc, p)
+            })
         }
     }
 
-    /// The AVX2 version of [`dot_add_avx512`] (32 bytes at w).
+    /// `acc + Σ pairs of (u8 x · i8 w)` over each 32-bit lane: `vpmaddubsw` then `vpmaddwd`
+    /// (32 bytes at w).
     #[inline(always)]
     unsafe fn dot_add_avx2(acc: __m256i, x: __m256i, w: *const i8) -> __m256i {
         // SAFETY: the caller passes 32 readable bytes at w and runs with AVX2 enabled.
