@@ -1,5 +1,5 @@
 //! Zobrist hashing of positions, computed from scratch ([`hash`]) or updated incrementally by
-//! a move ([`update`]).
+//! a move ([`key_after`], known before the move is played, then [`complete_key`]).
 //!
 //! The keys are generated at compile time by SplitMix64 from a fixed seed, so hashes are the same
 //! in every build and run. The hash covers the pieces, the side to move, the castling rights
@@ -111,15 +111,9 @@ pub fn hash(pos: &Chess) -> u64 {
     h ^ castling_keys(pos.castles().castling_rights()) ^ en_passant_key(pos)
 }
 
-/// The hash of `after`, the position reached by playing `m` in `before` (whose hash is
-/// `before_hash`). Equal to `hash(after)`, at a fraction of the cost.
-#[inline]
-pub fn update(before: &Chess, before_hash: u64, m: &Move, after: &Chess) -> u64 {
-    complete_key(key_after(before, before_hash, m), before, after)
-}
-
-/// The hash of `after` from [`key_after`]'s `key` for the move from `before` to `after`: adds
-/// the change of castling rights and the new en passant square.
+/// The hash of `after`, the position reached from `before` by the move whose [`key_after`] is
+/// `key`: adds the change of castling rights and the new en passant square. Equal to
+/// `hash(after)`, at a fraction of the cost.
 #[inline(always)]
 pub fn complete_key(key: u64, before: &Chess, after: &Chess) -> u64 {
     key ^ castling_keys(before.castles().castling_rights() ^ after.castles().castling_rights())
@@ -226,7 +220,7 @@ mod tests {
                     let mut next = p.clone();
                     next.play_unchecked(m);
                     let before = h;
-                    h = update(&p, h, &m, &next);
+                    h = complete_key(key_after(&p, h, &m), &p, &next);
                     assert_eq!(
                         h,
                         hash(&next),
