@@ -5,5 +5,6 @@
 //! these modules.
 
 pub mod engine;
+pub mod excerpt;
 pub mod fens;
 pub mod nnue;

@@ -18,8 +18,10 @@
 //!   checkpoints and resume, export to the `host` network format, the quantization-error report
 //!   and the throughput benchmark.
 //!
-//! The experiment runner is the subject of its own issue.
+//! - [`experiment`]: `trainer run`, the experiment manifest and its cached stages;
+//! - [`atomic_file`]: every result file is written whole or not at all.
 
+pub mod atomic_file;
 pub mod batch;
 pub mod data;
 pub mod experiment;

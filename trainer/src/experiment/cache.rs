@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
 
-use crate::train::checkpoint::write_atomic;
+use crate::atomic_file::write_atomic;
 
 /// The marker file of a finished stage.
 pub const DONE: &str = "done.json";

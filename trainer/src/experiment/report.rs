@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::evaluate::{EvaluationResult, PuzzleScore, RatedPlayer};
 use super::manifest::Settings;
 use crate::plot::{self, Series, SeriesKind};
-use crate::train::checkpoint::write_atomic;
+use crate::atomic_file::write_atomic;
 
 /// One training run's summary.
 #[derive(Clone, Debug, Serialize)]

@@ -16,14 +16,10 @@
 //! moments `v.w1 ...`. `f32` values are stored bit for bit, so a resumed run continues from
 //! exactly the state that was saved.
 //!
-//! ## Atomic writes
-//!
-//! [`write_atomic`] writes a temporary file next to the target, flushes it to disk, renames it
-//! over the target and flushes the directory: a reader (or a resumed run) sees either the old
-//! file or the new one, never a torn one, whenever the writer is killed.
+//! Checkpoints are written with [`crate::atomic_file::write_atomic`]: a run killed while saving
+//! resumes from the previous checkpoint, never from a torn one.
 
-use std::fs::{self, File};
-use std::io::Write;
+use std::fs;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -49,35 +45,6 @@ struct Header<S> {
     tensors: Vec<TensorEntry>,
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file in the same folder, `fsync`, rename,
-/// `fsync` of the folder.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    let err = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-    let name = path
-        .file_name()
-        .ok_or_else(|| format!("cannot write {}: not a file name", path.display()))?;
-    let tmp = path.with_file_name(format!(
-        ".{}.tmp-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    {
-        let mut f = File::create(&tmp).map_err(err)?;
-        f.write_all(bytes).map_err(err)?;
-        f.sync_all().map_err(err)?;
-    }
-    fs::rename(&tmp, path).map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        err(e)
-    })?;
-    if let Some(dir) = dir
-        && let Ok(d) = File::open(dir)
-    {
-        let _ = d.sync_all();
-    }
-    Ok(())
-}
 
 /// Serializes `state` (any JSON-serializable training state), the model and Adam into the
 /// checkpoint format.
@@ -284,16 +251,5 @@ mod tests {
         assert!(decode::<State>(&bad).unwrap_err().contains("checksum"));
         assert!(decode::<State>(&bytes[..bytes.len() - 9]).is_err());
         assert!(decode::<State>(b"NNUEFSET....").is_err());
-
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("c.ckpt");
-        write_atomic(&path, &bytes).unwrap();
-        write_atomic(&path, &bytes).unwrap();
-        assert_eq!(fs::read(&path).unwrap(), bytes);
-        assert_eq!(
-            fs::read_dir(dir.path()).unwrap().count(),
-            1,
-            "no temporary left"
-        );
     }
 }

@@ -31,7 +31,7 @@ use host::nnue::{BlockInfo, Network, NetworkParts, Quantization};
 use plugin_api::FeatureSet;
 use tch::{Device, Tensor};
 
-use super::checkpoint::write_atomic;
+use crate::atomic_file::write_atomic;
 use crate::model::{ACTIVATION_SCALE, Model, OUTPUT_SCALE, Shape, SparseInput, WEIGHT_SCALE};
 
 /// Calibration positions used by the training loop's exports (from the validation set).

@@ -36,7 +36,8 @@ use plugin_api::FeatureSet;
 use serde::{Deserialize, Serialize};
 use tch::{Device, Kind, Tensor};
 
-use super::checkpoint::{self, write_atomic};
+use super::checkpoint;
+use crate::atomic_file::{write_atomic, write_atomic_with};
 use super::export::{
     CALIBRATION_POSITIONS, blocks_of, calibration_activations, export, model_of_network,
 };
@@ -743,24 +744,24 @@ pub fn write_metrics(out: &Path, history: &[EpochMetrics]) -> Result<(), String>
         points: history.iter().map(|m| (m.epoch as f64, f(m))).collect(),
         kind,
     };
-    let tmp = out.join(".loss.svg.tmp");
-    plot::lines(
-        &tmp,
-        "Loss per epoch",
-        "epoch",
-        "loss",
-        &[
-            series("training", &|m| m.train_loss, SeriesKind::Line),
-            series("validation", &|m| m.val_loss, SeriesKind::Line),
-            series(
-                "constant predictor (validation)",
-                &|m| m.val_constant,
-                SeriesKind::Line,
-            ),
-        ],
-    )?;
-    std::fs::rename(&tmp, out.join("loss.svg"))
-        .map_err(|e| format!("cannot write {}: {e}", out.join("loss.svg").display()))
+    write_atomic_with(&out.join("loss.svg"), |tmp| {
+        plot::lines(
+            tmp,
+            "Loss per epoch",
+            "epoch",
+            "loss",
+            &[
+                series("training", &|m| m.train_loss, SeriesKind::Line),
+                series("validation", &|m| m.val_loss, SeriesKind::Line),
+                series(
+                    "constant predictor (validation)",
+                    &|m| m.val_constant,
+                    SeriesKind::Line,
+                ),
+            ],
+        )
+        .map_err(std::io::Error::other)
+    })
 }
 
 /// Trains (or continues training) a network as `config` says, with `set` the feature set built
