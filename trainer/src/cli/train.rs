@@ -386,7 +386,7 @@ pub fn run_quant(args: &QuantArgs, registry: &PluginRegistry) -> Result<(), Stri
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         plot_histogram(&report, &dir.join("quant-error.svg"))?;
         let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
-        crate::atomic_file::write_atomic(&dir.join("quant-report.json"), json.as_bytes())?;
+        trainer::atomic_file::write_atomic(&dir.join("quant-report.json"), json.as_bytes())?;
         println!(
             "wrote {} and {}",
             dir.join("quant-error.svg").display(),
