@@ -1251,7 +1251,15 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
             {
                 break;
             }
-            if let Some(t) = self.limits.time {
+            if let Some(t) = self.limits.time
+                && !t.managed
+            {
+                // `go movetime`: the whole time, unless searching on cannot change the move.
+                let proven_mate = score.abs() >= MATE_BOUND && depth as i32 > MATE - score.abs();
+                if self.root_moves.len() == 1 || proven_mate {
+                    break;
+                }
+            } else if let Some(t) = self.limits.time {
                 let target = t
                     .soft
                     .mul_f64(stability_percent(stable) as f64 / 100.0)

@@ -38,6 +38,11 @@ pub struct TimeBudget {
     pub soft: Duration,
     /// Abort the search at this point.
     pub hard: Duration,
+    /// Whether time management applies: the soft limit scaled by the best move's stability,
+    /// and no new iteration after 60% of it. True for a clock; false for `go movetime`, which
+    /// searches the whole time (as Stockfish does) unless stopped, a mate is proven or the root
+    /// has a single legal move.
+    pub managed: bool,
 }
 
 /// Assumed number of moves still to play when the GUI does not say (`movestogo` absent).
@@ -69,10 +74,12 @@ pub fn budget(clock: Clock, overhead_ms: u64) -> TimeBudget {
     TimeBudget {
         soft: ms(soft),
         hard: ms(hard.max(soft)),
+        managed: true,
     }
 }
 
-/// The budget for `go movetime T`: `T` less the overhead, but at least 90% of `T` (and 1 ms).
+/// The budget for `go movetime T`: `T` less the overhead, but at least 90% of `T` (and 1 ms),
+/// without time management (UCI: "search exactly T ms").
 /// Stockfish searches the whole `T` and leaves latency to the GUI's margin; keeping most of `T`
 /// matters for the short move times of engine tournaments (20 ms with a 20 ms overhead would
 /// otherwise leave a 1 ms search), while long move times still keep the overhead's safety.
@@ -80,7 +87,11 @@ pub fn fixed(movetime_ms: i64, overhead_ms: u64) -> TimeBudget {
     let overhead = (overhead_ms.min(i64::MAX as u64) as i64).min(movetime_ms / 10);
     let t = (movetime_ms - overhead).max(MIN_BUDGET_MS);
     let d = Duration::from_millis(t as u64);
-    TimeBudget { soft: d, hard: d }
+    TimeBudget {
+        soft: d,
+        hard: d,
+        managed: false,
+    }
 }
 
 /// How much of the soft limit to use given how many iterations in a row kept the same best

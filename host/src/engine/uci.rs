@@ -779,6 +779,53 @@ mod tests {
         assert!(out.iter().any(|l| l == "info depth 0 score mate 0"));
     }
 
+    /// Waits (at most 30 s) for the running search's own `bestmove`, without stopping it.
+    fn wait_for_bestmove(lines: &Arc<Mutex<Vec<String>>>) -> String {
+        let start = std::time::Instant::now();
+        while start.elapsed() < std::time::Duration::from_secs(30) {
+            if let Some(l) = lines.lock().unwrap().iter().find(|l| l.starts_with("bestmove")) {
+                return l.clone();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        panic!("no bestmove within 30 s");
+    }
+
+    /// `go movetime T` searches T (UCI: "search exactly T ms"): the clock's stopping rules
+    /// (stability scaling, no new iteration past 60%) once ended this search after ~0.13 s.
+    #[test]
+    fn go_movetime_uses_the_whole_time() {
+        let (mut e, lines) = engine();
+        e.handle("setoption name Move Overhead value 0");
+        e.handle(
+            "position fen r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
+        );
+        let start = std::time::Instant::now();
+        e.handle("go movetime 300");
+        let bestmove = wait_for_bestmove(&lines);
+        let took = start.elapsed();
+        // A lower bound only: a loaded machine can make the search later, never earlier.
+        assert!(took >= std::time::Duration::from_millis(295), "{took:?}");
+        assert!(bestmove.starts_with("bestmove "));
+    }
+
+    /// A movetime search still ends at once when more time cannot change the move.
+    #[test]
+    fn go_movetime_ends_early_with_one_legal_move_or_a_proven_mate() {
+        for (fen, expected) in [
+            // The king's only move.
+            ("7k/8/8/8/8/8/5r2/7K w - - 0 1", "bestmove h1g1"),
+            // Mate in one.
+            ("6k1/5ppp/8/8/8/8/8/K2R4 w - - 0 1", "bestmove d1d8"),
+        ] {
+            let (mut e, lines) = engine();
+            e.handle(&format!("position fen {fen}"));
+            e.handle("go movetime 60000");
+            let bestmove = wait_for_bestmove(&lines);
+            assert!(bestmove.starts_with(expected), "{fen}: {bestmove}");
+        }
+    }
+
     #[test]
     fn go_depth_zero_still_plays_a_move() {
         let (mut e, lines) = engine();
