@@ -240,6 +240,67 @@ fn malformed_networks_fail_with_one_line_through_the_binary() {
     );
 }
 
+/// Endless or huge inputs are refused from their first bytes (header first, then only what it
+/// declares), in bounded memory: `/dev/zero`, a 3 GiB sparse file of zeros, and a valid header
+/// followed by 3 GiB (read from the metadata, never from the disk).
+#[test]
+fn huge_and_endless_network_files_are_refused_from_their_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let zeros = dir.path().join("zeros.nn");
+    std::fs::File::create(&zeros)
+        .unwrap()
+        .set_len(3 << 30)
+        .unwrap();
+    let thesis = std::fs::read(shared().join("nets/thesis/all.nn")).unwrap();
+    let padded = dir.path().join("padded.nn");
+    std::fs::write(&padded, &thesis).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&padded)
+        .unwrap()
+        .set_len(3 << 30)
+        .unwrap();
+    for (file, needle) in [
+        (Path::new("/dev/zero"), "not a network file"),
+        (zeros.as_path(), "not a network file"),
+        (padded.as_path(), "trailing bytes"),
+    ] {
+        let out = host_in_1gib()
+            .args(["net", "info", "--net"])
+            .arg(file)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{file:?} accepted");
+        assert_eq!(stderr.lines().count(), 1, "{file:?}: {stderr}");
+        assert!(stderr.contains(needle), "{file:?}: {stderr}");
+    }
+}
+
+/// A FEN file without line breaks ends with one line at the length limit, not an allocation
+/// failure.
+#[test]
+fn endless_fen_line_is_one_line_error() {
+    for args in [
+        vec!["features", "--spec", "all", "--fens", "/dev/zero"],
+        vec!["eval", "--fens", "/dev/zero", "--net"],
+    ] {
+        let mut cmd = host_in_1gib();
+        cmd.args(&args);
+        if args[0] == "eval" {
+            cmd.arg(shared().join("nets/thesis/all.nn"));
+        }
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("/dev/zero:1: ") && stderr.contains("line longer than"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn bad_kernel_choice_is_one_line() {
     let net = shared().join("nets/thesis/all.nn");

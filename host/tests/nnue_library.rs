@@ -507,6 +507,14 @@ fn malformed_and_mismatching_files_are_refused_with_one_sentence() {
             }),
         ),
         (
+            "own layout version differs, identity equal",
+            own_bytes(&OwnSpec {
+                blocks: vec![("all", 768, all.layout_version + 1, all.layout_id)],
+                ..clone_spec(&good_own)
+            }),
+            Box::new(|k| matches!(k, NetErrorKind::BlockLayout { .. })),
+        ),
+        (
             "own layout identity differs",
             own_bytes(&OwnSpec {
                 blocks: vec![("all", 768, all.layout_version + 1, all.layout_id ^ 1)],

@@ -388,14 +388,17 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 pub fn read_book(path: &Path) -> Result<Vec<Chess>, String> {
     let file = File::open(path).map_err(|e| format!("cannot open book {}: {e}", path.display()))?;
     let mut out = Vec::new();
-    for (i, line) in BufReader::new(file).lines().enumerate() {
+    for (i, line) in host::fens::bounded_lines(BufReader::new(file)).enumerate() {
         let line = line.map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
         let t = line.trim();
         if t.is_empty() || t.starts_with('#') {
             continue;
         }
         let fields: Vec<&str> = t.split_whitespace().take(4).collect();
-        let bad = |m: String| format!("{}:{}: invalid EPD line '{t}': {m}", path.display(), i + 1);
+        let bad = |m: String| {
+            let t = host::excerpt::excerpt(t, host::excerpt::EXCERPT_CHARS);
+            format!("{}:{}: invalid EPD line '{t}': {m}", path.display(), i + 1)
+        };
         if fields.len() < 4 {
             return Err(bad("expected board, side, castling and en passant".into()));
         }

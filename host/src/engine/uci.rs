@@ -783,7 +783,12 @@ mod tests {
     fn wait_for_bestmove(lines: &Arc<Mutex<Vec<String>>>) -> String {
         let start = std::time::Instant::now();
         while start.elapsed() < std::time::Duration::from_secs(30) {
-            if let Some(l) = lines.lock().unwrap().iter().find(|l| l.starts_with("bestmove")) {
+            if let Some(l) = lines
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|l| l.starts_with("bestmove"))
+            {
                 return l.clone();
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
@@ -797,9 +802,7 @@ mod tests {
     fn go_movetime_uses_the_whole_time() {
         let (mut e, lines) = engine();
         e.handle("setoption name Move Overhead value 0");
-        e.handle(
-            "position fen r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
-        );
+        e.handle("position fen r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3");
         let start = std::time::Instant::now();
         e.handle("go movetime 300");
         let bestmove = wait_for_bestmove(&lines);

@@ -337,6 +337,13 @@ pub struct ThesisHeader {
 /// Decodes and checks a thesis header: name (letters, digits, `_`, `+`) and NUL, sane sizes, and a
 /// file length that holds exactly the tensors.
 pub fn thesis_header(bytes: &[u8]) -> Result<ThesisHeader, DecodeError> {
+    let header = thesis_header_fields(bytes)?;
+    check_length(bytes.len(), header.tensors_at, 0, header.sizes())?;
+    Ok(header)
+}
+
+/// The thesis header at the start of `bytes` (which may be only the file's first bytes).
+fn thesis_header_fields(bytes: &[u8]) -> Result<ThesisHeader, DecodeError> {
     let window = &bytes[..bytes.len().min(MAX_THESIS_NAME + 1)];
     let end = window
         .iter()
@@ -356,9 +363,7 @@ pub fn thesis_header(bytes: &[u8]) -> Result<ThesisHeader, DecodeError> {
         pos: end + 1,
     };
     let (n, l1, l2) = (c.u32()?, c.u32()?, c.u32()?);
-    let sizes = [u64::from(n), u64::from(l1), u64::from(l2)];
-    check_sizes(sizes[0], sizes[1], sizes[2])?;
-    check_length(bytes.len(), c.pos, 0, sizes)?;
+    check_sizes(u64::from(n), u64::from(l1), u64::from(l2))?;
     Ok(ThesisHeader {
         name,
         n,
@@ -366,6 +371,12 @@ pub fn thesis_header(bytes: &[u8]) -> Result<ThesisHeader, DecodeError> {
         l2,
         tensors_at: c.pos,
     })
+}
+
+impl ThesisHeader {
+    fn sizes(&self) -> [u64; 3] {
+        [u64::from(self.n), u64::from(self.l1), u64::from(self.l2)]
+    }
 }
 
 /// Decodes a thesis file whose header is `header`, with `blocks` the identities of the blocks
@@ -424,9 +435,19 @@ pub struct OwnHeader {
     pub checksum: u32,
 }
 
-/// Decodes a file of this project's format, checking magic, version, header, sizes, length,
-/// checksum, quantization and that the block list matches the feature-set name.
-pub fn decode_own(bytes: &[u8]) -> Result<(Network, OwnHeader), DecodeError> {
+/// The header of an own-format file, up to the first tensor byte.
+struct OwnFields {
+    version: u32,
+    feature_set: String,
+    blocks: Vec<BlockInfo>,
+    sizes: [u64; 3],
+    quantization: Quantization,
+    tensors_at: usize,
+}
+
+/// The own-format header at the start of `bytes` (which may be only the file's first bytes):
+/// magic, version, names, block identities, sizes (checked against the limits), quantization.
+fn own_header_fields(bytes: &[u8]) -> Result<OwnFields, DecodeError> {
     let mut c = Cursor { bytes, pos: 0 };
     if c.take(MAGIC.len()).map_err(|_| DecodeError::NotANetwork)? != MAGIC {
         return Err(DecodeError::NotANetwork);
@@ -464,7 +485,47 @@ pub fn decode_own(bytes: &[u8]) -> Result<(Network, OwnHeader), DecodeError> {
     };
     let sizes = [u64::from(n), u64::from(l1), u64::from(l2)];
     check_sizes(sizes[0], sizes[1], sizes[2])?;
-    let total = check_length(bytes.len(), c.pos, 4, sizes)?;
+    Ok(OwnFields {
+        version,
+        feature_set,
+        blocks,
+        sizes,
+        quantization,
+        tensors_at: c.pos,
+    })
+}
+
+/// How long a network file must be, from its first bytes (the header alone): what a reader
+/// needs to read the rest in bounded memory. `TruncatedHeader` means more bytes are needed.
+/// Returns the length and the sizes N, L1, L2.
+pub fn declared_length(prefix: &[u8]) -> Result<(u64, [u64; 3]), DecodeError> {
+    let (tensors_at, trailer, [n, l1, l2]) = match detect(prefix) {
+        NetFormat::Own => {
+            let h = own_header_fields(prefix)?;
+            (h.tensors_at, 4, h.sizes)
+        }
+        NetFormat::Thesis => {
+            let h = thesis_header_fields(prefix)?;
+            (h.tensors_at, 0, h.sizes())
+        }
+    };
+    let len = tensors_at as u64 + tensor_bytes(n, l1, l2) + trailer;
+    Ok((len, [n, l1, l2]))
+}
+
+/// Decodes a file of this project's format, checking magic, version, header, sizes, length,
+/// checksum, quantization and that the block list matches the feature-set name.
+pub fn decode_own(bytes: &[u8]) -> Result<(Network, OwnHeader), DecodeError> {
+    let OwnFields {
+        version,
+        feature_set,
+        blocks,
+        sizes,
+        quantization,
+        tensors_at,
+    } = own_header_fields(bytes)?;
+    let [n, l1, l2] = sizes;
+    let total = check_length(bytes.len(), tensors_at, 4, sizes)?;
     let stored = u32::from_le_bytes(bytes[total - 4..].try_into().unwrap());
     let computed = crc32fast::hash(&bytes[..total - 4]);
     if stored != computed {
@@ -475,7 +536,7 @@ pub fn decode_own(bytes: &[u8]) -> Result<(Network, OwnHeader), DecodeError> {
         return Err(DecodeError::BlockSum { n: sizes[0], sum });
     }
     let t = decode_tensors(
-        &bytes[c.pos..total - 4],
+        &bytes[tensors_at..total - 4],
         n as usize,
         l1 as usize,
         l2 as usize,

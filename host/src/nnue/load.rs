@@ -5,14 +5,16 @@
 //! identity. Every failure is a [`NetError`] whose `Display` is one sentence naming the file.
 
 use std::fmt;
+use std::fs::File;
+use std::io::Read;
 use std::path::Path;
 
 use plugin_api::{FeatureSet, LoadError, PluginRegistry};
 
 use super::arrange::{Arranged, arrange};
 use super::format::{
-    DecodeError, NetFormat, OwnHeader, decode_own, decode_thesis, detect, encode_own,
-    encode_thesis, thesis_header,
+    DecodeError, NetFormat, OwnHeader, declared_length, decode_own, decode_thesis, detect,
+    encode_own, encode_thesis, thesis_header,
 };
 use super::network::{BlockInfo, Network};
 
@@ -129,9 +131,9 @@ impl Nnue {
     /// Reads and binds the network file `path` (either format).
     pub fn load(path: &Path, registry: &PluginRegistry) -> Result<Nnue, NetError> {
         let label = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| NetError {
+        let bytes = read_declared(path).map_err(|kind| NetError {
             file: label.clone(),
-            kind: NetErrorKind::Read(e.to_string()),
+            kind,
         })?;
         Self::from_bytes(&bytes, &label, registry)
     }
@@ -208,7 +210,7 @@ impl Nnue {
                     origin: reg.origin.clone(),
                 }));
             }
-            if d.layout_id != b.layout_id {
+            if d.layout_id != b.layout_id || d.layout_version != b.layout_version {
                 return Err(err(NetErrorKind::BlockLayout {
                     block: b.name.clone(),
                     file: (b.layout_version, b.layout_id),
@@ -303,8 +305,67 @@ pub fn read_own(path: &Path) -> Result<Network, NetError> {
         file: label.clone(),
         kind,
     };
-    let bytes = std::fs::read(path).map_err(|e| err(NetErrorKind::Read(e.to_string())))?;
+    let bytes = read_declared(path).map_err(err)?;
     decode_own(&bytes)
         .map(|(net, _)| net)
         .map_err(|e| err(NetErrorKind::Decode(e)))
+}
+
+/// The most header bytes [`read_declared`] reads before the header must have said how long the
+/// file is (an own-format header of 64 blocks with the longest names stays below it).
+const MAX_HEADER_BYTES: usize = 8 << 20;
+
+/// Reads a network file in memory and time bounded by what its header declares: the header
+/// first (growing from 4 KiB), then exactly the bytes it announces and one more, so that
+/// `/dev/zero` or a huge sparse file is refused after a few KiB. A regular file whose length
+/// differs from the declared one is refused from its metadata, without reading it (with the
+/// decoders' own length errors); whatever else is wrong with the bytes is left to the decoders.
+fn read_declared(path: &Path) -> Result<Vec<u8>, NetErrorKind> {
+    let read_err = |e: std::io::Error| NetErrorKind::Read(e.to_string());
+    let mut file = File::open(path).map_err(read_err)?;
+    let metadata = file.metadata().map_err(read_err)?;
+    let regular_len = metadata.is_file().then(|| metadata.len());
+    let mut bytes = Vec::new();
+    let mut want = 4096usize;
+    let declared = loop {
+        let missing = want - bytes.len();
+        let got = (&mut file)
+            .take(missing as u64)
+            .read_to_end(&mut bytes)
+            .map_err(read_err)?;
+        let at_end = got < missing;
+        match declared_length(&bytes) {
+            Ok(len) => break Some(len),
+            Err(DecodeError::TruncatedHeader { .. }) if !at_end && want < MAX_HEADER_BYTES => {
+                want = (want * 2).min(MAX_HEADER_BYTES);
+            }
+            Err(_) => break None,
+        }
+    };
+    let Some((declared, sizes)) = declared else {
+        return Ok(bytes);
+    };
+    match regular_len {
+        Some(len) if len < declared => {
+            return Err(NetErrorKind::Decode(DecodeError::Truncated {
+                len: len as usize,
+                expected: declared,
+                sizes,
+            }));
+        }
+        Some(len) if len > declared => {
+            return Err(NetErrorKind::Decode(DecodeError::TrailingBytes {
+                len: len as usize,
+                expected: declared,
+                sizes,
+            }));
+        }
+        _ => {}
+    }
+    let rest = (declared + 1).saturating_sub(bytes.len() as u64);
+    (&mut file)
+        .take(rest)
+        .read_to_end(&mut bytes)
+        .map_err(read_err)?;
+    Ok(bytes)
 }

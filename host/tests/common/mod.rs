@@ -11,6 +11,18 @@ pub fn host() -> Command {
     Command::new(env!("CARGO_BIN_EXE_host"))
 }
 
+/// The `host` binary under a 1 GiB address-space limit (`ulimit -v`): a test of hostile input
+/// fails cleanly instead of eating the machine if reading ever becomes unbounded again.
+pub fn host_in_1gib() -> Command {
+    let mut c = Command::new("sh");
+    c.args([
+        "-c",
+        "ulimit -v 1048576 && exec \"$0\" \"$@\"",
+        env!("CARGO_BIN_EXE_host"),
+    ]);
+    c
+}
+
 /// `../shared` beside the repository (CI clones the repo next to it).
 pub fn shared() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared")

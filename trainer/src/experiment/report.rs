@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use super::evaluate::{EvaluationResult, PuzzleScore, RatedPlayer};
 use super::manifest::Settings;
-use crate::plot::{self, Series, SeriesKind};
 use crate::atomic_file::write_atomic;
+use crate::plot::{self, Series, SeriesKind};
 
 /// One training run's summary.
 #[derive(Clone, Debug, Serialize)]

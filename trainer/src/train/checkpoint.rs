@@ -45,7 +45,6 @@ struct Header<S> {
     tensors: Vec<TensorEntry>,
 }
 
-
 /// Serializes `state` (any JSON-serializable training state), the model and Adam into the
 /// checkpoint format.
 pub fn encode<S: Serialize>(state: &S, model: &Model, adam: &Adam) -> Result<Vec<u8>, String> {

@@ -37,13 +37,13 @@ use serde::{Deserialize, Serialize};
 use tch::{Device, Kind, Tensor};
 
 use super::checkpoint;
-use crate::atomic_file::{write_atomic, write_atomic_with};
 use super::export::{
     CALIBRATION_POSITIONS, blocks_of, calibration_activations, export, model_of_network,
 };
 use super::objective::{Batch, Method, PqrBatch, ScoreBatch, evaluate, train_step};
 use super::optim::{Adam, AdamConfig};
 use super::pqr::{TripletConfig, TripletLoader};
+use crate::atomic_file::{write_atomic, write_atomic_with};
 use crate::data::{ErrorPolicy, Format};
 use crate::filter::FilterConfig;
 use crate::loader::{BatchLoader, Input, LoaderConfig};
