@@ -23,6 +23,14 @@ if ! .venv/bin/python -c "import chess, sys; sys.exit(chess.__version__ != '$PYT
     .venv/bin/pip install -q "chess==$PYTHON_CHESS_VERSION"
 fi
 
+# Debian's Stockfish labels data and plays in the tests that need a strong UCI engine
+# (trainer/tests/gensfen.rs): installed once, only when missing.
+if [ ! -x /usr/games/stockfish ]; then
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq stockfish
+fi
+
 # libtorch for the trainer (tch 0.24 = libtorch 2.11.0): the PyPI wheel torch==2.11.0 in the
 # same .venv, installed only when missing or of another version, and linked as .venv/libtorch
 # (scripts/setup-torch.sh). Cargo needs no further environment: .cargo/config.toml points

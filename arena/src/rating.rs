@@ -3,10 +3,11 @@
 //! # Model
 //!
 //! Each player `i` has a rating `r_i`. The expected score of `i` against `j` is the logistic
-//! curve `E_ij = 1 / (1 + exp(-β (r_i - r_j)))`. By default `β = ln(10)/400`, i.e. the Elo
-//! formula `E = 1 / (1 + 10^((r_j - r_i)/400))`; [`FitOptions::z76`] instead sets `β` so that a
-//! difference of `z` points gives 76% (Ordo's `-z`, whose default there is 202; the Elo curve
-//! gives 76% at 200.24, so the two scales differ by 0.9%). There is no white advantage (Ordo
+//! curve `E_ij = 1 / (1 + exp(-β (r_i - r_j)))`. By default ([`FitOptions::default`], as in the
+//! CLI, the tournament table and `trainer run`) `β` is set so that a difference of
+//! [`ORDO_Z76`] = 202 points gives 76% (Ordo's `-z` and its default); [`FitOptions::elo_curve`]
+//! gives `β = ln(10)/400`, the Elo formula `E = 1 / (1 + 10^((r_j - r_i)/400))`, which gives 76%
+//! at 200.24, so the two scales differ by 0.9%. There is no white advantage (Ordo
 //! without `-w`/`-W`) and a draw counts as half a win and half a loss. The ratings maximise the
 //! log-likelihood over all games `g` (white `w`, black `b`, white's score `s_g`)
 //!
@@ -62,8 +63,9 @@ use rand_chacha::ChaCha8Rng;
 use crate::pgn::PgnGame;
 
 /// Ordo's default scale: a difference of 202 rating points gives a 76% expected score (Ordo's
-/// `-z`). The CLI, the tournament table and `trainer run` rate with it, so that their numbers
-/// are Ordo's on the same games; `FitOptions { z76: None, .. }` gives the plain Elo curve.
+/// `-z`). [`FitOptions::default`] rates with it, so that the numbers of the CLI, the tournament
+/// table and `trainer run` are Ordo's on the same games; [`FitOptions::elo_curve`] gives the
+/// plain Elo curve.
 pub const ORDO_Z76: f64 = 202.0;
 
 /// The 97.5% quantile of the standard normal distribution: 95% intervals are `±Z95·SE`.
@@ -103,8 +105,8 @@ pub struct Bootstrap {
     pub seed: u64,
 }
 
-/// Options of [`fit`].
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// Options of [`fit`]. The default is Ordo's scale ([`ORDO_Z76`]) with errors from the Hessian.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FitOptions {
     /// Rating difference that gives a 76% expected score (Ordo's `-z`, 202 there); `None`: the
     /// Elo curve, `β = ln(10)/400`.
@@ -113,7 +115,24 @@ pub struct FitOptions {
     pub bootstrap: Option<Bootstrap>,
 }
 
+impl Default for FitOptions {
+    fn default() -> Self {
+        FitOptions {
+            z76: Some(ORDO_Z76),
+            bootstrap: None,
+        }
+    }
+}
+
 impl FitOptions {
+    /// The plain Elo curve, `β = ln(10)/400`, errors from the Hessian.
+    pub fn elo_curve() -> Self {
+        FitOptions {
+            z76: None,
+            bootstrap: None,
+        }
+    }
+
     /// The slope `β` of the logistic curve, per rating point.
     pub fn beta(&self) -> f64 {
         match self.z76 {

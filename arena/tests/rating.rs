@@ -77,7 +77,7 @@ fn two_players_match_the_closed_form() {
                 name: "Y".into(),
                 rating: 0.0,
             },
-            FitOptions::default(),
+            FitOptions::elo_curve(),
         )
         .unwrap();
         let want = -400.0 * (1.0 / s - 1.0).log10();
@@ -89,7 +89,7 @@ fn two_players_match_the_closed_form() {
         assert_eq!(rating(&r, "Y"), 0.0);
         assert_eq!(err(&r, "Y"), 0.0);
         // Pool average: ±half the difference.
-        let r = rating::fit(&games, Anchor::PoolAverage(2300.0), FitOptions::default()).unwrap();
+        let r = rating::fit(&games, Anchor::PoolAverage(2300.0), FitOptions::elo_curve()).unwrap();
         assert!((rating(&r, "X") - 2300.0 - want / 2.0).abs() < 1e-6);
     }
 }
@@ -117,14 +117,14 @@ fn round_robins_match_the_python_reference() {
         ),
     ];
     for (games, want) in cases {
-        let pool = rating::fit(&games, Anchor::PoolAverage(0.0), FitOptions::default()).unwrap();
+        let pool = rating::fit(&games, Anchor::PoolAverage(0.0), FitOptions::elo_curve()).unwrap();
         let anchored = rating::fit(
             &games,
             Anchor::Player {
                 name: "A".into(),
                 rating: 0.0,
             },
-            FitOptions::default(),
+            FitOptions::elo_curve(),
         )
         .unwrap();
         for (name, r_pool, e_pool, r_anchor, e_anchor) in want {
@@ -148,7 +148,7 @@ fn round_robins_match_the_python_reference() {
 #[test]
 fn expected_points_equal_actual_points() {
     for games in [three(), four()] {
-        let r = rating::fit(&games, Anchor::PoolAverage(0.0), FitOptions::default()).unwrap();
+        let r = rating::fit(&games, Anchor::PoolAverage(0.0), FitOptions::elo_curve()).unwrap();
         for p in &r.players {
             let expected: f64 = games
                 .iter()
@@ -210,7 +210,7 @@ fn perfect_winner_gets_a_floor_like_ordo() {
     let mut games = three();
     games.extend(matchup("P", "A", 6, 0, 0));
     games.extend(matchup("P", "C", 4, 0, 0));
-    let r = rating::fit(&games, Anchor::PoolAverage(0.0), FitOptions::default()).unwrap();
+    let r = rating::fit(&games, Anchor::PoolAverage(0.0), FitOptions::elo_curve()).unwrap();
     let p = r.player("P").unwrap();
     assert_eq!(p.bound, Bound::AtLeast);
     // From the Python reference: the rating that scores 9.5/10 against A and C.
@@ -226,7 +226,7 @@ fn perfect_winner_gets_a_floor_like_ordo() {
     // A perfect loser gets a ceiling.
     let mut games = three();
     games.extend(matchup("Q", "B", 0, 0, 3));
-    let r = rating::fit(&games, Anchor::PoolAverage(0.0), FitOptions::default()).unwrap();
+    let r = rating::fit(&games, Anchor::PoolAverage(0.0), FitOptions::elo_curve()).unwrap();
     let q = r.player("Q").unwrap();
     assert_eq!(q.bound, Bound::AtMost);
     assert!(q.rating.unwrap() < rating(&r, "C"));
@@ -237,7 +237,7 @@ fn perfect_winner_gets_a_floor_like_ordo() {
             name: "Q".into(),
             rating: 0.0,
         },
-        FitOptions::default(),
+        FitOptions::elo_curve(),
     )
     .unwrap_err();
     assert!(e.contains("Q"), "{e}");
@@ -245,20 +245,20 @@ fn perfect_winner_gets_a_floor_like_ordo() {
 
 #[test]
 fn bad_inputs_are_errors() {
-    assert!(rating::fit(&[], Anchor::PoolAverage(0.0), FitOptions::default()).is_err());
+    assert!(rating::fit(&[], Anchor::PoolAverage(0.0), FitOptions::elo_curve()).is_err());
     let e = rating::fit(
         &three(),
         Anchor::Player {
             name: "Nobody".into(),
             rating: 0.0,
         },
-        FitOptions::default(),
+        FitOptions::elo_curve(),
     )
     .unwrap_err();
     assert!(e.contains("Nobody"));
     // Two pools that never met.
     let games = [matchup("A", "B", 3, 3, 3), matchup("C", "D", 3, 3, 3)].concat();
-    let e = rating::fit(&games, Anchor::PoolAverage(0.0), FitOptions::default()).unwrap_err();
+    let e = rating::fit(&games, Anchor::PoolAverage(0.0), FitOptions::elo_curve()).unwrap_err();
     assert!(e.contains("not determined"), "{e}");
     // One pool dominates the other without perfect players: no finite maximum.
     let games = [
@@ -268,7 +268,7 @@ fn bad_inputs_are_errors() {
         matchup("B", "D", 2, 0, 0),
     ]
     .concat();
-    let e = rating::fit(&games, Anchor::PoolAverage(0.0), FitOptions::default()).unwrap_err();
+    let e = rating::fit(&games, Anchor::PoolAverage(0.0), FitOptions::elo_curve()).unwrap_err();
     assert!(e.contains("scored nothing"), "{e}");
 }
 
@@ -361,11 +361,21 @@ fn ratings_from_pgn_and_renderers() {
     let (results, skipped) = rating::results_from_pgn(&games);
     assert_eq!(skipped, 1);
     assert_eq!(results, three());
-    let r = rating::fit(&results, Anchor::PoolAverage(0.0), FitOptions::default()).unwrap();
+    let r = rating::fit(&results, Anchor::PoolAverage(0.0), FitOptions::elo_curve()).unwrap();
     let text = rating::render_text(&r);
     assert!(text.lines().nth(1).unwrap().contains("A"), "{text}");
     assert!(text.contains("64.7"), "{text}");
     let md = rating::render_markdown(&r);
     assert!(md.starts_with("| # | Player |"), "{md}");
     assert!(md.contains("| 1 | A | 64.7 | 36.9 |"), "{md}");
+}
+
+/// The library's default is the scale the CLI, tournaments and `trainer run` rate with.
+#[test]
+fn the_default_scale_is_ordos() {
+    assert_eq!(FitOptions::default().z76, Some(rating::ORDO_Z76));
+    assert_eq!(FitOptions::elo_curve().z76, None);
+    let b = FitOptions::default().beta();
+    let expected = 1.0 / (1.0 + (-b * rating::ORDO_Z76).exp());
+    assert!((expected - 0.76).abs() < 1e-12, "{expected}");
 }

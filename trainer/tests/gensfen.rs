@@ -315,12 +315,17 @@ fn bad_arguments_are_one_line_errors() {
     assert_eq!(std::fs::read(&existing).unwrap(), b"precious");
 }
 
-/// Debian's Stockfish as the external labeler, when it is installed.
+/// Debian's Stockfish as the external labeler. `scripts/test.sh` installs it, so under CI a
+/// missing engine is a failure, not a silent skip.
 #[test]
 fn an_external_uci_engine_plays_and_labels_reproducibly() {
     let sf = Path::new("/usr/games/stockfish");
     if !sf.exists() {
-        eprintln!("skipped: /usr/games/stockfish is not installed");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "/usr/games/stockfish is missing: scripts/test.sh installs it"
+        );
+        eprintln!("skipped: /usr/games/stockfish is not installed (scripts/test.sh installs it)");
         return;
     }
     let dir = tmp();

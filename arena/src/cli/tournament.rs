@@ -188,10 +188,7 @@ fn print_ratings(outcome: &TournamentOutcome) {
             })
         })
         .collect();
-    let options = FitOptions {
-        z76: Some(rating::ORDO_Z76),
-        bootstrap: None,
-    };
+    let options = FitOptions::default();
     match rating::fit(&results, Anchor::PoolAverage(0.0), options) {
         Ok(ratings) => print!("\n{}", rating::render_text(&ratings)),
         Err(e) => eprintln!("arena tournament: no ratings: {e}"),

@@ -286,10 +286,7 @@ fn tournament_stage(
     let (fitted, fit_note) = match rating::fit(
         &games,
         anchor,
-        FitOptions {
-            z76: Some(rating::ORDO_Z76),
-            bootstrap: None,
-        },
+        FitOptions::default(),
     ) {
         Ok(f) => (Some(f), String::new()),
         Err(e) => (None, format!("\nNo ratings: {e}.\n")),
