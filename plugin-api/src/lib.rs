@@ -12,6 +12,7 @@
 //! - [`loader`]: finding plugin files, loading them, composing feature sets (`all+ph+pv`).
 //! - [`conformance`]: the kit every plugin runs in its tests ([`conformance_test!`]).
 //! - [`convert`]: shakmaty positions and moves to ABI types.
+//! - [`testing`]: helpers for plugin unit tests (the start board, sorted active indices).
 
 #![warn(missing_docs)]
 
@@ -22,6 +23,7 @@ pub mod decompose;
 pub mod loader;
 #[allow(non_camel_case_types)]
 pub mod module;
+pub mod testing;
 pub mod types;
 
 #[doc(hidden)]

@@ -324,7 +324,7 @@ fn read_declared(path: &Path) -> Result<Vec<u8>, NetErrorKind> {
     let read_err = |e: std::io::Error| NetErrorKind::Read(e.to_string());
     let mut file = File::open(path).map_err(read_err)?;
     let metadata = file.metadata().map_err(read_err)?;
-    let regular_len = metadata.is_file().then(|| metadata.len());
+    let regular_len = metadata.is_file().then_some(metadata.len());
     let mut bytes = Vec::new();
     let mut want = 4096usize;
     let declared = loop {

@@ -126,6 +126,7 @@ plugin_api::export_plugin!(H, V, D1, D2);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use plugin_api::testing::{active_sorted, start_board};
     use plugin_api::{PieceOnSquare, Role, square};
 
     plugin_api::conformance_test!(H, V, D1, D2);
@@ -139,45 +140,6 @@ mod tests {
                 role,
             },
         )
-    }
-
-    /// The start position as a board (pieces only).
-    fn start_board() -> Board {
-        let mut b = Board {
-            by_color: [0; 2],
-            by_role: [0; 6],
-            castling: 0,
-            turn: Color::White,
-            ep_square: plugin_api::NO_SQUARE,
-        };
-        let back = [
-            Role::Rook,
-            Role::Knight,
-            Role::Bishop,
-            Role::Queen,
-            Role::King,
-            Role::Bishop,
-            Role::Knight,
-            Role::Rook,
-        ];
-        for (f, role) in back.into_iter().enumerate() {
-            let f = f as u8;
-            b.put(square(f, 0), Color::White, role);
-            b.put(square(f, 1), Color::White, Role::Pawn);
-            b.put(square(f, 6), Color::Black, Role::Pawn);
-            b.put(square(f, 7), Color::Black, role);
-        }
-        b
-    }
-
-    fn active_sorted<B: FeatureBlock>(board: &Board, p: Color) -> Vec<u32> {
-        let mut buf = vec![0; B::MAX_ACTIVE as usize];
-        let mut list = IndexList::new(&mut buf);
-        B::active(board, p, &mut list);
-        assert!(!list.overflowed());
-        let mut v = list.as_slice().to_vec();
-        v.sort_unstable();
-        v
     }
 
     #[test]

@@ -1,5 +1,6 @@
 use super::*;
 use plugin_api::conformance::START_FENS;
+use plugin_api::testing::active_sorted;
 use plugin_api::{Role, board_from_position, move_from_shakmaty};
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
@@ -32,16 +33,6 @@ fn bb(names: &[&str]) -> u64 {
 
 fn sq(name: &str) -> u8 {
     bb(&[name]).trailing_zeros() as u8
-}
-
-fn active<B: FeatureBlock>(board: &Board, p: Color) -> Vec<u32> {
-    let mut buf = vec![0; B::MAX_ACTIVE as usize];
-    let mut list = IndexList::new(&mut buf);
-    B::active(board, p, &mut list);
-    assert!(!list.overflowed());
-    let mut v = list.as_slice().to_vec();
-    v.sort_unstable();
-    v
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -349,18 +340,18 @@ fn start_position() {
     expected.extend((40..48).map(|s| s * 12 + 1)); // enemy pawns on rank 6
     expected.extend([40, 42, 45, 47].map(|s| s * 12 + 3)); // enemy knights
     expected.sort_unstable();
-    assert_eq!(active::<Mb>(&b, Color::White), expected);
+    assert_eq!(active_sorted::<Mb>(&b, Color::White), expected);
     assert!(expected.contains(&194) && expected.contains(&218));
     // Symmetric position: Black sees the same.
-    assert_eq!(active::<Mb>(&b, Color::Black), expected);
+    assert_eq!(active_sorted::<Mb>(&b, Color::Black), expected);
 
     // MC: pawns 8 -> 16, knights 4 -> 2*9 + 8 = 26, bishops 0 -> 50, rooks 84, queens 136,
     // kings 188; the opponent's are one higher.
     let mc = [16, 26, 50, 84, 136, 188];
     let mut expected: Vec<u32> = mc.iter().flat_map(|&i| [i, i + 1]).collect();
     expected.sort_unstable();
-    assert_eq!(active::<Mc>(&b, Color::White), expected);
-    assert_eq!(active::<Mc>(&b, Color::Black), expected);
+    assert_eq!(active_sorted::<Mc>(&b, Color::White), expected);
+    assert_eq!(active_sorted::<Mc>(&b, Color::Black), expected);
 }
 
 #[test]
@@ -428,7 +419,7 @@ fn counts_are_capped() {
     let b = board("7k/8/8/3Q4/8/8/8/K5Q1 w - - 0 1");
     let u = unions(&Placement::of(&b));
     assert!(u[type_of(Color::White, Role::Queen)].count_ones() > 25);
-    let mc = active::<Mc>(&b, Color::White);
+    let mc = active_sorted::<Mc>(&b, Color::White);
     assert!(mc.contains(&(2 * 68 + 2 * 25)));
 }
 

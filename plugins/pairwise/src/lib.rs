@@ -446,6 +446,7 @@ plugin_api::export_plugin!(Ph, Pv, Pd1, Pd2);
 mod tests {
     use super::*;
     use plugin_api::conformance::{Settings, check_blocks};
+    use plugin_api::testing::{active_sorted, start_board};
     use plugin_api::{BlockDescriptor, MoveKind, NO_ROLE, NO_SQUARE, square};
 
     plugin_api::conformance_test!(Ph, Pv, Pd1, Pd2);
@@ -469,28 +470,6 @@ mod tests {
             turn: Color::White,
             ep_square: NO_SQUARE,
         }
-    }
-
-    fn start_board() -> Board {
-        let mut b = empty_board();
-        for (f, role) in BACK.into_iter().enumerate() {
-            let f = f as u8;
-            b.put(square(f, 0), Color::White, role);
-            b.put(square(f, 1), Color::White, Role::Pawn);
-            b.put(square(f, 6), Color::Black, Role::Pawn);
-            b.put(square(f, 7), Color::Black, role);
-        }
-        b
-    }
-
-    fn active_sorted<B: FeatureBlock>(board: &Board, p: Color) -> Vec<u32> {
-        let mut buf = vec![0; B::MAX_ACTIVE as usize];
-        let mut list = IndexList::new(&mut buf);
-        B::active(board, p, &mut list);
-        assert!(!list.overflowed());
-        let mut v = list.as_slice().to_vec();
-        v.sort_unstable();
-        v
     }
 
     /// (removed, added) of one perspective, sorted.

@@ -283,11 +283,7 @@ fn tournament_stage(
     };
     // A degenerate tournament (say, the reference lost every game) has no finite ratings; the
     // report says why instead of failing the whole run.
-    let (fitted, fit_note) = match rating::fit(
-        &games,
-        anchor,
-        FitOptions::default(),
-    ) {
+    let (fitted, fit_note) = match rating::fit(&games, anchor, FitOptions::default()) {
         Ok(f) => (Some(f), String::new()),
         Err(e) => (None, format!("\nNo ratings: {e}.\n")),
     };
