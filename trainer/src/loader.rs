@@ -244,6 +244,11 @@ pub(crate) fn units_of(inputs: &[Input], unit_bytes: u64) -> Result<(Vec<Unit>, 
 /// The rayon pool of a loader's decoding and encoding, threads named `name-i` (0 threads:
 /// one per core).
 pub(crate) fn worker_pool(name: &str, threads: usize) -> Result<rayon::ThreadPool, String> {
+    if threads > MAX_THREADS {
+        return Err(format!(
+            "{threads} {name} threads is more than the {MAX_THREADS} this program starts"
+        ));
+    }
     let name = name.to_string();
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
@@ -251,6 +256,9 @@ pub(crate) fn worker_pool(name: &str, threads: usize) -> Result<rayon::ThreadPoo
         .build()
         .map_err(|e| e.to_string())
 }
+
+/// The most worker threads a loader (or any `--threads` option) starts.
+pub const MAX_THREADS: usize = 1024;
 
 /// Why a producer stopped: its consumer went away, or it sent an error.
 pub(crate) struct Stop;

@@ -179,3 +179,46 @@ fn load_reports_throughput() {
     assert!(out.contains("read 5000 positions"), "{out}");
     assert!(out.contains("positions/s per thread"), "{out}");
 }
+
+/// Hostile inputs end with clean lines in bounded time and memory: a "text" file without line
+/// breaks (`/dev/zero`) under either error policy, and an absurd thread count.
+#[test]
+fn endless_lines_and_absurd_thread_counts_end_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.txt");
+    for policy in ["skip", "fail"] {
+        let (ok, _, err) = trainer(&[
+            "convert",
+            "--in",
+            "/dev/zero",
+            "--in-format",
+            "text",
+            "--out",
+            out.to_str().unwrap(),
+            "--on-error",
+            policy,
+        ]);
+        assert_eq!(ok, policy == "skip", "{policy}: {err}");
+        assert!(
+            err.contains("/dev/zero:1: syntax error: line longer than 1048576 bytes"),
+            "{policy}: {err}"
+        );
+        assert!(err.lines().all(|l| l.len() < 200), "{policy}: {err}");
+    }
+    let (ok, _, err) = trainer(&[
+        "load",
+        "--in",
+        "/dev/null",
+        "--spec",
+        "all",
+        "--threads",
+        "100000",
+    ]);
+    assert!(!ok);
+    // clap's usage error: the first line says it all; the rest is its pointer to --help.
+    let first = err.lines().next().unwrap_or("");
+    assert!(
+        first.contains("100000 threads is more than the 1024"),
+        "{err}"
+    );
+}

@@ -10,7 +10,7 @@ pub struct DeviceArg {
     #[arg(long, default_value = "cpu", value_name = "DEVICE")]
     pub device: String,
     /// libtorch's CPU threads (0: libtorch's default, one per core).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = super::thread_count)]
     pub threads: usize,
 }
 

@@ -39,7 +39,7 @@ pub struct GensfenArgs {
     #[arg(long, value_name = "FILE")]
     pub net: Option<PathBuf>,
     /// Worker threads (one game each; the output does not depend on it).
-    #[arg(long, value_name = "T", default_value_t = 1)]
+    #[arg(long, value_name = "T", default_value_t = 1, value_parser = super::thread_count)]
     pub threads: usize,
     /// Seed of all random choices: one seed, one file.
     #[arg(long, value_name = "S", default_value_t = 0)]

@@ -22,7 +22,7 @@ pub struct LoadArgs {
     #[arg(long, default_value_t = 16384)]
     pub batch_size: usize,
     /// Loader threads (0: one per core).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = super::thread_count)]
     pub threads: usize,
     /// Shuffle buffer in positions (0: keep the order of the data).
     #[arg(long, default_value_t = 262_144)]

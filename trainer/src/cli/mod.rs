@@ -18,6 +18,21 @@ use trainer::data::{DataError, ErrorPolicy, Format};
 use trainer::filter::FilterConfig;
 use trainer::loader::Input;
 
+/// A `--threads` value: a whole number up to [`trainer::loader::MAX_THREADS`], so that a typo
+/// cannot spawn a hundred thousand threads.
+pub fn thread_count(text: &str) -> Result<usize, String> {
+    let n: usize = text
+        .parse()
+        .map_err(|_| format!("'{text}' is not a whole number"))?;
+    if n > trainer::loader::MAX_THREADS {
+        return Err(format!(
+            "{n} threads is more than the {} this program starts",
+            trainer::loader::MAX_THREADS
+        ));
+    }
+    Ok(n)
+}
+
 /// Input files and how to read them.
 #[derive(Args, Debug, Clone)]
 pub struct InputArgs {
@@ -28,7 +43,8 @@ pub struct InputArgs {
     /// Format of the inputs, overriding their extensions.
     #[arg(long, value_name = "FORMAT")]
     pub in_format: Option<Format>,
-    /// What to do with a bad record: skip it (counted and reported) or stop.
+    /// What to do with a bad record: `skip` it (counted and reported) or `fail` (stop at the
+    /// first one).
     #[arg(long, value_name = "POLICY", default_value = "skip")]
     pub on_error: ErrorPolicy,
 }

@@ -24,7 +24,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub check: bool,
     /// Loader threads (0: one per core).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = super::thread_count)]
     pub loader_threads: usize,
     /// No progress bars.
     #[arg(long)]

@@ -32,7 +32,7 @@ pub struct StatsArgs {
     #[arg(long, value_name = "FILE")]
     pub activations: Option<PathBuf>,
     /// Threads (0: one per core).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = super::thread_count)]
     pub threads: usize,
     #[command(flatten)]
     pub filter: FilterArgs,
@@ -47,7 +47,7 @@ pub struct WdlArgs {
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
     /// Threads (0: one per core).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = super::thread_count)]
     pub threads: usize,
     #[command(flatten)]
     pub filter: FilterArgs,

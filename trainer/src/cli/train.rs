@@ -104,7 +104,7 @@ pub struct TrainArgs {
     #[arg(long)]
     pub resume: bool,
     /// Loader threads (0: one per core).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = super::thread_count)]
     pub loader_threads: usize,
     /// No progress bar.
     #[arg(long)]

@@ -15,7 +15,9 @@
 //! 1 MiB, so a reader holds about 1 MiB.
 //!
 //! The crate panics on corrupt chunks; the reader catches that (see `guard`) and reports the
-//! chunk's byte offset, skipping the rest of the chunk.
+//! chunk's byte offset and entry (never the panic's own text); with the `skip` policy the rest
+//! of that chunk is skipped. A record without a move is corrupt (every entry carries the move
+//! played from it) and is reported at its chunk.
 
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::sync::{Arc, Mutex};
@@ -102,8 +104,12 @@ pub fn sample_from_entry(entry: &TrainingDataEntry, validate: bool) -> Result<Sa
     }
     let mv = entry.mv;
     let (from, to) = (mv.from().index(), mv.to().index());
+    // Every binpack entry carries the move played from it (the chain needs it, and this
+    // project's writer refuses samples without one): an empty move is a corrupt record.
     let best_move = if from >= 64 || to >= 64 || from == to {
-        None
+        return Err(format!(
+            "record without a move (from square {from}, to square {to})"
+        ));
     } else {
         let (kind, promotion) = match mv.mtype() {
             MoveType::Normal => (MoveKind::Normal, None),
@@ -363,10 +369,7 @@ impl<R: Read + Seek> BinpackReader<R> {
             return Err(self.err(
                 at,
                 ErrorKind::BadMagic,
-                format!(
-                    "expected 'BINP', found {:02x?}; skipping to the next chunk",
-                    &header[..4]
-                ),
+                format!("expected 'BINP', found {:02x?}", &header[..4]),
             ));
         }
         let size = u32::from_le_bytes(header[4..].try_into().expect("4 bytes"));
@@ -419,7 +422,7 @@ impl<R: Read + Seek + Send> Iterator for BinpackReader<R> {
                                     self.chunk_at,
                                     ErrorKind::BadRecord,
                                     format!(
-                                        "entry {} of the chunk: {m}; rest of the chunk skipped",
+                                        "entry {} of the chunk: {m}; the rest of the chunk is unreadable",
                                         self.entry_index
                                     ),
                                 )));
@@ -427,13 +430,15 @@ impl<R: Read + Seek + Send> Iterator for BinpackReader<R> {
                         }
                     }
                     Ok(None) => self.chunk_reader = None,
-                    Err(panic) => {
+                    Err(_panic) => {
+                        // The crate's panic text ("index out of bounds ...") says nothing to a
+                        // user: the chunk and the entry do.
                         self.chunk_reader = None;
                         return Some(Err(self.err(
                             self.chunk_at,
                             ErrorKind::BadRecord,
                             format!(
-                                "chunk does not decode after entry {} ({panic}); rest of the chunk skipped",
+                                "chunk does not decode after entry {} (corrupt or truncated chain); the rest of the chunk is unreadable",
                                 self.entry_index
                             ),
                         )));
@@ -723,6 +728,26 @@ mod tests {
         let mut s = Sample::from_position(&chess_from_setup(setup).unwrap(), 0, None, None);
         s.best_move = game()[0].best_move;
         assert!(w.write(&s).is_err());
+    }
+
+    #[test]
+    fn an_entry_without_a_move_is_refused_at_the_input() {
+        let bytes = write(&game());
+        let mut reader = BinpackReader::new(
+            "in.binpack".into(),
+            std::io::Cursor::new(bytes.clone()),
+            0,
+            bytes.len() as u64,
+            ReadOptions::default(),
+        )
+        .unwrap();
+        reader.load_chunk().unwrap();
+        let cr = reader.chunk_reader.as_mut().unwrap();
+        let mut entry = cr.next(&reader.chunk);
+        let e2 = Square::new(12);
+        entry.mv = SfMove::new(e2, e2, MoveType::Normal, Piece::none());
+        let err = sample_from_entry(&entry, false).unwrap_err();
+        assert!(err.contains("without a move"), "{err}");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! one line (`FEN,score,move(,played move,score,move)*`). See the [module docs](super) for the
 //! syntax.
 
+use host::excerpt::{EXCERPT_CHARS, excerpt};
 use std::collections::VecDeque;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 
@@ -11,8 +12,13 @@ use shakmaty::{Chess, Position};
 use super::sample::{Sample, chess_from_setup, move_to_shakmaty, write_uci};
 use super::{DataError, ErrorKind, Location, SampleReader, SampleWriter};
 
-/// Lines longer than this are reported and skipped without being held in memory.
+/// Lines longer than this are reported as soon as the limit is passed and skipped without being
+/// held in memory.
 pub const MAX_LINE: usize = 1 << 20;
+
+/// How far past [`MAX_LINE`] the reader looks for the end of an over-long line before it gives
+/// the file up as not text (`/dev/zero` must end, not be skipped forever).
+pub const MAX_SKIP: u64 = 16 * MAX_LINE as u64;
 
 /// Streams the samples of the lines that start in a byte range of a text file.
 pub struct TextReader<R> {
@@ -24,6 +30,8 @@ pub struct TextReader<R> {
     line: Vec<u8>,
     pending: VecDeque<Result<Sample, DataError>>,
     done: bool,
+    /// The rest of an over-long line (already reported) is still to be skipped.
+    skipping: bool,
 }
 
 impl<R: Read + Seek> TextReader<R> {
@@ -33,10 +41,9 @@ impl<R: Read + Seek> TextReader<R> {
         let mut reader = BufReader::with_capacity(1 << 16, inner);
         let mut me_pos = 0;
         if start > 0 {
+            // The rest of the line that starts before `start` belongs to the range before.
             reader.seek(SeekFrom::Start(start - 1))?;
-            let mut sink = Vec::new();
-            let (n, _) = read_line_limited(&mut reader, &mut sink, 0)?;
-            me_pos = start - 1 + n as u64;
+            me_pos = start - 1;
         }
         Ok(TextReader {
             file,
@@ -47,6 +54,7 @@ impl<R: Read + Seek> TextReader<R> {
             line: Vec::new(),
             pending: VecDeque::new(),
             done: false,
+            skipping: start > 0,
         })
     }
 
@@ -55,8 +63,9 @@ impl<R: Read + Seek> TextReader<R> {
     }
 }
 
-/// Reads up to and including the next `\n`, keeping at most `limit` bytes of the line in `out`;
-/// returns the bytes consumed and whether the line was longer than `limit`.
+/// Reads up to and including the next `\n` into `out` (without it), unless the line has more
+/// than `limit` bytes: then it stops right there, leaving the rest unread. Returns the bytes
+/// consumed and whether the line was too long.
 fn read_line_limited(
     reader: &mut impl BufRead,
     out: &mut Vec<u8>,
@@ -64,32 +73,49 @@ fn read_line_limited(
 ) -> io::Result<(usize, bool)> {
     out.clear();
     let mut consumed = 0;
-    let mut too_long = false;
     loop {
         let buf = reader.fill_buf()?;
         if buf.is_empty() {
-            break;
+            return Ok((consumed, false));
         }
         let (take, found) = match buf.iter().position(|&b| b == b'\n') {
             Some(i) => (i + 1, true),
             None => (buf.len(), false),
         };
         let content = if found { &buf[..take - 1] } else { buf };
-        if !too_long {
-            if out.len() + content.len() > limit {
-                too_long = true;
-                out.clear();
-            } else {
-                out.extend_from_slice(content);
-            }
+        if out.len() + content.len() > limit {
+            let keep = limit + 1 - out.len();
+            reader.consume(keep);
+            out.clear();
+            return Ok((consumed + keep, true));
         }
+        out.extend_from_slice(content);
         reader.consume(take);
         consumed += take;
         if found {
-            break;
+            return Ok((consumed, false));
         }
     }
-    Ok((consumed, too_long))
+}
+
+/// Discards up to and including the next `\n`, reading at most `max` bytes. Returns the bytes
+/// consumed and whether the line ended (a `\n` or the end of the input) within them.
+fn skip_line(reader: &mut impl BufRead, max: u64) -> io::Result<(u64, bool)> {
+    let mut consumed = 0u64;
+    while consumed < max {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok((consumed, true));
+        }
+        let room = (max - consumed).min(buf.len() as u64) as usize;
+        if let Some(i) = buf[..room].iter().position(|&b| b == b'\n') {
+            reader.consume(i + 1);
+            return Ok((consumed + i as u64 + 1, true));
+        }
+        reader.consume(room);
+        consumed += room as u64;
+    }
+    Ok((consumed, false))
 }
 
 /// Parses a UCI move in `pos` (`0000` is no move).
@@ -98,16 +124,18 @@ fn parse_move(text: &str, pos: &Chess) -> Result<Option<shakmaty::Move>, String>
     if text == "0000" {
         return Ok(None);
     }
-    let uci = UciMove::from_ascii(text.as_bytes()).map_err(|_| format!("bad move '{text}'"))?;
+    let quoted = || excerpt(text, EXCERPT_CHARS);
+    let uci =
+        UciMove::from_ascii(text.as_bytes()).map_err(|_| format!("bad move '{}'", quoted()))?;
     uci.to_move(pos)
         .map(Some)
-        .map_err(|_| format!("illegal move '{text}'"))
+        .map_err(|_| format!("illegal move '{}'", quoted()))
 }
 
 fn parse_score(text: &str) -> Result<i16, String> {
     text.trim()
         .parse::<i16>()
-        .map_err(|_| format!("bad score '{}'", text.trim()))
+        .map_err(|_| format!("bad score '{}'", excerpt(text.trim(), EXCERPT_CHARS)))
 }
 
 fn abi_move(m: Option<shakmaty::Move>) -> Option<plugin_api::Move> {
@@ -130,10 +158,11 @@ fn parse_line(
             ),
         ));
     }
+    let fen = excerpt(fields[0].trim(), EXCERPT_CHARS);
     let setup = host::fens::parse_fen(fields[0])
-        .map_err(|e| (ErrorKind::BadFen, format!("'{}': {e}", fields[0].trim())))?;
-    let mut pos = chess_from_setup(setup)
-        .map_err(|e| (ErrorKind::BadFen, format!("'{}': {e}", fields[0].trim())))?;
+        .map_err(|e| (ErrorKind::BadFen, format!("'{fen}': {e}")))?;
+    let mut pos =
+        chess_from_setup(setup).map_err(|e| (ErrorKind::BadFen, format!("'{fen}': {e}")))?;
     let score = parse_score(fields[1]).map_err(|m| (ErrorKind::BadScore, m))?;
     let best = parse_move(fields[2], &pos).map_err(|m| (ErrorKind::IllegalMove, m))?;
     let mut sample = Sample::from_position(&pos, score, abi_move(best), None);
@@ -162,6 +191,29 @@ impl<R: Read + Seek + Send> Iterator for TextReader<R> {
             if let Some(item) = self.pending.pop_front() {
                 return Some(item);
             }
+            if self.skipping {
+                self.skipping = false;
+                let at = Location {
+                    line: None,
+                    byte: self.pos,
+                };
+                match skip_line(&mut self.reader, MAX_SKIP) {
+                    Ok((n, true)) => self.pos += n,
+                    Ok((_, false)) => {
+                        self.done = true;
+                        return Some(Err(self.err(
+                            at,
+                            ErrorKind::Syntax,
+                            format!("no line break within {MAX_SKIP} bytes: not a text file; the rest is not read"),
+                        )));
+                    }
+                    Err(e) => {
+                        self.done = true;
+                        return Some(Err(self.err(at, ErrorKind::Io, e.to_string())));
+                    }
+                }
+                continue;
+            }
             if self.done || self.pos >= self.end {
                 return None;
             }
@@ -187,6 +239,7 @@ impl<R: Read + Seek + Send> Iterator for TextReader<R> {
             self.pos += n as u64;
             self.line_no = self.line_no.map(|l| l + 1);
             if too_long {
+                self.skipping = true;
                 self.line = line;
                 return Some(Err(self.err(
                     at,
