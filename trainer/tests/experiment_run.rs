@@ -265,9 +265,80 @@ fn bad_manifests_name_the_file_the_line_and_the_key() {
             tournament_without_limit,
             vec!["m.toml:5", "exactly one of nodes"],
         ),
+        // What the stages would refuse later is refused here, with the stage's own limits.
+        (format!("{ok}l1 = 16384\n"), vec!["m.toml:8: l1 must", "up to 8192"]),
+        (format!("{ok}l2 = 100000\n"), vec!["m.toml:8: l2 must", "4096"]),
+        (
+            format!("{ok}epochs = 9223372036854775807\n"),
+            vec!["m.toml:8: epochs:", "between 1 and"],
+        ),
+        (
+            format!("{ok}batch_size = 9223372036854775807\n"),
+            vec!["m.toml:8: batch_size:", "between 1 and"],
+        ),
+        (format!("{ok}gamma = 0\n"), vec!["m.toml:8: gamma:", "above 0"]),
+        (format!("{ok}lr = 1e308\n"), vec!["m.toml:8: lr:", "at most 1"]),
+        (
+            format!("{ok}min_ply = 50\nmax_ply = 10\n"),
+            vec!["m.toml:5", "min_ply", "max_ply 10"],
+        ),
+        (
+            ok.replace(
+                "data = \"d\"\n",
+                &format!("data = \"d\"\nevaluation = \"e\"\n[evaluation.e]\nreference = \"nobody\"\ntournament = {{ rounds = 1, nodes = 10, openings = \"{}\" }}\n", shared().join("data/noob_3moves.epd").display()),
+            ),
+            vec!["m.toml:", "reference: 'nobody' is not a player", "players: all"],
+        ),
     ];
     for (manifest, needles) in cases {
         let err = check(&manifest);
+        for needle in needles {
+            assert!(err.contains(needle), "'{needle}' not in: {err}");
+        }
+    }
+}
+
+/// `generate` tables: ply windows (at parse) and the inputs the stage would need (`--check`).
+#[test]
+fn bad_generation_tables_are_refused_by_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let text_file = dir.path().join("notes.txt");
+    std::fs::write(&text_file, "not a network, not a book\n").unwrap();
+    let book = shared().join("data/noob_3moves.epd");
+    let table = |extra: &str| {
+        format!(
+            "[data.g]\ngenerate = {{ games = 2, val_games = 1, nodes = 10, book = \"{}\"{extra} }}\n[[experiment]]\nname = \"x\"\nfeature_sets = [\"all\"]\ndata = \"g\"\n",
+            book.display()
+        )
+    };
+    let cases = [
+        (
+            table(", random_minply = 30, random_maxply = 10"),
+            vec!["data.g.generate.random_minply: 30 is after random_maxply 10"],
+        ),
+        (
+            table(", write_minply = 30, write_maxply = 10"),
+            vec!["data.g.generate.write_minply: 30 is after write_maxply 10"],
+        ),
+        (
+            table(&format!(", net = \"{}\"", text_file.display())),
+            vec!["data.g.generate.net:", "not a network file"],
+        ),
+        (
+            table("").replace(
+                &book.display().to_string(),
+                &text_file.display().to_string(),
+            ),
+            vec!["data.g.generate.book:", "notes.txt:1: invalid EPD line"],
+        ),
+        (
+            table(", labeler = \"cmd=/nonexistent/engine\""),
+            vec!["data.g.generate.labeler: engine /nonexistent/engine does not exist"],
+        ),
+    ];
+    for (manifest, needles) in cases {
+        let err = check(&manifest);
+        assert!(err.contains("m.toml"), "{err}");
         for needle in needles {
             assert!(err.contains(needle), "'{needle}' not in: {err}");
         }

@@ -311,6 +311,22 @@ pub fn read_own(path: &Path) -> Result<Network, NetError> {
         .map_err(|e| err(NetErrorKind::Decode(e)))
 }
 
+/// Checks that `path` is a network file of either format (structure, sizes, length, and the
+/// checksum of the own format) without binding it to plugins: what `trainer run --check` asks
+/// of a `net` key before any stage runs.
+pub fn check_network_file(path: &Path) -> Result<(), NetError> {
+    let err = |kind| NetError {
+        file: path.display().to_string(),
+        kind,
+    };
+    let bytes = read_declared(path).map_err(err)?;
+    match detect(&bytes) {
+        NetFormat::Own => decode_own(&bytes).map(drop),
+        NetFormat::Thesis => thesis_header(&bytes).map(drop),
+    }
+    .map_err(|e| err(NetErrorKind::Decode(e)))
+}
+
 /// The most header bytes [`read_declared`] reads before the header must have said how long the
 /// file is (an own-format header of 64 blocks with the longest names stays below it).
 const MAX_HEADER_BYTES: usize = 8 << 20;

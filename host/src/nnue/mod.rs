@@ -88,7 +88,7 @@ pub use accumulator::{AccumulatorStack, DEFAULT_MAX_PLY, EvalError, StackStats};
 pub use aligned::{ALIGN, AlignedVec, Element};
 pub use arrange::Arranged;
 pub use format::{DecodeError, FORMAT_VERSION, MAGIC, NetFormat, OwnHeader};
-pub use load::{NetError, NetErrorKind, Nnue, read_own, write_network};
+pub use load::{NetError, NetErrorKind, Nnue, check_network_file, read_own, write_network};
 pub use network::{
     ACTIVATION_CLIP, BlockInfo, HIDDEN_SHIFT, L1_MULTIPLE, MAX_FEATURES, MAX_L1, MAX_L2,
     MAX_W1_BYTES, Network, NetworkParts, OUTPUT_SHIFT, Quantization, ShapeError, check_sizes,

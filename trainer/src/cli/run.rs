@@ -6,7 +6,7 @@ use clap::Args;
 use plugin_api::PluginRegistry;
 
 use super::device::{DeviceArg, apply_threads};
-use trainer::experiment::manifest::Manifest;
+use trainer::experiment::manifest::{DataSource, Manifest};
 use trainer::experiment::runner::{RunOptions, default_out, run_manifest};
 
 /// Arguments of `trainer run`.
@@ -47,6 +47,15 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<(), String> {
                 registry
                     .feature_set(fs)
                     .map_err(|err| format!("{place}: feature_sets: {err}"))?;
+            }
+            if let DataSource::Generate(g) = &e.data.source {
+                g.check_inputs().map_err(|err| {
+                    format!(
+                        "{}: data.{}.generate.{err}",
+                        args.manifest.display(),
+                        e.data.name
+                    )
+                })?;
             }
             println!(
                 "{}: {} feature set(s) x {} run(s), {} -> {} -> 1, {} epochs of {} positions, data '{}', evaluation '{}'",

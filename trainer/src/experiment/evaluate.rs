@@ -134,6 +134,14 @@ fn extra_specs(t: &TournamentTable, taken: &[String]) -> Result<Vec<EngineSpec>,
     Ok(specs)
 }
 
+/// The names the tournament `t` rates: the experiment's feature sets, then its extra players
+/// (what a `reference` may name).
+pub fn player_names(t: &TournamentTable, feature_sets: &[String]) -> Result<Vec<String>, String> {
+    let mut names = feature_sets.to_vec();
+    names.extend(extra_specs(t, feature_sets)?.into_iter().map(|s| s.name));
+    Ok(names)
+}
+
 /// Runs (or finds cached) the evaluation `ev` of `players`.
 pub fn evaluate(
     experiment: &str,

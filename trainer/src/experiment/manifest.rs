@@ -5,6 +5,7 @@
 //! evaluation that is not defined, or a missing file is an error of one line naming the file,
 //! the line and the key. Relative paths are relative to the manifest's folder.
 
+use host::nnue::{MAX_L1, MAX_L2};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -53,12 +54,89 @@ pub struct L1Width(pub u64);
 impl<'de> Deserialize<'de> for L1Width {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = i64::deserialize(d)?;
-        if v <= 0 || v % 32 != 0 {
+        if v <= 0 || v % 32 != 0 || v as u64 > MAX_L1 as u64 {
             return Err(de::Error::custom(format!(
-                "l1 must be a positive multiple of 32, not {v}"
+                "l1 must be a positive multiple of 32 up to {MAX_L1}, not {v}"
             )));
         }
         Ok(L1Width(v as u64))
+    }
+}
+
+/// A hidden-layer width: 1 to the network format's largest L2.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(transparent)]
+pub struct L2Width(pub u64);
+
+impl<'de> Deserialize<'de> for L2Width {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = i64::deserialize(d)?;
+        if v <= 0 || v as u64 > MAX_L2 as u64 {
+            return Err(de::Error::custom(format!(
+                "l2 must be between 1 and {MAX_L2}, not {v}"
+            )));
+        }
+        Ok(L2Width(v as u64))
+    }
+}
+
+/// A positive count with an upper bound that keeps a typo from asking for centuries of work
+/// or an allocation beyond any machine (epochs, batch sizes, positions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct Count<const MAX: u64>(pub u64);
+
+impl<'de, const MAX: u64> Deserialize<'de> for Count<MAX> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = i64::deserialize(d)?;
+        if v <= 0 || v as u64 > MAX {
+            return Err(de::Error::custom(format!(
+                "must be between 1 and {MAX}, not {v}"
+            )));
+        }
+        Ok(Count(v as u64))
+    }
+}
+
+/// The most positions in one batch.
+pub const MAX_BATCH_SIZE: u64 = 1 << 22;
+/// The most epochs of a run.
+pub const MAX_EPOCHS: u64 = 1 << 20;
+/// The most positions of an epoch or of the validation set.
+pub const MAX_POSITIONS: u64 = 1 << 40;
+
+/// A learning rate: above 0 and at most 1 (Adam's steps are about `lr` per weight; beyond 1
+/// every weight would leave the quantized range in one step).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct LearningRate(pub f64);
+
+impl<'de> Deserialize<'de> for LearningRate {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = f64::deserialize(d)?;
+        if !(v > 0.0 && v <= 1.0) {
+            return Err(de::Error::custom(format!(
+                "must be above 0 and at most 1, not {v}"
+            )));
+        }
+        Ok(LearningRate(v))
+    }
+}
+
+/// A decay factor per epoch: above 0 (0 would stop learning after the first epoch) and at most 1.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct Decay(pub f64);
+
+impl<'de> Deserialize<'de> for Decay {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = f64::deserialize(d)?;
+        if !(v > 0.0 && v <= 1.0) {
+            return Err(de::Error::custom(format!(
+                "must be between 0 and 1 (above 0), not {v}"
+            )));
+        }
+        Ok(Decay(v))
     }
 }
 
@@ -127,27 +205,27 @@ macro_rules! settings {
             /// First-layer width per perspective (multiple of 32).
             pub l1: Option<L1Width>,
             /// Hidden width.
-            pub l2: Option<Positive>,
+            pub l2: Option<L2Width>,
             /// Training method.
             pub method: Option<MethodName>,
             /// Optimizer (only "adam").
             pub optimizer: Option<OptimizerName>,
             /// Adam's learning rate in the first epoch.
-            pub lr: Option<PositiveReal>,
+            pub lr: Option<LearningRate>,
             /// Learning-rate factor per epoch.
-            pub gamma: Option<UnitReal>,
+            pub gamma: Option<Decay>,
             /// Positions per optimizer step.
-            pub batch_size: Option<Positive>,
+            pub batch_size: Option<Count<MAX_BATCH_SIZE>>,
             /// Epochs per run.
-            pub epochs: Option<Positive>,
+            pub epochs: Option<Count<MAX_EPOCHS>>,
             /// Positions per epoch.
-            pub epoch_positions: Option<Positive>,
+            pub epoch_positions: Option<Count<MAX_POSITIONS>>,
             /// Repeated runs of each feature set (different seeds).
             pub runs: Option<Positive>,
             /// Base seed of the runs (run k uses seed + k - 1).
             pub seed: Option<u64>,
             /// Validation positions, from the dataset's validation files.
-            pub val_positions: Option<Positive>,
+            pub val_positions: Option<Count<MAX_POSITIONS>>,
             /// Skip positions whose side to move is in check.
             pub skip_in_check: Option<bool>,
             /// Skip positions whose best move is a capture (the thesis's rule).
@@ -559,9 +637,11 @@ impl Manifest {
                             path.display()
                         ));
                     }
+                    let key = format!("data.{name}.generate");
                     for p in [&mut g.net, &mut g.book].into_iter().flatten() {
-                        *p = resolved(p, &path.display(), &format!("data.{name}.generate"))?;
+                        *p = resolved(p, &path.display(), &key)?;
                     }
+                    check_generation(&g).map_err(|m| format!("{}: {key}.{m}", path.display()))?;
                     DataSource::Generate(g)
                 }
                 (None, true) => {
@@ -716,16 +796,16 @@ impl Manifest {
             }
             let settings = Settings {
                 l1: pick!(l1, L1Width(512)).0,
-                l2: pick!(l2, Positive(32)).0,
+                l2: pick!(l2, L2Width(32)).0,
                 method: pick!(method, MethodName::Score),
-                lr: pick!(lr, PositiveReal(5e-4)).0,
-                gamma: pick!(gamma, UnitReal(0.99)).0,
-                batch_size: pick!(batch_size, Positive(16384)).0,
-                epochs: pick!(epochs, Positive(256)).0,
-                epoch_positions: pick!(epoch_positions, Positive(100_000_000)).0,
+                lr: pick!(lr, LearningRate(5e-4)).0,
+                gamma: pick!(gamma, Decay(0.99)).0,
+                batch_size: pick!(batch_size, Count(16384)).0,
+                epochs: pick!(epochs, Count(256)).0,
+                epoch_positions: pick!(epoch_positions, Count(100_000_000)).0,
                 runs: pick!(runs, Positive(4)).0,
                 seed: pick!(seed, 1),
-                val_positions: pick!(val_positions, Positive(1_000_000)).0,
+                val_positions: pick!(val_positions, Count(1_000_000)).0,
                 skip_in_check: pick!(skip_in_check, true),
                 skip_capture_bestmove: pick!(skip_capture_bestmove, true),
                 min_ply: e.min_ply.or(d.min_ply),
@@ -738,6 +818,13 @@ impl Manifest {
                 output_scale: pick!(output_scale, PositiveReal(361.0)).0,
                 wdl: e.wdl.or(d.wdl),
             };
+            if let (Some(min), Some(max)) = (settings.min_ply, settings.max_ply)
+                && min > max
+            {
+                return Err(format!(
+                    "{name_place}: min_ply: {min} is after max_ply {max}: no position would be used"
+                ));
+            }
             if let Some([_, b]) = settings.wdl
                 && !(b.is_finite() && b > 0.0)
             {
@@ -773,6 +860,22 @@ impl Manifest {
                 ),
                 None => None,
             };
+            if let Some(ev) = &evaluation
+                && let Some(reference) = &ev.reference
+            {
+                let players = match &ev.tournament {
+                    Some(t) => super::evaluate::player_names(t, &feature_sets)
+                        .map_err(|m| format!("{name_place}: evaluation.{}: {m}", ev.name))?,
+                    None => feature_sets.clone(),
+                };
+                if !players.contains(reference) {
+                    return Err(format!(
+                        "{name_place}: evaluation.{}.reference: '{reference}' is not a player of experiment '{name}' (players: {})",
+                        ev.name,
+                        players.join(", ")
+                    ));
+                }
+            }
             let init_from = match &e.init_from {
                 Some(r) => {
                     let other = experiments
@@ -813,6 +916,63 @@ impl Manifest {
             path: path.to_path_buf(),
             experiments,
         })
+    }
+}
+
+/// Ply windows the generation stage would refuse: checked by [`Manifest::parse`]. The error
+/// starts with the key (`write_minply: ...`).
+fn check_generation(g: &GenerateTable) -> Result<(), String> {
+    let defaults = crate::gensfen::GensfenConfig::default();
+    let random_min = g
+        .random_minply
+        .map_or(i64::from(defaults.random_minply), i64::from);
+    let random_max = g.random_maxply.unwrap_or(defaults.random_maxply);
+    if random_min > i64::from(random_max) {
+        return Err(format!(
+            "random_minply: {random_min} is after random_maxply {random_max}"
+        ));
+    }
+    let write_min = g.write_minply.unwrap_or(defaults.write_minply);
+    let write_max = g.write_maxply.unwrap_or(defaults.write_maxply);
+    if write_min > write_max {
+        return Err(format!(
+            "write_minply: {write_min} is after write_maxply {write_max}: nothing would be written"
+        ));
+    }
+    Ok(())
+}
+
+impl GenerateTable {
+    /// What the generation stage could not use, checked by `trainer run --check` for the
+    /// experiments it would run (it reads files and looks for programs, so a manifest stays
+    /// loadable on a machine that lacks another experiment's engine): a `net` that is not a
+    /// network, a `book` that is not an EPD book, a labeler engine that does not exist. The
+    /// error starts with the key (`book: ...`).
+    pub fn check_inputs(&self) -> Result<(), String> {
+        let g = self;
+        if let Some(net) = &g.net {
+            host::nnue::check_network_file(Path::new(net)).map_err(|e| format!("net: {e}"))?;
+        }
+        if let Some(book) = &g.book {
+            crate::gensfen::read_book(Path::new(book)).map_err(|e| format!("book: {e}"))?;
+        }
+        if let Some(spec) = &g.labeler {
+            let spec = arena::uci::EngineSpec::parse(spec).map_err(|e| format!("labeler: {e}"))?;
+            let found = if spec.command.components().count() > 1 {
+                spec.command.is_file()
+            } else {
+                std::env::var_os("PATH").is_some_and(|paths| {
+                    std::env::split_paths(&paths).any(|dir| dir.join(&spec.command).is_file())
+                })
+            };
+            if !found {
+                return Err(format!(
+                    "labeler: engine {} does not exist",
+                    spec.command.display()
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
