@@ -20,12 +20,12 @@
 
 use std::cmp::Reverse;
 
-use plugin_api::{Board, Color, board_from_position};
+use plugin_api::{Board, Color, FeatureSet, board_from_position};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use shakmaty::{Chess, Position};
 
-use super::accumulator::AccumulatorStack;
 use super::aligned::AlignedVec;
-use super::load::Nnue;
 use super::network::Network;
 use super::simd::Kernels;
 
@@ -34,6 +34,8 @@ pub const HIDDEN_TILE: usize = 32;
 
 /// Positions sampled to learn the neuron order (each gives both perspectives).
 const SAMPLE_POSITIONS: usize = 2048;
+/// Seed of the random games the positions come from.
+const SAMPLE_SEED: u64 = 0x9e37_79b9_7f4a_7c15;
 /// Candidates the greedy grouping considers for each place, among the neurons left, most often
 /// zero first: bounds the work for wide networks; with L1 = 512 it changes little.
 const GROUPING_WINDOW: usize = 128;
@@ -131,29 +133,32 @@ fn permute_runs<T: Copy>(dst: &mut [T], src: &[T], order: &[u32]) {
     }
 }
 
-/// `nnue`'s network with its neurons ordered by [`neuron_order`] over [`sample_boards`]; the
-/// network as it is if a plugin fails on a sample (the failure will show when evaluating).
-pub(crate) fn arrange(nnue: &Nnue) -> Arranged {
-    let net = nnue.network();
-    match zero_bits(nnue) {
+/// `net` with its neurons ordered by [`neuron_order`] over [`sample_boards`], the accumulators
+/// computed with `features` (the feature set it is bound to); the network as it is if a plugin
+/// fails on a sample (the failure will show when evaluating).
+pub(crate) fn arrange(net: &Network, features: &FeatureSet) -> Arranged {
+    match zero_bits(net, features) {
         Some(zero) => Arranged::new(net, &neuron_order(&zero)),
         None => Arranged::identity(net),
     }
 }
 
 /// For each first-layer neuron, a bit set over the samples (position × perspective): set where
-/// its activation is zero (the accumulator is at most 0).
-fn zero_bits(nnue: &Nnue) -> Option<Vec<Vec<u64>>> {
-    let l1 = nnue.network().l1();
+/// its activation is zero (the accumulator, `b1 + Σ` W1 rows of the distinct active indices as
+/// the kernels sum them, is at most 0).
+fn zero_bits(net: &Network, features: &FeatureSet) -> Option<Vec<Vec<u64>>> {
+    let l1 = net.l1();
     let boards = sample_boards();
     let words = (2 * boards.len()).div_ceil(64);
     let mut zero = vec![vec![0u64; words]; l1];
-    let mut stack = AccumulatorStack::with_max_ply(nnue, Kernels::best(), 0);
+    let kernels = Kernels::best();
+    let mut acc = AlignedVec::<i16>::zeroed(l1);
     for (i, board) in boards.iter().enumerate() {
-        stack.reset(board).ok()?;
         for p in Color::ALL {
+            let active = features.active_set(board, p).ok()?;
+            kernels.update(&mut acc, net.b1(), net.w1(), &active, &[]);
             let sample = 2 * i + p.index();
-            for (bits, &a) in zero.iter_mut().zip(stack.accumulator(p)) {
+            for (bits, &a) in zero.iter_mut().zip(acc.iter()) {
                 if a <= 0 {
                     bits[sample / 64] |= 1 << (sample % 64);
                 }
@@ -166,13 +171,7 @@ fn zero_bits(nnue: &Nnue) -> Option<Vec<Vec<u64>>> {
 /// Positions from random games (uniform legal moves, a fixed seed) from the start position,
 /// every position after the first two plies; a game ends after 80 plies or at mate or stalemate.
 pub fn sample_boards() -> Vec<Board> {
-    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        rng = rng
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        rng >> 33
-    };
+    let mut rng = ChaCha8Rng::seed_from_u64(SAMPLE_SEED);
     let mut boards = Vec::with_capacity(SAMPLE_POSITIONS);
     'games: loop {
         let mut pos = Chess::default();
@@ -181,7 +180,7 @@ pub fn sample_boards() -> Vec<Board> {
             if moves.is_empty() {
                 break;
             }
-            let m = moves[(next() % moves.len() as u64) as usize];
+            let m = moves[rng.random_range(0..moves.len())];
             pos.play_unchecked(m);
             if ply >= 2 {
                 boards.push(board_from_position(&pos));

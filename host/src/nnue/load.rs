@@ -234,15 +234,13 @@ impl Nnue {
 
     /// The bound network with its neurons arranged for the kernels.
     fn arranged_for(network: Network, features: FeatureSet, format: NetFormat) -> Nnue {
-        let mut nnue = Nnue {
-            arranged: Arranged::identity(&network),
+        Nnue {
+            arranged: arrange(&network, &features),
             network,
             features,
             format,
             own_header: None,
-        };
-        nnue.arranged = arrange(&nnue);
-        nnue
+        }
     }
 
     /// The network.
