@@ -52,6 +52,10 @@
 //! the same configuration truncates the file to the committed length, continues with the next
 //! game and ends with the same bytes as a run that was never interrupted. A different
 //! configuration is refused unless the caller starts over (`force`).
+//!
+//! Tests interrupt a run deterministically with [`ABORT_AFTER_COMMITS_ENV`]: set to `K`, the
+//! process aborts (as a kill would, no cleanup) in its commit number `K + 1`, after that batch's
+//! bytes are appended but before the sidecar records them: the worst moment for a kill.
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -338,6 +342,9 @@ struct Progress {
     complete: bool,
     config: serde_json::Value,
 }
+
+/// Environment variable of the test hook described in the module docs (a whole number `K`).
+pub const ABORT_AFTER_COMMITS_ENV: &str = "NNUE_GENSFEN_ABORT_AFTER_COMMITS";
 
 /// The sidecar of `out`: `OUT.progress`.
 pub fn progress_path(out: &Path) -> PathBuf {
@@ -789,6 +796,9 @@ struct Output<'a> {
     /// Pending (in the batch).
     pending_games: u64,
     pending_positions: u64,
+    /// Commits made, and the test hook's [`ABORT_AFTER_COMMITS_ENV`].
+    commits: u64,
+    abort_after_commits: Option<u64>,
 }
 
 impl Output<'_> {
@@ -823,6 +833,10 @@ impl Output<'_> {
                 .map_err(|e| format!("cannot write {}: {e}", self.out.display()))?;
             self.bytes += bytes.len() as u64;
         }
+        if self.abort_after_commits == Some(self.commits) {
+            std::process::abort();
+        }
+        self.commits += 1;
         self.games += self.pending_games;
         self.positions += self.pending_positions;
         self.pending_games = 0;
@@ -958,6 +972,10 @@ pub fn generate_with(
         bytes,
         pending_games: 0,
         pending_positions: 0,
+        commits: 0,
+        abort_after_commits: std::env::var(ABORT_AFTER_COMMITS_ENV)
+            .ok()
+            .and_then(|v| v.parse().ok()),
     };
     // Record the start, so that a run interrupted before its first batch resumes too.
     output.commit(false)?;

@@ -3,7 +3,6 @@
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
 use trainer::data::{self, Format, ReadOptions, Sample};
 use trainer::gensfen::{self, GensfenConfig, Target};
@@ -170,44 +169,32 @@ fn an_interrupted_run_resumes_to_the_same_file() {
     assert!(out.contains("12 games"), "{out}");
     let expected = std::fs::read(&full).unwrap();
 
+    // Interrupted deterministically: the process aborts in its third commit (the first records
+    // the start), after appending the second batch but before recording it.
     let progress = gensfen::progress_path(&cut);
-    let mut child = command(&cut, &args)
+    let status = command(&cut, &args)
+        .env(gensfen::ABORT_AFTER_COMMITS_ENV, "2")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn()
+        .status()
         .unwrap();
-    let started = Instant::now();
-    let mut killed = false;
-    while started.elapsed() < Duration::from_secs(120) {
-        if let Ok(text) = std::fs::read_to_string(&progress)
-            && let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
-            && v["games"].as_u64().unwrap_or(0) >= 2
-        {
-            killed = v["complete"] == serde_json::Value::Bool(false);
-            child.kill().ok();
-            break;
-        }
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    child.wait().unwrap();
-    if killed {
-        let partial = std::fs::read(&cut).unwrap();
-        assert!(partial.len() < expected.len());
-        // What was committed is a prefix of the full file.
-        let text = std::fs::read_to_string(&progress).unwrap();
-        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-        let committed = v["bytes"].as_u64().unwrap() as usize;
-        assert_eq!(partial[..committed], expected[..committed]);
-    } else {
-        eprintln!("note: the run finished before it could be interrupted");
-    }
+    assert!(!status.success(), "the run was not interrupted");
+    let partial = std::fs::read(&cut).unwrap();
+    assert!(partial.len() < expected.len());
+    let text = std::fs::read_to_string(&progress).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["complete"], serde_json::Value::Bool(false));
+    assert!(v["games"].as_u64().unwrap() >= 1, "{text}");
+    // What was committed is a prefix of the full file; the torn batch after it is not recorded.
+    let committed = v["bytes"].as_u64().unwrap() as usize;
+    assert!(
+        committed < partial.len(),
+        "no torn tail: {committed} of {}",
+        partial.len()
+    );
+    assert_eq!(partial[..committed], expected[..committed]);
     let out = ok(&cut, &args);
-    if killed {
-        assert!(out.contains("resumed after game"), "{out}");
-    }
+    assert!(out.contains("resumed after game"), "{out}");
     assert_eq!(std::fs::read(&cut).unwrap(), expected, "resumed file");
     // Run again: nothing to do.
     let out = ok(&cut, &args);
