@@ -63,23 +63,6 @@ impl<'de> Deserialize<'de> for L1Width {
     }
 }
 
-/// A hidden-layer width: 1 to the network format's largest L2.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(transparent)]
-pub struct L2Width(pub u64);
-
-impl<'de> Deserialize<'de> for L2Width {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = i64::deserialize(d)?;
-        if v <= 0 || v as u64 > MAX_L2 as u64 {
-            return Err(de::Error::custom(format!(
-                "l2 must be between 1 and {MAX_L2}, not {v}"
-            )));
-        }
-        Ok(L2Width(v as u64))
-    }
-}
-
 /// A positive count with an upper bound that keeps a typo from asking for centuries of work
 /// or an allocation beyond any machine (epochs, batch sizes, positions).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -105,38 +88,22 @@ pub const MAX_EPOCHS: u64 = 1 << 20;
 /// The most positions of an epoch or of the validation set.
 pub const MAX_POSITIONS: u64 = 1 << 40;
 
-/// A learning rate: above 0 and at most 1 (Adam's steps are about `lr` per weight; beyond 1
-/// every weight would leave the quantized range in one step).
+/// A number above 0 and at most 1: a learning rate (Adam's steps are about `lr` per weight;
+/// beyond 1 every weight would leave the quantized range in one step) or a decay factor per
+/// epoch (0 would stop learning after the first epoch).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(transparent)]
-pub struct LearningRate(pub f64);
+pub struct PositiveFraction(pub f64);
 
-impl<'de> Deserialize<'de> for LearningRate {
+impl<'de> Deserialize<'de> for PositiveFraction {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = f64::deserialize(d)?;
         if !(v > 0.0 && v <= 1.0) {
             return Err(de::Error::custom(format!(
-                "must be above 0 and at most 1, not {v}"
+                "must be between 0 and 1 (above 0, at most 1), not {v}"
             )));
         }
-        Ok(LearningRate(v))
-    }
-}
-
-/// A decay factor per epoch: above 0 (0 would stop learning after the first epoch) and at most 1.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-#[serde(transparent)]
-pub struct Decay(pub f64);
-
-impl<'de> Deserialize<'de> for Decay {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = f64::deserialize(d)?;
-        if !(v > 0.0 && v <= 1.0) {
-            return Err(de::Error::custom(format!(
-                "must be between 0 and 1 (above 0), not {v}"
-            )));
-        }
-        Ok(Decay(v))
+        Ok(PositiveFraction(v))
     }
 }
 
@@ -205,15 +172,15 @@ macro_rules! settings {
             /// First-layer width per perspective (multiple of 32).
             pub l1: Option<L1Width>,
             /// Hidden width.
-            pub l2: Option<L2Width>,
+            pub l2: Option<Count<{ MAX_L2 as u64 }>>,
             /// Training method.
             pub method: Option<MethodName>,
             /// Optimizer (only "adam").
             pub optimizer: Option<OptimizerName>,
             /// Adam's learning rate in the first epoch.
-            pub lr: Option<LearningRate>,
+            pub lr: Option<PositiveFraction>,
             /// Learning-rate factor per epoch.
-            pub gamma: Option<Decay>,
+            pub gamma: Option<PositiveFraction>,
             /// Positions per optimizer step.
             pub batch_size: Option<Count<MAX_BATCH_SIZE>>,
             /// Epochs per run.
@@ -796,10 +763,10 @@ impl Manifest {
             }
             let settings = Settings {
                 l1: pick!(l1, L1Width(512)).0,
-                l2: pick!(l2, L2Width(32)).0,
+                l2: pick!(l2, Count(32)).0,
                 method: pick!(method, MethodName::Score),
-                lr: pick!(lr, LearningRate(5e-4)).0,
-                gamma: pick!(gamma, Decay(0.99)).0,
+                lr: pick!(lr, PositiveFraction(5e-4)).0,
+                gamma: pick!(gamma, PositiveFraction(0.99)).0,
                 batch_size: pick!(batch_size, Count(16384)).0,
                 epochs: pick!(epochs, Count(256)).0,
                 epoch_positions: pick!(epoch_positions, Count(100_000_000)).0,
