@@ -3,7 +3,6 @@
 
 #![cfg(unix)]
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
@@ -20,8 +19,9 @@ fn fake(dir: &Path, name: &str, on_go: &str) -> EngineSpec {
          echo uciok;;\n    isready) echo readyok;;\n    go) {on_go};;\n    quit) exit 0;;\n  esac\ndone\n"
     );
     std::fs::write(&path, script).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    EngineSpec::parse(&format!("name={name},cmd={}", path.display())).unwrap()
+    // Run by `sh`, never executed itself: exec'ing a file just written races with other tests'
+    // forks holding it open ("Text file busy").
+    EngineSpec::parse(&format!("name={name},cmd=/bin/sh,arg={}", path.display())).unwrap()
 }
 
 fn host() -> EngineSpec {
@@ -129,8 +129,11 @@ fn bad_engines_give_one_line_errors() {
 
     let not_uci = dir.path().join("not-uci");
     std::fs::write(&not_uci, "#!/bin/sh\necho hello\nexit 0\n").unwrap();
-    std::fs::set_permissions(&not_uci, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let spec = EngineSpec::parse(not_uci.to_str().unwrap()).unwrap();
+    let spec = EngineSpec::parse(&format!(
+        "name=not-uci,cmd=/bin/sh,arg={}",
+        not_uci.display()
+    ))
+    .unwrap();
     assert_eq!(spec.name, "not-uci");
     let config = TournamentConfig::new(
         vec![host(), spec],
