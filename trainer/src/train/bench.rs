@@ -11,10 +11,10 @@ use tch::Device;
 use super::loss::{PqrLoss, ScoreLoss};
 use super::objective::{Batch, Method, PqrBatch, ScoreBatch, train_step};
 use super::optim::{Adam, AdamConfig};
-use super::pqr::{Triplet, TripletBatch};
 use crate::batch::SparseBatch;
 use crate::data::Sample;
 use crate::data::synthetic::random_games;
+use crate::loader::{Triplet, TripletBatch};
 use crate::model::{Model, Shape};
 
 /// What to measure.
@@ -75,7 +75,7 @@ pub fn make_batches(set: &FeatureSet, config: &BenchConfig) -> Result<Vec<Batch>
                 let s = games.next().ok_or("no samples")?;
                 if let Some(p) = previous
                     && pieces(&p) >= config.min_pieces
-                    && let Some(t) = super::pqr::triplet(&p, &s, &mut rng)
+                    && let Some(t) = crate::loader::triplet(&p, &s, &mut rng)
                 {
                     triplets.push(t);
                 }

@@ -7,7 +7,6 @@
 //!   PQR loss, and the losses of the best constant predictors;
 //! - [`objective`]: batches of either method on a device, one optimizer step;
 //! - [`optim`]: Adam with a state that checkpoints exactly;
-//! - [`pqr`]: PQR triplets from training files;
 //! - [`checkpoint`]: the checkpoint file and atomic writes;
 //! - [`export`]: quantization to the `host` network format, and back;
 //! - [`quant`]: the quantization-error report;
@@ -19,7 +18,6 @@ pub mod export;
 pub mod loss;
 pub mod objective;
 pub mod optim;
-pub mod pqr;
 pub mod quant;
 pub mod run;
 

@@ -26,8 +26,6 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, sync_channel};
-use std::thread::JoinHandle;
 use std::time::Instant;
 
 use host::nnue::BlockInfo;
@@ -42,11 +40,12 @@ use super::export::{
 };
 use super::objective::{Batch, Method, PqrBatch, ScoreBatch, evaluate, train_step};
 use super::optim::{Adam, AdamConfig};
-use super::pqr::{TripletConfig, TripletLoader};
 use crate::atomic_file::{write_atomic, write_atomic_with};
 use crate::data::{ErrorPolicy, Format};
 use crate::filter::FilterConfig;
-use crate::loader::{BatchLoader, Input, LoaderConfig};
+use crate::loader::{
+    Background, BatchLoader, Examples, Input, Loader, LoaderConfig, TripletLoader,
+};
 use crate::model::{Model, Shape, SparseInput, tensor_to_vec};
 use crate::plot::{self, Series, SeriesKind};
 
@@ -459,71 +458,29 @@ pub fn load_init(path: &Path, shape: Shape, device: Device) -> Result<Model, Str
     Ok(model_of_network(&net, device))
 }
 
-/// Batches of one epoch (or the validation set), converted to tensors on a helper thread.
-struct Prefetch {
-    rx: Option<Receiver<Result<Batch, String>>>,
-    handle: Option<JoinHandle<()>>,
-}
+/// Batches of one epoch (or the validation set) as tensors, converted on a helper thread
+/// (`batches`) two ahead of the step.
+type Prefetch = Background<Batch, String>;
 
-impl Prefetch {
-    fn new<I>(source: I, method: Method, limit: Option<u64>) -> Prefetch
-    where
-        I: Iterator<Item = Result<Source, String>> + Send + 'static,
-    {
-        let (tx, rx) = sync_channel(2);
-        let handle = std::thread::Builder::new()
-            .name("batches".into())
-            .spawn(move || {
-                let mut sent = 0u64;
-                for item in source {
-                    if limit.is_some_and(|l| sent >= l) {
-                        break;
-                    }
-                    let batch = item.map(|s| match (s, &method) {
-                        (Source::Positions(b), Method::Score(l)) => {
-                            Batch::Score(ScoreBatch::new(&b, l))
-                        }
-                        (Source::Triplets(t), _) => Batch::Pqr(PqrBatch::new(&t)),
-                        (Source::Positions(b), Method::Pqr(_)) => {
-                            unreachable!("positions for PQR ({} of them)", b.len)
-                        }
-                    });
-                    sent += batch.as_ref().map_or(0, |b| b.len() as u64);
-                    if tx.send(batch).is_err() {
-                        break;
-                    }
-                }
-            })
-            .expect("spawn the batch thread");
-        Prefetch {
-            rx: Some(rx),
-            handle: Some(handle),
+/// The loader's batches converted by `convert` on a helper thread, at most `limit` examples.
+fn prefetch<K: Examples>(
+    loader: Loader<K>,
+    limit: Option<u64>,
+    convert: impl Fn(K::Batch) -> Batch + Send + 'static,
+) -> Result<Prefetch, String> {
+    Background::spawn("batches", 2, move |out| {
+        let mut sent = 0u64;
+        for item in loader {
+            if limit.is_some_and(|l| sent >= l) {
+                break;
+            }
+            let batch = item.map(&convert).map_err(|e| e.to_string());
+            sent += batch.as_ref().map_or(0, |b| b.len() as u64);
+            if out.send(batch).is_err() {
+                break;
+            }
         }
-    }
-}
-
-impl Iterator for Prefetch {
-    type Item = Result<Batch, String>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        self.rx.as_ref()?.recv().ok()
-    }
-}
-
-impl Drop for Prefetch {
-    fn drop(&mut self) {
-        // Dropping the receiver wakes a blocked sender; the thread then drops its loader.
-        self.rx.take();
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
-
-/// What the loaders produce.
-enum Source {
-    Positions(crate::batch::SparseBatch),
-    Triplets(super::pqr::TripletBatch),
+    })
 }
 
 /// A 64-bit mix of the run's seed and a stream number (SplitMix64).
@@ -567,45 +524,32 @@ fn batches(
         Some(_) => config.batch_size,
         None => config.batch_size.min(config.val_size as usize).max(1),
     };
-    let source: Box<dyn Iterator<Item = Result<Source, String>> + Send> = match config.method {
-        Method::Score(_) => {
-            let loader = BatchLoader::new(
-                LoaderConfig {
-                    inputs,
-                    batch_size,
-                    threads: loader_threads,
-                    shuffle_buffer: shuffle,
-                    seed,
-                    filter,
-                    epochs,
-                    on_error: ErrorPolicy::Skip,
-                    keep_last: epoch.is_none(),
-                    ..LoaderConfig::default()
-                },
-                set.clone(),
-            )?;
-            Box::new(loader.map(|b| b.map(Source::Positions).map_err(|e| e.to_string())))
-        }
-        Method::Pqr(_) => {
-            let loader = TripletLoader::new(
-                TripletConfig {
-                    inputs,
-                    batch_size,
-                    threads: loader_threads,
-                    shuffle_buffer: shuffle.min(1 << 20),
-                    seed,
-                    filter,
-                    epochs,
-                    on_error: ErrorPolicy::Skip,
-                    keep_last: epoch.is_none(),
-                    ..TripletConfig::default()
-                },
-                set.clone(),
-            )?;
-            Box::new(loader.map(|b| b.map(Source::Triplets).map_err(|e| e.to_string())))
-        }
+    let loader = LoaderConfig {
+        inputs,
+        batch_size,
+        threads: loader_threads,
+        shuffle_buffer: shuffle,
+        seed,
+        filter,
+        epochs,
+        on_error: ErrorPolicy::Skip,
+        keep_last: epoch.is_none(),
+        ..LoaderConfig::default()
     };
-    Ok(Prefetch::new(source, config.method, limit))
+    match config.method {
+        Method::Score(loss) => prefetch(BatchLoader::new(loader, set.clone())?, limit, move |b| {
+            Batch::Score(ScoreBatch::new(&b, &loss))
+        }),
+        Method::Pqr(_) => {
+            let loader = LoaderConfig {
+                shuffle_buffer: shuffle.min(1 << 20),
+                ..loader
+            };
+            prefetch(TripletLoader::new(loader, set.clone())?, limit, |t| {
+                Batch::Pqr(PqrBatch::new(&t))
+            })
+        }
+    }
 }
 
 /// The validation batches on `device` (at most `val_size` examples, the last batch cut to
