@@ -17,11 +17,13 @@ use std::fmt;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
 
 use crate::data::Sample;
 
-/// Which positions to drop.
-#[derive(Clone, Debug, PartialEq)]
+/// Which positions to drop. Stored in a run's configuration (checkpoints) without its seed,
+/// which the run derives.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FilterConfig {
     /// Drop positions whose side to move is in check.
     pub skip_in_check: bool,
@@ -36,6 +38,7 @@ pub struct FilterConfig {
     /// Probability of dropping any remaining position (0 = never).
     pub skip_rate: f64,
     /// Seed of the random skipping.
+    #[serde(skip)]
     pub seed: u64,
 }
 

@@ -23,6 +23,7 @@
 
 pub mod atomic_file;
 pub mod batch;
+pub mod checked;
 pub mod data;
 pub mod experiment;
 pub mod filter;

@@ -13,14 +13,13 @@ use plugin_api::{FeatureSet, PluginRegistry};
 use tch::Device;
 use trainer::data::synthetic::random_games;
 use trainer::data::{self, Format, Sample};
+use trainer::filter::FilterConfig;
 use trainer::model::{Model, Shape};
 use trainer::train::checkpoint;
 use trainer::train::loss::{PqrLoss, ScoreLoss};
 use trainer::train::objective::Method;
 use trainer::train::quant::{float_outputs, quantized_outputs, summarize};
-use trainer::train::run::{
-    DataFile, FilterSpec, Runtime, TrainConfig, TrainError, TrainState, train,
-};
+use trainer::train::run::{DataFile, Runtime, TrainConfig, TrainError, TrainState, train};
 
 fn plugin_dir() -> PathBuf {
     std::env::current_exe()
@@ -88,7 +87,7 @@ fn config(d: &Data, epochs: u64) -> TrainConfig {
     c.train = vec![file(&d.train)];
     c.val = vec![file(&d.val)];
     c.val_size = 4000;
-    c.filter = FilterSpec::default();
+    c.filter = FilterConfig::default();
     c.epochs = epochs;
     c.epoch_size = 16 * 1024;
     c.batch_size = 1024;

@@ -5,6 +5,7 @@ use plugin_api::FeatureSet;
 
 use super::device::{DeviceArg, apply_threads};
 use trainer::train::bench::{BenchConfig, bench};
+use trainer::train::settings::TrainSettings;
 
 /// Arguments of `trainer bench`.
 #[derive(Args, Debug, Clone)]
@@ -16,10 +17,10 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',', default_values_t = [256usize, 512])]
     pub l1: Vec<usize>,
     /// Hidden width.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = TrainSettings::default().l2.0 as usize)]
     pub l2: usize,
     /// Positions per batch.
-    #[arg(long, default_value_t = 16384)]
+    #[arg(long, default_value_t = TrainSettings::default().batch_size.0 as usize)]
     pub batch_size: usize,
     /// Timed steps per measurement.
     #[arg(long, default_value_t = 30)]

@@ -19,13 +19,13 @@ pub struct LoadArgs {
     #[arg(long)]
     pub spec: String,
     /// Positions per batch.
-    #[arg(long, default_value_t = 16384)]
+    #[arg(long, default_value_t = LoaderConfig::default().batch_size)]
     pub batch_size: usize,
     /// Loader threads (0: one per core).
     #[arg(long, default_value_t = 0, value_parser = super::thread_count)]
     pub threads: usize,
     /// Shuffle buffer in positions (0: keep the order of the data).
-    #[arg(long, default_value_t = 262_144)]
+    #[arg(long, default_value_t = LoaderConfig::default().shuffle_buffer)]
     pub shuffle: usize,
     /// Passes over the data.
     #[arg(long, default_value_t = 1)]

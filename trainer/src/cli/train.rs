@@ -2,30 +2,19 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use host::nnue::{Kernels, Nnue};
 use plugin_api::{FeatureSet, PluginRegistry};
 
 use super::FilterArgs;
 use super::device::{DeviceArg, apply_threads};
 use trainer::data::{self, Format, ReadOptions, Sample};
-use trainer::model::Shape;
+use trainer::filter::FilterConfig;
 use trainer::train::checkpoint;
 use trainer::train::export::{calibration_activations, export, quantize_calibrated};
-use trainer::train::objective::{Method, MethodSettings};
 use trainer::train::quant::{compare, plot_histogram};
-use trainer::train::run::{
-    DataFile, FilterSpec, Runtime, TrainConfig, TrainError, TrainState, train,
-};
-
-/// The training method.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum MethodArg {
-    /// Method 1: the data's scores as targets, loss |W(target) - W(output)|^p in WDL space.
-    Score,
-    /// Method 2: PQR triplets (position, next position of the game, random move).
-    Pqr,
-}
+use trainer::train::run::{DataFile, Runtime, TrainConfig, TrainError, TrainState, train};
+use trainer::train::settings::{MethodName, TrainSettings};
 
 /// Arguments of `trainer train`.
 #[derive(Args, Debug, Clone)]
@@ -33,15 +22,9 @@ pub struct TrainArgs {
     /// Feature set, blocks joined by '+' (its size is N).
     #[arg(long)]
     pub spec: String,
-    /// First-layer width per perspective (a multiple of 32).
-    #[arg(long, default_value_t = 512)]
-    pub l1: usize,
-    /// Hidden width.
-    #[arg(long, default_value_t = 32)]
-    pub l2: usize,
-    /// Training method.
-    #[arg(long, value_enum, default_value = "score")]
-    pub method: MethodArg,
+    /// The training settings.
+    #[command(flatten)]
+    pub settings: TrainSettings,
     /// Training file (repeat for several; format from the extension or --format).
     #[arg(long = "in", value_name = "FILE", required = true)]
     pub inputs: Vec<PathBuf>,
@@ -51,43 +34,6 @@ pub struct TrainArgs {
     /// Format of all data files, overriding their extensions.
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<Format>,
-    /// Validation positions (triplets for PQR) taken from the start of the validation files.
-    #[arg(long, default_value_t = 1_000_000)]
-    pub val_size: u64,
-    /// Epochs to train.
-    #[arg(long, default_value_t = 256)]
-    pub epochs: u64,
-    /// Positions (triplets) per epoch.
-    #[arg(long, default_value_t = 100_000_000)]
-    pub epoch_size: u64,
-    /// Positions (triplets) per optimizer step.
-    #[arg(long, default_value_t = 16384)]
-    pub batch_size: usize,
-    /// Adam's learning rate in the first epoch.
-    #[arg(long, default_value_t = 5e-4)]
-    pub lr: f64,
-    /// Learning-rate factor per epoch.
-    #[arg(long, default_value_t = 0.99)]
-    pub gamma: f64,
-    /// Scale of the target's win rate sigma(score / S) (the reference code's 410).
-    #[arg(long, default_value_t = 410.0, conflicts_with = "wdl")]
-    pub target_scale: f64,
-    /// Scale of the output's win rate sigma(output / S) (the reference code's 361; also PQR's).
-    #[arg(long, default_value_t = 361.0, conflicts_with = "wdl")]
-    pub output_scale: f64,
-    /// A fitted win-rate model sigma((e - A) / B) for target and output alike (the thesis text:
-    /// 1.28,297.21; `trainer wdl-fit` fits one).
-    #[arg(long, value_name = "A,B", value_parser = parse_pair)]
-    pub wdl: Option<(f64, f64)>,
-    /// Exponent of the score loss.
-    #[arg(long, default_value_t = 2.6)]
-    pub power: f64,
-    /// Weight of the score in the target lambda*W(score) + (1 - lambda)*result (1: scores only).
-    #[arg(long, default_value_t = 1.0)]
-    pub lambda: f64,
-    /// Shuffle buffer of the loader, in positions (triplets).
-    #[arg(long, default_value_t = 262_144)]
-    pub shuffle: usize,
     /// Start from this checkpoint or network file (weights only) instead of random weights.
     #[arg(long, value_name = "FILE")]
     pub init: Option<PathBuf>,
@@ -121,19 +67,6 @@ pub struct TrainArgs {
     pub abort_after_steps: Option<u64>,
 }
 
-/// Parses `A,B` into two numbers.
-fn parse_pair(s: &str) -> Result<(f64, f64), String> {
-    let (a, b) = s
-        .split_once(',')
-        .ok_or_else(|| format!("'{s}' is not two numbers A,B"))?;
-    let num = |x: &str| {
-        x.trim()
-            .parse::<f64>()
-            .map_err(|e| format!("'{x}' in '{s}': {e}"))
-    };
-    Ok((num(a)?, num(b)?))
-}
-
 fn data_files(paths: &[PathBuf], format: Option<Format>) -> Result<Vec<DataFile>, String> {
     paths
         .iter()
@@ -149,39 +82,19 @@ fn data_files(paths: &[PathBuf], format: Option<Format>) -> Result<Vec<DataFile>
 impl TrainArgs {
     /// The run's configuration for a feature set of `n` features.
     pub fn config(&self, n: usize) -> Result<TrainConfig, String> {
-        let method = Method::from_settings(&MethodSettings {
-            pqr: self.method == MethodArg::Pqr,
-            wdl: self.wdl,
-            target_scale: self.target_scale,
-            output_scale: self.output_scale,
-            power: self.power,
-            lambda: self.lambda,
-        });
+        let mut config = self.settings.config(
+            &self.spec,
+            n,
+            data_files(&self.inputs, self.format)?,
+            data_files(&self.val, self.format)?,
+        );
         let filter = self.filter.config()?;
-        Ok(TrainConfig {
-            feature_set: self.spec.clone(),
-            shape: Shape {
-                n,
-                l1: self.l1,
-                l2: self.l2,
-            },
-            method,
-            train: data_files(&self.inputs, self.format)?,
-            val: data_files(&self.val, self.format)?,
-            val_size: self.val_size,
-            filter: FilterSpec::from_config(&filter),
-            epochs: self.epochs,
-            epoch_size: self.epoch_size,
-            batch_size: self.batch_size,
-            lr: self.lr,
-            gamma: self.gamma,
-            adam: Default::default(),
-            seed: self.filter.seed,
-            shuffle_buffer: self.shuffle,
-            init: self.init.clone(),
-            export_every: self.export_every,
-            export_epochs: self.export_at.clone(),
-        })
+        config.seed = filter.seed;
+        config.filter = FilterConfig { seed: 0, ..filter };
+        config.init = self.init.clone();
+        config.export_every = self.export_every;
+        config.export_epochs = self.export_at.clone();
+        Ok(config)
     }
 }
 
@@ -206,7 +119,7 @@ pub fn run_train(args: &TrainArgs, set: &FeatureSet) -> Result<(), String> {
                 "trained {} epochs ({} positions{}); validation loss {} (constant predictor {}); network {}",
                 outcome.state.epoch,
                 last.map_or(0, |m| m.positions),
-                if args.method == MethodArg::Pqr {
+                if args.settings.method == MethodName::Pqr {
                     " as triplets"
                 } else {
                     ""

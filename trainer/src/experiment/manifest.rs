@@ -5,14 +5,15 @@
 //! evaluation that is not defined, or a missing file is an error of one line naming the file,
 //! the line and the key. Relative paths are relative to the manifest's folder.
 
-use host::nnue::{MAX_L1, MAX_L2};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
+
+pub use crate::checked::Positive;
+use crate::train::settings::TrainSettings;
 
 /// Where in the manifest a value came from: its file and 1-based line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,218 +30,9 @@ impl fmt::Display for Place {
     }
 }
 
-/// A positive integer (the widths, sizes and counts of the manifest).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(transparent)]
-pub struct Positive(pub u64);
-
-impl<'de> Deserialize<'de> for Positive {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = i64::deserialize(d)?;
-        if v <= 0 {
-            return Err(de::Error::custom(format!(
-                "must be a positive integer, not {v}"
-            )));
-        }
-        Ok(Positive(v as u64))
-    }
-}
-
-/// A first-layer width: a positive multiple of 32 (the inference kernels' block).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(transparent)]
-pub struct L1Width(pub u64);
-
-impl<'de> Deserialize<'de> for L1Width {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = i64::deserialize(d)?;
-        if v <= 0 || v % 32 != 0 || v as u64 > MAX_L1 as u64 {
-            return Err(de::Error::custom(format!(
-                "l1 must be a positive multiple of 32 up to {MAX_L1}, not {v}"
-            )));
-        }
-        Ok(L1Width(v as u64))
-    }
-}
-
-/// A positive count with an upper bound that keeps a typo from asking for centuries of work
-/// or an allocation beyond any machine (epochs, batch sizes, positions).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(transparent)]
-pub struct Count<const MAX: u64>(pub u64);
-
-impl<'de, const MAX: u64> Deserialize<'de> for Count<MAX> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = i64::deserialize(d)?;
-        if v <= 0 || v as u64 > MAX {
-            return Err(de::Error::custom(format!(
-                "must be between 1 and {MAX}, not {v}"
-            )));
-        }
-        Ok(Count(v as u64))
-    }
-}
-
-/// The most positions in one batch.
-pub const MAX_BATCH_SIZE: u64 = 1 << 22;
-/// The most epochs of a run.
-pub const MAX_EPOCHS: u64 = 1 << 20;
-/// The most positions of an epoch or of the validation set.
-pub const MAX_POSITIONS: u64 = 1 << 40;
-
-/// A number above 0 and at most 1: a learning rate (Adam's steps are about `lr` per weight;
-/// beyond 1 every weight would leave the quantized range in one step) or a decay factor per
-/// epoch (0 would stop learning after the first epoch).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-#[serde(transparent)]
-pub struct PositiveFraction(pub f64);
-
-impl<'de> Deserialize<'de> for PositiveFraction {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = f64::deserialize(d)?;
-        if !(v > 0.0 && v <= 1.0) {
-            return Err(de::Error::custom(format!(
-                "must be between 0 and 1 (above 0, at most 1), not {v}"
-            )));
-        }
-        Ok(PositiveFraction(v))
-    }
-}
-
-/// A finite number strictly above zero (learning rates, scales).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-#[serde(transparent)]
-pub struct PositiveReal(pub f64);
-
-impl<'de> Deserialize<'de> for PositiveReal {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = f64::deserialize(d)?;
-        if !(v.is_finite() && v > 0.0) {
-            return Err(de::Error::custom(format!(
-                "must be a number above 0, not {v}"
-            )));
-        }
-        Ok(PositiveReal(v))
-    }
-}
-
-/// A number in `0..=1` (gamma, lambda, skip rates).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-#[serde(transparent)]
-pub struct UnitReal(pub f64);
-
-impl<'de> Deserialize<'de> for UnitReal {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = f64::deserialize(d)?;
-        if !(0.0..=1.0).contains(&v) {
-            return Err(de::Error::custom(format!(
-                "must be between 0 and 1, not {v}"
-            )));
-        }
-        Ok(UnitReal(v))
-    }
-}
-
-/// The training method.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MethodName {
-    /// Score targets (thesis §5.2).
-    Score,
-    /// PQR triplets (thesis §5.3).
-    Pqr,
-}
-
-/// The optimizer (the thesis used Adam only; the key exists so manifests say so).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OptimizerName {
-    /// Adam with the thesis's betas.
-    Adam,
-}
-
-/// Declares the training settings twice: once for `[defaults]` and once inside each
-/// `[[experiment]]`, both strict about unknown keys (serde cannot flatten and deny unknown
-/// fields at once).
-macro_rules! settings {
-    ($(#[$meta:meta])* $name:ident { $($extra:tt)* }) => {
-        $(#[$meta])*
-        #[derive(Clone, Debug, Deserialize)]
-        #[serde(deny_unknown_fields)]
-        pub struct $name {
-            $($extra)*
-            /// First-layer width per perspective (multiple of 32).
-            pub l1: Option<L1Width>,
-            /// Hidden width.
-            pub l2: Option<Count<{ MAX_L2 as u64 }>>,
-            /// Training method.
-            pub method: Option<MethodName>,
-            /// Optimizer (only "adam").
-            pub optimizer: Option<OptimizerName>,
-            /// Adam's learning rate in the first epoch.
-            pub lr: Option<PositiveFraction>,
-            /// Learning-rate factor per epoch.
-            pub gamma: Option<PositiveFraction>,
-            /// Positions per optimizer step.
-            pub batch_size: Option<Count<MAX_BATCH_SIZE>>,
-            /// Epochs per run.
-            pub epochs: Option<Count<MAX_EPOCHS>>,
-            /// Positions per epoch.
-            pub epoch_positions: Option<Count<MAX_POSITIONS>>,
-            /// Repeated runs of each feature set (different seeds).
-            pub runs: Option<Positive>,
-            /// Base seed of the runs (run k uses seed + k - 1).
-            pub seed: Option<u64>,
-            /// Validation positions, from the dataset's validation files.
-            pub val_positions: Option<Count<MAX_POSITIONS>>,
-            /// Skip positions whose side to move is in check.
-            pub skip_in_check: Option<bool>,
-            /// Skip positions whose best move is a capture (the thesis's rule).
-            pub skip_capture_bestmove: Option<bool>,
-            /// Skip positions before this ply.
-            pub min_ply: Option<u16>,
-            /// Skip positions after this ply.
-            pub max_ply: Option<u16>,
-            /// Skip positions with |score| above this.
-            pub max_score: Option<Positive>,
-            /// Probability of skipping any other position.
-            pub skip_rate: Option<UnitReal>,
-            /// Exponent of the score loss.
-            pub power: Option<PositiveReal>,
-            /// Weight of the score against the game result in the target.
-            pub lambda: Option<UnitReal>,
-            /// Target win-rate scale sigma(score / S).
-            pub target_scale: Option<PositiveReal>,
-            /// Output win-rate scale sigma(output / S).
-            pub output_scale: Option<PositiveReal>,
-            /// A fitted win-rate model [a, b] for target and output alike.
-            pub wdl: Option<[f64; 2]>,
-            /// Start each run from the final network of the same feature set and run number in
-            /// this experiment (the thesis's PQR-from-checkpoint experiment).
-            pub init_from: Option<Spanned<String>>,
-            /// The dataset (a `[data.NAME]` table).
-            pub data: Option<Spanned<String>>,
-            /// The evaluation (an `[evaluation.NAME]` table).
-            pub evaluation: Option<Spanned<String>>,
-        }
-    };
-}
-
-settings!(
-    /// `[defaults]`: settings every experiment inherits unless it sets them itself.
-    #[derive(Default)]
-    Defaults {}
-);
-
-settings!(
-    /// One `[[experiment]]`: a name, feature sets, and settings over the defaults.
-    ExperimentTable {
-        /// The experiment's name (unique; `--only` selects by it).
-        pub name: Spanned<String>,
-        /// Feature sets, blocks joined by '+'.
-        pub feature_sets: Vec<Spanned<String>>,
-    }
-);
+/// A table as written, every value with its place: `[defaults]` and each `[[experiment]]`,
+/// whose settings are overlaid before they are read as [`TrainSettings`].
+type RawTable = BTreeMap<String, Spanned<toml::Value>>;
 
 /// `[data.NAME]`: files, or a self-play generation.
 #[derive(Clone, Debug, Deserialize)]
@@ -405,62 +197,13 @@ pub struct EvaluationTable {
 #[serde(deny_unknown_fields)]
 struct ManifestFile {
     #[serde(default)]
-    defaults: Defaults,
+    defaults: RawTable,
     #[serde(default)]
     data: BTreeMap<String, DataTable>,
     #[serde(default)]
     evaluation: BTreeMap<String, EvaluationTable>,
     #[serde(default)]
-    experiment: Vec<ExperimentTable>,
-}
-
-/// Training settings of an experiment after the defaults are applied.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Settings {
-    /// First-layer width.
-    pub l1: u64,
-    /// Hidden width.
-    pub l2: u64,
-    /// Training method.
-    pub method: MethodName,
-    /// Learning rate.
-    pub lr: f64,
-    /// Learning-rate factor per epoch.
-    pub gamma: f64,
-    /// Batch size.
-    pub batch_size: u64,
-    /// Epochs per run.
-    pub epochs: u64,
-    /// Positions per epoch.
-    pub epoch_positions: u64,
-    /// Runs per feature set.
-    pub runs: u64,
-    /// Base seed.
-    pub seed: u64,
-    /// Validation positions.
-    pub val_positions: u64,
-    /// Skip positions in check.
-    pub skip_in_check: bool,
-    /// Skip positions whose best move is a capture.
-    pub skip_capture_bestmove: bool,
-    /// Ply window.
-    pub min_ply: Option<u16>,
-    /// Ply window.
-    pub max_ply: Option<u16>,
-    /// Score limit.
-    pub max_score: Option<u64>,
-    /// Random skip rate.
-    pub skip_rate: f64,
-    /// Loss exponent.
-    pub power: f64,
-    /// Score weight in the target.
-    pub lambda: f64,
-    /// Target scale.
-    pub target_scale: f64,
-    /// Output scale.
-    pub output_scale: f64,
-    /// Fitted win-rate model.
-    pub wdl: Option<[f64; 2]>,
+    experiment: Vec<Spanned<RawTable>>,
 }
 
 /// A dataset after validation: files, or a generation spec.
@@ -508,8 +251,8 @@ pub struct Experiment {
     pub feature_sets: Vec<String>,
     /// Where each feature set is written (for errors found later, e.g. an unknown block).
     pub feature_set_places: Vec<Place>,
-    /// Training settings.
-    pub settings: Settings,
+    /// Training settings: the experiment's keys over `[defaults]` over the thesis's.
+    pub settings: TrainSettings,
     /// The dataset.
     pub data: Dataset,
     /// The evaluation, if any.
@@ -719,11 +462,22 @@ impl Manifest {
         if file.experiment.is_empty() {
             return Err(format!("{}: no [[experiment]]", path.display()));
         }
-        let d = &file.defaults;
         let mut experiments: Vec<Experiment> = Vec::new();
-        for e in &file.experiment {
-            let name = e.name.get_ref().trim().to_string();
-            let name_place = place(e.name.span().start);
+        for table in &file.experiment {
+            let mut own = table.get_ref().clone();
+            let e_name = take::<String>(&mut own, "name", &place)?.ok_or_else(|| {
+                format!("{}: [[experiment]] has no name", place(table.span().start))
+            })?;
+            let e_sets = take::<Vec<String>>(&mut own, "feature_sets", &place)?;
+            let init_from = take::<String>(&mut own, "init_from", &place)?;
+            // The experiment's settings over the defaults' (over the thesis's, in
+            // `TrainSettings::default`).
+            let mut merged = file.defaults.clone();
+            merged.extend(own);
+            let data_ref = take::<String>(&mut merged, "data", &place)?;
+            let evaluation_ref = take::<String>(&mut merged, "evaluation", &place)?;
+            let name = e_name.get_ref().trim().to_string();
+            let name_place = place(e_name.span().start);
             if name.is_empty()
                 || !name
                     .chars()
@@ -738,66 +492,31 @@ impl Manifest {
                     "{name_place}: name: experiment '{name}' is defined twice"
                 ));
             }
-            if e.feature_sets.is_empty() {
+            let sets_at = e_sets
+                .as_ref()
+                .map_or(e_name.span().start, |s| s.span().start);
+            let listed = e_sets.map(Spanned::into_inner).unwrap_or_default();
+            if listed.is_empty() {
                 return Err(format!(
                     "{name_place}: feature_sets: experiment '{name}' has none"
                 ));
             }
             let mut feature_sets: Vec<String> = Vec::new();
             let mut feature_set_places = Vec::new();
-            for fs in &e.feature_sets {
-                let s = fs.get_ref().trim().to_string();
+            for fs in &listed {
+                let s = fs.trim().to_string();
                 if s.is_empty() || feature_sets.contains(&s) {
                     return Err(format!(
                         "{}: feature_sets: '{s}' is empty or listed twice",
-                        place(fs.span().start)
+                        place(sets_at)
                     ));
                 }
                 feature_sets.push(s);
-                feature_set_places.push(place(fs.span().start));
+                feature_set_places.push(place(sets_at));
             }
-            macro_rules! pick {
-                ($key:ident, $default:expr) => {
-                    e.$key.clone().or(d.$key.clone()).unwrap_or($default)
-                };
-            }
-            let settings = Settings {
-                l1: pick!(l1, L1Width(512)).0,
-                l2: pick!(l2, Count(32)).0,
-                method: pick!(method, MethodName::Score),
-                lr: pick!(lr, PositiveFraction(5e-4)).0,
-                gamma: pick!(gamma, PositiveFraction(0.99)).0,
-                batch_size: pick!(batch_size, Count(16384)).0,
-                epochs: pick!(epochs, Count(256)).0,
-                epoch_positions: pick!(epoch_positions, Count(100_000_000)).0,
-                runs: pick!(runs, Positive(4)).0,
-                seed: pick!(seed, 1),
-                val_positions: pick!(val_positions, Count(1_000_000)).0,
-                skip_in_check: pick!(skip_in_check, true),
-                skip_capture_bestmove: pick!(skip_capture_bestmove, true),
-                min_ply: e.min_ply.or(d.min_ply),
-                max_ply: e.max_ply.or(d.max_ply),
-                max_score: e.max_score.or(d.max_score).map(|p| p.0),
-                skip_rate: pick!(skip_rate, UnitReal(0.0)).0,
-                power: pick!(power, PositiveReal(2.6)).0,
-                lambda: pick!(lambda, UnitReal(1.0)).0,
-                target_scale: pick!(target_scale, PositiveReal(410.0)).0,
-                output_scale: pick!(output_scale, PositiveReal(361.0)).0,
-                wdl: e.wdl.or(d.wdl),
-            };
-            if let (Some(min), Some(max)) = (settings.min_ply, settings.max_ply)
-                && min > max
-            {
-                return Err(format!(
-                    "{name_place}: min_ply: {min} is after max_ply {max}: no position would be used"
-                ));
-            }
-            if let Some([_, b]) = settings.wdl
-                && !(b.is_finite() && b > 0.0)
-            {
-                return Err(format!("{name_place}: wdl: b must be above 0, not {b}"));
-            }
-            let data_ref = e.data.as_ref().or(d.data.as_ref()).ok_or_else(|| {
+            let settings = read_settings(merged, &place)?;
+            settings.check().map_err(|m| format!("{name_place}: {m}"))?;
+            let data_ref = data_ref.ok_or_else(|| {
                 format!(
                     "{name_place}: data: experiment '{name}' names no dataset (data = \"NAME\")"
                 )
@@ -812,7 +531,7 @@ impl Manifest {
                     )
                 })?
                 .clone();
-            let evaluation = match e.evaluation.as_ref().or(d.evaluation.as_ref()) {
+            let evaluation = match &evaluation_ref {
                 Some(r) => Some(
                     evaluations
                         .get(r.get_ref())
@@ -843,7 +562,7 @@ impl Manifest {
                     ));
                 }
             }
-            let init_from = match &e.init_from {
+            let init_from = match &init_from {
                 Some(r) => {
                     let other = experiments
                         .iter()
@@ -884,6 +603,61 @@ impl Manifest {
             experiments,
         })
     }
+}
+
+/// Removes `key` from `table` and reads its value as a `T`, keeping its place; an error names
+/// the line and the key.
+fn take<T: serde::de::DeserializeOwned>(
+    table: &mut RawTable,
+    key: &str,
+    place: &dyn Fn(usize) -> Place,
+) -> Result<Option<Spanned<T>>, String> {
+    let Some(value) = table.remove(key) else {
+        return Ok(None);
+    };
+    let span = value.span();
+    let read = value
+        .into_inner()
+        .try_into::<T>()
+        .map_err(|e| format!("{}: {key}: {}", place(span.start), one_line(e.message())))?;
+    Ok(Some(Spanned::new(span, read)))
+}
+
+/// Reads merged settings; an error names the line and the key of the value it is about.
+fn read_settings(table: RawTable, place: &dyn Fn(usize) -> Place) -> Result<TrainSettings, String> {
+    let starts: BTreeMap<String, usize> = table
+        .iter()
+        .map(|(k, v)| (k.clone(), v.span().start))
+        .collect();
+    let plain: toml::Table = table
+        .into_iter()
+        .map(|(k, v)| (k, v.into_inner()))
+        .collect();
+    serde_path_to_error::deserialize(toml::Value::Table(plain)).map_err(|e| {
+        let message = one_line(e.inner().message());
+        // A bad value's path is its key; an unknown key is named in the message.
+        let path = e.path().to_string();
+        let key = path
+            .split('.')
+            .next()
+            .filter(|k| starts.contains_key(*k))
+            .or_else(|| {
+                message
+                    .split('`')
+                    .nth(1)
+                    .filter(|k| starts.contains_key(*k))
+            });
+        match key {
+            Some(k) if message.contains(k) => format!("{}: {message}", place(starts[k])),
+            Some(k) => format!("{}: {k}: {message}", place(starts[k])),
+            None => message,
+        }
+    })
+}
+
+/// A message on one line.
+fn one_line(message: &str) -> String {
+    message.trim().replace('\n', " ")
 }
 
 /// Ply windows the generation stage would refuse: checked by [`Manifest::parse`]. The error

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::evaluate::{EvaluationResult, PuzzleScore, RatedPlayer};
-use super::manifest::Settings;
 use crate::atomic_file::write_atomic;
 use crate::plot::{self, Series, SeriesKind};
+use crate::train::settings::{MethodName, TrainSettings};
 
 /// One training run's summary.
 #[derive(Clone, Debug, Serialize)]
@@ -58,7 +58,7 @@ pub struct ExperimentReport {
     /// The experiment's name.
     pub experiment: String,
     /// Its training settings.
-    pub settings: Settings,
+    pub settings: TrainSettings,
     /// Its dataset's name.
     pub data: String,
     /// One row per feature set, in the manifest's order.
@@ -84,8 +84,8 @@ pub fn markdown(r: &ExperimentReport) -> String {
         s.l1,
         s.l2,
         match s.method {
-            super::manifest::MethodName::Score => "score-target",
-            super::manifest::MethodName::Pqr => "PQR",
+            MethodName::Score => "score-target",
+            MethodName::Pqr => "PQR",
         },
         s.batch_size,
         s.lr,

@@ -14,13 +14,11 @@ use tch::Device;
 
 use super::cache::{self, file_digest, key_of, stage_dir};
 use super::evaluate::{self, EvaluationResult, Player};
-use super::manifest::{DataSource, Dataset, Experiment, GenerateTable, Manifest, MethodName};
+use super::manifest::{DataSource, Dataset, Experiment, GenerateTable, Manifest};
 use super::report::{self, ExperimentReport, FeatureSetRow, RunSummary};
 use crate::data::Format;
 use crate::gensfen::{self, GensfenConfig, Labeler, Target};
-use crate::model::Shape;
-use crate::train::objective::{Method, MethodSettings};
-use crate::train::run::{DataFile, FilterSpec, Runtime, TrainConfig, TrainError, train};
+use crate::train::run::{DataFile, Runtime, TrainConfig, TrainError, train};
 
 /// How `trainer run` runs: where outputs go and on what.
 #[derive(Clone, Debug)]
@@ -126,7 +124,7 @@ fn run_experiment(
     for fs in &e.feature_sets {
         let set = registry.feature_set(fs).map_err(|err| err.to_string())?;
         let mut runs = Vec::new();
-        for run in 1..=e.settings.runs {
+        for run in 1..=e.settings.runs.0 {
             let record = train_run(manifest, e, fs, run, &data, registry, options)?;
             runs.push(RunSummary {
                 run,
@@ -339,15 +337,6 @@ fn train_config(
     data: &DataRecord,
     init: Option<PathBuf>,
 ) -> Result<TrainConfig, String> {
-    let s = &e.settings;
-    let method = Method::from_settings(&MethodSettings {
-        pqr: s.method == MethodName::Pqr,
-        wdl: s.wdl.map(|[a, b]| (a, b)),
-        target_scale: s.target_scale,
-        output_scale: s.output_scale,
-        power: s.power,
-        lambda: s.lambda,
-    });
     let files = |paths: &[PathBuf]| -> Result<Vec<DataFile>, String> {
         paths
             .iter()
@@ -359,32 +348,10 @@ fn train_config(
             })
             .collect()
     };
-    let mut config = TrainConfig::thesis(
-        fs,
-        Shape {
-            n,
-            l1: s.l1 as usize,
-            l2: s.l2 as usize,
-        },
-    );
-    config.method = method;
-    config.train = files(&data.train)?;
-    config.val = files(&data.val)?;
-    config.val_size = s.val_positions;
-    config.filter = FilterSpec {
-        skip_in_check: s.skip_in_check,
-        skip_capture: s.skip_capture_bestmove,
-        min_ply: s.min_ply,
-        max_ply: s.max_ply,
-        max_score: s.max_score.map(|m| m.min(i32::MAX as u64) as i32),
-        skip_rate: s.skip_rate,
-    };
-    config.epochs = s.epochs;
-    config.epoch_size = s.epoch_positions;
-    config.batch_size = s.batch_size as usize;
-    config.lr = s.lr;
-    config.gamma = s.gamma;
-    config.seed = s.seed + run - 1;
+    let mut config = e
+        .settings
+        .config(fs, n, files(&data.train)?, files(&data.val)?);
+    config.seed = e.settings.seed + run - 1;
     config.init = init;
     config.check()?;
     Ok(config)

@@ -131,11 +131,12 @@ pub fn bench(set: &FeatureSet, config: &BenchConfig) -> Result<BenchResult, Stri
     } else {
         Method::Score(ScoreLoss::default())
     };
+    let lr = super::settings::TrainSettings::default().lr.0;
     let mut run = |steps: usize| -> f64 {
         let mut last = None;
         for i in 0..steps {
             let b = batches[i % batches.len()].to_device(config.device);
-            last = Some(train_step(&mut model, &mut adam, &method, &b, 5e-4));
+            last = Some(train_step(&mut model, &mut adam, &method, &b, lr));
         }
         // Reading the last loss waits for the device.
         last.map_or(0.0, |l| l.double_value(&[]))

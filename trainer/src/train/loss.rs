@@ -168,7 +168,12 @@ pub struct PqrLoss {
 
 impl Default for PqrLoss {
     fn default() -> Self {
-        PqrLoss { a: 0.0, b: 361.0 }
+        // The score loss's output scaling: the same network output means the same win rate.
+        let wdl = Wdl::default();
+        PqrLoss {
+            a: wdl.output_a,
+            b: wdl.output_b,
+        }
     }
 }
 

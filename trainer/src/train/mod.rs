@@ -1,6 +1,7 @@
 //! Training: the thesis's two methods (§5.2 score target, §5.3 PQR triplets) on the float model
 //! of [`crate::model`].
 //!
+//! - [`settings`]: every training setting, declared once (default, option, manifest key);
 //! - [`run`]: the training loop (epochs, learning-rate decay, validation, checkpoints, resume,
 //!   metrics, plots, exports) and its configuration;
 //! - [`loss`]: the score-target loss in WDL space (with the game-result interpolation) and the
@@ -20,6 +21,7 @@ pub mod objective;
 pub mod optim;
 pub mod quant;
 pub mod run;
+pub mod settings;
 
 /// Makes glibc keep large freed blocks for reuse instead of returning them to the system: every
 /// training step allocates tensors of tens of megabytes, and mapping fresh pages for each (glibc's

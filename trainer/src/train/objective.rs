@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use tch::{Device, Kind, Tensor};
 
-use super::loss::{PqrLoss, ScoreLoss, Wdl};
+use super::loss::{PqrLoss, ScoreLoss};
 use super::optim::Adam;
 use crate::batch::{NO_RESULT, SparseBatch};
 use crate::loader::TripletBatch;
@@ -20,49 +20,7 @@ pub enum Method {
     Pqr(PqrLoss),
 }
 
-/// The settings a method is built from, as the command line and the manifest give them.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct MethodSettings {
-    /// PQR triplets instead of score targets.
-    pub pqr: bool,
-    /// A fitted win-rate model `(a, b)` for target and output alike; else the scales below.
-    pub wdl: Option<(f64, f64)>,
-    /// Scale of the target's win rate sigma(score / S).
-    pub target_scale: f64,
-    /// Scale of the output's win rate sigma(output / S) (also PQR's).
-    pub output_scale: f64,
-    /// Exponent of the score loss.
-    pub power: f64,
-    /// Weight of the score against the game result in the target.
-    pub lambda: f64,
-}
-
 impl Method {
-    /// The method of `settings`.
-    pub fn from_settings(settings: &MethodSettings) -> Method {
-        let wdl = match settings.wdl {
-            Some((a, b)) => Wdl::fitted(a, b),
-            None => Wdl {
-                target_a: 0.0,
-                target_b: settings.target_scale,
-                output_a: 0.0,
-                output_b: settings.output_scale,
-            },
-        };
-        if settings.pqr {
-            Method::Pqr(PqrLoss {
-                a: wdl.output_a,
-                b: wdl.output_b,
-            })
-        } else {
-            Method::Score(ScoreLoss {
-                wdl,
-                power: settings.power,
-                lambda: settings.lambda,
-            })
-        }
-    }
-
     /// The short name (`score`, `pqr`).
     pub fn name(&self) -> &'static str {
         match self {

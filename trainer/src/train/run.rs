@@ -40,6 +40,7 @@ use super::export::{
 };
 use super::objective::{Batch, Method, PqrBatch, ScoreBatch, evaluate, train_step};
 use super::optim::{Adam, AdamConfig};
+use super::settings::TrainSettings;
 use crate::atomic_file::{write_atomic, write_atomic_with};
 use crate::data::{ErrorPolicy, Format};
 use crate::filter::FilterConfig;
@@ -65,50 +66,6 @@ impl DataFile {
     }
 }
 
-/// The position filters of a run (the serializable form of [`FilterConfig`]).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
-pub struct FilterSpec {
-    /// Drop positions in check.
-    pub skip_in_check: bool,
-    /// Drop positions whose best move captures.
-    pub skip_capture: bool,
-    /// Drop positions before this ply.
-    pub min_ply: Option<u16>,
-    /// Drop positions after this ply.
-    pub max_ply: Option<u16>,
-    /// Drop positions with a larger |score|.
-    pub max_score: Option<i32>,
-    /// Drop remaining positions with this probability.
-    pub skip_rate: f64,
-}
-
-impl FilterSpec {
-    /// The filter, with the random skips seeded by `seed`.
-    pub fn config(&self, seed: u64) -> FilterConfig {
-        FilterConfig {
-            skip_in_check: self.skip_in_check,
-            skip_capture: self.skip_capture,
-            min_ply: self.min_ply,
-            max_ply: self.max_ply,
-            max_score: self.max_score,
-            skip_rate: self.skip_rate,
-            seed,
-        }
-    }
-
-    /// The spec of a filter configuration (its seed left out).
-    pub fn from_config(c: &FilterConfig) -> FilterSpec {
-        FilterSpec {
-            skip_in_check: c.skip_in_check,
-            skip_capture: c.skip_capture,
-            min_ply: c.min_ply,
-            max_ply: c.max_ply,
-            max_score: c.max_score,
-            skip_rate: c.skip_rate,
-        }
-    }
-}
-
 /// Everything that determines a run's result. Stored in its checkpoints; a resumed run must
 /// agree with it (except for the number of epochs and the exports, which may change).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -126,7 +83,7 @@ pub struct TrainConfig {
     /// Validation positions (triplets for PQR) taken from the start of the validation files.
     pub val_size: u64,
     /// Position filters (training and validation).
-    pub filter: FilterSpec,
+    pub filter: FilterConfig,
     /// Epochs to train.
     pub epochs: u64,
     /// Positions (triplets for PQR) per epoch, rounded up to whole batches.
@@ -152,34 +109,13 @@ pub struct TrainConfig {
 }
 
 impl TrainConfig {
-    /// A configuration with the thesis's defaults (Adam, lr 5e-4, γ 0.99, batch 16384, epochs
-    /// of 100M positions, 256 epochs, about 5M validation positions, score targets with the
-    /// reference scalings); the caller sets the files, the feature set and the shape.
+    /// A configuration with the thesis's settings ([`TrainSettings::default`]) for
+    /// `shape`; the caller sets the files.
     pub fn thesis(feature_set: &str, shape: Shape) -> TrainConfig {
-        TrainConfig {
-            feature_set: feature_set.to_string(),
-            shape,
-            method: Method::Score(Default::default()),
-            train: Vec::new(),
-            val: Vec::new(),
-            val_size: 5_000_000,
-            filter: FilterSpec {
-                skip_in_check: true,
-                skip_capture: true,
-                ..FilterSpec::default()
-            },
-            epochs: 256,
-            epoch_size: 100_000_000,
-            batch_size: 16384,
-            lr: 5e-4,
-            gamma: 0.99,
-            adam: AdamConfig::default(),
-            seed: 0,
-            shuffle_buffer: 262_144,
-            init: None,
-            export_every: 0,
-            export_epochs: Vec::new(),
-        }
+        let mut config =
+            TrainSettings::default().config(feature_set, shape.n, Vec::new(), Vec::new());
+        config.shape = shape;
+        config
     }
 
     /// Checks the values.
@@ -224,7 +160,7 @@ impl TrainConfig {
                 }
             }
         }
-        self.filter.config(0).check()?;
+        self.filter.check()?;
         for f in self.train.iter().chain(&self.val) {
             f.input()?;
         }
@@ -519,7 +455,10 @@ fn batches(
         .iter()
         .map(DataFile::input)
         .collect::<Result<Vec<_>, _>>()?;
-    let filter = config.filter.config(seed);
+    let filter = FilterConfig {
+        seed,
+        ..config.filter.clone()
+    };
     let batch_size = match epoch {
         Some(_) => config.batch_size,
         None => config.batch_size.min(config.val_size as usize).max(1),

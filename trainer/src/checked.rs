@@ -1,0 +1,224 @@
+//! Numbers checked on the way in: the bounded types of the settings, read from a manifest
+//! (serde) or a command line (`FromStr`, which clap uses) through the same check, so a typo
+//! is refused in both places with the same words instead of asking for centuries of work or an
+//! allocation beyond any machine.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// Implements `FromStr` (parse the raw number, then the type's `TryFrom` check) and `Display`
+/// (the number) for a checked newtype.
+macro_rules! text_form {
+    ($raw:ty => $name:ident $(<const $c:ident: u64>)?) => {
+        impl$(<const $c: u64>)? FromStr for $name$(<$c>)? {
+            type Err = String;
+
+            fn from_str(text: &str) -> Result<Self, String> {
+                let v: $raw = text
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("'{text}' is not a number"))?;
+                Self::try_from(v)
+            }
+        }
+
+        impl$(<const $c: u64>)? fmt::Display for $name$(<$c>)? {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}", self.0)
+            }
+        }
+    };
+}
+
+/// A positive integer (the widths, sizes and counts of the manifest).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "i64", into = "u64")]
+pub struct Positive(pub u64);
+
+impl TryFrom<i64> for Positive {
+    type Error = String;
+
+    fn try_from(v: i64) -> Result<Self, String> {
+        if v <= 0 {
+            return Err(format!("must be a positive integer, not {v}"));
+        }
+        Ok(Positive(v as u64))
+    }
+}
+
+impl From<Positive> for u64 {
+    fn from(v: Positive) -> u64 {
+        v.0
+    }
+}
+
+text_form!(i64 => Positive);
+
+/// A first-layer width: a positive multiple of 32 (the inference kernels' block) up to
+/// [`host::nnue::MAX_L1`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "i64", into = "u64")]
+pub struct L1Width(pub u64);
+
+impl TryFrom<i64> for L1Width {
+    type Error = String;
+
+    fn try_from(v: i64) -> Result<Self, String> {
+        let max = host::nnue::MAX_L1;
+        if v <= 0 || v % 32 != 0 || v as u64 > max as u64 {
+            return Err(format!(
+                "l1 must be a positive multiple of 32 up to {max}, not {v}"
+            ));
+        }
+        Ok(L1Width(v as u64))
+    }
+}
+
+impl From<L1Width> for u64 {
+    fn from(v: L1Width) -> u64 {
+        v.0
+    }
+}
+
+text_form!(i64 => L1Width);
+
+/// A positive count with an upper bound (epochs, batch sizes, positions, hidden widths).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "i64", into = "u64")]
+pub struct Count<const MAX: u64>(pub u64);
+
+impl<const MAX: u64> TryFrom<i64> for Count<MAX> {
+    type Error = String;
+
+    fn try_from(v: i64) -> Result<Self, String> {
+        if v <= 0 || v as u64 > MAX {
+            return Err(format!("must be between 1 and {MAX}, not {v}"));
+        }
+        Ok(Count(v as u64))
+    }
+}
+
+impl<const MAX: u64> From<Count<MAX>> for u64 {
+    fn from(v: Count<MAX>) -> u64 {
+        v.0
+    }
+}
+
+text_form!(i64 => Count<const MAX: u64>);
+
+/// A number above 0 and at most 1: a learning rate (Adam's steps are about `lr` per weight;
+/// beyond 1 every weight would leave the quantized range in one step) or a decay factor per
+/// epoch (0 would stop learning after the first epoch).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "f64", into = "f64")]
+pub struct PositiveFraction(pub f64);
+
+impl TryFrom<f64> for PositiveFraction {
+    type Error = String;
+
+    fn try_from(v: f64) -> Result<Self, String> {
+        if !(v > 0.0 && v <= 1.0) {
+            return Err(format!(
+                "must be between 0 and 1 (above 0, at most 1), not {v}"
+            ));
+        }
+        Ok(PositiveFraction(v))
+    }
+}
+
+impl From<PositiveFraction> for f64 {
+    fn from(v: PositiveFraction) -> f64 {
+        v.0
+    }
+}
+
+text_form!(f64 => PositiveFraction);
+
+/// A finite number strictly above zero (scales, exponents).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "f64", into = "f64")]
+pub struct PositiveReal(pub f64);
+
+impl TryFrom<f64> for PositiveReal {
+    type Error = String;
+
+    fn try_from(v: f64) -> Result<Self, String> {
+        if !(v.is_finite() && v > 0.0) {
+            return Err(format!("must be a number above 0, not {v}"));
+        }
+        Ok(PositiveReal(v))
+    }
+}
+
+impl From<PositiveReal> for f64 {
+    fn from(v: PositiveReal) -> f64 {
+        v.0
+    }
+}
+
+text_form!(f64 => PositiveReal);
+
+/// A number in `0..=1` (lambda, skip rates).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "f64", into = "f64")]
+pub struct UnitReal(pub f64);
+
+impl TryFrom<f64> for UnitReal {
+    type Error = String;
+
+    fn try_from(v: f64) -> Result<Self, String> {
+        if !(0.0..=1.0).contains(&v) {
+            return Err(format!("must be between 0 and 1, not {v}"));
+        }
+        Ok(UnitReal(v))
+    }
+}
+
+impl From<UnitReal> for f64 {
+    fn from(v: UnitReal) -> f64 {
+        v.0
+    }
+}
+
+text_form!(f64 => UnitReal);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_and_manifest_values_pass_the_same_check() {
+        assert_eq!("512".parse::<L1Width>(), Ok(L1Width(512)));
+        assert!(
+            "100"
+                .parse::<L1Width>()
+                .unwrap_err()
+                .contains("multiple of 32")
+        );
+        let toml_err = toml::from_str::<std::collections::BTreeMap<String, L1Width>>("l1 = 100")
+            .unwrap_err()
+            .to_string();
+        assert!(toml_err.contains("multiple of 32"), "{toml_err}");
+        assert!("0".parse::<Count<4>>().is_err());
+        assert!(
+            "5".parse::<Count<4>>()
+                .unwrap_err()
+                .contains("between 1 and 4")
+        );
+        assert!("1.5".parse::<PositiveFraction>().is_err());
+        assert_eq!("1".parse::<PositiveFraction>(), Ok(PositiveFraction(1.0)));
+        assert!(
+            "wide"
+                .parse::<Positive>()
+                .unwrap_err()
+                .contains("not a number")
+        );
+        assert_eq!(
+            serde_json::to_string(&Count::<9>(3)).unwrap(),
+            "3",
+            "written as the plain number"
+        );
+    }
+}

@@ -1,0 +1,303 @@
+//! The settings of training, declared once: each is one field of [`TrainSettings`], which owns
+//! its default (the thesis's values, in one `Default`), its command-line option (`trainer
+//! train` flattens the struct) and its manifest key (`[defaults]` and `[[experiment]]` overlay
+//! it, see [`crate::experiment::manifest`]). Values are checked on the way in, by the same
+//! types on both paths ([`crate::checked`]).
+//!
+//! Adding a setting is adding a field here (with its default in [`TrainSettings::default`])
+//! and using it in [`TrainSettings::config`].
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use serde::{Deserialize, Serialize};
+
+use super::loss::{PqrLoss, ScoreLoss, Wdl};
+use super::objective::Method;
+use super::optim::AdamConfig;
+use super::run::{DataFile, TrainConfig};
+use crate::checked::{Count, L1Width, Positive, PositiveFraction, PositiveReal, UnitReal};
+use crate::filter::FilterConfig;
+use crate::loader::LoaderConfig;
+use crate::model::Shape;
+
+/// The most positions (triplets) in one batch.
+pub const MAX_BATCH_SIZE: u64 = 1 << 22;
+/// The most epochs of a run.
+pub const MAX_EPOCHS: u64 = 1 << 20;
+/// The most positions of an epoch or of the validation set.
+pub const MAX_POSITIONS: u64 = 1 << 40;
+/// The widest hidden layer.
+pub const MAX_L2: u64 = host::nnue::MAX_L2 as u64;
+
+/// The training method.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum MethodName {
+    /// Method 1 (thesis §5.2): the data's scores as targets, loss |W(target) - W(output)|^p in
+    /// WDL space.
+    Score,
+    /// Method 2 (thesis §5.3): PQR triplets (position, next position of the game, random move).
+    Pqr,
+}
+
+/// The optimizer (the thesis used Adam only; the key exists so manifests say so).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum OptimizerName {
+    /// Adam with the thesis's betas.
+    Adam,
+}
+
+/// A fitted win-rate model σ((e − a) / b) for target and output alike: `A,B` on the command
+/// line, `[a, b]` in a manifest.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "[f64; 2]", into = "[f64; 2]")]
+pub struct WdlModel {
+    /// The offset a.
+    pub a: f64,
+    /// The scale b (above 0).
+    pub b: f64,
+}
+
+impl TryFrom<[f64; 2]> for WdlModel {
+    type Error = String;
+
+    fn try_from([a, b]: [f64; 2]) -> Result<Self, String> {
+        if !a.is_finite() {
+            return Err(format!("a must be a finite number, not {a}"));
+        }
+        if !(b.is_finite() && b > 0.0) {
+            return Err(format!("b must be above 0, not {b}"));
+        }
+        Ok(WdlModel { a, b })
+    }
+}
+
+impl From<WdlModel> for [f64; 2] {
+    fn from(w: WdlModel) -> [f64; 2] {
+        [w.a, w.b]
+    }
+}
+
+impl std::str::FromStr for WdlModel {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (a, b) = s
+            .split_once(',')
+            .ok_or_else(|| format!("'{s}' is not two numbers A,B"))?;
+        let num = |x: &str| {
+            x.trim()
+                .parse::<f64>()
+                .map_err(|e| format!("'{x}' in '{s}': {e}"))
+        };
+        WdlModel::try_from([num(a)?, num(b)?])
+    }
+}
+
+/// Every setting of a training run that a person chooses (the data files, the output folder
+/// and the machine's resources aside). On the command line of `trainer train` the filters and
+/// the seed come from the options every data command shares, and `runs` and `optimizer` are
+/// the manifest's alone.
+#[derive(Args, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TrainSettings {
+    /// First-layer width per perspective (a multiple of 32).
+    #[arg(long, default_value_t = TrainSettings::default().l1)]
+    pub l1: L1Width,
+    /// Hidden width.
+    #[arg(long, default_value_t = TrainSettings::default().l2)]
+    pub l2: Count<MAX_L2>,
+    /// Training method.
+    #[arg(long, value_enum, default_value_t = TrainSettings::default().method)]
+    pub method: MethodName,
+    /// Optimizer (only "adam").
+    #[arg(skip = TrainSettings::default().optimizer)]
+    pub optimizer: OptimizerName,
+    /// Adam's learning rate in the first epoch.
+    #[arg(long, default_value_t = TrainSettings::default().lr)]
+    pub lr: PositiveFraction,
+    /// Learning-rate factor per epoch.
+    #[arg(long, default_value_t = TrainSettings::default().gamma)]
+    pub gamma: PositiveFraction,
+    /// Positions (triplets) per optimizer step.
+    #[arg(long, default_value_t = TrainSettings::default().batch_size)]
+    pub batch_size: Count<MAX_BATCH_SIZE>,
+    /// Epochs to train.
+    #[arg(long, default_value_t = TrainSettings::default().epochs)]
+    pub epochs: Count<MAX_EPOCHS>,
+    /// Positions (triplets) per epoch, rounded up to whole batches.
+    #[arg(long = "epoch-size", default_value_t = TrainSettings::default().epoch_positions)]
+    pub epoch_positions: Count<MAX_POSITIONS>,
+    /// Repeated runs of each feature set (different seeds; manifest only).
+    #[arg(skip = TrainSettings::default().runs)]
+    pub runs: Positive,
+    /// Seed of the weights, the data order and the filters' random skips (in a manifest the
+    /// base seed: run k uses seed + k - 1).
+    #[arg(skip = TrainSettings::default().seed)]
+    pub seed: u64,
+    /// Validation positions (triplets for PQR) taken from the start of the validation files.
+    #[arg(long = "val-size", default_value_t = TrainSettings::default().val_positions)]
+    pub val_positions: Count<MAX_POSITIONS>,
+    /// Shuffle buffer of the loader, in positions (triplets).
+    #[arg(long, default_value_t = TrainSettings::default().shuffle)]
+    pub shuffle: usize,
+    /// Skip positions whose side to move is in check.
+    #[arg(skip = TrainSettings::default().skip_in_check)]
+    pub skip_in_check: bool,
+    /// Skip positions whose best move is a capture (the thesis's rule, with the one above).
+    #[arg(skip = TrainSettings::default().skip_capture_bestmove)]
+    pub skip_capture_bestmove: bool,
+    /// Skip positions before this ply.
+    #[arg(skip)]
+    pub min_ply: Option<u16>,
+    /// Skip positions after this ply.
+    #[arg(skip)]
+    pub max_ply: Option<u16>,
+    /// Skip positions with |score| above this.
+    #[arg(skip)]
+    pub max_score: Option<Positive>,
+    /// Probability of skipping any other position.
+    #[arg(skip = TrainSettings::default().skip_rate)]
+    pub skip_rate: UnitReal,
+    /// Exponent of the score loss.
+    #[arg(long, default_value_t = TrainSettings::default().power)]
+    pub power: PositiveReal,
+    /// Weight of the score in the target lambda*W(score) + (1 - lambda)*result (1: scores only).
+    #[arg(long, default_value_t = TrainSettings::default().lambda)]
+    pub lambda: UnitReal,
+    /// Scale of the target's win rate sigma(score / S) (the reference code's 410).
+    #[arg(long, default_value_t = TrainSettings::default().target_scale, conflicts_with = "wdl")]
+    pub target_scale: PositiveReal,
+    /// Scale of the output's win rate sigma(output / S) (the reference code's 361; also PQR's).
+    #[arg(long, default_value_t = TrainSettings::default().output_scale, conflicts_with = "wdl")]
+    pub output_scale: PositiveReal,
+    /// A fitted win-rate model sigma((e - A) / B) for target and output alike (the thesis text:
+    /// 1.28,297.21; `trainer wdl-fit` fits one).
+    #[arg(long, value_name = "A,B")]
+    pub wdl: Option<WdlModel>,
+}
+
+impl Default for TrainSettings {
+    /// The thesis's settings (§5.2: L1 512, L2 32, Adam at 5e-4 decaying by 0.99 per epoch,
+    /// batches of 16384, 256 epochs of 100M positions, quiet positions only, loss exponent 2.6,
+    /// the reference code's win-rate scales 410 and 361).
+    fn default() -> Self {
+        let target = Wdl::default();
+        let loss = ScoreLoss::default();
+        TrainSettings {
+            l1: L1Width(512),
+            l2: Count(32),
+            method: MethodName::Score,
+            optimizer: OptimizerName::Adam,
+            lr: PositiveFraction(5e-4),
+            gamma: PositiveFraction(0.99),
+            batch_size: Count(LoaderConfig::default().batch_size as u64),
+            epochs: Count(256),
+            epoch_positions: Count(100_000_000),
+            runs: Positive(4),
+            seed: 1,
+            val_positions: Count(1_000_000),
+            shuffle: LoaderConfig::default().shuffle_buffer,
+            skip_in_check: true,
+            skip_capture_bestmove: true,
+            min_ply: None,
+            max_ply: None,
+            max_score: None,
+            skip_rate: UnitReal(0.0),
+            power: PositiveReal(loss.power),
+            lambda: UnitReal(loss.lambda),
+            target_scale: PositiveReal(target.target_b),
+            output_scale: PositiveReal(target.output_b),
+            wdl: None,
+        }
+    }
+}
+
+impl TrainSettings {
+    /// What the types alone cannot check: a ply window that keeps nothing. The error starts
+    /// with the key.
+    pub fn check(&self) -> Result<(), String> {
+        if let (Some(min), Some(max)) = (self.min_ply, self.max_ply)
+            && min > max
+        {
+            return Err(format!(
+                "min_ply: {min} is after max_ply {max}: no position would be used"
+            ));
+        }
+        Ok(())
+    }
+
+    /// The training method and its loss.
+    pub fn method(&self) -> Method {
+        let wdl = match self.wdl {
+            Some(WdlModel { a, b }) => Wdl::fitted(a, b),
+            None => Wdl {
+                target_a: 0.0,
+                target_b: self.target_scale.0,
+                output_a: 0.0,
+                output_b: self.output_scale.0,
+            },
+        };
+        match self.method {
+            MethodName::Pqr => Method::Pqr(PqrLoss {
+                a: wdl.output_a,
+                b: wdl.output_b,
+            }),
+            MethodName::Score => Method::Score(ScoreLoss {
+                wdl,
+                power: self.power.0,
+                lambda: self.lambda.0,
+            }),
+        }
+    }
+
+    /// The position filters (their random skips seeded by the run).
+    pub fn filter(&self) -> FilterConfig {
+        FilterConfig {
+            skip_in_check: self.skip_in_check,
+            skip_capture: self.skip_capture_bestmove,
+            min_ply: self.min_ply,
+            max_ply: self.max_ply,
+            max_score: self.max_score.map(|m| m.0.min(i32::MAX as u64) as i32),
+            skip_rate: self.skip_rate.0,
+            seed: 0,
+        }
+    }
+
+    /// The configuration of a run of `feature_set` (N = `n` features) on these files, with
+    /// these settings.
+    pub fn config(
+        &self,
+        feature_set: &str,
+        n: usize,
+        train: Vec<DataFile>,
+        val: Vec<DataFile>,
+    ) -> TrainConfig {
+        TrainConfig {
+            feature_set: feature_set.to_string(),
+            shape: Shape {
+                n,
+                l1: self.l1.0 as usize,
+                l2: self.l2.0 as usize,
+            },
+            method: self.method(),
+            train,
+            val,
+            val_size: self.val_positions.0,
+            filter: self.filter(),
+            epochs: self.epochs.0,
+            epoch_size: self.epoch_positions.0,
+            batch_size: self.batch_size.0 as usize,
+            lr: self.lr.0,
+            gamma: self.gamma.0,
+            adam: AdamConfig::default(),
+            seed: self.seed,
+            shuffle_buffer: self.shuffle,
+            init: None::<PathBuf>,
+            export_every: 0,
+            export_epochs: Vec::new(),
+        }
+    }
+}
