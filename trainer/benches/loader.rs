@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use plugin_api::PluginRegistry;
+use trainer::data::filter::FilterConfig;
 use trainer::data::synthetic::random_games;
 use trainer::data::{self, Format};
-use trainer::filter::FilterConfig;
 use trainer::loader::{BatchLoader, Input, LoaderConfig};
 
 const POSITIONS: u64 = 200_000;

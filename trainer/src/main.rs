@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand};
 use plugin_api::PluginRegistry;
 
 use host::fens::{board_from_setup, fen_lines};
-use trainer::batch::SparseBatch;
+use trainer::loader::batch::SparseBatch;
 
 /// Training pipeline for NNUE feature-set research.
 #[derive(Parser, Debug)]

@@ -31,7 +31,7 @@
 //! export adds half a step to `b2` (32) and `b3` (8) so that both become rounding to nearest and
 //! the quantized output is unbiased.
 //!
-//! [`SparseBatch`]: crate::batch::SparseBatch
+//! [`SparseBatch`]: crate::loader::batch::SparseBatch
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -99,8 +99,8 @@ pub struct SparseInput {
 }
 
 impl SparseInput {
-    /// The input of a whole [`SparseBatch`](crate::batch::SparseBatch), on the CPU.
-    pub fn from_batch(batch: &crate::batch::SparseBatch) -> SparseInput {
+    /// The input of a whole [`SparseBatch`](crate::loader::batch::SparseBatch), on the CPU.
+    pub fn from_batch(batch: &crate::loader::batch::SparseBatch) -> SparseInput {
         let total = batch.indices[0].len() + batch.indices[1].len();
         let mut indices = Vec::with_capacity(total);
         let mut offsets = Vec::with_capacity(2 * batch.len);

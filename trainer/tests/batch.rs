@@ -2,7 +2,7 @@
 
 use host::fens::{board_from_setup, parse_fen};
 use plugin_api::{Color, PluginRegistry};
-use trainer::batch::SparseBatch;
+use trainer::loader::batch::SparseBatch;
 
 #[test]
 fn batch_holds_side_to_move_first_sorted_unique_indices() {

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use plugin_api::{FeatureSet, PluginRegistry};
-use trainer::batch::SparseBatch;
+use trainer::data::filter::{Filter, FilterConfig};
 use trainer::data::synthetic::random_games;
 use trainer::data::{self, ErrorPolicy, Format, Sample};
-use trainer::filter::{Filter, FilterConfig};
+use trainer::loader::batch::SparseBatch;
 use trainer::loader::{BatchLoader, Input, LoaderConfig, LoaderError};
 
 fn feature_set(spec: &str) -> FeatureSet {

@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use plugin_api::PluginRegistry;
+use trainer::data::filter::FilterConfig;
 use trainer::data::synthetic::random_games;
 use trainer::data::{self, Format, Sample};
-use trainer::filter::FilterConfig;
 use trainer::loader::{BatchLoader, Input, LoaderConfig};
 
 fn write(path: &Path, format: Format, samples: &[Sample]) {

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use trainer::data::filter::Filter;
 use trainer::data::{self, ErrorKind, ErrorPolicy, Format, ReadOptions};
-use trainer::filter::Filter;
 
 use super::{FilterArgs, InputArgs, byte_progress, print_errors};
 

@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use trainer::data::filter::FilterConfig;
 use trainer::data::{DataError, ErrorPolicy, Format};
-use trainer::filter::FilterConfig;
 use trainer::loader::Input;
 
 /// A `--threads` value: a whole number up to [`trainer::loader::MAX_THREADS`], so that a typo

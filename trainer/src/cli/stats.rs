@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use plugin_api::{FeatureSet, Role};
 
+use trainer::analysis::plot::{self, Series, SeriesKind};
+use trainer::analysis::scan::{ScanOptions, ScanSummary, scan};
+use trainer::analysis::stats::{MAX_MOBILITY, SCORE_BIN, SCORE_RANGE, Stats, role_name};
+use trainer::analysis::wdl::{self, WdlData};
 use trainer::data::ReadOptions;
-use trainer::plot::{self, Series, SeriesKind};
-use trainer::scan::{ScanOptions, ScanSummary, scan};
-use trainer::stats::{MAX_MOBILITY, SCORE_BIN, SCORE_RANGE, Stats, role_name};
-use trainer::wdl::{self, WdlData};
 
 use super::{FilterArgs, InputArgs, byte_progress, print_errors};
 

@@ -8,8 +8,8 @@ use plugin_api::{FeatureSet, PluginRegistry};
 
 use super::FilterArgs;
 use super::device::{DeviceArg, apply_threads};
+use trainer::data::filter::FilterConfig;
 use trainer::data::{self, Format, ReadOptions, Sample};
-use trainer::filter::FilterConfig;
 use trainer::train::checkpoint;
 use trainer::train::export::{calibration_activations, export, quantize_calibrated};
 use trainer::train::quant::{compare, plot_histogram};
@@ -174,7 +174,7 @@ fn calibration(
     set: &FeatureSet,
     samples: &[Sample],
 ) -> Result<tch::Tensor, String> {
-    let mut batch = trainer::batch::SparseBatch::with_capacity(set, samples.len());
+    let mut batch = trainer::loader::batch::SparseBatch::with_capacity(set, samples.len());
     let mut scratch = Vec::new();
     for s in samples {
         batch

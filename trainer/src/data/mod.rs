@@ -46,6 +46,7 @@
 
 pub mod bin;
 pub mod binpack;
+pub mod filter;
 mod guard;
 pub mod sample;
 pub mod synthetic;

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::evaluate::{EvaluationResult, PuzzleScore, RatedPlayer};
+use crate::analysis::plot::{self, Series, SeriesKind};
 use crate::atomic_file::write_atomic;
-use crate::plot::{self, Series, SeriesKind};
 use crate::train::settings::{MethodName, TrainSettings};
 
 /// One training run's summary.

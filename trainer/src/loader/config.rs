@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
+use crate::data::filter::FilterConfig;
 use crate::data::{self, ErrorPolicy, Format, ReadOptions, Unit};
-use crate::filter::FilterConfig;
 
 /// One input file.
 #[derive(Clone, Debug, PartialEq, Eq)]

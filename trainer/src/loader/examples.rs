@@ -5,7 +5,7 @@ use plugin_api::FeatureSet;
 
 use super::LoaderError;
 use crate::data::Sample;
-use crate::filter::Filter;
+use crate::data::filter::Filter;
 
 /// What a loader makes of the records of one unit, and how it encodes them. The reading,
 /// filtering, shuffling, batching and queueing around it are the same for every kind

@@ -2,7 +2,7 @@
 //!
 //! One streaming machinery ([`Loader`]) for every kind of example; what differs, a position
 //! ([`Positions`], the score method's
-//! [`SparseBatch`](crate::batch::SparseBatch)es) or a PQR triplet ([`Triplets`],
+//! [`SparseBatch`](crate::loader::batch::SparseBatch)es) or a PQR triplet ([`Triplets`],
 //! [`TripletBatch`]es), is the small trait [`Examples`].
 //!
 //! ```text
@@ -12,7 +12,7 @@
 //! ```
 //!
 //! - Every input file is cut into *units* (about `unit_bytes`, on record boundaries: whole
-//!   binpack chunks, whole 40-byte records, whole lines; see [`data::units`]). Units of all files
+//!   binpack chunks, whole 40-byte records, whole lines; see [`crate::data::units`]). Units of all files
 //!   are read in an order that mixes the files: shuffled per epoch with the seed when shuffling,
 //!   else interleaved in proportion to the files' sizes.
 //! - `streams` units are open at a time. In each round every open stream reads up to
@@ -36,11 +36,12 @@
 //! defaults and `all+ph+pv` that is about 70 MB (measured: a 1 GB `.bin` and a 200 MB one need
 //! the same).
 //!
-//! Files: [`config`] (inputs, units, settings), [`examples`] (the trait), [`positions`] and
+//! Files: [`batch`] (the sparse batch of encoded positions), [`config`] (inputs, units, settings), [`examples`] (the trait), [`positions`] and
 //! [`triplets`] (its two kinds), `producer` (the thread that does the above), `background` (the
 //! bounded queue it sends through, also used by the trainer to prefetch tensors), [`report`].
 
 mod background;
+pub mod batch;
 pub mod config;
 pub mod examples;
 pub mod positions;
@@ -66,7 +67,7 @@ pub struct Loader<K: Examples> {
     queue: Background<K::Batch, LoaderError, LoaderReport>,
 }
 
-/// The loader of positions ([`SparseBatch`](crate::batch::SparseBatch)es), for the score
+/// The loader of positions ([`SparseBatch`](crate::loader::batch::SparseBatch)es), for the score
 /// method.
 pub type BatchLoader = Loader<Positions>;
 

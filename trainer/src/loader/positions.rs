@@ -3,9 +3,9 @@
 use plugin_api::FeatureSet;
 
 use super::{Examples, LoaderError};
-use crate::batch::SparseBatch;
 use crate::data::Sample;
-use crate::filter::Filter;
+use crate::data::filter::Filter;
+use crate::loader::batch::SparseBatch;
 
 /// Examples that are single labelled positions (the score method's batches).
 pub struct Positions;

@@ -13,8 +13,8 @@ use rayon::prelude::*;
 
 use super::background::{Outbox, Stop};
 use super::{Examples, LoaderConfig, LoaderError, LoaderReport};
+use crate::data::filter::Filter;
 use crate::data::{self, DataError, ErrorPolicy, SampleReader, Unit};
-use crate::filter::Filter;
 
 /// An open unit: its reader, its filter, what it remembers, and what its last round gave.
 struct Stream<K: Examples> {

@@ -3,7 +3,7 @@
 use std::fmt;
 
 use crate::data::DataError;
-use crate::filter::FilterCounts;
+use crate::data::filter::FilterCounts;
 
 /// Why the loader stopped early.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -14,9 +14,9 @@ use rand_chacha::ChaCha8Rng;
 use shakmaty::{Chess, Position};
 
 use super::{Examples, LoaderError};
-use crate::batch::SparseBatch;
+use crate::data::filter::Filter;
 use crate::data::{self, Sample};
-use crate::filter::Filter;
+use crate::loader::batch::SparseBatch;
 
 /// One triplet: the position p, the next position q of its game, and r, p after a random legal
 /// move other than the played one.

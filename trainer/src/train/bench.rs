@@ -11,9 +11,9 @@ use tch::Device;
 use super::loss::{PqrLoss, ScoreLoss};
 use super::objective::{Batch, Method, PqrBatch, ScoreBatch, train_step};
 use super::optim::{Adam, AdamConfig};
-use crate::batch::SparseBatch;
 use crate::data::Sample;
 use crate::data::synthetic::random_games;
+use crate::loader::batch::SparseBatch;
 use crate::loader::{Triplet, TripletBatch};
 use crate::model::{Model, Shape};
 

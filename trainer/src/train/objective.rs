@@ -6,8 +6,8 @@ use tch::{Device, Kind, Tensor};
 
 use super::loss::{PqrLoss, ScoreLoss};
 use super::optim::Adam;
-use crate::batch::{NO_RESULT, SparseBatch};
 use crate::loader::TripletBatch;
+use crate::loader::batch::{NO_RESULT, SparseBatch};
 use crate::model::{Model, SparseInput};
 
 /// The training method and its loss settings.

@@ -8,10 +8,10 @@ use host::nnue::{AccumulatorStack, Kernels, Nnue};
 use plugin_api::FeatureSet;
 use serde::Serialize;
 
-use crate::batch::SparseBatch;
+use crate::analysis::plot;
 use crate::data::Sample;
+use crate::loader::batch::SparseBatch;
 use crate::model::{Model, SparseInput, tensor_to_vec};
-use crate::plot;
 
 /// Summary of `quantized − float` over positions, in score units.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -41,14 +41,14 @@ use super::export::{
 use super::objective::{Batch, Method, PqrBatch, ScoreBatch, evaluate, train_step};
 use super::optim::{Adam, AdamConfig};
 use super::settings::TrainSettings;
+use crate::analysis::plot::{self, Series, SeriesKind};
 use crate::atomic_file::{write_atomic, write_atomic_with};
+use crate::data::filter::FilterConfig;
 use crate::data::{ErrorPolicy, Format};
-use crate::filter::FilterConfig;
 use crate::loader::{
     Background, BatchLoader, Examples, Input, Loader, LoaderConfig, TripletLoader,
 };
 use crate::model::{Model, Shape, SparseInput, tensor_to_vec};
-use crate::plot::{self, Series, SeriesKind};
 
 /// One data file of a run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

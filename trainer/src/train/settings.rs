@@ -17,7 +17,7 @@ use super::objective::Method;
 use super::optim::AdamConfig;
 use super::run::{DataFile, TrainConfig};
 use crate::checked::{Count, L1Width, Positive, PositiveFraction, PositiveReal, UnitReal};
-use crate::filter::FilterConfig;
+use crate::data::filter::FilterConfig;
 use crate::loader::LoaderConfig;
 use crate::model::Shape;
 

@@ -1,14 +1,14 @@
 //! One pass over training files in parallel: the units of all inputs are read on a rayon pool,
 //! filtered, and folded into per-unit accumulators that are merged in file order (so results
-//! that depend on order, like the game count of [`crate::stats`], do not depend on the number
+//! that depend on order, like the game count of [`crate::analysis::stats`], do not depend on the number
 //! of threads). Used by `trainer stats` and `trainer wdl-fit`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
+use crate::data::filter::{Filter, FilterConfig, FilterCounts};
 use crate::data::{self, DataError, ErrorPolicy, ReadOptions, Sample, Unit};
-use crate::filter::{Filter, FilterConfig, FilterCounts};
 use crate::loader::Input;
 
 /// How to read.

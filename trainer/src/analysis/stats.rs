@@ -24,9 +24,9 @@ use std::fmt::Write as _;
 use plugin_api::{Board, Color, FeatureSet, Role};
 use shakmaty::{Bitboard, attacks};
 
-use crate::batch::NO_RESULT;
 use crate::data::Sample;
 use crate::data::sample::attackers;
+use crate::loader::batch::NO_RESULT;
 
 /// Width of a score histogram bin.
 pub const SCORE_BIN: i32 = 50;
