@@ -2,13 +2,14 @@
 //! of one, even if the process is killed mid-write. Every file the trainer writes as a result
 //! (checkpoints, networks, metrics, `done.json`, reports, resume records) goes through here.
 
+use anyhow::{Result, anyhow};
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Writes `bytes` to `path` atomically: a temporary file in the same folder, `fsync`, rename,
 /// `fsync` of the folder.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     write_atomic_with(path, |tmp| {
         let mut f = File::create(tmp)?;
         f.write_all(bytes)?;
@@ -21,12 +22,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
 pub fn write_atomic_with(
     path: &Path,
     write: impl FnOnce(&Path) -> std::io::Result<()>,
-) -> Result<(), String> {
-    let err = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+) -> Result<()> {
+    let err = |e: std::io::Error| {
+        anyhow::Error::new(e).context(format!("cannot write {}", path.display()))
+    };
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
     let name = path
         .file_name()
-        .ok_or_else(|| format!("cannot write {}: not a file name", path.display()))?;
+        .ok_or_else(|| anyhow!("cannot write {}: not a file name", path.display()))?;
     let tmp: PathBuf = path.with_file_name(format!(
         ".{}.tmp-{}",
         name.to_string_lossy(),
@@ -76,6 +79,7 @@ mod tests {
             Err(std::io::Error::other("plot failed"))
         })
         .unwrap_err();
+        let e = format!("{e:#}");
         assert!(e.contains("plot.svg") && e.contains("plot failed"), "{e}");
         assert_eq!(fs::read(&path).unwrap(), b"old");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);

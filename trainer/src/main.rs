@@ -2,6 +2,7 @@
 
 mod cli;
 
+use anyhow::{Context, Result};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -65,19 +66,19 @@ enum Command {
     Run(cli::run::RunArgs),
 }
 
-fn run(args: Args) -> Result<(), String> {
+fn run(args: Args) -> Result<()> {
     let registry =
         || PluginRegistry::discover(args.plugin_dir.as_deref()).map_err(|e| e.to_string());
     match &args.command {
         Command::Encode { spec, fens } => {
-            let set = registry()?.feature_set(spec).map_err(|e| e.to_string())?;
+            let set = registry().map_err(anyhow::Error::msg)?.feature_set(spec)?;
             let mut batch = SparseBatch::with_capacity(&set, 1024);
             let mut scratch = Vec::new();
-            for item in fen_lines(fens).map_err(|e| e.to_string())? {
-                let fen = item.map_err(|e| e.to_string())?;
+            for item in fen_lines(fens)? {
+                let fen = item?;
                 batch
                     .push(&set, &board_from_setup(&fen.setup), &mut scratch)
-                    .map_err(|e| format!("{}:{}: {e}", fens.display(), fen.line))?;
+                    .with_context(|| format!("{}:{}", fens.display(), fen.line))?;
             }
             let n = batch.len.max(1) as f64;
             println!(
@@ -93,33 +94,37 @@ fn run(args: Args) -> Result<(), String> {
         Command::Convert(a) => cli::convert::run(a),
         Command::Stats(a) => {
             let set = match &a.spec {
-                Some(spec) => Some(registry()?.feature_set(spec).map_err(|e| e.to_string())?),
+                Some(spec) => Some(registry().map_err(anyhow::Error::msg)?.feature_set(spec)?),
                 None => None,
             };
             cli::stats::run_stats(a, set.as_ref())
         }
         Command::WdlFit(a) => cli::stats::run_wdl(a),
         Command::Load(a) => {
-            let set = registry()?
-                .feature_set(&a.spec)
-                .map_err(|e| e.to_string())?;
+            let set = registry()
+                .map_err(anyhow::Error::msg)?
+                .feature_set(&a.spec)?;
             cli::load::run(a, set)
         }
         Command::Bench(a) => {
-            let set = registry()?
-                .feature_set(&a.spec)
-                .map_err(|e| e.to_string())?;
+            let set = registry()
+                .map_err(anyhow::Error::msg)?
+                .feature_set(&a.spec)?;
             cli::bench::run(a, &set)
         }
         Command::Train(a) => {
-            let set = registry()?
-                .feature_set(&a.spec)
-                .map_err(|e| e.to_string())?;
+            let set = registry()
+                .map_err(anyhow::Error::msg)?
+                .feature_set(&a.spec)?;
             cli::train::run_train(a, &set)
         }
         Command::Export(a) => cli::train::run_export(a, args.plugin_dir.as_deref()),
-        Command::QuantReport(a) => cli::train::run_quant(a, &registry()?),
-        Command::Gensfen(a) => cli::gensfen::run(a, args.plugin_dir.as_deref()),
+        Command::QuantReport(a) => {
+            cli::train::run_quant(a, &registry().map_err(anyhow::Error::msg)?)
+        }
+        Command::Gensfen(a) => {
+            cli::gensfen::run(a, args.plugin_dir.as_deref()).map_err(anyhow::Error::msg)
+        }
         Command::Run(a) => cli::run::run(a, args.plugin_dir.as_deref()),
     }
 }
@@ -151,7 +156,8 @@ fn main() -> ExitCode {
     match run(Args::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            // The whole chain of context on one line: "what was done: why it failed".
+            eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
     }

@@ -4,6 +4,7 @@
 //! backend writes text as `<text>` elements that the viewer renders, so titles and labels show
 //! in any browser or SVG viewer.
 
+use anyhow::{Result, anyhow};
 use std::path::Path;
 
 use plotters::prelude::*;
@@ -30,8 +31,9 @@ pub struct Series {
 
 const SIZE: (u32, u32) = (900, 560);
 
-fn err(e: impl std::fmt::Display) -> String {
-    e.to_string()
+/// A drawing error (plotters' errors hold a backend's, which need not be `Sync`).
+fn err(e: impl std::fmt::Display) -> anyhow::Error {
+    anyhow!("cannot draw the plot: {e}")
 }
 
 fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
@@ -56,7 +58,7 @@ pub fn bars(
     x_desc: &str,
     y_desc: &str,
     data: &[(f64, f64, f64)],
-) -> Result<(), String> {
+) -> Result<()> {
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     let (x0, x1) = span(data.iter().flat_map(|d| [d.0, d.1]));
@@ -91,7 +93,7 @@ pub fn lines(
     x_desc: &str,
     y_desc: &str,
     series: &[Series],
-) -> Result<(), String> {
+) -> Result<()> {
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     let (x0, x1) = span(series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
@@ -143,7 +145,7 @@ pub fn error_bars(
     title: &str,
     y_desc: &str,
     points: &[(String, f64, f64)],
-) -> Result<(), String> {
+) -> Result<()> {
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     let (y0, y1) = span(

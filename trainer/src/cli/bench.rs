@@ -1,5 +1,6 @@
 //! `trainer bench`: training throughput in positions per second.
 
+use anyhow::Result;
 use clap::Args;
 use plugin_api::FeatureSet;
 
@@ -41,9 +42,9 @@ pub struct BenchArgs {
 }
 
 /// Runs the benchmark and prints one line per L1.
-pub fn run(args: &BenchArgs, set: &FeatureSet) -> Result<(), String> {
+pub fn run(args: &BenchArgs, set: &FeatureSet) -> Result<()> {
     trainer::train::tune_allocator();
-    let device = args.device.device()?;
+    let device = args.device.device().map_err(anyhow::Error::msg)?;
     apply_threads(args.device.threads);
     println!(
         "training throughput, feature set {} (N = {}), batch {}, {} on {}, {} torch threads",

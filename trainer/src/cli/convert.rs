@@ -1,6 +1,7 @@
 //! `trainer convert`: between any two formats, with filters, counting what was read, written
 //! and skipped.
 
+use anyhow::Result;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -33,24 +34,23 @@ pub struct ConvertArgs {
 }
 
 /// Runs the conversion; prints the counts.
-pub fn run(args: &ConvertArgs) -> Result<(), String> {
-    let inputs = args.input.inputs()?;
-    let out_format = Format::resolve(args.out_format, &args.output)?;
-    let config = args.filter.config()?;
+pub fn run(args: &ConvertArgs) -> Result<()> {
+    let inputs = args.input.inputs().map_err(anyhow::Error::msg)?;
+    let out_format = Format::resolve(args.out_format, &args.output).map_err(anyhow::Error::msg)?;
+    let config = args.filter.config().map_err(anyhow::Error::msg)?;
     let policy = args.input.on_error;
     let options = ReadOptions {
         validate: !args.no_validate,
     };
     let mut filter = Filter::new(&config, 0);
-    let mut writer = data::create_writer(&args.output, out_format).map_err(|e| e.to_string())?;
+    let mut writer = data::create_writer(&args.output, out_format)?;
     let pb = byte_progress(args.input.total_bytes());
     let (mut read, mut written, mut unwritable, mut bad) = (0u64, 0u64, 0u64, 0u64);
     let mut first_errors = Vec::new();
     let mut done_bytes = 0u64;
     let mut outcome = Ok(());
     'files: for input in &inputs {
-        let mut reader = data::open_reader(&input.path, input.format, None, options)
-            .map_err(|e| e.to_string())?;
+        let mut reader = data::open_reader(&input.path, input.format, None, options)?;
         while let Some(item) = reader.next() {
             if read % 4096 == 0 {
                 pb.set_position(done_bytes + reader.bytes_read());
@@ -106,5 +106,5 @@ pub fn run(args: &ConvertArgs) -> Result<(), String> {
         "wrote {written} positions to {} ({out_format}); skipped {unwritable} the format cannot hold",
         args.output.display()
     );
-    outcome.and(finished)
+    outcome.and(finished).map_err(anyhow::Error::msg)
 }

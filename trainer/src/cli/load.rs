@@ -1,6 +1,7 @@
 //! `trainer load`: runs the batch loader over files and reports its speed (what the trainer's
 //! data pipeline delivers).
 
+use anyhow::Result;
 use std::time::Instant;
 
 use clap::Args;
@@ -38,14 +39,14 @@ pub struct LoadArgs {
 }
 
 /// Runs the loader and prints positions per second.
-pub fn run(args: &LoadArgs, set: FeatureSet) -> Result<(), String> {
+pub fn run(args: &LoadArgs, set: FeatureSet) -> Result<()> {
     let config = LoaderConfig {
-        inputs: args.input.inputs()?,
+        inputs: args.input.inputs().map_err(anyhow::Error::msg)?,
         batch_size: args.batch_size,
         threads: args.threads,
         shuffle_buffer: args.shuffle,
         seed: args.filter.seed,
-        filter: args.filter.config()?,
+        filter: args.filter.config().map_err(anyhow::Error::msg)?,
         epochs: Some(args.epochs),
         on_error: args.input.on_error,
         ..LoaderConfig::default()
@@ -92,5 +93,5 @@ pub fn run(args: &LoadArgs, set: FeatureSet) -> Result<(), String> {
         positions as f64 / secs,
         positions as f64 / secs / threads as f64
     );
-    outcome
+    outcome.map_err(anyhow::Error::msg)
 }

@@ -51,7 +51,7 @@ pub struct InputArgs {
 
 impl InputArgs {
     /// The inputs with their formats.
-    pub fn inputs(&self) -> Result<Vec<Input>, String> {
+    pub fn inputs(&self) -> anyhow::Result<Vec<Input>> {
         self.inputs
             .iter()
             .map(|p| Input::new(p.clone(), self.in_format))

@@ -1,5 +1,6 @@
 //! `trainer run`: an experiment manifest end to end.
 
+use anyhow::{Context, Result, anyhow};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -35,9 +36,9 @@ pub struct RunArgs {
 }
 
 /// Runs `trainer run`.
-pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<(), String> {
+pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
     let manifest = Manifest::load(&args.manifest)?;
-    let registry = PluginRegistry::discover(plugin_dir).map_err(|e| e.to_string())?;
+    let registry = PluginRegistry::discover(plugin_dir)?;
     if args.check {
         for e in &manifest.experiments {
             if !args.only.is_empty() && !args.only.contains(&e.name) {
@@ -46,12 +47,12 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<(), String> {
             for (fs, place) in e.feature_sets.iter().zip(&e.feature_set_places) {
                 registry
                     .feature_set(fs)
-                    .map_err(|err| format!("{place}: feature_sets: {err}"))?;
+                    .with_context(|| format!("{place}: feature_sets"))?;
             }
             if let DataSource::Generate(g) = &e.data.source {
                 g.check_inputs().map_err(|err| {
-                    format!(
-                        "{}: data.{}.generate.{err}",
+                    anyhow!(
+                        "{}: data.{}.generate.{err:#}",
                         args.manifest.display(),
                         e.data.name
                     )
@@ -81,7 +82,7 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<(), String> {
             .unwrap_or_else(|| default_out(&args.manifest)),
         only: args.only.clone(),
         plugin_dir: plugin_dir.map(Path::to_path_buf),
-        device: args.device.device()?,
+        device: args.device.device().map_err(anyhow::Error::msg)?,
         loader_threads: args.loader_threads,
         progress: !args.no_progress,
     };

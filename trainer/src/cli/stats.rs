@@ -1,6 +1,7 @@
 //! `trainer stats` and `trainer wdl-fit`: dataset statistics and the win-rate model, as text and
 //! SVG charts.
 
+use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -53,9 +54,9 @@ pub struct WdlArgs {
     pub filter: FilterArgs,
 }
 
-fn options(input: &InputArgs, filter: &FilterArgs, threads: usize) -> Result<ScanOptions, String> {
+fn options(input: &InputArgs, filter: &FilterArgs, threads: usize) -> Result<ScanOptions> {
     Ok(ScanOptions {
-        filter: filter.config()?,
+        filter: filter.config().map_err(anyhow::Error::msg)?,
         on_error: input.on_error,
         threads,
         read: ReadOptions { validate: true },
@@ -72,8 +73,8 @@ fn print_summary(summary: &ScanSummary, files: usize) {
 }
 
 /// Runs `trainer stats`.
-pub fn run_stats(args: &StatsArgs, set: Option<&FeatureSet>) -> Result<(), String> {
-    let inputs = args.input.inputs()?;
+pub fn run_stats(args: &StatsArgs, set: Option<&FeatureSet>) -> Result<()> {
+    let inputs = args.input.inputs().map_err(anyhow::Error::msg)?;
     let opts = options(&args.input, &args.filter, args.threads)?;
     let pb = byte_progress(args.input.total_bytes());
     let result = scan(
@@ -88,7 +89,7 @@ pub fn run_stats(args: &StatsArgs, set: Option<&FeatureSet>) -> Result<(), Strin
         |bytes| pb.inc(bytes),
     );
     pb.finish_and_clear();
-    let (stats, summary) = result?;
+    let (stats, summary) = result.map_err(anyhow::Error::msg)?;
     print_summary(&summary, inputs.len());
     println!();
     print!("{}", stats.report(set, args.rare));
@@ -101,7 +102,7 @@ pub fn run_stats(args: &StatsArgs, set: Option<&FeatureSet>) -> Result<(), Strin
                 text.push_str(&format!("{idx}\t{}\t{i}\t{}\n", d.name, fc.counts[idx]));
             }
         }
-        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        std::fs::write(path, text).with_context(|| format!("{}", path.display()))?;
     }
     if let Some(dir) = &args.plots {
         write_stats_plots(dir, &stats, set)?;
@@ -110,8 +111,8 @@ pub fn run_stats(args: &StatsArgs, set: Option<&FeatureSet>) -> Result<(), Strin
     Ok(())
 }
 
-fn write_stats_plots(dir: &Path, stats: &Stats, set: Option<&FeatureSet>) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+fn write_stats_plots(dir: &Path, stats: &Stats, set: Option<&FeatureSet>) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("{}", dir.display()))?;
     let n = stats.positions.max(1) as f64;
     // Scores: the in-range bins only (the two open-ended bins are in the text report).
     let bins: Vec<(f64, f64, f64)> = (1..stats.score_hist.len() - 1)
@@ -207,8 +208,8 @@ fn write_stats_plots(dir: &Path, stats: &Stats, set: Option<&FeatureSet>) -> Res
 }
 
 /// Runs `trainer wdl-fit`.
-pub fn run_wdl(args: &WdlArgs) -> Result<(), String> {
-    let inputs = args.input.inputs()?;
+pub fn run_wdl(args: &WdlArgs) -> Result<()> {
+    let inputs = args.input.inputs().map_err(anyhow::Error::msg)?;
     let opts = options(&args.input, &args.filter, args.threads)?;
     let pb = byte_progress(args.input.total_bytes());
     let result = scan(
@@ -223,7 +224,7 @@ pub fn run_wdl(args: &WdlArgs) -> Result<(), String> {
         |bytes| pb.inc(bytes),
     );
     pb.finish_and_clear();
-    let (data, summary) = result?;
+    let (data, summary) = result.map_err(anyhow::Error::msg)?;
     print_summary(&summary, inputs.len());
     if data.without_result > 0 {
         println!(
@@ -231,7 +232,7 @@ pub fn run_wdl(args: &WdlArgs) -> Result<(), String> {
             data.without_result
         );
     }
-    let fit = wdl::fit(&data)?;
+    let fit = wdl::fit(&data).map_err(anyhow::Error::msg)?;
     println!(
         "W(e) = sigmoid((e - a) / b) fitted by maximum likelihood to {} positions ({} Newton steps):",
         fit.samples, fit.iterations

@@ -1,5 +1,6 @@
 //! `trainer train`, `trainer export` and `trainer quant-report`.
 
+use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -67,13 +68,16 @@ pub struct TrainArgs {
     pub abort_after_steps: Option<u64>,
 }
 
-fn data_files(paths: &[PathBuf], format: Option<Format>) -> Result<Vec<DataFile>, String> {
+fn data_files(paths: &[PathBuf], format: Option<Format>) -> Result<Vec<DataFile>> {
     paths
         .iter()
         .map(|p| {
             Ok(DataFile {
                 path: p.clone(),
-                format: Format::resolve(format, p)?.name().to_string(),
+                format: Format::resolve(format, p)
+                    .map_err(anyhow::Error::msg)?
+                    .name()
+                    .to_string(),
             })
         })
         .collect()
@@ -81,14 +85,14 @@ fn data_files(paths: &[PathBuf], format: Option<Format>) -> Result<Vec<DataFile>
 
 impl TrainArgs {
     /// The run's configuration for a feature set of `n` features.
-    pub fn config(&self, n: usize) -> Result<TrainConfig, String> {
+    pub fn config(&self, n: usize) -> Result<TrainConfig> {
         let mut config = self.settings.config(
             &self.spec,
             n,
             data_files(&self.inputs, self.format)?,
             data_files(&self.val, self.format)?,
         );
-        let filter = self.filter.config()?;
+        let filter = self.filter.config().map_err(anyhow::Error::msg)?;
         config.seed = filter.seed;
         config.filter = FilterConfig { seed: 0, ..filter };
         config.init = self.init.clone();
@@ -99,12 +103,12 @@ impl TrainArgs {
 }
 
 /// Runs `trainer train`.
-pub fn run_train(args: &TrainArgs, set: &FeatureSet) -> Result<(), String> {
+pub fn run_train(args: &TrainArgs, set: &FeatureSet) -> Result<()> {
     trainer::train::tune_allocator();
     apply_threads(args.device.threads);
     let config = args.config(set.size() as usize)?;
     let rt = Runtime {
-        device: args.device.device()?,
+        device: args.device.device().map_err(anyhow::Error::msg)?,
         loader_threads: args.loader_threads,
         out: args.out.clone(),
         resume: args.resume,
@@ -134,7 +138,7 @@ pub fn run_train(args: &TrainArgs, set: &FeatureSet) -> Result<(), String> {
             eprintln!("aborting after step {step} (--abort-after-steps)");
             std::process::abort()
         }
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -161,10 +165,9 @@ pub struct ExportArgs {
 }
 
 /// The first `n` readable samples of a data file.
-fn read_samples(path: &Path, format: Option<Format>, n: usize) -> Result<Vec<Sample>, String> {
-    let format = Format::resolve(format, path)?;
-    let reader =
-        data::open_reader(path, format, None, ReadOptions::default()).map_err(|e| e.to_string())?;
+fn read_samples(path: &Path, format: Option<Format>, n: usize) -> Result<Vec<Sample>> {
+    let format = Format::resolve(format, path).map_err(anyhow::Error::msg)?;
+    let reader = data::open_reader(path, format, None, ReadOptions::default())?;
     Ok(reader.filter_map(Result::ok).take(n).collect())
 }
 
@@ -173,34 +176,32 @@ fn calibration(
     model: &trainer::model::Model,
     set: &FeatureSet,
     samples: &[Sample],
-) -> Result<tch::Tensor, String> {
+) -> Result<tch::Tensor> {
     let mut batch = trainer::loader::batch::SparseBatch::with_capacity(set, samples.len());
     let mut scratch = Vec::new();
     for s in samples {
-        batch
-            .push(set, &s.board, &mut scratch)
-            .map_err(|e| e.to_string())?;
+        batch.push(set, &s.board, &mut scratch)?;
     }
     let input = trainer::model::SparseInput::from_batch(&batch);
     Ok(calibration_activations(model, &[&input], samples.len()))
 }
 
 /// Reads a checkpoint and its model (CPU).
-fn read_checkpoint(path: &Path) -> Result<(TrainState, trainer::model::Model), String> {
-    let loaded = checkpoint::read::<TrainState>(path)?;
-    let model = loaded.model(loaded.state.config.shape, tch::Device::Cpu)?;
+fn read_checkpoint(path: &Path) -> Result<(TrainState, trainer::model::Model)> {
+    let loaded = checkpoint::read::<TrainState>(path).map_err(anyhow::Error::msg)?;
+    let model = loaded
+        .model(loaded.state.config.shape, tch::Device::Cpu)
+        .map_err(anyhow::Error::msg)?;
     Ok((loaded.state, model))
 }
 
 /// Runs `trainer export` (plugins are needed only to encode calibration positions).
-pub fn run_export(args: &ExportArgs, plugin_dir: Option<&Path>) -> Result<(), String> {
+pub fn run_export(args: &ExportArgs, plugin_dir: Option<&Path>) -> Result<()> {
     let (state, model) = read_checkpoint(&args.checkpoint)?;
     let x = match &args.data {
         Some(path) if args.calibration > 0 => {
-            let registry = PluginRegistry::discover(plugin_dir).map_err(|e| e.to_string())?;
-            let set = registry
-                .feature_set(&state.config.feature_set)
-                .map_err(|e| e.to_string())?;
+            let registry = PluginRegistry::discover(plugin_dir)?;
+            let set = registry.feature_set(&state.config.feature_set)?;
             let samples = read_samples(path, args.format, args.calibration)?;
             calibration(&model, &set, &samples)?
         }
@@ -259,7 +260,7 @@ pub struct QuantArgs {
 }
 
 /// Runs `trainer quant-report`.
-pub fn run_quant(args: &QuantArgs, registry: &PluginRegistry) -> Result<(), String> {
+pub fn run_quant(args: &QuantArgs, registry: &PluginRegistry) -> Result<()> {
     let (state, model) = read_checkpoint(&args.checkpoint)?;
     let cal = if args.net.is_some() {
         0
@@ -268,37 +269,41 @@ pub fn run_quant(args: &QuantArgs, registry: &PluginRegistry) -> Result<(), Stri
     };
     let mut samples = read_samples(&args.data, args.format, cal + args.positions)?;
     if samples.len() <= cal {
-        return Err(format!(
+        bail!(
             "{}: only {} positions, not more than the {cal} calibration positions",
             args.data.display(),
             samples.len()
-        ));
+        );
     }
     let samples = samples.split_off(cal.min(samples.len()));
     let nnue = match &args.net {
-        Some(path) => Nnue::load(path, registry).map_err(|e| e.to_string())?,
+        Some(path) => Nnue::load(path, registry)?,
         None => {
-            let set = registry
-                .feature_set(&state.config.feature_set)
-                .map_err(|e| e.to_string())?;
+            let set = registry.feature_set(&state.config.feature_set)?;
             let cal_samples = read_samples(&args.data, args.format, cal)?;
             let x = calibration(&model, &set, &cal_samples)?;
             let net =
                 quantize_calibrated(&model, &state.config.feature_set, state.block_infos()?, &x)?;
-            Nnue::bind(net, "(quantized checkpoint)", registry).map_err(|e| e.to_string())?
+            Nnue::bind(net, "(quantized checkpoint)", registry)?
         }
     };
     let kernels = match &args.simd {
-        Some(name) => Kernels::new(name.parse::<host::nnue::SimdLevel>()?.check()?)?,
-        None => Kernels::new(host::nnue::SimdLevel::from_env()?)?,
+        Some(name) => Kernels::new(
+            name.parse::<host::nnue::SimdLevel>()
+                .map_err(anyhow::Error::msg)?
+                .check()
+                .map_err(anyhow::Error::msg)?,
+        )
+        .map_err(anyhow::Error::msg)?,
+        None => Kernels::new(host::nnue::SimdLevel::from_env().map_err(anyhow::Error::msg)?)
+            .map_err(anyhow::Error::msg)?,
     };
     let report = compare(&model, &nnue, kernels, &samples)?;
     println!("{report}");
     if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         plot_histogram(&report, &dir.join("quant-error.svg"))?;
-        let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+        let json = serde_json::to_string_pretty(&report)?;
         trainer::atomic_file::write_atomic(&dir.join("quant-report.json"), json.as_bytes())?;
         println!(
             "wrote {} and {}",

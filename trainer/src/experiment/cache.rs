@@ -2,6 +2,7 @@
 //! a stage counts as done only when its `done.json` marker (written atomically, last) exists.
 //! A rerun skips done stages; an interrupted stage is redone or resumed by the stage itself.
 
+use anyhow::{Context, Result};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -21,15 +22,15 @@ pub fn key_of(inputs: &impl Serialize) -> String {
 }
 
 /// A 16-hex-digit SHA-256 digest of a file's bytes (networks named by content, not path).
-pub fn file_digest(path: &Path) -> Result<String, String> {
+pub fn file_digest(path: &Path) -> Result<String> {
     let mut file =
-        std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 16];
     loop {
         let n = file
             .read(&mut buf)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            .with_context(|| format!("cannot read {}", path.display()))?;
         if n == 0 {
             break;
         }
@@ -64,8 +65,8 @@ pub fn done<T: DeserializeOwned>(dir: &Path) -> Option<T> {
 }
 
 /// Marks a stage finished with its record (atomically: a kill leaves no half marker).
-pub fn mark_done(dir: &Path, record: &impl Serialize) -> Result<(), String> {
-    let json = serde_json::to_vec_pretty(record).map_err(|e| e.to_string())?;
+pub fn mark_done(dir: &Path, record: &impl Serialize) -> Result<()> {
+    let json = serde_json::to_vec_pretty(record)?;
     write_atomic(&dir.join(DONE), &json)
 }
 

@@ -2,6 +2,7 @@
 //! `host` through `arena`, rated jointly by maximum likelihood) and puzzle accuracy. Each
 //! stage is cached under a key of the networks' contents and the settings.
 
+use anyhow::{Context, Result, anyhow, bail};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -77,7 +78,7 @@ pub struct EvaluationResult {
 }
 
 /// The search limit of a limit table (exactly one key is set; checked when parsing).
-fn search_limit(limit: &LimitTable) -> Result<SearchLimit, String> {
+fn search_limit(limit: &LimitTable) -> Result<SearchLimit> {
     if let Some(n) = limit.nodes {
         return Ok(SearchLimit::Nodes(n.0));
     }
@@ -97,12 +98,12 @@ fn search_limit(limit: &LimitTable) -> Result<SearchLimit, String> {
             black_inc: inc,
         });
     }
-    Err("no move limit".into())
+    Err(anyhow!("no move limit"))
 }
 
 /// `host` with `player`'s network, named after the player, with `hash` MiB.
-fn host_spec(player: &Player, hash: u64) -> Result<EngineSpec, String> {
-    let mut spec = EngineSpec::host_with_net(&player.net)?;
+fn host_spec(player: &Player, hash: u64) -> Result<EngineSpec> {
+    let mut spec = EngineSpec::host_with_net(&player.net).map_err(anyhow::Error::msg)?;
     spec.name = player.name.clone();
     spec.options.push(("Hash".into(), hash.to_string()));
     // Before EvalFile, whose network needs the plugins.
@@ -115,10 +116,10 @@ fn host_spec(player: &Player, hash: u64) -> Result<EngineSpec, String> {
 
 /// The engine specs of a tournament's extra players (network files or engine specs), named
 /// so that they never collide with the trained networks.
-fn extra_specs(t: &TournamentTable, taken: &[String]) -> Result<Vec<EngineSpec>, String> {
+fn extra_specs(t: &TournamentTable, taken: &[String]) -> Result<Vec<EngineSpec>> {
     let mut specs: Vec<EngineSpec> = Vec::new();
     for text in &t.players {
-        let mut spec = EngineSpec::parse(text)?;
+        let mut spec = EngineSpec::parse(text).map_err(anyhow::Error::msg)?;
         if !text.contains('=') {
             spec.options.push(("Hash".into(), t.hash.0.to_string()));
         }
@@ -136,7 +137,7 @@ fn extra_specs(t: &TournamentTable, taken: &[String]) -> Result<Vec<EngineSpec>,
 
 /// The names the tournament `t` rates: the experiment's feature sets, then its extra players
 /// (what a `reference` may name).
-pub fn player_names(t: &TournamentTable, feature_sets: &[String]) -> Result<Vec<String>, String> {
+pub fn player_names(t: &TournamentTable, feature_sets: &[String]) -> Result<Vec<String>> {
     let mut names = feature_sets.to_vec();
     names.extend(extra_specs(t, feature_sets)?.into_iter().map(|s| s.name));
     Ok(names)
@@ -149,7 +150,7 @@ pub fn evaluate(
     players: &[Player],
     out_root: &Path,
     progress: bool,
-) -> Result<EvaluationResult, String> {
+) -> Result<EvaluationResult> {
     let mut digests = Vec::new();
     for p in players {
         digests.push((p.name.clone(), file_digest(&p.net)?));
@@ -201,7 +202,7 @@ fn tournament_stage(
     reference: Option<&str>,
     out_root: &Path,
     progress: bool,
-) -> Result<(Vec<RatedPlayer>, String), String> {
+) -> Result<(Vec<RatedPlayer>, String)> {
     let mut extra_digests = Vec::new();
     for text in &t.players {
         let path = Path::new(text);
@@ -217,12 +218,12 @@ fn tournament_stage(
         eprintln!("==> [{experiment}] tournament (cached, {})", dir.display());
         return Ok((record.ratings, record.summary));
     }
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let pgn_path = dir.join("games.pgn");
     // A tournament cut short is played again from the start: remove its partial PGN.
     if pgn_path.exists() {
         std::fs::remove_file(&pgn_path)
-            .map_err(|e| format!("cannot remove {}: {e}", pgn_path.display()))?;
+            .with_context(|| format!("cannot remove {}", pgn_path.display()))?;
     }
     let mut specs = players
         .iter()
@@ -234,10 +235,10 @@ fn tournament_stage(
     if let Some(r) = reference
         && !names.iter().any(|n| n == r)
     {
-        return Err(format!(
+        bail!(
             "[{experiment}] evaluation reference '{r}' is not a player (players: {})",
             names.join(", ")
-        ));
+        );
     }
     let limit = search_limit(&t.limit())?;
     let mut game = GameSettings::new(limit);
@@ -256,7 +257,8 @@ fn tournament_stage(
     };
     let mut config = TournamentConfig::new(specs, game);
     config.format = Format::RoundRobin;
-    config.openings = openings::read_openings(Path::new(&t.openings))?;
+    config.openings =
+        openings::read_openings(Path::new(&t.openings)).map_err(anyhow::Error::msg)?;
     config.opening_order = OpeningOrder::Random;
     config.seed = t.seed;
     config.rounds = t.rounds.0 as usize;
@@ -270,7 +272,7 @@ fn tournament_stage(
         config.game.limits[0].go_command(),
         pgn_path.display()
     );
-    let outcome = tournament::run(&config, progress)?;
+    let outcome = tournament::run(&config, progress).map_err(anyhow::Error::msg)?;
     let games: Vec<GameResult> = outcome
         .games
         .iter()
@@ -361,7 +363,7 @@ fn puzzle_stage(
     digest: &str,
     out_root: &Path,
     progress: bool,
-) -> Result<PuzzleScore, String> {
+) -> Result<PuzzleScore> {
     let key = key_of(&("puzzles-v1", digest, pz));
     let dir = stage_dir(out_root, "puzzles", &player.name, &key);
     if let Some(mut score) = cache::done::<PuzzleScore>(&dir) {
@@ -373,7 +375,7 @@ fn puzzle_stage(
         score.name = player.name.clone();
         return Ok(score);
     }
-    let mut all = puzzles::read_puzzles(Path::new(&pz.file))?;
+    let mut all = puzzles::read_puzzles(Path::new(&pz.file)).map_err(anyhow::Error::msg)?;
     if let Some(n) = pz.count {
         all.truncate(n.0 as usize);
     }
@@ -389,7 +391,8 @@ fn puzzle_stage(
         search_limit(&pz.limit())?,
         pz.threads.0 as usize,
         progress,
-    )?;
+    )
+    .map_err(anyhow::Error::msg)?;
     let total = report.total();
     let score = PuzzleScore {
         name: player.name.clone(),
@@ -399,7 +402,7 @@ fn puzzle_stage(
         solved: total.solved,
         puzzles: total.puzzles,
     };
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     cache::mark_done(&dir, &score)?;
     Ok(score)
 }

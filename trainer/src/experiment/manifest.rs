@@ -5,6 +5,7 @@
 //! evaluation that is not defined, or a missing file is an error of one line naming the file,
 //! the line and the key. Relative paths are relative to the manifest's folder.
 
+use anyhow::{Context, Result, anyhow, bail};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -277,14 +278,14 @@ fn line_of(text: &str, offset: usize) -> usize {
 
 impl Manifest {
     /// Reads and validates a manifest file.
-    pub fn load(path: &Path) -> Result<Manifest, String> {
+    pub fn load(path: &Path) -> Result<Manifest> {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            .with_context(|| format!("cannot read {}", path.display()))?;
         Manifest::parse(&text, path)
     }
 
     /// Parses and validates manifest text; `path` names it in errors and anchors relative paths.
-    pub fn parse(text: &str, path: &Path) -> Result<Manifest, String> {
+    pub fn parse(text: &str, path: &Path) -> Result<Manifest> {
         let file: ManifestFile = toml::from_str(text).map_err(|e| {
             let line = e.span().map_or(0, |s| line_of(text, s.start));
             let message = e.message().trim().replace('\n', " ");
@@ -297,8 +298,8 @@ impl Manifest {
                 .map(|(k, _)| k.trim())
                 .filter(|k| !k.is_empty() && !k.starts_with('[') && !message.contains(*k));
             match key {
-                Some(k) => format!("{}:{line}: {k}: {message}", path.display()),
-                None => format!("{}:{line}: {message}", path.display()),
+                Some(k) => anyhow!("{}:{line}: {k}: {message}", path.display()),
+                None => anyhow!("{}:{line}: {message}", path.display()),
             }
         })?;
         let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
@@ -316,17 +317,17 @@ impl Manifest {
         };
         // A path resolved against the manifest's folder, which must exist; `at` is the place
         // the error names.
-        let existing = |p: &str, at: &dyn fmt::Display, key: &str| -> Result<PathBuf, String> {
+        let existing = |p: &str, at: &dyn fmt::Display, key: &str| -> Result<PathBuf> {
             let full = resolve(p);
             if !full.exists() {
-                return Err(format!("{at}: {key}: no such file {}", full.display()));
+                bail!("{at}: {key}: no such file {}", full.display());
             }
             Ok(full)
         };
-        let must_exist = |p: &Spanned<String>, key: &str| -> Result<PathBuf, String> {
+        let must_exist = |p: &Spanned<String>, key: &str| -> Result<PathBuf> {
             existing(p.get_ref(), &place(p.span().start), key)
         };
-        let resolved = |p: &str, at: &dyn fmt::Display, key: &str| -> Result<String, String> {
+        let resolved = |p: &str, at: &dyn fmt::Display, key: &str| -> Result<String> {
             Ok(existing(p, at, key)?.to_string_lossy().into_owned())
         };
 
@@ -334,38 +335,38 @@ impl Manifest {
         for (name, table) in &file.data {
             let source = match (&table.generate, table.train.is_empty()) {
                 (Some(_), false) => {
-                    return Err(format!(
+                    bail!(
                         "{}: data.{name}: give either files (train, val) or generate, not both",
                         place(table.train[0].span().start)
-                    ));
+                    );
                 }
                 (Some(g), true) => {
                     let mut g = g.clone();
                     if g.nodes.is_some() == g.depth.is_some() {
-                        return Err(format!(
+                        bail!(
                             "{}: data.{name}.generate: give exactly one of nodes and depth",
                             path.display()
-                        ));
+                        );
                     }
                     let key = format!("data.{name}.generate");
                     for p in [&mut g.net, &mut g.book].into_iter().flatten() {
                         *p = resolved(p, &path.display(), &key)?;
                     }
-                    check_generation(&g).map_err(|m| format!("{}: {key}.{m}", path.display()))?;
+                    check_generation(&g).map_err(|m| anyhow!("{}: {key}.{m}", path.display()))?;
                     DataSource::Generate(g)
                 }
                 (None, true) => {
-                    return Err(format!(
+                    bail!(
                         "{}: data.{name}: needs train and val files, or generate",
                         path.display()
-                    ));
+                    );
                 }
                 (None, false) => {
                     if table.val.is_empty() {
-                        return Err(format!(
+                        bail!(
                             "{}: data.{name}: needs val files (held out from training)",
                             place(table.train[0].span().start)
-                        ));
+                        );
                     }
                     let train = table
                         .train
@@ -402,21 +403,21 @@ impl Manifest {
                 .filter(|&&b| b)
                 .count();
                 if given != 1 {
-                    return Err(format!(
+                    bail!(
                         "{}: evaluation.{name}.{key}: give exactly one of nodes, depth, movetime{}",
                         place(span),
                         if games { ", tc" } else { "" }
-                    ));
+                    );
                 }
                 if !games && limit.tc.is_some() {
-                    return Err(format!(
+                    bail!(
                         "{}: evaluation.{name}.{key}: tc is for games; use nodes, depth or movetime",
                         place(span)
-                    ));
+                    );
                 }
                 if let Some(tc) = &limit.tc {
                     parse_tc(tc)
-                        .map_err(|e| format!("{}: evaluation.{name}.{key}.tc: {e}", place(span)))?;
+                        .with_context(|| format!("{}: evaluation.{name}.{key}.tc", place(span)))?;
                 }
                 Ok(())
             };
@@ -460,13 +461,13 @@ impl Manifest {
         }
 
         if file.experiment.is_empty() {
-            return Err(format!("{}: no [[experiment]]", path.display()));
+            bail!("{}: no [[experiment]]", path.display());
         }
         let mut experiments: Vec<Experiment> = Vec::new();
         for table in &file.experiment {
             let mut own = table.get_ref().clone();
             let e_name = take::<String>(&mut own, "name", &place)?.ok_or_else(|| {
-                format!("{}: [[experiment]] has no name", place(table.span().start))
+                anyhow!("{}: [[experiment]] has no name", place(table.span().start))
             })?;
             let e_sets = take::<Vec<String>>(&mut own, "feature_sets", &place)?;
             let init_from = take::<String>(&mut own, "init_from", &place)?;
@@ -483,48 +484,45 @@ impl Manifest {
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
             {
-                return Err(format!(
-                    "{name_place}: name: '{name}' must be letters, digits, '-', '_' or '.'"
-                ));
+                bail!("{name_place}: name: '{name}' must be letters, digits, '-', '_' or '.'");
             }
             if experiments.iter().any(|x| x.name == name) {
-                return Err(format!(
-                    "{name_place}: name: experiment '{name}' is defined twice"
-                ));
+                bail!("{name_place}: name: experiment '{name}' is defined twice");
             }
             let sets_at = e_sets
                 .as_ref()
                 .map_or(e_name.span().start, |s| s.span().start);
             let listed = e_sets.map(Spanned::into_inner).unwrap_or_default();
             if listed.is_empty() {
-                return Err(format!(
-                    "{name_place}: feature_sets: experiment '{name}' has none"
-                ));
+                bail!("{name_place}: feature_sets: experiment '{name}' has none");
             }
             let mut feature_sets: Vec<String> = Vec::new();
             let mut feature_set_places = Vec::new();
             for fs in &listed {
                 let s = fs.trim().to_string();
                 if s.is_empty() || feature_sets.contains(&s) {
-                    return Err(format!(
+                    bail!(
                         "{}: feature_sets: '{s}' is empty or listed twice",
                         place(sets_at)
-                    ));
+                    );
                 }
                 feature_sets.push(s);
                 feature_set_places.push(place(sets_at));
             }
             let settings = read_settings(merged, &place)?;
-            settings.check().map_err(|m| format!("{name_place}: {m}"))?;
+            settings
+                .check()
+                .map_err(anyhow::Error::msg)
+                .with_context(|| format!("{name_place}"))?;
             let data_ref = data_ref.ok_or_else(|| {
-                format!(
+                anyhow!(
                     "{name_place}: data: experiment '{name}' names no dataset (data = \"NAME\")"
                 )
             })?;
             let data = datasets
                 .get(data_ref.get_ref())
                 .ok_or_else(|| {
-                    format!(
+                    anyhow!(
                         "{}: data: no [data.{}] in the manifest",
                         place(data_ref.span().start),
                         data_ref.get_ref()
@@ -536,7 +534,7 @@ impl Manifest {
                     evaluations
                         .get(r.get_ref())
                         .ok_or_else(|| {
-                            format!(
+                            anyhow!(
                                 "{}: evaluation: no [evaluation.{}] in the manifest",
                                 place(r.span().start),
                                 r.get_ref()
@@ -551,15 +549,15 @@ impl Manifest {
             {
                 let players = match &ev.tournament {
                     Some(t) => super::evaluate::player_names(t, &feature_sets)
-                        .map_err(|m| format!("{name_place}: evaluation.{}: {m}", ev.name))?,
+                        .with_context(|| format!("{name_place}: evaluation.{}", ev.name))?,
                     None => feature_sets.clone(),
                 };
                 if !players.contains(reference) {
-                    return Err(format!(
+                    bail!(
                         "{name_place}: evaluation.{}.reference: '{reference}' is not a player of experiment '{name}' (players: {})",
                         ev.name,
                         players.join(", ")
-                    ));
+                    );
                 }
             }
             let init_from = match &init_from {
@@ -568,7 +566,7 @@ impl Manifest {
                         .iter()
                         .find(|x| &x.name == r.get_ref())
                         .ok_or_else(|| {
-                            format!(
+                            anyhow!(
                                 "{}: init_from: no experiment '{}' before this one",
                                 place(r.span().start),
                                 r.get_ref()
@@ -578,11 +576,11 @@ impl Manifest {
                         .iter()
                         .find(|f| !other.feature_sets.contains(f))
                     {
-                        return Err(format!(
+                        bail!(
                             "{}: init_from: experiment '{}' has no feature set '{fs}'",
                             place(r.span().start),
                             r.get_ref()
-                        ));
+                        );
                     }
                     Some(r.get_ref().clone())
                 }
@@ -611,7 +609,7 @@ fn take<T: serde::de::DeserializeOwned>(
     table: &mut RawTable,
     key: &str,
     place: &dyn Fn(usize) -> Place,
-) -> Result<Option<Spanned<T>>, String> {
+) -> Result<Option<Spanned<T>>> {
     let Some(value) = table.remove(key) else {
         return Ok(None);
     };
@@ -619,12 +617,12 @@ fn take<T: serde::de::DeserializeOwned>(
     let read = value
         .into_inner()
         .try_into::<T>()
-        .map_err(|e| format!("{}: {key}: {}", place(span.start), one_line(e.message())))?;
+        .map_err(|e| anyhow!("{}: {key}: {}", place(span.start), one_line(e.message())))?;
     Ok(Some(Spanned::new(span, read)))
 }
 
 /// Reads merged settings; an error names the line and the key of the value it is about.
-fn read_settings(table: RawTable, place: &dyn Fn(usize) -> Place) -> Result<TrainSettings, String> {
+fn read_settings(table: RawTable, place: &dyn Fn(usize) -> Place) -> Result<TrainSettings> {
     let starts: BTreeMap<String, usize> = table
         .iter()
         .map(|(k, v)| (k.clone(), v.span().start))
@@ -648,9 +646,9 @@ fn read_settings(table: RawTable, place: &dyn Fn(usize) -> Place) -> Result<Trai
                     .filter(|k| starts.contains_key(*k))
             });
         match key {
-            Some(k) if message.contains(k) => format!("{}: {message}", place(starts[k])),
-            Some(k) => format!("{}: {k}: {message}", place(starts[k])),
-            None => message,
+            Some(k) if message.contains(k) => anyhow!("{}: {message}", place(starts[k])),
+            Some(k) => anyhow!("{}: {k}: {message}", place(starts[k])),
+            None => anyhow!(message),
         }
     })
 }
@@ -662,23 +660,21 @@ fn one_line(message: &str) -> String {
 
 /// Ply windows the generation stage would refuse: checked by [`Manifest::parse`]. The error
 /// starts with the key (`write_minply: ...`).
-fn check_generation(g: &GenerateTable) -> Result<(), String> {
+fn check_generation(g: &GenerateTable) -> Result<()> {
     let defaults = crate::gensfen::GensfenConfig::default();
     let random_min = g
         .random_minply
         .map_or(i64::from(defaults.random_minply), i64::from);
     let random_max = g.random_maxply.unwrap_or(defaults.random_maxply);
     if random_min > i64::from(random_max) {
-        return Err(format!(
-            "random_minply: {random_min} is after random_maxply {random_max}"
-        ));
+        bail!("random_minply: {random_min} is after random_maxply {random_max}");
     }
     let write_min = g.write_minply.unwrap_or(defaults.write_minply);
     let write_max = g.write_maxply.unwrap_or(defaults.write_maxply);
     if write_min > write_max {
-        return Err(format!(
+        bail!(
             "write_minply: {write_min} is after write_maxply {write_max}: nothing would be written"
-        ));
+        );
     }
     Ok(())
 }
@@ -689,16 +685,20 @@ impl GenerateTable {
     /// loadable on a machine that lacks another experiment's engine): a `net` that is not a
     /// network, a `book` that is not an EPD book, a labeler engine that does not exist. The
     /// error starts with the key (`book: ...`).
-    pub fn check_inputs(&self) -> Result<(), String> {
+    pub fn check_inputs(&self) -> Result<()> {
         let g = self;
         if let Some(net) = &g.net {
-            host::nnue::check_network_file(Path::new(net)).map_err(|e| format!("net: {e}"))?;
+            host::nnue::check_network_file(Path::new(net)).context("net")?;
         }
         if let Some(book) = &g.book {
-            crate::gensfen::read_book(Path::new(book)).map_err(|e| format!("book: {e}"))?;
+            crate::gensfen::read_book(Path::new(book))
+                .map_err(anyhow::Error::msg)
+                .context("book")?;
         }
         if let Some(spec) = &g.labeler {
-            let spec = arena::uci::EngineSpec::parse(spec).map_err(|e| format!("labeler: {e}"))?;
+            let spec = arena::uci::EngineSpec::parse(spec)
+                .map_err(anyhow::Error::msg)
+                .context("labeler")?;
             let found = if spec.command.components().count() > 1 {
                 spec.command.is_file()
             } else {
@@ -707,10 +707,7 @@ impl GenerateTable {
                 })
             };
             if !found {
-                return Err(format!(
-                    "labeler: engine {} does not exist",
-                    spec.command.display()
-                ));
+                bail!("labeler: engine {} does not exist", spec.command.display());
             }
         }
         Ok(())
@@ -718,21 +715,21 @@ impl GenerateTable {
 }
 
 /// Parses a time control `base+increment` in seconds (`10+0.1`, `60`) into milliseconds.
-pub fn parse_tc(tc: &str) -> Result<(u64, u64), String> {
+pub fn parse_tc(tc: &str) -> Result<(u64, u64)> {
     let (base, inc) = tc.split_once('+').unwrap_or((tc, "0"));
-    let secs = |s: &str| -> Result<u64, String> {
+    let secs = |s: &str| -> Result<u64> {
         let v: f64 = s
             .trim()
             .parse()
-            .map_err(|_| format!("'{tc}' is not a time control base+increment in seconds"))?;
+            .map_err(|_| anyhow!("'{tc}' is not a time control base+increment in seconds"))?;
         if !(v.is_finite() && v >= 0.0) {
-            return Err(format!("'{tc}': times must be 0 or more"));
+            bail!("'{tc}': times must be 0 or more");
         }
         Ok((v * 1000.0).round() as u64)
     };
     let (b, i) = (secs(base)?, secs(inc)?);
     if b == 0 && i == 0 {
-        return Err(format!("'{tc}': no time at all"));
+        bail!("'{tc}': no time at all");
     }
     Ok((b, i))
 }

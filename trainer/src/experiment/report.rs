@@ -2,6 +2,7 @@
 //! (feature set, N, validation loss, Elo against the reference ± error, puzzle accuracy,
 //! training time) and plots (validation loss of every run, Elo with error bars).
 
+use anyhow::{Context, Result};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -159,8 +160,8 @@ pub fn markdown(r: &ExperimentReport) -> String {
 }
 
 /// Writes `report.md`, `report.json`, `val-loss.svg` and (with ratings) `elo.svg` into `dir`.
-pub fn write(r: &ExperimentReport, dir: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+pub fn write(r: &ExperimentReport, dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let mut md = markdown(r);
     md.push_str("\n![validation loss](val-loss.svg)\n");
     let rated = r.rows.iter().any(|row| row.elo.is_some());
@@ -168,7 +169,7 @@ pub fn write(r: &ExperimentReport, dir: &Path) -> Result<(), String> {
         md.push_str("\n![Elo](elo.svg)\n");
     }
     write_atomic(&dir.join("report.md"), md.as_bytes())?;
-    let json = serde_json::to_vec_pretty(r).map_err(|e| e.to_string())?;
+    let json = serde_json::to_vec_pretty(r)?;
     write_atomic(&dir.join("report.json"), &json)?;
 
     let mut series = Vec::new();

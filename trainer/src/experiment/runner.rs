@@ -5,6 +5,7 @@
 //! Training resumes from its last checkpoint; data generation resumes from its last committed
 //! games; a tournament or puzzle run that was cut short is played again.
 
+use anyhow::{Context, Result, anyhow, bail};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -67,7 +68,7 @@ pub fn run_manifest(
     manifest: &Manifest,
     registry: &PluginRegistry,
     options: &RunOptions,
-) -> Result<Vec<ExperimentReport>, String> {
+) -> Result<Vec<ExperimentReport>> {
     for name in &options.only {
         if !manifest.experiments.iter().any(|e| &e.name == name) {
             let known: Vec<&str> = manifest
@@ -75,11 +76,11 @@ pub fn run_manifest(
                 .iter()
                 .map(|e| e.name.as_str())
                 .collect();
-            return Err(format!(
+            bail!(
                 "--only {name}: {} has no such experiment (it has: {})",
                 manifest.path.display(),
                 known.join(", ")
-            ));
+            );
         }
     }
     let selected: Vec<&Experiment> = manifest
@@ -92,11 +93,11 @@ pub fn run_manifest(
         for (fs, place) in e.feature_sets.iter().zip(&e.feature_set_places) {
             registry
                 .feature_set(fs)
-                .map_err(|err| format!("{place}: feature_sets: {err}"))?;
+                .with_context(|| format!("{place}: feature_sets"))?;
         }
     }
     std::fs::create_dir_all(&options.out)
-        .map_err(|e| format!("cannot create {}: {e}", options.out.display()))?;
+        .with_context(|| format!("cannot create {}", options.out.display()))?;
     let mut reports = Vec::new();
     for e in selected {
         let report = run_experiment(manifest, e, registry, options)?;
@@ -118,11 +119,14 @@ fn run_experiment(
     e: &Experiment,
     registry: &PluginRegistry,
     options: &RunOptions,
-) -> Result<ExperimentReport, String> {
+) -> Result<ExperimentReport> {
     let data = ensure_data(&e.name, &e.data, options)?;
     let mut rows = Vec::new();
     for fs in &e.feature_sets {
-        let set = registry.feature_set(fs).map_err(|err| err.to_string())?;
+        let set = registry
+            .feature_set(fs)
+            .map_err(|err| err.to_string())
+            .map_err(anyhow::Error::msg)?;
         let mut runs = Vec::new();
         for run in 1..=e.settings.runs.0 {
             let record = train_run(manifest, e, fs, run, &data, registry, options)?;
@@ -192,8 +196,11 @@ fn train_run(
     data: &DataRecord,
     registry: &PluginRegistry,
     options: &RunOptions,
-) -> Result<TrainRecord, String> {
-    let set = registry.feature_set(fs).map_err(|err| err.to_string())?;
+) -> Result<TrainRecord> {
+    let set = registry
+        .feature_set(fs)
+        .map_err(|err| err.to_string())
+        .map_err(anyhow::Error::msg)?;
     let init = match &e.init_from {
         Some(other) => {
             let source = manifest
@@ -261,7 +268,7 @@ fn gensfen_config(
 }
 
 /// The dataset's files, generating them first if the manifest asks for self-play data.
-fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<DataRecord, String> {
+fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<DataRecord> {
     let g = match &d.source {
         DataSource::Files { train, val } => {
             return Ok(DataRecord {
@@ -290,7 +297,7 @@ fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<Da
         );
         return Ok(record);
     }
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let started = Instant::now();
     let mut positions = 0;
     let train = dir.join("train.binpack");
@@ -315,7 +322,8 @@ fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<Da
             ),
         );
         let config = gensfen_config(g, games, seed, options.plugin_dir.as_deref());
-        let summary = gensfen::generate(&config, path, options.progress)?;
+        let summary =
+            gensfen::generate(&config, path, options.progress).map_err(anyhow::Error::msg)?;
         positions += summary.positions;
     }
     let record = DataRecord {
@@ -336,14 +344,17 @@ fn train_config(
     run: u64,
     data: &DataRecord,
     init: Option<PathBuf>,
-) -> Result<TrainConfig, String> {
-    let files = |paths: &[PathBuf]| -> Result<Vec<DataFile>, String> {
+) -> Result<TrainConfig> {
+    let files = |paths: &[PathBuf]| -> Result<Vec<DataFile>> {
         paths
             .iter()
             .map(|p| {
                 Ok(DataFile {
                     path: p.clone(),
-                    format: Format::resolve(None, p)?.name().to_string(),
+                    format: Format::resolve(None, p)
+                        .map_err(anyhow::Error::msg)?
+                        .name()
+                        .to_string(),
                 })
             })
             .collect()
@@ -366,7 +377,7 @@ fn train_one(
     data: &DataRecord,
     init: Option<PathBuf>,
     options: &RunOptions,
-) -> Result<TrainRecord, String> {
+) -> Result<TrainRecord> {
     let init_digest = init.as_deref().map(file_digest).transpose()?;
     let config = train_config(e, fs, set.size() as usize, run, data, init)?;
     // The number of epochs is not part of the key: asking for more continues the run.
@@ -419,8 +430,8 @@ fn train_one(
         stop_after_steps: None,
     };
     let outcome = train(config, set, &rt).map_err(|err| match err {
-        TrainError::Failed(m) => format!("[{}] training {label}: {m}", e.name),
-        other => other.to_string(),
+        TrainError::Failed(m) => anyhow!("[{}] training {label}: {m}", e.name),
+        other => other.into(),
     })?;
     let history = &outcome.state.history;
     let record = TrainRecord {

@@ -1,6 +1,7 @@
 //! The queue between a producer thread and its consumer: bounded, ordered, stopped by dropping
 //! the consumer's end. The loaders and the trainer's tensor prefetch all run on it.
 
+use anyhow::{Context, Result, bail};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -66,7 +67,7 @@ where
         name: &str,
         queue: usize,
         produce: impl FnOnce(Outbox<T, E, R>) + Send + 'static,
-    ) -> Result<Self, String> {
+    ) -> Result<Self> {
         let (tx, rx) = sync_channel(queue.max(1));
         let stop = Arc::new(AtomicBool::new(false));
         let report = Arc::new(Mutex::new(R::default()));
@@ -78,7 +79,7 @@ where
         let handle = std::thread::Builder::new()
             .name(name.into())
             .spawn(move || produce(out))
-            .map_err(|e| format!("cannot start the {name} thread: {e}"))?;
+            .with_context(|| format!("cannot start the {name} thread"))?;
         Ok(Background {
             rx: Some(rx),
             stop,
@@ -117,16 +118,14 @@ impl<T, E, R> Drop for Background<T, E, R> {
 
 /// The rayon pool of a loader's decoding and encoding, threads named `name-i` (0 threads:
 /// one per core).
-pub(crate) fn worker_pool(name: &str, threads: usize) -> Result<rayon::ThreadPool, String> {
+pub(crate) fn worker_pool(name: &str, threads: usize) -> Result<rayon::ThreadPool> {
     if threads > MAX_THREADS {
-        return Err(format!(
-            "{threads} {name} threads is more than the {MAX_THREADS} this program starts"
-        ));
+        bail!("{threads} {name} threads is more than the {MAX_THREADS} this program starts");
     }
-    let name = name.to_string();
+    let prefix = name.to_string();
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
-        .thread_name(move |i| format!("{name}-{i}"))
+        .thread_name(move |i| format!("{prefix}-{i}"))
         .build()
-        .map_err(|e| e.to_string())
+        .with_context(|| format!("cannot start the {name} threads"))
 }

@@ -1,6 +1,7 @@
 //! What a loader reads and how: the input files, cut into units, and the settings of reading,
 //! filtering, shuffling and batching.
 
+use anyhow::{Result, bail};
 use std::path::PathBuf;
 
 use crate::data::filter::FilterConfig;
@@ -17,9 +18,9 @@ pub struct Input {
 
 impl Input {
     /// An input whose format is given or else told by its extension.
-    pub fn new(path: impl Into<PathBuf>, format: Option<Format>) -> Result<Input, String> {
+    pub fn new(path: impl Into<PathBuf>, format: Option<Format>) -> Result<Input> {
         let path = path.into();
-        let format = Format::resolve(format, &path)?;
+        let format = Format::resolve(format, &path).map_err(anyhow::Error::msg)?;
         Ok(Input { path, format })
     }
 }
@@ -81,25 +82,24 @@ impl Default for LoaderConfig {
 
 impl LoaderConfig {
     /// Refuses a configuration that cannot load anything.
-    pub(crate) fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<()> {
         if self.inputs.is_empty() {
-            return Err("no input files".into());
+            bail!("no input files");
         }
         if self.batch_size == 0 || self.streams == 0 || self.read_ahead == 0 {
-            return Err("batch size, streams and read-ahead must be positive".into());
+            bail!("batch size, streams and read-ahead must be positive");
         }
-        self.filter.check()
+        self.filter.check().map_err(anyhow::Error::msg)
     }
 }
 
 /// The units of `inputs` (byte ranges of about `unit_bytes`, in file order) and each file's
 /// size in bytes (at least 1).
-pub(crate) fn units_of(inputs: &[Input], unit_bytes: u64) -> Result<(Vec<Unit>, Vec<u64>), String> {
+pub(crate) fn units_of(inputs: &[Input], unit_bytes: u64) -> Result<(Vec<Unit>, Vec<u64>)> {
     let mut units = Vec::new();
     let mut sizes = Vec::new();
     for (i, input) in inputs.iter().enumerate() {
-        let ranges =
-            data::units(&input.path, input.format, unit_bytes).map_err(|e| e.to_string())?;
+        let ranges = data::units(&input.path, input.format, unit_bytes)?;
         sizes.push(ranges.last().map_or(0, |r| r.1).max(1));
         units.extend(ranges.into_iter().map(|(start, end)| Unit {
             file: i,

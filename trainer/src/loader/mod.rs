@@ -49,6 +49,7 @@ mod producer;
 pub mod report;
 pub mod triplets;
 
+use anyhow::Result;
 use plugin_api::FeatureSet;
 
 pub use background::MAX_THREADS;
@@ -76,7 +77,7 @@ pub type TripletLoader = Loader<Triplets>;
 
 impl<K: Examples> Loader<K> {
     /// Starts loading. Fails at once for a bad configuration or an input that cannot be opened.
-    pub fn new(config: LoaderConfig, set: FeatureSet) -> Result<Self, String> {
+    pub fn new(config: LoaderConfig, set: FeatureSet) -> Result<Self> {
         config.check()?;
         let (units, sizes) = config::units_of(&config.inputs, config.unit_bytes)?;
         let pool = worker_pool(K::NAME, config.threads)?;

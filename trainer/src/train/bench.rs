@@ -1,6 +1,7 @@
 //! Training throughput: optimizer steps per second on batches already encoded, in positions per
 //! second (`trainer bench`). The data loader's own speed is measured by `trainer load`.
 
+use anyhow::{Result, bail};
 use std::time::Instant;
 
 use plugin_api::FeatureSet;
@@ -61,7 +62,7 @@ fn pieces(s: &Sample) -> u32 {
 }
 
 /// Encodes `config.batches` batches of random-game positions (or triplets) through `set`.
-pub fn make_batches(set: &FeatureSet, config: &BenchConfig) -> Result<Vec<Batch>, String> {
+pub fn make_batches(set: &FeatureSet, config: &BenchConfig) -> Result<Vec<Batch>> {
     let mut games = random_games(config.seed);
     let mut scratch = Vec::new();
     let mut out = Vec::new();
@@ -72,7 +73,10 @@ pub fn make_batches(set: &FeatureSet, config: &BenchConfig) -> Result<Vec<Batch>
             let mut triplets: Vec<Triplet> = Vec::with_capacity(config.batch_size);
             let mut previous: Option<Sample> = None;
             while triplets.len() < config.batch_size {
-                let s = games.next().ok_or("no samples")?;
+                let s = games
+                    .next()
+                    .ok_or("no samples")
+                    .map_err(anyhow::Error::msg)?;
                 if let Some(p) = previous
                     && pieces(&p) >= config.min_pieces
                     && let Some(t) = crate::loader::triplet(&p, &s, &mut rng)
@@ -85,9 +89,7 @@ pub fn make_batches(set: &FeatureSet, config: &BenchConfig) -> Result<Vec<Batch>
             for role in 0..3 {
                 for t in &triplets {
                     let board = [&t.p, &t.q, &t.r][role];
-                    positions
-                        .push(set, board, &mut scratch)
-                        .map_err(|e| e.to_string())?;
+                    positions.push(set, board, &mut scratch)?;
                 }
             }
             out.push(Batch::Pqr(PqrBatch::new(&TripletBatch {
@@ -101,8 +103,7 @@ pub fn make_batches(set: &FeatureSet, config: &BenchConfig) -> Result<Vec<Batch>
                 .filter(|s| pieces(s) >= config.min_pieces)
                 .take(config.batch_size)
             {
-                b.push_sample(set, &s, &mut scratch)
-                    .map_err(|e| e.to_string())?;
+                b.push_sample(set, &s, &mut scratch)?;
             }
             out.push(Batch::Score(ScoreBatch::new(&b, &loss)));
         }
@@ -113,7 +114,7 @@ pub fn make_batches(set: &FeatureSet, config: &BenchConfig) -> Result<Vec<Batch>
 /// Measures training steps of an N → L1 → L2 → 1 network (N from `set`) on `config.device`:
 /// each step moves a prepared CPU batch to the device, runs forward, backward, Adam and the
 /// weight clipping.
-pub fn bench(set: &FeatureSet, config: &BenchConfig) -> Result<BenchResult, String> {
+pub fn bench(set: &FeatureSet, config: &BenchConfig) -> Result<BenchResult> {
     let batches = make_batches(set, config)?;
     let active = match &batches[0] {
         Batch::Score(b) => b.input.indices.numel() as f64 / (2 * b.len) as f64,
@@ -146,7 +147,7 @@ pub fn bench(set: &FeatureSet, config: &BenchConfig) -> Result<BenchResult, Stri
     let loss = run(config.steps);
     let seconds = start.elapsed().as_secs_f64();
     if !loss.is_finite() {
-        return Err(format!("the loss became {loss}"));
+        bail!("the loss became {loss}");
     }
     Ok(BenchResult {
         steps: config.steps,

@@ -24,6 +24,7 @@
 //! On the same network this brings the median error down to about 4 score units. W1 and b1 are
 //! rounded to nearest (their grid is fine: 1/127 per feature, about 2 units of output).
 
+use anyhow::{Context, Result};
 use std::path::Path;
 
 use host::nnue::format::encode_own;
@@ -73,7 +74,7 @@ where
 }
 
 /// The quantized network of `model` for the feature set `name` with `blocks`.
-pub fn quantize(model: &Model, name: &str, blocks: Vec<BlockInfo>) -> Result<Network, String> {
+pub fn quantize(model: &Model, name: &str, blocks: Vec<BlockInfo>) -> Result<Network> {
     let [w1, b1, w2, b2, w3, b3] = model.to_vecs();
     let (i16_lo, i16_hi) = (i64::from(i16::MIN), i64::from(i16::MAX));
     let (i8_lo, i8_hi) = (i64::from(i8::MIN), i64::from(i8::MAX));
@@ -103,7 +104,7 @@ pub fn quantize(model: &Model, name: &str, blocks: Vec<BlockInfo>) -> Result<Net
             i32_hi,
         )[0],
     };
-    Network::from_parts(parts).map_err(|e| format!("cannot build the network: {e}"))
+    Network::from_parts(parts).context("cannot build the network")
 }
 
 /// The first-layer activations of `model` on the positions of `inputs` (no gradients), as
@@ -177,10 +178,10 @@ pub fn quantize_calibrated(
     name: &str,
     blocks: Vec<BlockInfo>,
     x: &Tensor,
-) -> Result<Network, String> {
+) -> Result<Network> {
     let mut net = quantize(model, name, blocks)?.to_parts();
     if x.size()[0] == 0 {
-        return Network::from_parts(net).map_err(|e| format!("cannot build the network: {e}"));
+        return Network::from_parts(net).context("cannot build the network");
     }
     let (l1, l2) = (model.shape.l1, model.shape.l2);
     let x = x.to_kind(tch::Kind::Double).to_device(Device::Cpu);
@@ -228,7 +229,7 @@ pub fn quantize_calibrated(
         i32_lo,
         i32_hi,
     ) as i32;
-    Network::from_parts(net).map_err(|e| format!("cannot build the network: {e}"))
+    Network::from_parts(net).context("cannot build the network")
 }
 
 /// The float parameters a quantized network stands for (the inverse of [`quantize`] up to
@@ -299,7 +300,7 @@ pub fn export(
     blocks: Vec<BlockInfo>,
     calibration: &Tensor,
     path: &Path,
-) -> Result<Network, String> {
+) -> Result<Network> {
     let net = quantize_calibrated(model, name, blocks, calibration)?;
     write_atomic(path, &encode_own(&net))?;
     Ok(net)

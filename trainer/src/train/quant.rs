@@ -1,6 +1,7 @@
 //! The quantization-error report (thesis §4.5.1): the float model against its quantized network
 //! evaluated by `host`'s inference (`host::nnue`, the code behind `host eval`), over positions.
 
+use anyhow::Result;
 use std::fmt;
 use std::path::Path;
 
@@ -91,19 +92,13 @@ pub fn summarize(float: &[f64], quantized: &[f64]) -> QuantReport {
 }
 
 /// The float model's outputs for `samples` (in batches of 4096).
-pub fn float_outputs(
-    model: &Model,
-    set: &FeatureSet,
-    samples: &[Sample],
-) -> Result<Vec<f64>, String> {
+pub fn float_outputs(model: &Model, set: &FeatureSet, samples: &[Sample]) -> Result<Vec<f64>> {
     let mut out = Vec::with_capacity(samples.len());
     let mut scratch = Vec::new();
     for chunk in samples.chunks(4096) {
         let mut batch = SparseBatch::with_capacity(set, chunk.len());
         for s in chunk {
-            batch
-                .push(set, &s.board, &mut scratch)
-                .map_err(|e| e.to_string())?;
+            batch.push(set, &s.board, &mut scratch)?;
         }
         let input = SparseInput::from_batch(&batch).to_device(model.device());
         let scores = tch::no_grad(|| model.forward(&input));
@@ -114,16 +109,12 @@ pub fn float_outputs(
 
 /// The quantized network's outputs for `samples`, through `host`'s evaluator (a fresh
 /// accumulator refresh per position, as `host eval` does).
-pub fn quantized_outputs(
-    nnue: &Nnue,
-    kernels: Kernels,
-    samples: &[Sample],
-) -> Result<Vec<f64>, String> {
+pub fn quantized_outputs(nnue: &Nnue, kernels: Kernels, samples: &[Sample]) -> Result<Vec<f64>> {
     let mut stack = AccumulatorStack::with_max_ply(nnue, kernels, 0);
     samples
         .iter()
         .map(|s| {
-            stack.reset(&s.board).map_err(|e| e.to_string())?;
+            stack.reset(&s.board)?;
             Ok(f64::from(stack.evaluate()))
         })
         .collect()
@@ -136,14 +127,14 @@ pub fn compare(
     nnue: &Nnue,
     kernels: Kernels,
     samples: &[Sample],
-) -> Result<QuantReport, String> {
+) -> Result<QuantReport> {
     let float = float_outputs(model, nnue.features(), samples)?;
     let quantized = quantized_outputs(nnue, kernels, samples)?;
     Ok(summarize(&float, &quantized))
 }
 
 /// Writes the histogram of the signed errors as an SVG chart.
-pub fn plot_histogram(report: &QuantReport, path: &Path) -> Result<(), String> {
+pub fn plot_histogram(report: &QuantReport, path: &Path) -> Result<()> {
     let bars: Vec<(f64, f64, f64)> = report
         .histogram
         .iter()

@@ -24,6 +24,7 @@
 //! continues exactly as an uninterrupted one: epoch e is the same whether it follows epoch e−1
 //! in the same process or in a resumed one.
 
+use anyhow::{Context, Result, bail};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -61,8 +62,11 @@ pub struct DataFile {
 
 impl DataFile {
     /// The loader's input.
-    pub fn input(&self) -> Result<Input, String> {
-        Input::new(self.path.clone(), Some(self.format.parse::<Format>()?))
+    pub fn input(&self) -> Result<Input> {
+        Input::new(
+            self.path.clone(),
+            Some(self.format.parse::<Format>().map_err(anyhow::Error::msg)?),
+        )
     }
 }
 
@@ -119,48 +123,45 @@ impl TrainConfig {
     }
 
     /// Checks the values.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<()> {
         if self.train.is_empty() {
-            return Err("no training files".into());
+            bail!("no training files");
         }
         if self.val.is_empty() {
-            return Err(
-                "no validation files (the validation set is held out from training)".into(),
-            );
+            bail!("no validation files (the validation set is held out from training)");
         }
         if self.train.iter().any(|t| self.val.contains(t)) {
-            return Err("a validation file is also a training file".into());
+            bail!("a validation file is also a training file");
         }
         if self.shape.l1 == 0 || !self.shape.l1.is_multiple_of(host::nnue::L1_MULTIPLE) {
-            return Err(format!(
+            bail!(
                 "L1 = {} is not a positive multiple of {} (the inference kernels' width)",
                 self.shape.l1,
                 host::nnue::L1_MULTIPLE
-            ));
-        }
-        if self.shape.l2 == 0 || self.shape.n == 0 {
-            return Err("L2 and N must be positive".into());
-        }
-        if self.batch_size == 0 || self.epoch_size == 0 || self.epochs == 0 || self.val_size == 0 {
-            return Err(
-                "batch size, epoch size, epochs and validation size must be positive".into(),
             );
         }
+        if self.shape.l2 == 0 || self.shape.n == 0 {
+            bail!("L2 and N must be positive");
+        }
+        if self.batch_size == 0 || self.epoch_size == 0 || self.epochs == 0 || self.val_size == 0 {
+            bail!("batch size, epoch size, epochs and validation size must be positive");
+        }
         if !(self.lr > 0.0 && self.lr.is_finite() && self.gamma > 0.0 && self.gamma <= 1.0) {
-            return Err(format!(
+            bail!(
                 "learning rate {} must be positive and gamma {} in (0, 1]",
-                self.lr, self.gamma
-            ));
+                self.lr,
+                self.gamma
+            );
         }
         match &self.method {
-            Method::Score(l) => l.check()?,
+            Method::Score(l) => l.check().map_err(anyhow::Error::msg)?,
             Method::Pqr(l) => {
                 if !(l.b > 0.0 && l.b.is_finite() && l.a.is_finite()) {
-                    return Err(format!("PQR scaling a = {}, b = {} is invalid", l.a, l.b));
+                    bail!("PQR scaling a = {}, b = {} is invalid", l.a, l.b);
                 }
             }
         }
-        self.filter.check()?;
+        self.filter.check().map_err(anyhow::Error::msg)?;
         for f in self.train.iter().chain(&self.val) {
             f.input()?;
         }
@@ -264,20 +265,20 @@ impl BlockRecord {
     }
 
     /// The block's identity.
-    pub fn info(&self) -> Result<BlockInfo, String> {
+    pub fn info(&self) -> Result<BlockInfo> {
         Ok(BlockInfo {
             name: self.name.clone(),
             size: self.size,
             layout_version: self.layout_version,
             layout_id: u64::from_str_radix(&self.layout_id, 16)
-                .map_err(|e| format!("bad layout id '{}': {e}", self.layout_id))?,
+                .with_context(|| format!("bad layout id '{}'", self.layout_id))?,
         })
     }
 }
 
 impl TrainState {
     /// The blocks' identities.
-    pub fn block_infos(&self) -> Result<Vec<BlockInfo>, String> {
+    pub fn block_infos(&self) -> Result<Vec<BlockInfo>> {
         self.blocks.iter().map(BlockRecord::info).collect()
     }
 }
@@ -361,6 +362,13 @@ impl From<String> for TrainError {
     }
 }
 
+impl From<anyhow::Error> for TrainError {
+    /// The whole chain of context on one line.
+    fn from(e: anyhow::Error) -> Self {
+        TrainError::Failed(format!("{e:#}"))
+    }
+}
+
 /// What a finished run leaves.
 #[derive(Clone, Debug)]
 pub struct TrainOutcome {
@@ -371,16 +379,17 @@ pub struct TrainOutcome {
 }
 
 /// The initial weights of a run: a checkpoint's or a network file's (own format), on `device`.
-pub fn load_init(path: &Path, shape: Shape, device: Device) -> Result<Model, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+pub fn load_init(path: &Path, shape: Shape, device: Device) -> Result<Model> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     if checkpoint::is_checkpoint(&bytes) {
         let loaded = checkpoint::decode::<serde_json::Value>(&bytes)
-            .map_err(|e| format!("cannot read checkpoint {}: {e}", path.display()))?;
-        return loaded.model(shape, device);
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("cannot read checkpoint {}", path.display()))?;
+        return loaded.model(shape, device).map_err(anyhow::Error::msg);
     }
-    let net = host::nnue::read_own(path).map_err(|e| e.to_string())?;
+    let net = host::nnue::read_own(path)?;
     if (net.n(), net.l1(), net.l2()) != (shape.n, shape.l1, shape.l2) {
-        return Err(format!(
+        bail!(
             "{}: the network is {} -> {} -> {} -> 1, the run needs {} -> {} -> {} -> 1",
             path.display(),
             net.n(),
@@ -389,7 +398,7 @@ pub fn load_init(path: &Path, shape: Shape, device: Device) -> Result<Model, Str
             shape.n,
             shape.l1,
             shape.l2
-        ));
+        );
     }
     Ok(model_of_network(&net, device))
 }
@@ -403,7 +412,7 @@ fn prefetch<K: Examples>(
     loader: Loader<K>,
     limit: Option<u64>,
     convert: impl Fn(K::Batch) -> Batch + Send + 'static,
-) -> Result<Prefetch, String> {
+) -> Result<Prefetch> {
     Background::spawn("batches", 2, move |out| {
         let mut sent = 0u64;
         for item in loader {
@@ -434,7 +443,7 @@ fn batches(
     set: &FeatureSet,
     epoch: Option<u64>,
     loader_threads: usize,
-) -> Result<Prefetch, String> {
+) -> Result<Prefetch> {
     let (files, seed, shuffle, epochs, limit) = match epoch {
         Some(e) => (
             &config.train,
@@ -497,12 +506,12 @@ fn validation_set(
     config: &TrainConfig,
     set: &FeatureSet,
     rt: &Runtime,
-) -> Result<(Vec<Batch>, f64), String> {
+) -> Result<(Vec<Batch>, f64)> {
     let mut out = Vec::new();
     let mut targets: Vec<f32> = Vec::new();
     let mut n = 0u64;
     for b in batches(config, set, None, rt.loader_threads)? {
-        let b = b?;
+        let b = b.map_err(anyhow::Error::msg)?;
         if let Batch::Score(s) = &b {
             targets.extend(tensor_to_vec(&s.targets));
         }
@@ -510,7 +519,7 @@ fn validation_set(
         out.push(b.to_device(rt.device));
     }
     if n == 0 {
-        return Err("the validation files hold no usable position".into());
+        bail!("the validation files hold no usable position");
     }
     // The loader sends whole batches: cut the surplus of the last one.
     if n > config.val_size {
@@ -601,7 +610,7 @@ fn progress_bar(rt: &Runtime, total: u64) -> ProgressBar {
 }
 
 /// Writes `metrics.csv`, `metrics.jsonl` and `loss.svg` from the history.
-pub fn write_metrics(out: &Path, history: &[EpochMetrics]) -> Result<(), String> {
+pub fn write_metrics(out: &Path, history: &[EpochMetrics]) -> Result<()> {
     let mut csv =
         String::from("epoch,positions,train_loss,val_loss,val_constant,lr,seconds,per_second\n");
     let mut jsonl = String::new();
@@ -617,7 +626,7 @@ pub fn write_metrics(out: &Path, history: &[EpochMetrics]) -> Result<(), String>
             m.seconds,
             m.per_second
         ));
-        jsonl.push_str(&serde_json::to_string(m).map_err(|e| e.to_string())?);
+        jsonl.push_str(&serde_json::to_string(m)?);
         jsonl.push('\n');
     }
     write_atomic(&out.join("metrics.csv"), csv.as_bytes())?;
@@ -712,7 +721,7 @@ pub fn train(
     };
 
     let (val, val_constant) = validation_set(&config, set, rt)?;
-    let export_now = |model: &Model, epoch: u64| -> Result<(), String> {
+    let export_now = |model: &Model, epoch: u64| -> Result<()> {
         let inputs: Vec<&SparseInput> = val.iter().map(Batch::input).collect();
         let x = calibration_activations(model, &inputs, CALIBRATION_POSITIONS);
         export(
