@@ -1,5 +1,6 @@
-//! The per-move path of the accumulator stack (push, evaluate, pop) never touches the heap:
-//! counted with a global allocator on the test's own thread, after the stack was built.
+//! The per-move path of the accumulator stack (push, evaluate, pop) never touches the heap, and
+//! a loaded network holds its first layer once: counted with a global allocator on the test's
+//! own thread.
 
 mod common;
 mod nnue_common;
@@ -18,25 +19,33 @@ struct Counting;
 thread_local! {
     static COUNTING: Cell<bool> = const { Cell::new(false) };
     static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+    static LIVE_BYTES: Cell<i64> = const { Cell::new(0) };
+}
+
+/// Counts an allocation (`delta` bytes more or fewer held) while counting is on.
+fn count(allocation: bool, delta: i64) {
+    if COUNTING.with(Cell::get) {
+        if allocation {
+            ALLOCATIONS.with(|a| a.set(a.get() + 1));
+        }
+        LIVE_BYTES.with(|b| b.set(b.get() + delta));
+    }
 }
 
 // SAFETY: delegates to the system allocator; the counters are plain thread-local cells.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.with(Cell::get) {
-            ALLOCATIONS.with(|a| a.set(a.get() + 1));
-        }
+        count(true, layout.size() as i64);
         // SAFETY: forwarded unchanged.
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        count(false, -(layout.size() as i64));
         // SAFETY: forwarded unchanged.
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.with(Cell::get) {
-            ALLOCATIONS.with(|a| a.set(a.get() + 1));
-        }
+        count(true, new_size as i64 - layout.size() as i64);
         // SAFETY: forwarded unchanged.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -52,6 +61,35 @@ fn allocations(f: impl FnOnce()) -> u64 {
     f();
     COUNTING.with(|c| c.set(false));
     ALLOCATIONS.with(Cell::get)
+}
+
+/// Bytes that `f`'s result holds on the heap (allocated on this thread while making it, not
+/// freed before it returned).
+fn held_bytes<T>(f: impl FnOnce() -> T) -> (T, i64) {
+    LIVE_BYTES.with(|b| b.set(0));
+    COUNTING.with(|c| c.set(true));
+    let value = f();
+    COUNTING.with(|c| c.set(false));
+    (value, LIVE_BYTES.with(Cell::get))
+}
+
+#[test]
+fn a_loaded_network_holds_its_first_layer_once() {
+    let reg = registry();
+    for net in thesis_nets() {
+        let (nnue, held) = held_bytes(|| Nnue::load(&net, &reg).unwrap());
+        let n = nnue.arranged().network();
+        let w1_bytes = (2 * n.n() * n.l1()) as i64;
+        // W1 (the bulk) once, plus b1, W2, its grouped copy, the neuron order and the names.
+        assert!(
+            held < w1_bytes + w1_bytes / 2,
+            "{net:?}: {held} bytes held for a W1 of {w1_bytes}"
+        );
+        assert!(
+            held >= w1_bytes,
+            "{net:?}: the counter missed W1 ({held} bytes)"
+        );
+    }
 }
 
 #[test]

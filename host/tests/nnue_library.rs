@@ -41,7 +41,7 @@ fn reference_eval(nnue: &Nnue, board: &Board) -> i32 {
     let set = nnue.features();
     let w = set.active_set(board, Color::White).unwrap();
     let b = set.active_set(board, Color::Black).unwrap();
-    reference::evaluate(nnue.network(), [&w, &b], board.turn)
+    reference::evaluate(&nnue.network(), [&w, &b], board.turn)
 }
 
 #[test]
@@ -123,10 +123,10 @@ fn own_files_are_written_and_read_without_plugins() {
     write_network(&net, &path, NetFormat::Own).unwrap();
     assert_eq!(read_own(&path).unwrap(), net);
     let nnue = Nnue::load(&path, &reg).unwrap();
-    assert_eq!(nnue.network(), &net);
+    assert_eq!(nnue.network(), net);
     let thesis = dir.path().join("net.nn");
     write_network(&net, &thesis, NetFormat::Thesis).unwrap();
-    assert_eq!(Nnue::load(&thesis, &reg).unwrap().network(), &net);
+    assert_eq!(Nnue::load(&thesis, &reg).unwrap().network(), net);
     // A thesis file is not an own-format file.
     let err = read_own(&thesis).unwrap_err();
     assert!(

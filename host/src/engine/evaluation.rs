@@ -62,8 +62,8 @@ impl EvalSource {
                 "NNUE {} ({} -> {}x2 -> {} -> 1, {} kernels)",
                 path.display(),
                 nnue.features().name(),
-                nnue.network().l1(),
-                nnue.network().l2(),
+                nnue.arranged().network().l1(),
+                nnue.arranged().network().l2(),
                 kernels.level().name()
             ),
         }

@@ -53,8 +53,9 @@ pub struct Arranged {
 
 impl Arranged {
     /// `net` with its first-layer neurons in `order`: neuron `k` of the result is neuron
-    /// `order[k]` of `net`. Panics unless `order` is a permutation of `0..L1`.
-    pub fn new(net: &Network, order: &[u32]) -> Arranged {
+    /// `order[k]` of `net`, reordered in place (W1 stays once in memory). Panics unless `order`
+    /// is a permutation of `0..L1`.
+    pub fn new(net: Network, order: &[u32]) -> Arranged {
         let (l1, l2) = (net.l1(), net.l2());
         let mut seen = vec![false; l1];
         assert!(
@@ -64,11 +65,11 @@ impl Arranged {
                     .all(|&j| !std::mem::replace(&mut seen[j as usize], true)),
             "a neuron order must be a permutation of the first layer's neurons"
         );
-        let mut arranged = net.clone();
+        let mut arranged = net;
         // W1 rows, b1 and both halves of every W2 row are runs of L1 values in neuron order.
-        permute_runs(&mut arranged.w1, &net.w1, order);
-        permute_runs(&mut arranged.b1, &net.b1, order);
-        permute_runs(&mut arranged.w2, &net.w2, order);
+        permute_runs(&mut arranged.w1, order);
+        permute_runs(&mut arranged.b1, order);
+        permute_runs(&mut arranged.w2, order);
         let l2_pad = l2.div_ceil(HIDDEN_TILE) * HIDDEN_TILE;
         let inputs = 2 * l1;
         let mut groups = AlignedVec::zeroed(inputs / 4 * l2_pad * 4);
@@ -80,7 +81,7 @@ impl Arranged {
             }
         }
         let mut b2 = AlignedVec::zeroed(l2_pad);
-        b2[..l2].copy_from_slice(net.b2());
+        b2[..l2].copy_from_slice(arranged.b2());
         Arranged {
             net: arranged,
             order: order.to_vec(),
@@ -91,7 +92,7 @@ impl Arranged {
     }
 
     /// `net` as it is (neurons in file order).
-    pub fn identity(net: &Network) -> Arranged {
+    pub fn identity(net: Network) -> Arranged {
         let order: Vec<u32> = (0..net.l1() as u32).collect();
         Self::new(net, &order)
     }
@@ -99,6 +100,20 @@ impl Arranged {
     /// The reordered network (its W2 is the row-major copy of [`groups`](Self::groups)).
     pub fn network(&self) -> &Network {
         &self.net
+    }
+
+    /// The network with its neurons back in file order (a copy, made when asked: the engine
+    /// keeps only the arranged one).
+    pub fn original(&self) -> Network {
+        let mut inverse = vec![0u32; self.order.len()];
+        for (k, &j) in self.order.iter().enumerate() {
+            inverse[j as usize] = k as u32;
+        }
+        let mut net = self.net.clone();
+        permute_runs(&mut net.w1, &inverse);
+        permute_runs(&mut net.b1, &inverse);
+        permute_runs(&mut net.w2, &inverse);
+        net
     }
 
     /// `order()[k]` is the file's neuron that is neuron `k` here.
@@ -124,11 +139,14 @@ impl Arranged {
 }
 
 /// `dst[r·L1 + k] = src[r·L1 + order[k]]` for every run `r` of L1 = `order.len()` values.
-fn permute_runs<T: Copy>(dst: &mut [T], src: &[T], order: &[u32]) {
+fn permute_runs<T: Copy>(values: &mut [T], order: &[u32]) {
     let l1 = order.len();
-    for (dst, src) in dst.chunks_exact_mut(l1).zip(src.chunks_exact(l1)) {
-        for (d, &j) in dst.iter_mut().zip(order) {
-            *d = src[j as usize];
+    let mut run: Vec<T> = Vec::with_capacity(l1);
+    for chunk in values.chunks_exact_mut(l1) {
+        run.clear();
+        run.extend_from_slice(chunk);
+        for (d, &j) in chunk.iter_mut().zip(order) {
+            *d = run[j as usize];
         }
     }
 }
@@ -136,8 +154,8 @@ fn permute_runs<T: Copy>(dst: &mut [T], src: &[T], order: &[u32]) {
 /// `net` with its neurons ordered by [`neuron_order`] over [`sample_boards`], the accumulators
 /// computed with `features` (the feature set it is bound to); the network as it is if a plugin
 /// fails on a sample (the failure will show when evaluating).
-pub(crate) fn arrange(net: &Network, features: &FeatureSet) -> Arranged {
-    match zero_bits(net, features) {
+pub(crate) fn arrange(net: Network, features: &FeatureSet) -> Arranged {
+    match zero_bits(&net, features) {
         Some(zero) => Arranged::new(net, &neuron_order(&zero)),
         None => Arranged::identity(net),
     }

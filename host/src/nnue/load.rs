@@ -119,8 +119,8 @@ impl std::error::Error for NetError {}
 /// evaluator needs.
 #[derive(Clone, Debug)]
 pub struct Nnue {
-    network: Network,
-    /// The network as the kernels read it (see [`super::arrange`]).
+    /// The network as the kernels read it (see [`super::arrange`]); the only copy of its
+    /// weights ([`Nnue::network`] rebuilds the file's order).
     arranged: Arranged,
     features: FeatureSet,
     format: NetFormat,
@@ -235,17 +235,17 @@ impl Nnue {
     /// The bound network with its neurons arranged for the kernels.
     fn arranged_for(network: Network, features: FeatureSet, format: NetFormat) -> Nnue {
         Nnue {
-            arranged: arrange(&network, &features),
-            network,
+            arranged: arrange(network, &features),
             features,
             format,
             own_header: None,
         }
     }
 
-    /// The network.
-    pub fn network(&self) -> &Network {
-        &self.network
+    /// The network in the file's neuron order: a copy rebuilt from the arranged weights (the
+    /// engine holds W1 once); for writing, inspecting and comparing, not for evaluating.
+    pub fn network(&self) -> Network {
+        self.arranged.original()
     }
 
     /// The network as the kernels read it: its first-layer neurons reordered (the evaluation is
@@ -272,14 +272,14 @@ impl Nnue {
     /// The network's file in `format`.
     pub fn to_bytes(&self, format: NetFormat) -> Vec<u8> {
         match format {
-            NetFormat::Own => encode_own(&self.network),
-            NetFormat::Thesis => encode_thesis(&self.network),
+            NetFormat::Own => encode_own(&self.network()),
+            NetFormat::Thesis => encode_thesis(&self.network()),
         }
     }
 
     /// Writes the network's file in `format` to `path`.
     pub fn write(&self, path: &Path, format: NetFormat) -> Result<(), NetError> {
-        write_network(&self.network, path, format)
+        write_network(&self.network(), path, format)
     }
 }
 
