@@ -13,14 +13,19 @@
 //! - [`bench`](mod@bench): the fixed-depth benchmark (`host bench`).
 
 pub mod bench;
+pub mod control;
 pub mod eval;
 pub mod evaluation;
+mod history;
+pub mod limits;
 pub mod movepick;
 pub mod nnue_eval;
 pub mod position;
+mod runner;
 pub mod search;
 pub mod see;
 pub mod time;
 pub mod tt;
 pub mod uci;
+pub mod uci_format;
 pub mod zobrist;
