@@ -4,7 +4,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// State shared by the UCI front end and all search threads of one search.
+/// State shared by the [`Engine`](super::facade::Engine) and all search threads of one search;
+/// the report of each iteration reads it too.
 #[derive(Debug)]
 pub struct SearchControl {
     stop: AtomicBool,
@@ -21,7 +22,7 @@ struct PaddedCounter(AtomicU64);
 
 impl SearchControl {
     /// Control for a search with `threads` threads, started now; `ponder` for `go ponder`.
-    pub fn new(threads: usize, ponder: bool) -> Self {
+    pub(super) fn new(threads: usize, ponder: bool) -> Self {
         SearchControl {
             stop: AtomicBool::new(false),
             pondering: AtomicBool::new(ponder),

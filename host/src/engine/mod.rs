@@ -16,6 +16,7 @@ pub mod bench;
 pub mod control;
 pub mod eval;
 pub mod evaluation;
+pub mod facade;
 mod history;
 pub mod limits;
 pub mod movepick;
@@ -29,3 +30,5 @@ pub mod tt;
 pub mod uci;
 pub mod uci_format;
 pub mod zobrist;
+
+pub use facade::Engine;

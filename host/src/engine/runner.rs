@@ -16,10 +16,10 @@ use super::search::{Iteration, MATE, Report, SearchResult, Searcher};
 use super::tt::TranspositionTable;
 
 /// Stack size of search threads: the recursion keeps a move list per ply.
-pub const SEARCH_STACK_BYTES: usize = 16 << 20;
+pub(super) const SEARCH_STACK_BYTES: usize = 16 << 20;
 
 /// A search to run: the root, the game's earlier positions, the limits and shared tables.
-pub struct SearchJob<'a> {
+pub(super) struct SearchJob<'a> {
     /// The root position.
     pub root: &'a Chess,
     /// Hashes of the game's positions before the root ([`super::zobrist::hash`]), oldest first.
@@ -35,13 +35,13 @@ pub struct SearchJob<'a> {
 /// Runs a search with one thread per entry of `threads` (the first is the calling thread),
 /// each with an evaluator from `make_eval`. `report` is called by the main thread after each
 /// iteration. In `infinite` and ponder mode the result is held back until `stop`/`ponderhit`.
-/// Evaluator errors ([`Evaluator::take_error`]) of all threads come back beside the result.
-pub fn run<E, F>(
+/// Evaluator errors ([`Evaluator::take_error`]) of all threads come back in the result.
+pub(super) fn run<E, F>(
     job: &SearchJob<'_>,
     threads: &mut [ThreadData],
     make_eval: F,
     report: &Report<'_>,
-) -> (SearchResult, Vec<String>)
+) -> SearchResult
 where
     E: Evaluator,
     F: Fn() -> E + Sync,
@@ -102,7 +102,7 @@ where
             .and_then(|it| it.pv.get(1).copied())
             .or_else(|| ponder_from_tt(job.root, &b, job.tt))
     });
-    let result = SearchResult {
+    SearchResult {
         best,
         ponder,
         last: last.unwrap_or(Iteration {
@@ -117,8 +117,8 @@ where
         }),
         nodes: job.control.total_nodes(),
         elapsed: job.control.since_go(),
-    };
-    (result, errors)
+        errors,
+    }
 }
 
 /// In `go infinite` and while pondering, the answer must wait for `stop` (or `ponderhit`).

@@ -10,15 +10,17 @@
 //!
 //! The limits it obeys are in [`super::limits`], the switches it shares with the other threads
 //! in [`super::control`], its move-ordering memory in `super::history`; running it on several
-//! threads (Lazy SMP) is `super::runner`'s work.
+//! threads (Lazy SMP) is `super::runner`'s work, and [`super::facade::Engine`] is the way in.
 
 use std::time::Duration;
 
 use arrayvec::ArrayVec;
 use shakmaty::{Chess, Move, MoveList, Position};
 
+use super::control::SearchControl;
 use super::eval::{EVAL_LIMIT, Evaluator};
-use super::history::{Killers, landing, piece_to};
+use super::history::{Killers, ThreadData, landing, piece_to};
+use super::limits::{Ablation, Limits};
 use super::movepick::{
     Kind, MovePicker, NO_MOVE, PackedMove, Scorer, from_packed, is_quiet, pack, unpack,
 };
@@ -27,12 +29,6 @@ use super::see::{see_ge, value};
 use super::time::stability_percent;
 use super::tt::{Bound, TranspositionTable, TtEntry};
 use super::zobrist;
-
-pub use super::control::SearchControl;
-pub use super::history::ThreadData;
-pub use super::limits::{Ablation, Limits};
-pub use super::runner::{SEARCH_STACK_BYTES, SearchJob, run};
-pub use super::uci_format::{info_line, uci_move, uci_score};
 
 /// Deepest ply the search reaches (iterations go up to this depth).
 pub const MAX_PLY: usize = 128;
@@ -71,6 +67,10 @@ pub struct SearchResult {
     pub nodes: u64,
     /// Wall time of the search.
     pub elapsed: Duration,
+    /// What went wrong without stopping the search, for the user to see: evaluator failures
+    /// ([`Evaluator::take_error`]; that thread went on with the built-in evaluation), helper
+    /// threads that could not start or failed. Empty when all went well.
+    pub errors: Vec<String>,
 }
 
 /// What the main thread calls after each iteration: the iteration, the search's shared control
@@ -988,8 +988,8 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::eval::Builtin;
-    use crate::engine::runner::{SearchJob, run};
+    use crate::engine::evaluation::EvalSource;
+    use crate::engine::facade::Engine;
     use crate::engine::uci_format::{info_line, uci_move, uci_score};
     use shakmaty::CastlingMode;
     use shakmaty::fen::Fen;
@@ -1004,20 +1004,11 @@ mod tests {
 
     fn search(fen: &str, limits: Limits, threads: usize) -> SearchResult {
         let root = pos(fen);
-        let tt = TranspositionTable::new(8).unwrap();
-        let control = SearchControl::new(threads, false);
-        let mut data: Vec<ThreadData> = (0..threads).map(|_| ThreadData::new()).collect();
-        let job = SearchJob {
-            root: &root,
-            history: &[],
-            limits: &limits,
-            tt: &tt,
-            control: &control,
-        };
-        let (result, errors) = run(&job, &mut data, || Builtin, &|it, c, t| {
+        let mut engine = Engine::new(8, threads, EvalSource::Builtin).unwrap();
+        let result = engine.search(&root, &[], &limits, &|it, c, t| {
             eprintln!("{}", info_line(it, c, t))
         });
-        assert!(errors.is_empty(), "{errors:?}");
+        assert!(result.errors.is_empty(), "{:?}", result.errors);
         result
     }
 
