@@ -1,5 +1,5 @@
 //! The search of one thread: iterative deepening with aspiration windows over a negamax
-//! alpha-beta search with principal variation search, and a quiescence search ([`Searcher`]).
+//! alpha-beta search with principal variation search, and a quiescence search (`Searcher`).
 //!
 //! Pruning and ordering, all well known (see the Chess Programming Wiki): transposition table
 //! cut-offs and move ordering, MVV/LVA with static exchange evaluation for captures, killer
