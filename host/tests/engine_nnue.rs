@@ -15,12 +15,12 @@ use rand_chacha::ChaCha8Rng;
 use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess, Position};
 
+use host::engine::Engine;
 use host::engine::eval::{EVAL_LIMIT, Evaluator};
-use host::engine::evaluation::{self, EvalSource};
+use host::engine::evaluation::EvalSource;
+use host::engine::limits::Limits;
 use host::engine::nnue_eval::NnueEval;
 use host::engine::position::null_move;
-use host::engine::search::{Limits, SearchControl, SearchJob, ThreadData};
-use host::engine::tt::TranspositionTable;
 use host::nnue::{Kernels, Nnue};
 
 fn registry() -> PluginRegistry {
@@ -119,17 +119,9 @@ fn searches_with_thesis_networks_find_a_legal_move_and_agree_across_runs() {
         };
         let mut nodes = Vec::new();
         for _ in 0..2 {
-            let tt = TranspositionTable::new(4).unwrap();
-            let control = SearchControl::new(1, false);
-            let mut data = vec![ThreadData::new()];
-            let job = SearchJob {
-                root: &root,
-                history: &[],
-                limits: &limits,
-                tt: &tt,
-                control: &control,
-            };
-            let (result, errors) = evaluation::search(&source, &job, &mut data, &|_, _, _| {});
+            let mut engine = Engine::new(4, 1, source.clone()).unwrap();
+            let result = engine.search(&root, &[], &limits, &|_, _, _| {});
+            let errors = &result.errors;
             assert!(errors.is_empty(), "{name}: {errors:?}");
             let best = result.best.expect("a legal move");
             assert!(root.is_legal(best));
@@ -210,17 +202,9 @@ fn a_failing_plugin_is_reported_and_the_search_still_plays() {
             kernels: Kernels::best(),
         };
         for threads in [1, 2] {
-            let tt = TranspositionTable::new(4).unwrap();
-            let control = SearchControl::new(threads, false);
-            let mut data: Vec<ThreadData> = (0..threads).map(|_| ThreadData::new()).collect();
-            let job = SearchJob {
-                root: &root,
-                history: &[],
-                limits: &limits,
-                tt: &tt,
-                control: &control,
-            };
-            let (result, errors) = evaluation::search(&source, &job, &mut data, &|_, _, _| {});
+            let mut engine = Engine::new(4, threads, source.clone()).unwrap();
+            let result = engine.search(&root, &[], &limits, &|_, _, _| {});
+            let errors = &result.errors;
             assert!(root.is_legal(result.best.expect("a move")), "{spec}");
             assert_eq!(result.last.depth, 5, "{spec}");
             assert!(!errors.is_empty(), "{spec}: the failure was not reported");

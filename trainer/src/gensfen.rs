@@ -72,11 +72,10 @@ use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
-use host::engine::evaluation::{self, EvalSource};
-use host::engine::search::{
-    Limits, MATE, SEARCH_STACK_BYTES, SearchControl, SearchJob, ThreadData,
-};
-use host::engine::tt::TranspositionTable;
+use host::engine::Engine;
+use host::engine::evaluation::EvalSource;
+use host::engine::limits::Limits;
+use host::engine::search::MATE;
 use host::engine::zobrist;
 
 use crate::data::bin::BinWriter;
@@ -439,54 +438,26 @@ struct Searched {
     nodes: u64,
 }
 
-/// The host's search, one thread, for one worker.
-struct HostSearch<'a> {
-    eval: &'a EvalSource,
-    tt: TranspositionTable,
-    data: [ThreadData; 1],
-}
-
-impl<'a> HostSearch<'a> {
-    fn new(eval: &'a EvalSource, hash_mb: usize) -> Result<Self, String> {
-        Ok(HostSearch {
-            eval,
-            tt: TranspositionTable::new(hash_mb.max(1))?,
-            data: [ThreadData::new()],
-        })
+/// The host's search of `pos` (after the positions hashed in `history`) on the calling thread;
+/// an evaluation error met on the way fails it, so no sample carries a fallback score.
+fn host_search(
+    engine: &mut Engine,
+    pos: &Chess,
+    history: &[u64],
+    limits: &Limits,
+) -> Result<Searched, String> {
+    let result = engine.search(pos, history, limits, &|_, _, _| {});
+    if let Some(e) = result.errors.first() {
+        return Err(e.clone());
     }
-
-    fn new_game(&mut self) {
-        self.tt.clear();
-        self.data[0].clear();
-    }
-
-    fn search(
-        &mut self,
-        pos: &Chess,
-        history: &[u64],
-        limits: &Limits,
-    ) -> Result<Searched, String> {
-        let control = SearchControl::new(1, false);
-        let job = SearchJob {
-            root: pos,
-            history,
-            limits,
-            tt: &self.tt,
-            control: &control,
-        };
-        let (result, errors) = evaluation::search(self.eval, &job, &mut self.data, &|_, _, _| {});
-        if let Some(e) = errors.first() {
-            return Err(e.clone());
-        }
-        let best = result
-            .best
-            .ok_or_else(|| "the search found no move in a position with legal moves".to_string())?;
-        Ok(Searched {
-            best,
-            score: result.last.score,
-            nodes: result.nodes,
-        })
-    }
+    let best = result
+        .best
+        .ok_or_else(|| "the search found no move in a position with legal moves".to_string())?;
+    Ok(Searched {
+        best,
+        score: result.last.score,
+        nodes: result.nodes,
+    })
 }
 
 /// An external UCI engine for one worker.
@@ -542,7 +513,8 @@ impl UciSearch {
 struct Player<'a> {
     config: &'a GensfenConfig,
     book: &'a [Chess],
-    host: HostSearch<'a>,
+    /// The host's engine, with one search thread.
+    host: Engine,
     uci: Option<UciSearch>,
 }
 
@@ -567,7 +539,7 @@ impl<'a> Player<'a> {
         Ok(Player {
             config,
             book,
-            host: HostSearch::new(eval, config.hash_mb)?,
+            host: Engine::new(config.hash_mb, 1, eval.clone())?,
             uci,
         })
     }
@@ -645,8 +617,7 @@ impl<'a> Player<'a> {
                             nodes: c.nodes,
                             ..Limits::default()
                         };
-                        self.host
-                            .search(&pos, &hashes[..hashes.len() - 1], &limits)
+                        host_search(&mut self.host, &pos, &hashes[..hashes.len() - 1], &limits)
                             .map_err(|e| format!("game {g}: {e}"))?
                     }
                 };
@@ -712,7 +683,7 @@ impl<'a> Player<'a> {
             } else if child.legal_moves().is_empty() {
                 0
             } else {
-                -self.host.search(&child, hashes, &limits)?.score
+                -host_search(&mut self.host, &child, hashes, &limits)?.score
             };
             scored.push((score, m));
         }
@@ -1078,7 +1049,7 @@ fn run_workers(
             let (next, needed, halt) = (next.clone(), needed.clone(), stop.clone());
             let spawned = std::thread::Builder::new()
                 .name(format!("gensfen-{w}"))
-                .stack_size(SEARCH_STACK_BYTES)
+                .stack_size(Engine::SEARCH_STACK_BYTES)
                 .spawn_scoped(s, move || {
                     let mut player = match Player::new(config, book, eval) {
                         Ok(p) => p,

@@ -11,9 +11,10 @@ use std::time::{Duration, Instant};
 use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess};
 
-use super::evaluation::{self, EvalSource};
-use super::search::{Limits, SearchControl, SearchJob, ThreadData, uci_move};
-use super::tt::TranspositionTable;
+use super::evaluation::EvalSource;
+use super::facade::Engine;
+use super::limits::Limits;
+use super::uci_format::uci_move;
 
 /// Default depth of `host bench`.
 pub const DEFAULT_DEPTH: u32 = 14;
@@ -108,9 +109,7 @@ impl BenchSummary {
 /// Searches every position of [`POSITIONS`], writing one line per position and then the
 /// summary line `N nodes M nps` to `out`.
 pub fn run(config: &BenchConfig, out: &mut dyn Write) -> Result<BenchSummary, String> {
-    let tt = TranspositionTable::new(config.hash_mb)?;
-    let threads = config.threads.max(1);
-    let mut data: Vec<ThreadData> = (0..threads).map(|_| ThreadData::new()).collect();
+    let mut engine = Engine::new(config.hash_mb, config.threads, config.eval.clone())?;
     let limits = Limits {
         depth: Some(config.depth.max(1)),
         ..Limits::default()
@@ -127,24 +126,13 @@ pub fn run(config: &BenchConfig, out: &mut dyn Write) -> Result<BenchSummary, St
             .map_err(|e| format!("bench position {}: {e}", i + 1))?
             .into_position(CastlingMode::Standard)
             .map_err(|e| format!("bench position {}: {e}", i + 1))?;
-        tt.clear();
-        for d in &mut data {
-            d.clear();
-        }
-        let control = SearchControl::new(threads, false);
-        let job = SearchJob {
-            root: &root,
-            history: &[],
-            limits: &limits,
-            tt: &tt,
-            control: &control,
-        };
+        engine.new_game();
         let started = Instant::now();
         let cpu_started = process_cpu_time();
-        let (result, errors) = evaluation::search(&config.eval, &job, &mut data, &|_, _, _| {});
+        let result = engine.search(&root, &[], &limits, &|_, _, _| {});
         total.elapsed += started.elapsed();
         total.cpu += process_cpu_time().saturating_sub(cpu_started);
-        if let Some(e) = errors.first() {
+        if let Some(e) = result.errors.first() {
             return Err(format!("bench position {}: {e}", i + 1));
         }
         total.nodes += result.nodes;

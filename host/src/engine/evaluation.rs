@@ -1,17 +1,14 @@
-//! Which evaluation a search uses, loading networks for it, and running a search with it.
+//! Which evaluation a search uses, and loading networks for it.
 //!
-//! [`EvalSource`] is either the built-in evaluation or a loaded NNUE; [`search`](fn@search) runs
-//! [`super::search::run`] with the matching [`super::eval::Evaluator`] in every thread.
+//! [`EvalSource`] is either the built-in evaluation or a loaded NNUE; the
+//! [`Engine`](super::facade::Engine) gives every search thread the matching
+//! [`super::eval::Evaluator`].
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use plugin_api::PluginRegistry;
 
-use super::eval::Builtin;
-use super::nnue_eval::NnueEval;
-use super::search::{self, Iteration, SearchControl, SearchJob, SearchResult, ThreadData};
-use super::tt::TranspositionTable;
 use crate::nnue::{Kernels, Nnue, SimdLevel};
 
 /// The evaluation of a search.
@@ -66,25 +63,6 @@ impl EvalSource {
                 nnue.arranged().network().l2(),
                 kernels.level().name()
             ),
-        }
-    }
-}
-
-/// Runs a search with the evaluation `source` (one evaluator per thread). Evaluation errors met
-/// by any thread (after which it fell back to the built-in evaluation) are returned beside the
-/// result.
-pub fn search(
-    source: &EvalSource,
-    job: &SearchJob<'_>,
-    threads: &mut [ThreadData],
-    report: &(dyn Fn(&Iteration, &SearchControl, &TranspositionTable) + Sync),
-) -> (SearchResult, Vec<String>) {
-    match source {
-        EvalSource::Builtin => search::run(job, threads, || Builtin, report),
-        EvalSource::Nnue { nnue, kernels, .. } => {
-            let nnue: &Nnue = nnue;
-            let kernels = *kernels;
-            search::run(job, threads, || NnueEval::new(nnue, kernels), report)
         }
     }
 }

@@ -1,5 +1,8 @@
 //! The UCI chess engine: search, evaluation interface, time management and protocol.
 //!
+//! [`Engine`] is the way in: it owns the transposition table, the histories of every search
+//! thread and the evaluation, and runs a search on the calling thread or in the background.
+//!
 //! - [`position`]: the position during search (shakmaty's `Chess`, copy-make) with Zobrist
 //!   hashes ([`zobrist`]) and draw detection;
 //! - [`eval`]: the [`eval::Evaluator`] interface and the built-in material + piece-square
@@ -7,20 +10,34 @@
 //!   [`evaluation`]: choosing between them, loading networks;
 //! - [`see`], [`movepick`]: static exchange evaluation, move encoding and ordering;
 //! - [`tt`]: the lock-free transposition table shared by the threads;
-//! - [`search`]: iterative deepening, alpha-beta with PVS, quiescence, Lazy SMP;
+//! - [`search`]: one thread's iterative deepening, alpha-beta with PVS, quiescence, and the
+//!   score constants; `history`: its move-ordering memory (butterfly, continuation and capture
+//!   histories, killers); `runner`: the same search on several threads (Lazy SMP);
+//! - [`limits`]: what bounds a search (depth, nodes, mate, time, the [`limits::Ablation`]
+//!   switches); [`control`]: stop, ponder, clock and node counts shared during one search;
+//! - [`facade`]: the [`Engine`];
 //! - [`time`]: how long to think;
-//! - [`uci`]: the protocol (`host` without a subcommand);
+//! - [`uci`]: the protocol (`host` without a subcommand); [`uci_format`]: scores, moves and
+//!   `info` lines as UCI writes them;
 //! - [`bench`](mod@bench): the fixed-depth benchmark (`host bench`).
 
 pub mod bench;
+pub mod control;
 pub mod eval;
 pub mod evaluation;
+pub mod facade;
+mod history;
+pub mod limits;
 pub mod movepick;
 pub mod nnue_eval;
 pub mod position;
+mod runner;
 pub mod search;
 pub mod see;
 pub mod time;
 pub mod tt;
 pub mod uci;
+pub mod uci_format;
 pub mod zobrist;
+
+pub use facade::Engine;

@@ -1,5 +1,5 @@
-//! The search: iterative deepening with aspiration windows over a negamax alpha-beta search
-//! with principal variation search, a quiescence search, and Lazy SMP for several threads.
+//! The search of one thread: iterative deepening with aspiration windows over a negamax
+//! alpha-beta search with principal variation search, and a quiescence search (`Searcher`).
 //!
 //! Pruning and ordering, all well known (see the Chess Programming Wiki): transposition table
 //! cut-offs and move ordering, MVV/LVA with static exchange evaluation for captures, killer
@@ -8,24 +8,25 @@
 //! internal iterative reduction, check extensions and mate distance pruning. Repetitions, the
 //! fifty-move rule and insufficient material score as draws.
 //!
-//! Lazy SMP: every thread runs the same iterative deepening on its own position and histories;
-//! they share only the transposition table, through which they help each other. The main thread
-//! (0) decides when to stop, reports progress and gives the result.
+//! The limits it obeys are in [`super::limits`], the switches it shares with the other threads
+//! in [`super::control`], its move-ordering memory in `super::history`; running it on several
+//! threads (Lazy SMP) is `super::runner`'s work, and [`super::facade::Engine`] is the way in.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use arrayvec::ArrayVec;
-use shakmaty::uci::UciMove;
-use shakmaty::{CastlingMode, Chess, Move, MoveList, Position, Role};
+use shakmaty::{Chess, Move, MoveList, Position};
 
+use super::control::SearchControl;
 use super::eval::{EVAL_LIMIT, Evaluator};
+use super::history::{Killers, ThreadData, landing, piece_to};
+use super::limits::{Ablation, Limits};
 use super::movepick::{
     Kind, MovePicker, NO_MOVE, PackedMove, Scorer, from_packed, is_quiet, pack, unpack,
 };
 use super::position::{PositionStack, has_non_pawn_material};
 use super::see::{see_ge, value};
-use super::time::{TimeBudget, stability_percent};
+use super::time::stability_percent;
 use super::tt::{Bound, TranspositionTable, TtEntry};
 use super::zobrist;
 
@@ -39,235 +40,6 @@ pub const MATE: i32 = 31_000;
 pub const MATE_BOUND: i32 = MATE - MAX_PLY as i32;
 /// Marker for "no static evaluation" (the side to move is in check).
 const NO_EVAL: i32 = -INFINITE - 1;
-
-/// What limits a search besides `stop`.
-#[derive(Clone, Debug, Default)]
-pub struct Limits {
-    /// Deepest iteration (`go depth`).
-    pub depth: Option<u32>,
-    /// Node budget over all threads (`go nodes`).
-    pub nodes: Option<u64>,
-    /// Stop once a mate in at most this many moves is found (`go mate`).
-    pub mate: Option<u32>,
-    /// Time budget (`go movetime` or the clock).
-    pub time: Option<TimeBudget>,
-    /// Search until `stop` (`go infinite`): the result waits for it.
-    pub infinite: bool,
-    /// Only these root moves (`go searchmoves`); empty for all.
-    pub search_moves: Vec<Move>,
-    /// Techniques switched off (UCI option `Ablation`), to measure what each one gains.
-    pub ablation: Ablation,
-}
-
-/// A set of search techniques switched off, to measure what each gains in games against the
-/// full search (`setoption name Ablation value rfp,lmr`). Empty by default: everything on.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Ablation(u32);
-
-impl Ablation {
-    /// Aspiration windows.
-    pub const ASPIRATION: Ablation = Ablation(1 << 0);
-    /// Reverse futility pruning.
-    pub const RFP: Ablation = Ablation(1 << 1);
-    /// Null-move pruning.
-    pub const NMP: Ablation = Ablation(1 << 2);
-    /// Internal iterative reduction.
-    pub const IIR: Ablation = Ablation(1 << 3);
-    /// Late move pruning.
-    pub const LMP: Ablation = Ablation(1 << 4);
-    /// Futility pruning of quiet moves.
-    pub const FUTILITY: Ablation = Ablation(1 << 5);
-    /// SEE pruning of quiet moves and bad captures.
-    pub const SEE: Ablation = Ablation(1 << 6);
-    /// Late move reductions.
-    pub const LMR: Ablation = Ablation(1 << 7);
-    /// Check extensions.
-    pub const CHECK_EXTENSION: Ablation = Ablation(1 << 8);
-    /// Transposition table cut-offs (the table still orders moves and caches evaluations).
-    pub const TT_CUTOFF: Ablation = Ablation(1 << 9);
-
-    /// Every technique that can be switched off, by its name in the option.
-    pub const TECHNIQUES: [(&'static str, Ablation); 10] = [
-        ("aspiration", Self::ASPIRATION),
-        ("rfp", Self::RFP),
-        ("nmp", Self::NMP),
-        ("iir", Self::IIR),
-        ("lmp", Self::LMP),
-        ("futility", Self::FUTILITY),
-        ("see", Self::SEE),
-        ("lmr", Self::LMR),
-        ("check-ext", Self::CHECK_EXTENSION),
-        ("tt-cut", Self::TT_CUTOFF),
-    ];
-
-    /// Parses a comma- or space-separated list of [`TECHNIQUES`](Self::TECHNIQUES) names;
-    /// empty, `none` or `<empty>` switch nothing off.
-    pub fn parse(list: &str) -> Result<Ablation, String> {
-        let mut set = Ablation::default();
-        for name in list
-            .split(|c: char| c == ',' || c.is_whitespace())
-            .filter(|n| !n.is_empty() && *n != "none" && *n != "<empty>")
-        {
-            let name = name.to_ascii_lowercase();
-            match Self::TECHNIQUES.iter().find(|(n, _)| *n == name) {
-                Some((_, technique)) => set.0 |= technique.0,
-                None => {
-                    let known: Vec<&str> = Self::TECHNIQUES.iter().map(|(n, _)| *n).collect();
-                    return Err(format!(
-                        "unknown search technique '{name}' (known: {})",
-                        known.join(", ")
-                    ));
-                }
-            }
-        }
-        Ok(set)
-    }
-
-    /// Whether `technique` is switched off.
-    #[inline(always)]
-    pub fn off(self, technique: Ablation) -> bool {
-        self.0 & technique.0 != 0
-    }
-
-    /// Whether `technique` is in use.
-    #[inline(always)]
-    pub fn on(self, technique: Ablation) -> bool {
-        !self.off(technique)
-    }
-
-    /// The names switched off, comma-separated (empty when everything is on).
-    pub fn names(self) -> String {
-        let names: Vec<&str> = Self::TECHNIQUES
-            .iter()
-            .filter(|(_, technique)| self.off(*technique))
-            .map(|(n, _)| *n)
-            .collect();
-        names.join(",")
-    }
-}
-
-/// State shared by the UCI front end and all search threads of one search.
-#[derive(Debug)]
-pub struct SearchControl {
-    stop: AtomicBool,
-    pondering: AtomicBool,
-    base: Instant,
-    /// Nanoseconds from `base` to the moment the clock started (reset by `ponderhit`).
-    start_ns: AtomicU64,
-    nodes: Vec<PaddedCounter>,
-}
-
-#[derive(Debug, Default)]
-#[repr(align(64))]
-struct PaddedCounter(AtomicU64);
-
-impl SearchControl {
-    /// Control for a search with `threads` threads, started now; `ponder` for `go ponder`.
-    pub fn new(threads: usize, ponder: bool) -> Self {
-        SearchControl {
-            stop: AtomicBool::new(false),
-            pondering: AtomicBool::new(ponder),
-            base: Instant::now(),
-            start_ns: AtomicU64::new(0),
-            nodes: (0..threads.max(1))
-                .map(|_| PaddedCounter::default())
-                .collect(),
-        }
-    }
-
-    /// Asks every thread to stop as soon as possible (UCI `stop`, or a limit reached).
-    pub fn stop(&self) {
-        self.stop.store(true, Ordering::Relaxed);
-    }
-
-    /// Whether a stop was asked.
-    pub fn is_stopped(&self) -> bool {
-        self.stop.load(Ordering::Relaxed)
-    }
-
-    /// UCI `ponderhit`: the pondered move was played; the clock starts now.
-    pub fn ponderhit(&self) {
-        let now = self.base.elapsed().as_nanos() as u64;
-        self.start_ns.store(now, Ordering::Relaxed);
-        self.pondering.store(false, Ordering::Release);
-    }
-
-    /// Whether the search is still pondering.
-    pub fn is_pondering(&self) -> bool {
-        self.pondering.load(Ordering::Acquire)
-    }
-
-    /// Time since the clock started.
-    pub fn elapsed(&self) -> Duration {
-        let start = Duration::from_nanos(self.start_ns.load(Ordering::Relaxed));
-        self.base.elapsed().saturating_sub(start)
-    }
-
-    /// Time since the search began (for `info time` and the speed).
-    pub fn since_go(&self) -> Duration {
-        self.base.elapsed()
-    }
-
-    /// Nodes searched by all threads (as last published).
-    pub fn total_nodes(&self) -> u64 {
-        self.nodes.iter().map(|c| c.0.load(Ordering::Relaxed)).sum()
-    }
-}
-
-/// Histories and other learned move-ordering data of one thread, kept between searches of a game.
-pub struct ThreadData {
-    /// Butterfly history by side to move, origin and destination.
-    history: Box<[[[i16; 64]; 64]; 2]>,
-    /// Continuation histories: by the (piece, destination) one and two plies back, then the
-    /// (piece, destination) of the move scored.
-    continuation: [Box<[[i16; 768]; 768]>; 2],
-    /// Capture history by (piece, destination) and captured role.
-    capture: Box<[[i16; 6]; 768]>,
-    /// Late move reductions by depth and move number.
-    reductions: [[u8; 64]; 64],
-}
-
-impl Default for ThreadData {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl ThreadData {
-    /// Empty histories.
-    pub fn new() -> Self {
-        let mut reductions = [[0u8; 64]; 64];
-        for (d, row) in reductions.iter_mut().enumerate().skip(1) {
-            for (m, r) in row.iter_mut().enumerate().skip(1) {
-                *r = (0.75 + (d as f64).ln() * (m as f64).ln() / 2.25) as u8;
-            }
-        }
-        ThreadData {
-            history: vec![[[0i16; 64]; 64]; 2]
-                .into_boxed_slice()
-                .try_into()
-                .expect("two sides"),
-            continuation: [zeroed_continuation(), zeroed_continuation()],
-            capture: vec![[0i16; 6]; 768]
-                .into_boxed_slice()
-                .try_into()
-                .expect("768 piece-squares"),
-            reductions,
-        }
-    }
-
-    /// Forgets everything learned (UCI `ucinewgame`).
-    pub fn clear(&mut self) {
-        *self = Self::new();
-    }
-}
-
-fn zeroed_continuation() -> Box<[[i16; 768]; 768]> {
-    vec![[0i16; 768]; 768]
-        .into_boxed_slice()
-        .try_into()
-        .expect("768 rows")
-}
 
 /// One completed (or cut short) iteration, as reported.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -295,29 +67,16 @@ pub struct SearchResult {
     pub nodes: u64,
     /// Wall time of the search.
     pub elapsed: Duration,
+    /// What went wrong without stopping the search, for the user to see: evaluator failures
+    /// ([`Evaluator::take_error`]; that thread went on with the built-in evaluation), helper
+    /// threads that could not start or failed. Empty when all went well.
+    pub errors: Vec<String>,
 }
 
-/// The score as UCI writes it: `cp N` or `mate N` (moves, negative when being mated).
-pub fn uci_score(score: i32) -> String {
-    if score >= MATE_BOUND {
-        format!("mate {}", (MATE - score + 1) / 2)
-    } else if score <= -MATE_BOUND {
-        match (MATE + score) / 2 {
-            0 => "mate 0".to_string(),
-            n => format!("mate -{n}"),
-        }
-    } else {
-        format!("cp {score}")
-    }
-}
-
-/// A move in UCI notation (standard castling, `0000` for none).
-pub fn uci_move(m: Option<&Move>) -> String {
-    m.map_or_else(
-        || "0000".to_string(),
-        |m| m.to_uci(CastlingMode::Standard).to_string(),
-    )
-}
+/// What the main thread calls after each iteration: the iteration, the search's shared control
+/// (node counts, clock) and table (fill rate), from which [`super::uci_format::info_line`]
+/// writes the UCI `info` line.
+pub type Report<'a> = dyn Fn(&Iteration, &SearchControl, &TranspositionTable) + Sync + 'a;
 
 /// Whether a stored bound settles the window: a cut-off (or, for `Bound::None`, nothing).
 #[inline(always)]
@@ -366,39 +125,12 @@ fn score_from_tt(score: i16, ply: usize) -> i32 {
     }
 }
 
-/// Index of a piece (colour, role) moving to a square, for the continuation histories.
-#[inline(always)]
-fn piece_to(color: shakmaty::Color, role: Role, to: shakmaty::Square) -> usize {
-    ((color as usize * 6) + role as usize - 1) * 64 + to as usize
-}
-
-/// The destination square of a move as the piece sees it (the king's square for castling).
-#[inline(always)]
-fn landing(m: &Move) -> shakmaty::Square {
-    match *m {
-        Move::Castle { king, rook } => super::zobrist::castle_destinations(king, rook).0,
-        _ => m.to(),
-    }
-}
-
-#[inline(always)]
-fn gravity(entry: &mut i16, bonus: i32) {
-    let v = *entry as i32;
-    let b = bonus.clamp(-16_000, 16_000);
-    *entry = (v + b - v * b.abs() / 16_384) as i16;
-}
-
-#[inline(always)]
-fn history_bonus(depth: i32) -> i32 {
-    (depth * depth * 16 + depth * 32).min(1_600)
-}
-
 /// What move ordering reads at a node: the position and the thread's histories.
 struct OrderCtx<'s> {
     pos: &'s Chess,
     data: &'s ThreadData,
-    prev1: Option<usize>,
-    prev2: Option<usize>,
+    /// The continuation indices of the moves one and two plies back.
+    prev: [Option<usize>; 2],
 }
 
 impl Scorer for OrderCtx<'_> {
@@ -406,26 +138,13 @@ impl Scorer for OrderCtx<'_> {
     fn capture_score(&self, m: &Move) -> i32 {
         let victim = m.capture().map_or(0, value);
         let promotion = m.promotion().map_or(0, value);
-        let hist = m.capture().map_or(0, |c| {
-            self.data.capture[piece_to(self.pos.turn(), m.role(), m.to())][c as usize - 1] as i32
-        });
+        let hist = self.data.capture_score(self.pos.turn(), m);
         (victim + promotion) * 16 + hist / 16
     }
 
     #[inline]
     fn quiet_score(&self, m: &Move) -> i32 {
-        let us = self.pos.turn();
-        let from = m.from().map_or(0, |s| s as usize);
-        let to = landing(m);
-        let mut s = self.data.history[us as usize][from][to as usize] as i32;
-        let cur = piece_to(us, m.role(), to);
-        if let Some(p) = self.prev1 {
-            s += self.data.continuation[0][p][cur] as i32;
-        }
-        if let Some(p) = self.prev2 {
-            s += self.data.continuation[1][p][cur] as i32;
-        }
-        s
+        self.data.quiet_score(self.pos.turn(), m, self.prev)
     }
 
     #[inline]
@@ -437,7 +156,7 @@ impl Scorer for OrderCtx<'_> {
 #[derive(Clone, Copy)]
 struct Frame {
     static_eval: i32,
-    killers: [Option<Move>; 2],
+    killers: Killers,
     /// Continuation index of the move that led to this ply (`None` after a null move / at root).
     moved: Option<usize>,
     /// Whether this ply was reached by a null move.
@@ -450,7 +169,7 @@ impl Default for Frame {
     fn default() -> Self {
         Frame {
             static_eval: NO_EVAL,
-            killers: [None; 2],
+            killers: Killers::default(),
             moved: None,
             null: false,
             in_check: false,
@@ -461,7 +180,9 @@ impl Default for Frame {
 /// Two frames of padding before ply 0 so `ply - 2` is always valid.
 const FRAME_PAD: usize = 2;
 
-struct Searcher<'a, E: Evaluator> {
+/// The search of one thread: its position, evaluator, search stack and principal variations,
+/// over the tables it shares with the other threads.
+pub(super) struct Searcher<'a, E: Evaluator> {
     id: usize,
     pos: PositionStack,
     eval: E,
@@ -490,7 +211,9 @@ struct Searcher<'a, E: Evaluator> {
 }
 
 impl<'a, E: Evaluator> Searcher<'a, E> {
-    fn new(
+    /// Thread `id`'s search of `root` (after the positions hashed in `history`), with its own
+    /// evaluator and histories and the shared (table, control, limits).
+    pub(super) fn new(
         id: usize,
         root: &Chess,
         history: &[u64],
@@ -530,6 +253,21 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         s
     }
 
+    /// Whether the root has a move to search (after `go searchmoves`).
+    pub(super) fn has_root_moves(&self) -> bool {
+        !self.root_moves.is_empty()
+    }
+
+    /// The first root move, to play when no iteration completed.
+    pub(super) fn first_root_move(&self) -> Option<Move> {
+        self.root_moves.first().copied()
+    }
+
+    /// The evaluator's first error since the last call ([`Evaluator::take_error`]).
+    pub(super) fn take_eval_error(&mut self) -> Option<String> {
+        self.eval.take_error()
+    }
+
     /// Whether `technique` is in use in this search (not switched off by the ablation).
     #[inline(always)]
     fn on(&self, technique: Ablation) -> bool {
@@ -543,16 +281,14 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
             return true;
         }
         if self.nodes & 1023 == 0 {
-            self.ctl.nodes[self.id]
-                .0
-                .store(self.nodes, Ordering::Relaxed);
+            self.ctl.publish_nodes(self.id, self.nodes);
             if self.id == 0 && self.main_limits_reached() {
                 self.ctl.stop();
             }
         }
         if self.id == 0
             && let Some(max) = self.limits.nodes
-            && self.ctl.nodes.len() == 1
+            && self.ctl.threads() == 1
             && self.nodes >= max
             && self.completed_depth >= 1
         {
@@ -656,68 +392,35 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         self.eval.evaluate(pos).clamp(-EVAL_LIMIT, EVAL_LIMIT)
     }
 
+    /// The continuation indices of the moves one and two plies before `ply`.
+    #[inline(always)]
+    fn previous_moves(&self, ply: usize) -> [Option<usize>; 2] {
+        [
+            self.frame(ply).moved,
+            if ply >= 1 {
+                self.frame(ply - 1).moved
+            } else {
+                None
+            },
+        ]
+    }
+
     /// The move-ordering view of this node (histories of the moves leading here).
     #[inline(always)]
     fn order_ctx(&self, ply: usize) -> OrderCtx<'_> {
         OrderCtx {
             pos: self.pos.current(),
             data: self.data,
-            prev1: self.frame(ply).moved,
-            prev2: if ply >= 1 {
-                self.frame(ply - 1).moved
-            } else {
-                None
-            },
+            prev: self.previous_moves(ply),
         }
     }
 
+    /// After the quiet move `best` failed high: its histories and the killers of `ply`.
     fn update_quiet_histories(&mut self, best: &Move, quiets: &[Move], depth: i32, ply: usize) {
         let us = self.pos.current().turn();
-        let bonus = history_bonus(depth);
-        let prev1 = self.frame(ply).moved;
-        let prev2 = if ply >= 1 {
-            self.frame(ply - 1).moved
-        } else {
-            None
-        };
-        let apply = |data: &mut ThreadData, m: &Move, b: i32| {
-            let from = m.from().map_or(0, |s| s as usize);
-            let to = landing(m);
-            gravity(&mut data.history[us as usize][from][to as usize], b);
-            let cur = piece_to(us, m.role(), to);
-            if let Some(p) = prev1 {
-                gravity(&mut data.continuation[0][p][cur], b);
-            }
-            if let Some(p) = prev2 {
-                gravity(&mut data.continuation[1][p][cur], b);
-            }
-        };
-        apply(self.data, best, bonus);
-        for m in quiets {
-            apply(self.data, m, -bonus);
-        }
-        let f = self.frame_mut(ply);
-        if f.killers[0] != Some(*best) {
-            f.killers[1] = f.killers[0];
-            f.killers[0] = Some(*best);
-        }
-    }
-
-    fn update_capture_histories(&mut self, best: Option<&Move>, captures: &[Move], depth: i32) {
-        let us = self.pos.current().turn();
-        let bonus = history_bonus(depth);
-        let mut apply = |m: &Move, b: i32| {
-            if let Some(c) = m.capture() {
-                let i = piece_to(us, m.role(), m.to());
-                gravity(&mut self.data.capture[i][c as usize - 1], b);
-            }
-        };
-        if let Some(m) = best {
-            apply(m, bonus);
-        }
-        for m in captures {
-            apply(m, -bonus);
-        }
+        let prev = self.previous_moves(ply);
+        self.data.reward_quiet(us, best, quiets, depth, prev);
+        self.frame_mut(ply).killers.record(*best);
     }
 
     fn update_pv(&mut self, ply: usize, m: PackedMove) {
@@ -804,7 +507,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         }
         self.frame_mut(ply).static_eval = static_eval;
         // The grandchildren start without killers; the children keep those of their cousins.
-        self.frame_mut(ply + 2).killers = [None; 2];
+        self.frame_mut(ply + 2).killers = Killers::default();
         let improving = !in_check && ply >= 2 && {
             let two = self.frame(ply - 2).static_eval;
             if two != NO_EVAL {
@@ -864,7 +567,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         let mut picker = if root {
             MovePicker::with_moves(self.root_moves.clone(), tt_legal)
         } else {
-            MovePicker::main(tt_legal, self.frame(ply).killers)
+            MovePicker::main(tt_legal, self.frame(ply).killers.moves())
         };
 
         let mut best_score = -INFINITE;
@@ -874,14 +577,13 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         let mut quiets: ArrayVec<Move, 64> = ArrayVec::new();
         let mut captures: ArrayVec<Move, 32> = ArrayVec::new();
         let lmp_limit = (3 + depth * depth) as usize / if improving { 1 } else { 2 };
-        let d_index = (depth as usize).min(63);
 
         loop {
             let next = picker.next(self.pos.current(), &self.order_ctx(ply));
             let Some((m, kind, order)) = next else { break };
             let key = self.prefetch_child(&m);
             let quiet = is_quiet(&m);
-            let reduction = self.data.reductions[d_index][searched.min(63)] as i32;
+            let reduction = self.data.reduction(depth, searched);
             if !root && best_score > -MATE_BOUND {
                 let lmr_depth = (depth - 1 - reduction).max(0);
                 if quiet {
@@ -965,7 +667,9 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
                         if quiet {
                             self.update_quiet_histories(&m, &quiets, depth, ply);
                         }
-                        self.update_capture_histories((!quiet).then_some(&m), &captures, depth);
+                        let us = self.pos.current().turn();
+                        self.data
+                            .reward_capture(us, (!quiet).then_some(&m), &captures, depth);
                         break;
                     }
                     alpha = score;
@@ -1190,10 +894,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
     }
 
     /// Iterative deepening. The main thread reports each iteration through `report`.
-    fn iterate(
-        &mut self,
-        report: &dyn Fn(&Iteration, &SearchControl, &TranspositionTable),
-    ) -> Option<Iteration> {
+    pub(super) fn iterate(&mut self, report: &Report<'_>) -> Option<Iteration> {
         let max_depth = self
             .limits
             .depth
@@ -1234,7 +935,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
                 pv: self.pv_moves(),
             };
             if self.id == 0 {
-                self.ctl.nodes[0].0.store(self.nodes, Ordering::Relaxed);
+                self.ctl.publish_nodes(0, self.nodes);
                 report(&iteration, self.ctl, self.tt);
             }
             last = Some(iteration);
@@ -1279,162 +980,20 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
                 break;
             }
         }
-        self.ctl.nodes[self.id]
-            .0
-            .store(self.nodes, Ordering::Relaxed);
+        self.ctl.publish_nodes(self.id, self.nodes);
         last
     }
-}
-
-/// A search to run: the root, the game's earlier positions, the limits and shared tables.
-pub struct SearchJob<'a> {
-    /// The root position.
-    pub root: &'a Chess,
-    /// Hashes of the game's positions before the root ([`super::zobrist::hash`]), oldest first.
-    pub history: &'a [u64],
-    /// The limits.
-    pub limits: &'a Limits,
-    /// The shared transposition table.
-    pub tt: &'a TranspositionTable,
-    /// The shared control (stop, ponder, node counts): one counter per thread.
-    pub control: &'a SearchControl,
-}
-
-/// Runs a search with one thread per entry of `threads` (the first is the calling thread),
-/// each with an evaluator from `make_eval`. `report` is called by the main thread after each
-/// iteration. In `infinite` and ponder mode the result is held back until `stop`/`ponderhit`.
-/// Evaluator errors ([`Evaluator::take_error`]) of all threads come back beside the result.
-pub fn run<E, F>(
-    job: &SearchJob<'_>,
-    threads: &mut [ThreadData],
-    make_eval: F,
-    report: &(dyn Fn(&Iteration, &SearchControl, &TranspositionTable) + Sync),
-) -> (SearchResult, Vec<String>)
-where
-    E: Evaluator,
-    F: Fn() -> E + Sync,
-{
-    let (main_data, helpers) = threads
-        .split_first_mut()
-        .expect("a search needs at least one thread");
-    job.tt.new_search();
-    let shared = (job.tt, job.control, job.limits);
-    let mut main = Searcher::new(0, job.root, job.history, make_eval(), shared, main_data);
-    let has_moves = !main.root_moves.is_empty();
-    let mut errors = Vec::new();
-    let last = if has_moves {
-        std::thread::scope(|s| {
-            let mut handles = Vec::new();
-            for (i, data) in helpers.iter_mut().enumerate() {
-                let make_eval = &make_eval;
-                let spawned = std::thread::Builder::new()
-                    .name(format!("search-{}", i + 1))
-                    .stack_size(SEARCH_STACK_BYTES)
-                    .spawn_scoped(s, move || {
-                        let mut helper =
-                            Searcher::new(i + 1, job.root, job.history, make_eval(), shared, data);
-                        helper.iterate(&|_, _, _| {});
-                        helper.eval.take_error()
-                    });
-                match spawned {
-                    Ok(h) => handles.push(h),
-                    Err(e) => errors.push(format!("cannot start search thread {}: {e}", i + 1)),
-                }
-            }
-            let last = main.iterate(report);
-            wait_for_release(job.limits, job.control);
-            job.control.stop();
-            for h in handles {
-                match h.join() {
-                    Ok(Some(e)) => errors.push(e),
-                    Ok(None) => {}
-                    Err(_) => errors.push("a helper search thread failed".to_string()),
-                }
-            }
-            last
-        })
-    } else {
-        wait_for_release(job.limits, job.control);
-        None
-    };
-    if let Some(e) = main.eval.take_error() {
-        errors.insert(0, e);
-    }
-    errors.dedup();
-    let best = last
-        .as_ref()
-        .and_then(|it| it.pv.first().copied())
-        .or_else(|| main.root_moves.first().copied());
-    let ponder = best.and_then(|b| {
-        last.as_ref()
-            .and_then(|it| it.pv.get(1).copied())
-            .or_else(|| ponder_from_tt(job.root, &b, job.tt))
-    });
-    let result = SearchResult {
-        best,
-        ponder,
-        last: last.unwrap_or(Iteration {
-            depth: 0,
-            seldepth: 0,
-            score: if job.root.is_check() && !has_moves {
-                -MATE
-            } else {
-                0
-            },
-            pv: Vec::new(),
-        }),
-        nodes: job.control.total_nodes(),
-        elapsed: job.control.since_go(),
-    };
-    (result, errors)
-}
-
-/// Stack size of search threads: the recursion keeps a move list per ply.
-pub const SEARCH_STACK_BYTES: usize = 16 << 20;
-
-/// In `go infinite` and while pondering, the answer must wait for `stop` (or `ponderhit`).
-fn wait_for_release(limits: &Limits, control: &SearchControl) {
-    while !control.is_stopped() && (limits.infinite || control.is_pondering()) {
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
-
-fn ponder_from_tt(root: &Chess, best: &Move, tt: &TranspositionTable) -> Option<Move> {
-    let mut pos = root.clone();
-    pos.play_unchecked(*best);
-    let key = super::zobrist::hash(&pos);
-    let e = tt.probe(key)?;
-    unpack(&pos, e.mv)
-}
-
-/// The UCI `info` line of an iteration.
-pub fn info_line(it: &Iteration, control: &SearchControl, tt: &TranspositionTable) -> String {
-    let nodes = control.total_nodes();
-    let elapsed = control.since_go();
-    let ms = elapsed.as_millis();
-    let nps = (nodes as f64 / elapsed.as_secs_f64().max(1e-6)) as u64;
-    let mut line = format!(
-        "info depth {} seldepth {} multipv 1 score {} nodes {} nps {} hashfull {} time {} pv",
-        it.depth,
-        it.seldepth.max(it.depth),
-        uci_score(it.score),
-        nodes,
-        nps,
-        tt.hashfull(),
-        ms
-    );
-    for m in &it.pv {
-        line.push(' ');
-        line.push_str(&UciMove::from_standard(*m).to_string());
-    }
-    line
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::eval::Builtin;
+    use crate::engine::evaluation::EvalSource;
+    use crate::engine::facade::Engine;
+    use crate::engine::uci_format::{info_line, uci_move, uci_score};
+    use shakmaty::CastlingMode;
     use shakmaty::fen::Fen;
+    use shakmaty::uci::UciMove;
 
     fn pos(fen: &str) -> Chess {
         fen.parse::<Fen>()
@@ -1445,20 +1004,11 @@ mod tests {
 
     fn search(fen: &str, limits: Limits, threads: usize) -> SearchResult {
         let root = pos(fen);
-        let tt = TranspositionTable::new(8).unwrap();
-        let control = SearchControl::new(threads, false);
-        let mut data: Vec<ThreadData> = (0..threads).map(|_| ThreadData::new()).collect();
-        let job = SearchJob {
-            root: &root,
-            history: &[],
-            limits: &limits,
-            tt: &tt,
-            control: &control,
-        };
-        let (result, errors) = run(&job, &mut data, || Builtin, &|it, c, t| {
+        let mut engine = Engine::new(8, threads, EvalSource::Builtin).unwrap();
+        let result = engine.search(&root, &[], &limits, &|it, c, t| {
             eprintln!("{}", info_line(it, c, t))
         });
-        assert!(errors.is_empty(), "{errors:?}");
+        assert!(result.errors.is_empty(), "{:?}", result.errors);
         result
     }
 
@@ -1528,15 +1078,10 @@ mod tests {
     fn each_ablated_technique_changes_the_tree_and_keeps_the_mate() {
         let fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3";
         let full = search(fen, depth(8), 1);
-        let mut seen = Ablation::default();
+        // That each technique has a bit and a name of its own is tested in `limits`.
         for &(name, technique) in &Ablation::TECHNIQUES {
-            // Each technique has a bit of its own.
-            assert_eq!(technique.0.count_ones(), 1, "{name}");
-            assert!(seen.on(technique), "{name} shares a bit");
-            seen.0 |= technique.0;
             let ablation = Ablation::parse(name).unwrap();
             assert_eq!(ablation, technique);
-            assert_eq!(ablation.names(), *name);
             let limits = Limits {
                 ablation,
                 ..depth(8)
@@ -1554,18 +1099,6 @@ mod tests {
             );
             assert_eq!(uci_score(mate.last.score), "mate 2", "without {name}");
         }
-    }
-
-    #[test]
-    fn ablation_lists_parse_and_refuse_unknown_names() {
-        let set = Ablation::parse("rfp, LMR nmp").unwrap();
-        assert!(set.off(Ablation::RFP) && set.off(Ablation::LMR) && set.off(Ablation::NMP));
-        assert!(set.on(Ablation::LMP));
-        assert_eq!(set.names(), "rfp,nmp,lmr");
-        assert_eq!(Ablation::parse("").unwrap(), Ablation::default());
-        assert_eq!(Ablation::parse("<empty>").unwrap(), Ablation::default());
-        let e = Ablation::parse("rfp,warp-drive").unwrap_err();
-        assert!(e.contains("'warp-drive'") && e.contains("lmr"), "{e}");
     }
 
     #[test]
@@ -1608,14 +1141,5 @@ mod tests {
     fn bare_kings_are_a_draw() {
         let r = search("8/8/8/8/8/2k5/8/K7 w - - 0 1", depth(6), 1);
         assert_eq!(r.last.score, 0);
-    }
-
-    #[test]
-    fn mate_scores_are_reported_in_moves() {
-        assert_eq!(uci_score(MATE - 1), "mate 1");
-        assert_eq!(uci_score(MATE - 3), "mate 2");
-        assert_eq!(uci_score(-MATE + 2), "mate -1");
-        assert_eq!(uci_score(-MATE), "mate 0");
-        assert_eq!(uci_score(35), "cp 35");
     }
 }

@@ -2,9 +2,9 @@
 //! on standard output.
 //!
 //! The reading thread never waits for a search: `isready` is answered at once, also while
-//! searching; `stop` and `ponderhit` reach the running search through its [`SearchControl`]. The
-//! search runs on its own thread (and helpers for `Threads` > 1) and prints its `info` lines and
-//! the `bestmove`. A command that changes the engine's state (`position`, `go`, `setoption`,
+//! searching; `stop` and `ponderhit` reach the running search through the [`Engine`]. The
+//! search runs on its own thread ([`Engine::start_search`], and helpers for `Threads` > 1) and
+//! prints its `info` lines and the `bestmove`. A command that changes the engine's state (`position`, `go`, `setoption`,
 //! `ucinewgame`) first stops a running search and waits for its `bestmove`.
 //!
 //! Bad input never ends the engine and never half-applies: the command is refused with
@@ -18,23 +18,20 @@
 //! evaluation in use (`info string eval ...`), for tests and debugging.
 
 use std::io::{BufRead, Write};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 
 use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
-use super::evaluation::{self, EvalSource};
+use super::evaluation::EvalSource;
+use super::facade::Engine;
+use super::limits::{Ablation, Limits};
 use super::position::accept;
-use super::search::{
-    Ablation, Limits, SEARCH_STACK_BYTES, SearchControl, SearchJob, ThreadData, info_line,
-    uci_move, uci_score,
-};
+use super::search::SearchResult;
 use super::time::{self, Clock};
-use super::tt::TranspositionTable;
+use super::uci_format::{info_line, uci_move, uci_score};
 use super::zobrist;
 
 /// Default transposition table size in MiB (the thesis engine's 128 MB).
@@ -64,11 +61,9 @@ pub fn stdout_output() -> Output {
     })
 }
 
-/// The option values.
+/// The option values the [`Engine`] does not hold.
 #[derive(Clone, Debug)]
 struct Options {
-    hash_mb: usize,
-    threads: usize,
     move_overhead_ms: u64,
     ponder: bool,
     eval_file: String,
@@ -76,23 +71,15 @@ struct Options {
     ablation: Ablation,
 }
 
-struct Running {
-    control: Arc<SearchControl>,
-    handle: JoinHandle<Vec<ThreadData>>,
-}
-
-/// The engine behind the protocol: options, the current position and game history, the shared
-/// table, the evaluation, and the running search if any.
+/// The engine behind the protocol: options, the current position and game history, and the
+/// [`Engine`] (table, histories, evaluation, the running search if any).
 pub struct UciEngine {
     out: Output,
     options: Options,
     root: Chess,
     /// Hashes of the game's positions before `root`, oldest first.
     history: Vec<u64>,
-    tt: Arc<TranspositionTable>,
-    threads: Vec<ThreadData>,
-    eval: Arc<EvalSource>,
-    running: Option<Running>,
+    engine: Engine,
     default_plugin_dir: Option<PathBuf>,
 }
 
@@ -108,8 +95,6 @@ impl UciEngine {
         Ok(UciEngine {
             out,
             options: Options {
-                hash_mb: DEFAULT_HASH_MB,
-                threads: 1,
                 move_overhead_ms: DEFAULT_MOVE_OVERHEAD_MS,
                 ponder: false,
                 eval_file: String::new(),
@@ -118,10 +103,7 @@ impl UciEngine {
             },
             root: Chess::default(),
             history: Vec::new(),
-            tt: Arc::new(TranspositionTable::new(DEFAULT_HASH_MB)?),
-            threads: vec![ThreadData::new()],
-            eval: Arc::new(EvalSource::Builtin),
-            running: None,
+            engine: Engine::new(DEFAULT_HASH_MB, 1, EvalSource::Builtin)?,
             default_plugin_dir: plugin_dir,
         })
     }
@@ -150,7 +132,7 @@ impl UciEngine {
                 break;
             }
         }
-        self.finish_search();
+        self.engine.finish();
     }
 
     /// Handles one command line; `false` after `quit`.
@@ -166,18 +148,12 @@ impl UciEngine {
             "isready" => self.send("readyok"),
             "debug" | "register" => {}
             "setoption" => {
-                self.finish_search();
+                self.engine.finish();
                 self.setoption(line);
             }
-            "ucinewgame" => {
-                self.finish_search();
-                self.tt.clear();
-                for t in &mut self.threads {
-                    t.clear();
-                }
-            }
+            "ucinewgame" => self.engine.new_game(),
             "position" => {
-                self.finish_search();
+                self.engine.finish();
                 match parse_position(&rest) {
                     Ok((root, history)) => {
                         self.root = root;
@@ -187,24 +163,19 @@ impl UciEngine {
                 }
             }
             "go" => {
-                self.finish_search();
+                self.engine.finish();
                 self.go(&rest);
             }
-            "stop" => {
-                if let Some(r) = &self.running {
-                    r.control.stop();
-                }
-            }
-            "ponderhit" => {
-                if let Some(r) = &self.running {
-                    r.control.ponderhit();
-                }
-            }
+            "stop" => self.engine.stop(),
+            "ponderhit" => self.engine.ponderhit(),
             "quit" => return false,
             "d" => {
                 let fen = Fen::from_position(&self.root, EnPassantMode::Legal);
                 self.send(&format!("info string fen {fen}"));
-                self.send(&format!("info string eval {}", self.eval.describe()));
+                self.send(&format!(
+                    "info string eval {}",
+                    self.engine.eval().describe()
+                ));
             }
             _ => self.error(&format!("unknown command '{}'", truncate(command, 40))),
         }
@@ -231,22 +202,6 @@ impl UciEngine {
         self.send("uciok");
     }
 
-    /// Stops a running search and waits for it (its `bestmove` is printed by then).
-    fn finish_search(&mut self) {
-        let Some(running) = self.running.take() else {
-            return;
-        };
-        running.control.stop();
-        match running.handle.join() {
-            Ok(threads) => self.threads = threads,
-            Err(_) => {
-                self.threads = (0..self.options.threads)
-                    .map(|_| ThreadData::new())
-                    .collect();
-            }
-        }
-    }
-
     fn setoption(&mut self, line: &str) {
         let Some((name, value)) = parse_setoption(line) else {
             self.error("malformed setoption (expected 'setoption name <id> [value <x>]')");
@@ -271,42 +226,21 @@ impl UciEngine {
         match key.as_str() {
             "hash" => match spin(MAX_HASH_MB as u64, 1) {
                 Ok(mb) => {
-                    if mb as usize != self.options.hash_mb {
-                        // Free the old table first so the two need not fit at once.
-                        let old_mb = self.options.hash_mb;
-                        self.tt = Arc::new(TranspositionTable::new(1).expect("1 MiB"));
-                        match TranspositionTable::new(mb as usize) {
-                            Ok(tt) => {
-                                self.tt = Arc::new(tt);
-                                self.options.hash_mb = mb as usize;
-                            }
-                            Err(e) => {
-                                self.error(&e);
-                                match TranspositionTable::new(old_mb) {
-                                    Ok(tt) => self.tt = Arc::new(tt),
-                                    Err(e) => {
-                                        self.error(&format!("{e}; the hash table has 1 MiB"));
-                                        self.options.hash_mb = 1;
-                                    }
-                                }
-                            }
-                        }
+                    if let Err(e) = self.engine.resize_hash(mb as usize) {
+                        self.error(&e);
                     }
                 }
                 Err(e) => self.error(&e),
             },
             "threads" => match spin(MAX_THREADS as u64, 1) {
-                Ok(n) => {
-                    self.options.threads = n as usize;
-                    self.threads.resize_with(n as usize, ThreadData::new);
-                }
+                Ok(n) => self.engine.set_threads(n as usize),
                 Err(e) => self.error(&e),
             },
             "move overhead" => match spin(MAX_MOVE_OVERHEAD_MS, 0) {
                 Ok(ms) => self.options.move_overhead_ms = ms,
                 Err(e) => self.error(&e),
             },
-            "clear hash" => self.tt.clear(),
+            "clear hash" => self.engine.clear_hash(),
             "ablation" => match Ablation::parse(value.as_deref().unwrap_or("")) {
                 Ok(set) => self.options.ablation = set,
                 Err(e) => self.error(&format!("option Ablation: {e}")),
@@ -344,9 +278,12 @@ impl UciEngine {
     /// failure reports and keeps the current evaluation. Returns whether it succeeded.
     fn set_eval_file(&mut self, file: &str, plugin_dir: &str) -> bool {
         if is_empty_value(file) {
-            self.eval = Arc::new(EvalSource::Builtin);
+            self.engine.set_eval(EvalSource::Builtin);
             self.options.eval_file = String::new();
-            self.send(&format!("info string using {}", self.eval.describe()));
+            self.send(&format!(
+                "info string using {}",
+                self.engine.eval().describe()
+            ));
             return true;
         }
         let dir = if plugin_dir.is_empty() {
@@ -356,13 +293,19 @@ impl UciEngine {
         };
         match EvalSource::load(std::path::Path::new(file), dir.as_deref()) {
             Ok(source) => {
-                self.eval = Arc::new(source);
+                self.engine.set_eval(source);
                 self.options.eval_file = file.to_string();
-                self.send(&format!("info string using {}", self.eval.describe()));
+                self.send(&format!(
+                    "info string using {}",
+                    self.engine.eval().describe()
+                ));
                 true
             }
             Err(e) => {
-                self.error(&format!("{e}; keeping the {}", self.eval.describe()));
+                self.error(&format!(
+                    "{e}; keeping the {}",
+                    self.engine.eval().describe()
+                ));
                 false
             }
         }
@@ -370,68 +313,26 @@ impl UciEngine {
 
     fn go(&mut self, args: &[&str]) {
         let (limits, ponder) = self.parse_go(args);
-        let control = Arc::new(SearchControl::new(self.options.threads, ponder));
-        let mut threads = std::mem::take(&mut self.threads);
-        threads.resize_with(self.options.threads, ThreadData::new);
-        let root = self.root.clone();
-        let history = self.history.clone();
-        let tt = Arc::clone(&self.tt);
-        let eval = Arc::clone(&self.eval);
+        let report_out = Arc::clone(&self.out);
         let out = Arc::clone(&self.out);
-        let ctl = Arc::clone(&control);
-        let spawned = std::thread::Builder::new()
-            .name("search".into())
-            .stack_size(SEARCH_STACK_BYTES)
-            .spawn(move || {
-                let outcome = catch_unwind(AssertUnwindSafe(|| {
-                    let job = SearchJob {
-                        root: &root,
-                        history: &history,
-                        limits: &limits,
-                        tt: &tt,
-                        control: &ctl,
-                    };
-                    let report = |it: &_, c: &SearchControl, t: &TranspositionTable| {
-                        out(&info_line(it, c, t));
-                    };
-                    evaluation::search(&eval, &job, &mut threads, &report)
-                }));
-                match outcome {
-                    Ok((result, errors)) => {
-                        for e in errors {
-                            out(&format!("info string error: {e}"));
-                        }
-                        if result.last.depth == 0 {
-                            out(&format!(
-                                "info depth 0 score {}",
-                                uci_score(result.last.score)
-                            ));
-                        }
-                        let mut line = format!("bestmove {}", uci_move(result.best.as_ref()));
-                        if let Some(p) = result.ponder {
-                            line.push_str(&format!(" ponder {}", uci_move(Some(&p))));
-                        }
-                        out(&line);
-                        threads
-                    }
-                    Err(_) => {
-                        out("info string error: the search failed; playing the first legal move");
-                        let first = root.legal_moves().first().copied();
-                        out(&format!("bestmove {}", uci_move(first.as_ref())));
-                        Vec::new()
-                    }
+        let root = self.root.clone();
+        let started = self.engine.start_search(
+            self.root.clone(),
+            self.history.clone(),
+            limits,
+            ponder,
+            move |it, c, t| report_out(&info_line(it, c, t)),
+            move |outcome| match outcome {
+                Some(result) => send_result(&out, &result),
+                None => {
+                    out("info string error: the search failed; playing the first legal move");
+                    out(&first_legal_bestmove(&root));
                 }
-            });
-        match spawned {
-            Ok(handle) => self.running = Some(Running { control, handle }),
-            Err(e) => {
-                self.error(&format!("cannot start the search thread: {e}"));
-                let first = self.root.legal_moves().first().copied();
-                self.send(&format!("bestmove {}", uci_move(first.as_ref())));
-                self.threads = (0..self.options.threads)
-                    .map(|_| ThreadData::new())
-                    .collect();
-            }
+            },
+        );
+        if let Err(e) = started {
+            self.error(&e);
+            self.send(&first_legal_bestmove(&self.root));
         }
     }
 
@@ -557,6 +458,32 @@ impl UciEngine {
         }
         (limits, ponder)
     }
+}
+
+/// Sends the end of a search: the errors met on the way, `info depth 0` with the score when no
+/// iteration completed (a root without legal moves), then `bestmove` (with `ponder` if known).
+fn send_result(out: &Output, result: &SearchResult) {
+    for e in &result.errors {
+        out(&format!("info string error: {e}"));
+    }
+    if result.last.depth == 0 {
+        out(&format!(
+            "info depth 0 score {}",
+            uci_score(result.last.score)
+        ));
+    }
+    let mut line = format!("bestmove {}", uci_move(result.best.as_ref()));
+    if let Some(p) = result.ponder {
+        line.push_str(&format!(" ponder {}", uci_move(Some(&p))));
+    }
+    out(&line);
+}
+
+/// The `bestmove` line of the first legal move of `root` (`0000` if none), for when no search
+/// could run.
+fn first_legal_bestmove(root: &Chess) -> String {
+    let first = root.legal_moves().first().copied();
+    format!("bestmove {}", uci_move(first.as_ref()))
 }
 
 /// Splits `setoption name <id> [value <x>]` into the name and the value (kept verbatim).
@@ -773,7 +700,7 @@ mod tests {
         let (mut e, lines) = engine();
         e.handle("position fen 7k/6Q1/6K1/8/8/8/8/8 b - - 0 1");
         e.handle("go depth 3");
-        e.finish_search();
+        e.engine.finish();
         let out = take(&lines);
         assert_eq!(out.last().unwrap(), "bestmove 0000");
         assert!(out.iter().any(|l| l == "info depth 0 score mate 0"));
@@ -834,7 +761,7 @@ mod tests {
         let (mut e, lines) = engine();
         e.handle("position startpos");
         e.handle("go depth 0");
-        e.finish_search();
+        e.engine.finish();
         let out = take(&lines);
         let last = out.last().unwrap();
         assert!(
@@ -861,8 +788,8 @@ mod tests {
             "{out:?}"
         );
         assert_eq!(out.last().unwrap(), "readyok");
-        assert_eq!(e.options.hash_mb, 4);
-        assert_eq!(e.options.threads, 1);
-        assert!(matches!(*e.eval, EvalSource::Builtin));
+        assert_eq!(e.engine.hash_mb(), 4);
+        assert_eq!(e.engine.threads(), 1);
+        assert!(matches!(e.engine.eval(), EvalSource::Builtin));
     }
 }
