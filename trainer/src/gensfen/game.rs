@@ -1,0 +1,216 @@
+//! One self-play game: searches, random moves, adjudication, the written positions.
+
+use std::time::{Duration, Instant};
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use shakmaty::fen::Fen;
+use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
+
+use host::engine::Engine;
+use host::engine::evaluation::EvalSource;
+use host::engine::limits::Limits;
+use host::engine::search::MATE;
+use host::engine::zobrist;
+
+use super::*;
+use crate::data::Sample;
+
+/// One finished game: its samples (results set) in ply order.
+pub(super) struct GameRecord {
+    pub(super) samples: Vec<Sample>,
+    pub(super) searches: u64,
+    pub(super) nodes: u64,
+    pub(super) search_time: Duration,
+}
+
+/// Everything a worker needs for its games.
+pub(super) struct Player<'a> {
+    pub(super) config: &'a GensfenConfig,
+    pub(super) book: &'a [Chess],
+    /// The host's engine, with one search thread.
+    pub(super) host: Engine,
+    pub(super) uci: Option<UciSearch>,
+}
+
+pub(super) fn white_result(turn: shakmaty::Color, stm_result: i8) -> i8 {
+    if turn == shakmaty::Color::White {
+        stm_result
+    } else {
+        -stm_result
+    }
+}
+
+impl<'a> Player<'a> {
+    pub(super) fn new(
+        config: &'a GensfenConfig,
+        book: &'a [Chess],
+        eval: &'a EvalSource,
+    ) -> Result<Self, String> {
+        let uci = match &config.labeler {
+            Labeler::Uci { spec, nodes } => Some(UciSearch::start(spec, *nodes)?),
+            Labeler::Host => None,
+        };
+        Ok(Player {
+            config,
+            book,
+            host: Engine::new(config.hash_mb, 1, eval.clone())?,
+            uci,
+        })
+    }
+
+    /// Plays game `g` (global number).
+    pub(super) fn play(&mut self, g: u64) -> Result<GameRecord, String> {
+        let c = self.config;
+        let mut rng = ChaCha8Rng::seed_from_u64(c.seed);
+        rng.set_stream(g);
+        let start = if self.book.is_empty() {
+            Chess::default()
+        } else {
+            self.book[rng.random_range(0..self.book.len())].clone()
+        };
+        let start_fen = Fen::from_position(&start, EnPassantMode::Legal).to_string();
+        // The random plies.
+        let mut random_plies = Vec::new();
+        if c.random_minply < 0 {
+            random_plies.extend(0..c.random_moves);
+        } else {
+            let mut window: Vec<u32> = (c.random_minply as u32..=c.random_maxply).collect();
+            for _ in 0..c.random_moves.min(window.len() as u32) {
+                let k = rng.random_range(0..window.len());
+                random_plies.push(window.swap_remove(k));
+            }
+        }
+        self.host.new_game();
+        if let Some(u) = &mut self.uci {
+            u.new_game()?;
+        }
+        let mut pos = start;
+        let mut hashes = vec![zobrist::hash(&pos)];
+        let mut moves: Vec<String> = Vec::new();
+        let mut kept: Vec<(Chess, i32, Move)> = Vec::new();
+        let mut rec = GameRecord {
+            samples: Vec::new(),
+            searches: 0,
+            nodes: 0,
+            search_time: Duration::ZERO,
+        };
+        let depths = c.depths();
+        let white: i8;
+        let mut ply: u32 = 0;
+        loop {
+            if pos.is_checkmate() {
+                white = white_result(pos.turn(), -1);
+                break;
+            }
+            let current = *hashes.last().expect("the start position");
+            let repetitions = hashes.iter().filter(|&&h| h == current).count();
+            if pos.is_stalemate()
+                || pos.is_insufficient_material()
+                || pos.halfmoves() >= 100
+                || repetitions >= 3
+                || ply >= c.max_ply
+            {
+                white = 0;
+                break;
+            }
+            let random = random_plies.contains(&ply);
+            let write = ply >= c.write_minply && ply <= c.write_maxply;
+            let best = if random && !write {
+                None
+            } else {
+                let started = Instant::now();
+                let found = match &mut self.uci {
+                    Some(u) => u.search(&start_fen, &moves, &pos)?,
+                    None => {
+                        let limits = Limits {
+                            depth: depths.map(
+                                |(a, b)| {
+                                    if a == b { a } else { rng.random_range(a..=b) }
+                                },
+                            ),
+                            nodes: c.nodes,
+                            ..Limits::default()
+                        };
+                        host_search(&mut self.host, &pos, &hashes[..hashes.len() - 1], &limits)
+                            .map_err(|e| format!("game {g}: {e}"))?
+                    }
+                };
+                rec.search_time += started.elapsed();
+                rec.searches += 1;
+                rec.nodes += found.nodes;
+                if found.score.abs() >= c.eval_limit {
+                    white = white_result(pos.turn(), if found.score > 0 { 1 } else { -1 });
+                    break;
+                }
+                if write {
+                    kept.push((pos.clone(), found.score, found.best));
+                }
+                Some(found.best)
+            };
+            let played = match best {
+                Some(b) if !random => b,
+                _ => self.random_move(&pos, &hashes, &mut rng)?,
+            };
+            moves.push(played.to_uci(CastlingMode::Standard).to_string());
+            pos.play_unchecked(played);
+            hashes.push(zobrist::hash(&pos));
+            ply += 1;
+        }
+        rec.samples = kept
+            .into_iter()
+            .map(|(p, score, best)| {
+                let result = white_result(p.turn(), white);
+                Sample::from_position(
+                    &p,
+                    score.clamp(i16::MIN as i32, i16::MAX as i32) as i16,
+                    plugin_api::move_from_shakmaty(&best),
+                    Some(result),
+                )
+            })
+            .collect();
+        Ok(rec)
+    }
+
+    /// A random move: uniform over the legal moves, or over the best `random_multipv` within
+    /// the margin.
+    pub(super) fn random_move(
+        &mut self,
+        pos: &Chess,
+        hashes: &[u64],
+        rng: &mut ChaCha8Rng,
+    ) -> Result<Move, String> {
+        let legal = pos.legal_moves();
+        let c = self.config;
+        if c.random_multipv == 0 || legal.len() == 1 {
+            return Ok(legal[rng.random_range(0..legal.len())]);
+        }
+        let limits = Limits {
+            depth: Some(c.random_depth.saturating_sub(1).max(1)),
+            ..Limits::default()
+        };
+        let mut scored = Vec::with_capacity(legal.len());
+        for &m in &legal {
+            let mut child = pos.clone();
+            child.play_unchecked(m);
+            let score = if child.is_checkmate() {
+                MATE
+            } else if child.legal_moves().is_empty() {
+                0
+            } else {
+                -host_search(&mut self.host, &child, hashes, &limits)?.score
+            };
+            scored.push((score, m));
+        }
+        // Stable: equal scores keep the move generator's order.
+        scored.sort_by_key(|&(s, _)| std::cmp::Reverse(s));
+        let best = scored[0].0;
+        let candidates: Vec<Move> = scored
+            .iter()
+            .take(c.random_multipv as usize)
+            .filter(|(s, _)| *s >= best.saturating_sub(c.random_margin))
+            .map(|&(_, m)| m)
+            .collect();
+        Ok(candidates[rng.random_range(0..candidates.len())])
+    }
+}
