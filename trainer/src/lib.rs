@@ -19,13 +19,15 @@
 //!   format, the quantization-error report and the throughput benchmark;
 //! - [`experiment`]: `trainer run`, the experiment manifest and its cached stages.
 //!
-//! Shared by all: [`atomic_file`] (every result file is written whole or not at all) and
-//! [`checked`] (setting values checked the same way from a manifest or a command line).
+//! Shared by all: [`atomic_file`] (every result file is written whole or not at all),
+//! [`checked`] (setting values checked the same way from a manifest or a command line) and
+//! [`digest`] (the one hashing scheme for identities).
 
 pub mod analysis;
 pub mod atomic_file;
 pub mod checked;
 pub mod data;
+pub mod digest;
 pub mod experiment;
 pub mod gensfen;
 pub mod loader;

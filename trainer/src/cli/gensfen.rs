@@ -1,5 +1,6 @@
 //! `trainer gensfen`: training data by self-play (see [`trainer::gensfen`]).
 
+use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
 
 use clap::{ArgGroup, Args};
@@ -45,8 +46,8 @@ pub struct GensfenArgs {
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub seed: u64,
     /// Play the games numbered i modulo N only (`i/N`, 0 <= i < N).
-    #[arg(long, value_name = "i/N", default_value = "0/1")]
-    pub shard: String,
+    #[arg(long, value_name = "i/N", default_value = "0/1", value_parser = parse_shard)]
+    pub shard: (u64, u64),
     /// EPD book: each game starts from a random line.
     #[arg(long, value_name = "FILE")]
     pub book: Option<PathBuf>,
@@ -121,11 +122,11 @@ pub fn parse_shard(text: &str) -> Result<(u64, u64), String> {
 
 impl GensfenArgs {
     /// The library configuration.
-    pub fn config(&self, plugin_dir: Option<&Path>) -> Result<GensfenConfig, String> {
+    pub fn config(&self, plugin_dir: Option<&Path>) -> Result<GensfenConfig> {
         let target = match (self.games, self.positions) {
             (Some(g), None) => Target::Games(g),
             (None, Some(p)) => Target::Positions(p),
-            _ => return Err("give exactly one of --games and --positions".into()),
+            _ => bail!("give exactly one of --games and --positions"),
         };
         let labeler = match (&self.labeler, self.label_nodes) {
             (Some(spec), Some(nodes)) => Labeler::Uci {
@@ -133,7 +134,7 @@ impl GensfenArgs {
                 nodes,
             },
             (None, None) => Labeler::Host,
-            _ => return Err("--labeler and --label-nodes go together".into()),
+            _ => bail!("--labeler and --label-nodes go together"),
         };
         let (depth_min, depth_max) = match self.depth {
             Some(d) => (Some(d), Some(d)),
@@ -148,7 +149,7 @@ impl GensfenArgs {
             plugin_dir: plugin_dir.map(Path::to_path_buf),
             threads: self.threads,
             seed: self.seed,
-            shard: parse_shard(&self.shard)?,
+            shard: self.shard,
             book: self.book.clone(),
             random_moves: self.random_moves,
             random_minply: self.random_minply,
@@ -165,13 +166,13 @@ impl GensfenArgs {
             flush_every: self.flush_every,
             format: self.out_format,
         };
-        config.check()?;
+        config.check().map_err(anyhow::Error::msg)?;
         Ok(config)
     }
 }
 
 /// Runs `trainer gensfen`; prints a summary line.
-pub fn run(args: &GensfenArgs, plugin_dir: Option<&Path>) -> Result<(), String> {
+pub fn run(args: &GensfenArgs, plugin_dir: Option<&Path>) -> Result<()> {
     let config = args.config(plugin_dir)?;
     let s = gensfen::generate_with(&config, &args.out, !args.quiet, args.force)?;
     if s.already_complete {

@@ -2,46 +2,17 @@
 //! a stage counts as done only when its `done.json` marker (written atomically, last) exists.
 //! A rerun skips done stages; an interrupted stage is redone or resumed by the stage itself.
 
-use anyhow::{Context, Result};
-use std::io::Read;
+use anyhow::Result;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use sha2::{Digest, Sha256};
 
 use crate::atomic_file::write_atomic;
+pub use crate::digest::{file_digest, key_of};
 
 /// The marker file of a finished stage.
 pub const DONE: &str = "done.json";
-
-/// A 16-hex-digit key of a stage's inputs: SHA-256 of their canonical JSON.
-pub fn key_of(inputs: &impl Serialize) -> String {
-    let json = serde_json::to_vec(inputs).expect("stage inputs serialize");
-    hex16(&Sha256::digest(&json))
-}
-
-/// A 16-hex-digit SHA-256 digest of a file's bytes (networks named by content, not path).
-pub fn file_digest(path: &Path) -> Result<String> {
-    let mut file =
-        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        let n = file
-            .read(&mut buf)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
-    Ok(hex16(&hasher.finalize()))
-}
-
-fn hex16(bytes: &[u8]) -> String {
-    bytes[..8].iter().map(|b| format!("{b:02x}")).collect()
-}
 
 /// A stage's folder: `root/kind/name-key`.
 pub fn stage_dir(root: &Path, kind: &str, name: &str, key: &str) -> PathBuf {

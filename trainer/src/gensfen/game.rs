@@ -1,5 +1,6 @@
 //! One self-play game: searches, random moves, adjudication, the written positions.
 
+use anyhow::{Context, Result};
 use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
@@ -46,7 +47,7 @@ impl<'a> Player<'a> {
         config: &'a GensfenConfig,
         book: &'a [Chess],
         eval: &'a EvalSource,
-    ) -> Result<Self, String> {
+    ) -> Result<Self> {
         let uci = match &config.labeler {
             Labeler::Uci { spec, nodes } => Some(UciSearch::start(spec, *nodes)?),
             Labeler::Host => None,
@@ -54,13 +55,13 @@ impl<'a> Player<'a> {
         Ok(Player {
             config,
             book,
-            host: Engine::new(config.hash_mb, 1, eval.clone())?,
+            host: Engine::new(config.hash_mb, 1, eval.clone()).map_err(anyhow::Error::msg)?,
             uci,
         })
     }
 
     /// Plays game `g` (global number).
-    pub(super) fn play(&mut self, g: u64) -> Result<GameRecord, String> {
+    pub(super) fn play(&mut self, g: u64) -> Result<GameRecord> {
         let c = self.config;
         let mut rng = ChaCha8Rng::seed_from_u64(c.seed);
         rng.set_stream(g);
@@ -133,7 +134,7 @@ impl<'a> Player<'a> {
                             ..Limits::default()
                         };
                         host_search(&mut self.host, &pos, &hashes[..hashes.len() - 1], &limits)
-                            .map_err(|e| format!("game {g}: {e}"))?
+                            .with_context(|| format!("game {g}"))?
                     }
                 };
                 rec.search_time += started.elapsed();
@@ -179,7 +180,7 @@ impl<'a> Player<'a> {
         pos: &Chess,
         hashes: &[u64],
         rng: &mut ChaCha8Rng,
-    ) -> Result<Move, String> {
+    ) -> Result<Move> {
         let legal = pos.legal_moves();
         let c = self.config;
         if c.random_multipv == 0 || legal.len() == 1 {

@@ -1,5 +1,6 @@
 //! Who searches a position: the host's engine in process, or an external UCI engine.
 
+use anyhow::{Context, Result, anyhow, bail};
 use std::time::Duration;
 
 use shakmaty::fen::Fen;
@@ -24,14 +25,14 @@ pub(super) fn host_search(
     pos: &Chess,
     history: &[u64],
     limits: &Limits,
-) -> Result<Searched, String> {
+) -> Result<Searched> {
     let result = engine.search(pos, history, limits, &|_, _, _| {});
     if let Some(e) = result.errors.first() {
-        return Err(e.clone());
+        bail!("{e}");
     }
     let best = result
         .best
-        .ok_or_else(|| "the search found no move in a position with legal moves".to_string())?;
+        .context("the search found no move in a position with legal moves")?;
     Ok(Searched {
         best,
         score: result.last.score,
@@ -46,14 +47,16 @@ pub(super) struct UciSearch {
 }
 
 impl UciSearch {
-    pub(super) fn start(spec: &str, nodes: u64) -> Result<Self, String> {
-        let spec = arena::uci::EngineSpec::parse(spec).map_err(|e| format!("labeler: {e}"))?;
-        let engine = arena::uci::Engine::start(&spec).map_err(|e| format!("labeler: {e}"))?;
+    pub(super) fn start(spec: &str, nodes: u64) -> Result<Self> {
+        let spec = arena::uci::EngineSpec::parse(spec)
+            .map_err(anyhow::Error::msg)
+            .context("labeler")?;
+        let engine = arena::uci::Engine::start(&spec).context("labeler")?;
         Ok(UciSearch { engine, nodes })
     }
 
-    pub(super) fn new_game(&mut self) -> Result<(), String> {
-        self.engine.new_game().map_err(|e| format!("labeler: {e}"))
+    pub(super) fn new_game(&mut self) -> Result<()> {
+        self.engine.new_game().context("labeler")
     }
 
     pub(super) fn search(
@@ -61,19 +64,19 @@ impl UciSearch {
         start: &str,
         moves: &[String],
         pos: &Chess,
-    ) -> Result<Searched, String> {
+    ) -> Result<Searched> {
         let limit = arena::uci::SearchLimit::Nodes(self.nodes);
         let r = self
             .engine
             .search(Some(start), moves, &limit, Duration::from_secs(120))
-            .map_err(|e| format!("labeler: {e}"))?;
+            .context("labeler")?;
         let best = r
             .best_move
             .parse::<UciMove>()
             .ok()
             .and_then(|m| m.to_move(pos).ok())
             .ok_or_else(|| {
-                format!(
+                anyhow!(
                     "labeler: illegal best move '{}' in {}",
                     r.best_move,
                     Fen::from_position(pos, EnPassantMode::Legal)

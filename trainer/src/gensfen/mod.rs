@@ -61,6 +61,7 @@
 //! `labelers` (the host's search or an external engine), `game` (one game), `output` (batches in
 //! game order); this file runs the workers and the writer.
 
+use anyhow::{Context, Result, bail};
 use std::collections::BTreeMap;
 use std::fs::OpenOptions;
 use std::io::{Seek, SeekFrom};
@@ -132,9 +133,9 @@ pub fn generate_with(
     out: &Path,
     progress: bool,
     force: bool,
-) -> Result<GensfenSummary, String> {
-    config.check()?;
-    let format = Format::resolve(config.format, out)?;
+) -> Result<GensfenSummary> {
+    config.check().map_err(anyhow::Error::msg)?;
+    let format = Format::resolve(config.format, out).map_err(anyhow::Error::msg)?;
     let started = Instant::now();
     let book = match &config.book {
         Some(p) => read_book(p)?,
@@ -143,7 +144,8 @@ pub fn generate_with(
     let (hash, identity_json) = identity(config, format)?;
     let eval = match &config.net {
         Some(p) => EvalSource::load(p, config.plugin_dir.as_deref())
-            .map_err(|e| format!("network {}: {e}", p.display()))?,
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("network {}", p.display()))?,
         None => EvalSource::Builtin,
     };
     // Fresh start or resume.
@@ -151,20 +153,20 @@ pub fn generate_with(
     let (games, positions, bytes) = match &existing {
         Some(p) => {
             if p.config_hash != hash {
-                return Err(format!(
+                bail!(
                     "{} was made by a different configuration (use --force to start over)",
                     progress_path(out).display()
-                ));
+                );
             }
             let len = std::fs::metadata(out)
-                .map_err(|e| format!("cannot open {}: {e}", out.display()))?
+                .with_context(|| format!("cannot open {}", out.display()))?
                 .len();
             if len < p.bytes {
-                return Err(format!(
+                bail!(
                     "{} is shorter ({len} bytes) than its progress record says ({} bytes); use --force to start over",
                     out.display(),
                     p.bytes
-                ));
+                );
             }
             if p.complete {
                 return Ok(GensfenSummary {
@@ -181,10 +183,10 @@ pub fn generate_with(
         }
         None => {
             if !force && out.exists() {
-                return Err(format!(
+                bail!(
                     "{} exists and has no progress record (use --force to overwrite)",
                     out.display()
-                ));
+                );
             }
             (0, 0, 0)
         }
@@ -194,10 +196,10 @@ pub fn generate_with(
         .write(true)
         .truncate(existing.is_none())
         .open(out)
-        .map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+        .with_context(|| format!("cannot create {}", out.display()))?;
     file.set_len(bytes)
         .and_then(|()| file.seek(SeekFrom::Start(bytes)).map(|_| ()))
-        .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+        .with_context(|| format!("cannot write {}", out.display()))?;
     let mut output = Output {
         out,
         name: out.display().to_string(),
@@ -254,11 +256,7 @@ pub fn generate_with(
 }
 
 /// [`generate_with`] without `force`: a fresh run, or the continuation of an interrupted one.
-pub fn generate(
-    config: &GensfenConfig,
-    out: &Path,
-    progress: bool,
-) -> Result<GensfenSummary, String> {
+pub fn generate(config: &GensfenConfig, out: &Path, progress: bool) -> Result<GensfenSummary> {
     generate_with(config, out, progress, false)
 }
 
@@ -289,7 +287,7 @@ fn progress_bar(
     pb
 }
 
-type WorkerResult = Result<(u64, GameRecord), String>;
+type WorkerResult = Result<(u64, GameRecord)>;
 
 #[allow(clippy::too_many_arguments)]
 fn run_workers(
@@ -301,7 +299,7 @@ fn run_workers(
     pb: &indicatif::ProgressBar,
     game_limit: Option<u64>,
     position_limit: Option<u64>,
-) -> Result<(), String> {
+) -> Result<()> {
     let threads = config.threads.max(1);
     let first = output.games;
     let next = Arc::new(AtomicU64::new(first));
@@ -312,7 +310,7 @@ fn run_workers(
     let (tx, rx) = mpsc::channel::<WorkerResult>();
     let run_started = Instant::now();
     let new_start = output.positions;
-    std::thread::scope(|s| -> Result<(), String> {
+    std::thread::scope(|s| -> Result<()> {
         for w in 0..threads {
             let tx = tx.clone();
             let (next, needed, halt) = (next.clone(), needed.clone(), stop.clone());
@@ -350,7 +348,7 @@ fn run_workers(
                 });
             if let Err(e) = spawned {
                 stop.store(true, Ordering::Relaxed);
-                return Err(format!("cannot start worker thread: {e}"));
+                bail!("cannot start worker thread: {e}");
             }
         }
         drop(tx);

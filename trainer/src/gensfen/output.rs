@@ -1,6 +1,7 @@
 //! The output file: batches of whole games, encoded and appended in game order, each commit
 //! recorded in the resume record.
 
+use anyhow::{Context, Result};
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
@@ -43,16 +44,16 @@ impl BatchWriter {
     }
 
     /// Writes a sample; `false` when the format cannot hold it (skipped).
-    pub(super) fn write(&mut self, s: &Sample) -> Result<bool, String> {
+    pub(super) fn write(&mut self, s: &Sample) -> Result<bool> {
         match self.writer().write(s) {
             Ok(()) => Ok(true),
             Err(e) if e.kind == ErrorKind::Unrepresentable => Ok(false),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(e.into()),
         }
     }
 
-    pub(super) fn finish(mut self) -> Result<Vec<u8>, String> {
-        self.writer().finish().map_err(|e| e.to_string())?;
+    pub(super) fn finish(mut self) -> Result<Vec<u8>> {
+        self.writer().finish()?;
         Ok(match self {
             BatchWriter::Text(w) => (*w).into_inner(),
             BatchWriter::Bin(w) => w.into_inner(),
@@ -84,11 +85,7 @@ pub(super) struct Output<'a> {
 }
 
 impl Output<'_> {
-    pub(super) fn add_game(
-        &mut self,
-        samples: &[Sample],
-        limit: Option<u64>,
-    ) -> Result<u64, String> {
+    pub(super) fn add_game(&mut self, samples: &[Sample], limit: Option<u64>) -> Result<u64> {
         let batch = self
             .batch
             .get_or_insert_with(|| BatchWriter::new(self.format, &self.name));
@@ -110,13 +107,13 @@ impl Output<'_> {
     }
 
     /// Appends the batch to the file and records the new state in the sidecar.
-    pub(super) fn commit(&mut self, complete: bool) -> Result<(), String> {
+    pub(super) fn commit(&mut self, complete: bool) -> Result<()> {
         if let Some(batch) = self.batch.take() {
             let bytes = batch.finish()?;
             self.file
                 .write_all(&bytes)
                 .and_then(|()| self.file.flush())
-                .map_err(|e| format!("cannot write {}: {e}", self.out.display()))?;
+                .with_context(|| format!("cannot write {}", self.out.display()))?;
             self.bytes += bytes.len() as u64;
         }
         if self.abort_after_commits == Some(self.commits) {

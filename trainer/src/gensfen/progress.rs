@@ -1,12 +1,14 @@
 //! The resume record (`OUT.progress`): the configuration and its identity, the games done and
 //! the bytes committed.
 
+use anyhow::{Context, Result, anyhow};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::*;
 use crate::data::Format;
+use crate::digest::{file_digest, key_of};
 
 /// The sidecar's contents.
 #[derive(Serialize, Deserialize, Debug)]
@@ -36,62 +38,47 @@ pub fn progress_path(out: &Path) -> PathBuf {
 pub(super) fn identity(
     config: &GensfenConfig,
     format: Format,
-) -> Result<(String, serde_json::Value), String> {
-    let file_crc = |p: &Path| -> Result<String, String> {
-        let bytes = std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
-        Ok(format!("{:08x}", crc32fast::hash(&bytes)))
-    };
+) -> Result<(String, serde_json::Value)> {
     let mut c = config.clone();
     c.threads = 0;
     c.plugin_dir = None;
-    let mut value = serde_json::to_value(&c).map_err(|e| e.to_string())?;
+    let mut value = serde_json::to_value(&c)?;
     if let Some(obj) = value.as_object_mut() {
         obj.remove("threads");
         obj.remove("plugin_dir");
         obj.insert("format".into(), format.name().into());
         if let Some(b) = &config.book {
-            obj.insert("book_crc32".into(), file_crc(b)?.into());
+            obj.insert("book_digest".into(), file_digest(b)?.into());
         }
         if let Some(n) = &config.net {
-            obj.insert("net_crc32".into(), file_crc(n)?.into());
+            obj.insert("net_digest".into(), file_digest(n)?.into());
         }
         obj.insert("version".into(), env!("CARGO_PKG_VERSION").into());
     }
-    let text = serde_json::to_string(&value).map_err(|e| e.to_string())?;
-    let h = fnv1a(text.as_bytes());
-    Ok((format!("{h:016x}"), value))
+    Ok((key_of(&value), value))
 }
 
-pub(super) fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
-
-pub(super) fn write_progress(out: &Path, p: &Progress) -> Result<(), String> {
+pub(super) fn write_progress(out: &Path, p: &Progress) -> Result<()> {
     let path = progress_path(out);
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
-    let text = serde_json::to_string_pretty(p).map_err(|e| e.to_string())?;
+    let text = serde_json::to_string_pretty(p)?;
     std::fs::write(&tmp, text + "\n")
         .and_then(|()| std::fs::rename(&tmp, &path))
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
-pub(super) fn read_progress(out: &Path) -> Result<Option<Progress>, String> {
+pub(super) fn read_progress(out: &Path) -> Result<Option<Progress>> {
     let path = progress_path(out);
     match std::fs::read_to_string(&path) {
         Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| {
-            format!(
+            anyhow!(
                 "{}: unreadable progress record: {e} (use --force to start over)",
                 path.display()
             )
         }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+        Err(e) => Err(anyhow::Error::new(e).context(format!("cannot read {}", path.display()))),
     }
 }
