@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use trainer::data::{self, Format, ReadOptions, Sample};
-use trainer::gensfen::{self, GensfenConfig, Target};
+use trainer::gensfen::{self, GameSettings, GensfenConfig, Target};
 
 const BIN: &str = env!("CARGO_BIN_EXE_trainer");
 
@@ -247,8 +247,11 @@ fn output_reads_back_with_labels_and_results() {
         target: Target::Positions(40),
         nodes: Some(500),
         book: Some(book.clone()),
-        random_moves: 2,
-        write_minply: 0,
+        game: GameSettings {
+            random_moves: 2,
+            write_minply: 0,
+            ..GameSettings::default()
+        },
         ..GensfenConfig::default()
     };
     let txt = dir.path().join("lib.txt");

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::{ArgGroup, Args};
 
 use trainer::data::Format;
-use trainer::gensfen::{self, GensfenConfig, Labeler, Target};
+use trainer::gensfen::{self, GameSettings, GensfenConfig, Labeler, Target};
 
 /// Arguments of `trainer gensfen`.
 #[derive(Args, Debug)]
@@ -46,47 +46,14 @@ pub struct GensfenArgs {
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub seed: u64,
     /// Play the games numbered i modulo N only (`i/N`, 0 <= i < N).
-    #[arg(long, value_name = "i/N", default_value = "0/1", value_parser = parse_shard)]
-    pub shard: (u64, u64),
+    #[arg(long, value_name = "i/N", default_value = "0/1")]
+    pub shard: String,
     /// EPD book: each game starts from a random line.
     #[arg(long, value_name = "FILE")]
     pub book: Option<PathBuf>,
-    /// Random moves per game.
-    #[arg(long, value_name = "K", default_value_t = 5)]
-    pub random_moves: u32,
-    /// First ply that may be random; -1: the first K plies are random.
-    #[arg(
-        long,
-        value_name = "PLY",
-        default_value_t = 1,
-        allow_negative_numbers = true
-    )]
-    pub random_minply: i32,
-    /// Last ply that may be random.
-    #[arg(long, value_name = "PLY", default_value_t = 24)]
-    pub random_maxply: u32,
-    /// 0: random moves are any legal move; M: one of the best M moves (by a shallow search)
-    /// within --random-margin of the best.
-    #[arg(long, value_name = "M", default_value_t = 0)]
-    pub random_multipv: u32,
-    /// Score margin of the multi-PV random choice, centipawns.
-    #[arg(long, value_name = "CP", default_value_t = 100)]
-    pub random_margin: i32,
-    /// Depth of the searches ranking moves for the multi-PV random choice.
-    #[arg(long, value_name = "D", default_value_t = 4)]
-    pub random_depth: u32,
-    /// End a game when a search's |score| reaches this (won by the side it favours).
-    #[arg(long, value_name = "CP", default_value_t = 3000)]
-    pub eval_limit: i32,
-    /// First game ply written.
-    #[arg(long, value_name = "PLY", default_value_t = 16)]
-    pub write_minply: u32,
-    /// Last game ply written.
-    #[arg(long, value_name = "PLY", default_value_t = 400)]
-    pub write_maxply: u32,
-    /// A game reaching this ply ends as a draw.
-    #[arg(long, value_name = "PLY", default_value_t = 400)]
-    pub max_ply: u32,
+    /// How games are played and written.
+    #[command(flatten)]
+    pub game: GameSettings,
     /// Play and label with an external UCI engine instead of the host's search
     /// (`cmd=/usr/games/stockfish,option.Threads=1` or a path to the executable).
     #[arg(long, value_name = "SPEC", requires = "label_nodes")]
@@ -94,12 +61,6 @@ pub struct GensfenArgs {
     /// Node limit of the external engine's searches.
     #[arg(long, value_name = "N", requires = "labeler")]
     pub label_nodes: Option<u64>,
-    /// Transposition table per worker, MiB (part of the configuration: it changes the searches).
-    #[arg(long, value_name = "MB", default_value_t = 16)]
-    pub hash: usize,
-    /// Positions per committed batch of whole games (what an interruption can lose at most).
-    #[arg(long, value_name = "N", default_value_t = 10_000)]
-    pub flush_every: u64,
     /// Start over: replace an existing output and its progress record.
     #[arg(long)]
     pub force: bool,
@@ -149,21 +110,10 @@ impl GensfenArgs {
             plugin_dir: plugin_dir.map(Path::to_path_buf),
             threads: self.threads,
             seed: self.seed,
-            shard: self.shard,
+            shard: parse_shard(&self.shard).map_err(anyhow::Error::msg)?,
             book: self.book.clone(),
-            random_moves: self.random_moves,
-            random_minply: self.random_minply,
-            random_maxply: self.random_maxply,
-            random_multipv: self.random_multipv,
-            random_margin: self.random_margin,
-            random_depth: self.random_depth,
-            eval_limit: self.eval_limit,
-            write_minply: self.write_minply,
-            write_maxply: self.write_maxply,
-            max_ply: self.max_ply,
+            game: self.game.clone(),
             labeler,
-            hash_mb: self.hash,
-            flush_every: self.flush_every,
             format: self.out_format,
         };
         config.check().map_err(anyhow::Error::msg)?;

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 pub use crate::checked::Positive;
+use crate::gensfen::GameSettings;
 use crate::train::settings::TrainSettings;
 
 /// Where in the manifest a value came from: its file and 1-based line.
@@ -46,12 +47,11 @@ pub struct DataTable {
     #[serde(default)]
     pub val: Vec<Spanned<String>>,
     /// Generate the data by self-play instead of naming files.
-    pub generate: Option<GenerateTable>,
+    pub generate: Option<Spanned<RawTable>>,
 }
 
 /// `generate = { ... }` of a dataset: `trainer gensfen`'s settings.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct GenerateTable {
     /// Games of training data.
     pub games: Positive,
@@ -65,26 +65,48 @@ pub struct GenerateTable {
     pub net: Option<String>,
     /// Opening book (EPD), a random line per game.
     pub book: Option<String>,
-    /// Random moves per game.
-    pub random_moves: Option<u32>,
-    /// First ply of the random moves.
-    pub random_minply: Option<u32>,
-    /// Last ply of the random moves.
-    pub random_maxply: Option<u32>,
-    /// Stop a game when |score| reaches this.
-    pub eval_limit: Option<Positive>,
-    /// First ply written.
-    pub write_minply: Option<u32>,
-    /// Last ply written.
-    pub write_maxply: Option<u32>,
     /// An external UCI engine that plays and labels instead of `host` (`arena` engine spec).
     pub labeler: Option<String>,
     /// Seed.
-    #[serde(default)]
     pub seed: u64,
     /// Threads (0: one per core).
-    #[serde(default)]
     pub threads: u32,
+    /// How games are played and written: the keys of `trainer gensfen`'s options of the same
+    /// names (`random_moves`, `write_minply`, `eval_limit`, ...).
+    #[serde(flatten)]
+    pub game: GameSettings,
+}
+
+impl GenerateTable {
+    /// Reads a `generate` table; `key` names it in errors (`data.NAME.generate`).
+    fn read(table: &Spanned<RawTable>, key: &str, place: &dyn Fn(usize) -> Place) -> Result<Self> {
+        let at = place(table.span().start);
+        let mut raw = table.get_ref().clone();
+        let mut required = |name: &str| -> Result<Positive> {
+            take::<Positive>(&mut raw, name, place)?
+                .map(Spanned::into_inner)
+                .with_context(|| format!("{at}: {key}: {name} is required"))
+        };
+        let (games, val_games) = (required("games")?, required("val_games")?);
+        let mut optional = |name: &str| take::<Positive>(&mut raw, name, place);
+        let (nodes, depth) = (optional("nodes")?, optional("depth")?);
+        let mut text = |name: &str| take::<String>(&mut raw, name, place);
+        let (net, book, labeler) = (text("net")?, text("book")?, text("labeler")?);
+        let seed = take::<u64>(&mut raw, "seed", place)?;
+        let threads = take::<u32>(&mut raw, "threads", place)?;
+        Ok(GenerateTable {
+            games,
+            val_games,
+            nodes: nodes.map(Spanned::into_inner),
+            depth: depth.map(Spanned::into_inner),
+            net: net.map(Spanned::into_inner),
+            book: book.map(Spanned::into_inner),
+            labeler: labeler.map(Spanned::into_inner),
+            seed: seed.map_or(0, Spanned::into_inner),
+            threads: threads.map_or(0, Spanned::into_inner),
+            game: read_table(raw, &format!("{key}."), place)?,
+        })
+    }
 }
 
 /// How moves are limited in games and puzzles: exactly one of the keys.
@@ -341,18 +363,20 @@ impl Manifest {
                     );
                 }
                 (Some(g), true) => {
-                    let mut g = g.clone();
+                    let key = format!("data.{name}.generate");
+                    let mut g = GenerateTable::read(g, &key, &place)?;
                     if g.nodes.is_some() == g.depth.is_some() {
                         bail!(
                             "{}: data.{name}.generate: give exactly one of nodes and depth",
                             path.display()
                         );
                     }
-                    let key = format!("data.{name}.generate");
                     for p in [&mut g.net, &mut g.book].into_iter().flatten() {
                         *p = resolved(p, &path.display(), &key)?;
                     }
-                    check_generation(&g).map_err(|m| anyhow!("{}: {key}.{m}", path.display()))?;
+                    g.game
+                        .check()
+                        .map_err(|m| anyhow!("{}: {key}.{m}", path.display()))?;
                     DataSource::Generate(g)
                 }
                 (None, true) => {
@@ -509,7 +533,7 @@ impl Manifest {
                 feature_sets.push(s);
                 feature_set_places.push(place(sets_at));
             }
-            let settings = read_settings(merged, &place)?;
+            let settings: TrainSettings = read_table(merged, "", &place)?;
             settings
                 .check()
                 .map_err(anyhow::Error::msg)
@@ -621,8 +645,13 @@ fn take<T: serde::de::DeserializeOwned>(
     Ok(Some(Spanned::new(span, read)))
 }
 
-/// Reads merged settings; an error names the line and the key of the value it is about.
-fn read_settings(table: RawTable, place: &dyn Fn(usize) -> Place) -> Result<TrainSettings> {
+/// Reads a table of settings (`prefix` + key names a key in errors); an error names the line
+/// and the key of the value it is about.
+fn read_table<T: serde::de::DeserializeOwned>(
+    table: RawTable,
+    prefix: &str,
+    place: &dyn Fn(usize) -> Place,
+) -> Result<T> {
     let starts: BTreeMap<String, usize> = table
         .iter()
         .map(|(k, v)| (k.clone(), v.span().start))
@@ -646,8 +675,8 @@ fn read_settings(table: RawTable, place: &dyn Fn(usize) -> Place) -> Result<Trai
                     .filter(|k| starts.contains_key(*k))
             });
         match key {
-            Some(k) if message.contains(k) => anyhow!("{}: {message}", place(starts[k])),
-            Some(k) => anyhow!("{}: {k}: {message}", place(starts[k])),
+            Some(k) if message.contains(k) => anyhow!("{}: {prefix}{message}", place(starts[k])),
+            Some(k) => anyhow!("{}: {prefix}{k}: {message}", place(starts[k])),
             None => anyhow!(message),
         }
     })
@@ -656,27 +685,6 @@ fn read_settings(table: RawTable, place: &dyn Fn(usize) -> Place) -> Result<Trai
 /// A message on one line.
 fn one_line(message: &str) -> String {
     message.trim().replace('\n', " ")
-}
-
-/// Ply windows the generation stage would refuse: checked by [`Manifest::parse`]. The error
-/// starts with the key (`write_minply: ...`).
-fn check_generation(g: &GenerateTable) -> Result<()> {
-    let defaults = crate::gensfen::GensfenConfig::default();
-    let random_min = g
-        .random_minply
-        .map_or(i64::from(defaults.random_minply), i64::from);
-    let random_max = g.random_maxply.unwrap_or(defaults.random_maxply);
-    if random_min > i64::from(random_max) {
-        bail!("random_minply: {random_min} is after random_maxply {random_max}");
-    }
-    let write_min = g.write_minply.unwrap_or(defaults.write_minply);
-    let write_max = g.write_maxply.unwrap_or(defaults.write_maxply);
-    if write_min > write_max {
-        bail!(
-            "write_minply: {write_min} is after write_maxply {write_max}: nothing would be written"
-        );
-    }
-    Ok(())
 }
 
 impl GenerateTable {

@@ -238,26 +238,9 @@ fn gensfen_config(
         seed,
         book: g.book.as_ref().map(PathBuf::from),
         format: Some(Format::Binpack),
+        game: g.game.clone(),
         ..GensfenConfig::default()
     };
-    if let Some(k) = g.random_moves {
-        c.random_moves = k;
-    }
-    if let Some(p) = g.random_minply {
-        c.random_minply = p as i32;
-    }
-    if let Some(p) = g.random_maxply {
-        c.random_maxply = p;
-    }
-    if let Some(l) = g.eval_limit {
-        c.eval_limit = l.0.min(i32::MAX as u64) as i32;
-    }
-    if let Some(p) = g.write_minply {
-        c.write_minply = p;
-    }
-    if let Some(p) = g.write_maxply {
-        c.write_maxply = p;
-    }
     if let Some(spec) = &g.labeler {
         c.labeler = Labeler::Uci {
             spec: spec.clone(),

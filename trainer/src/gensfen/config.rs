@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use crate::data::Format;
@@ -54,41 +55,19 @@ pub struct GensfenConfig {
     pub shard: (u64, u64),
     /// EPD book: each game starts from a random line of it.
     pub book: Option<PathBuf>,
-    /// Random moves per game.
-    pub random_moves: u32,
-    /// First ply that may be random; negative: the first `random_moves` plies are random.
-    pub random_minply: i32,
-    /// Last ply that may be random.
-    pub random_maxply: u32,
-    /// 0: a random move is any legal move; `M > 0`: one of the best `M` moves within
-    /// `random_margin` of the best.
-    pub random_multipv: u32,
-    /// Score margin of the multi-PV choice (centipawns, side to move's view).
-    pub random_margin: i32,
-    /// Depth of the searches that rank the moves for the multi-PV choice.
-    pub random_depth: u32,
-    /// A game ends, adjudicated, when a search's `|score|` reaches this.
-    pub eval_limit: i32,
-    /// First game ply written.
-    pub write_minply: u32,
-    /// Last game ply written.
-    pub write_maxply: u32,
-    /// A game that reaches this ply ends as a draw.
-    pub max_ply: u32,
+    /// How games are played and written.
+    #[serde(flatten)]
+    pub game: GameSettings,
     /// Who plays and labels.
     pub labeler: Labeler,
-    /// Transposition table per worker, in MiB (changes the searches, hence the output).
-    pub hash_mb: usize,
-    /// Positions per committed batch (whole games).
-    pub flush_every: u64,
     /// Output format (`None`: from the output's extension).
     #[serde(skip)]
     pub format: Option<Format>,
 }
 
 impl Default for GensfenConfig {
-    /// Stockfish's defaults: depth 3, 5 random moves in plies 1..=24, eval limit 3000, plies
-    /// 16..=400 written.
+    /// Stockfish's defaults: depth 3 (see [`DEFAULT_DEPTH`]) and the games of
+    /// [`GameSettings::default`].
     fn default() -> Self {
         GensfenConfig {
             target: Target::Games(100),
@@ -101,6 +80,71 @@ impl Default for GensfenConfig {
             seed: 0,
             shard: (0, 1),
             book: None,
+            game: GameSettings::default(),
+            labeler: Labeler::Host,
+            format: None,
+        }
+    }
+}
+
+/// How the games of a run are played and written: declared once, with Stockfish's defaults,
+/// for `trainer gensfen` (the struct is flattened into the command), a manifest's
+/// `generate = { ... }` table (its keys) and the resume record (the same names).
+#[derive(Args, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GameSettings {
+    /// Random moves per game.
+    #[arg(long, value_name = "K", default_value_t = GameSettings::default().random_moves)]
+    pub random_moves: u32,
+    /// First ply that may be random; negative (-1): the first K plies are random.
+    #[arg(
+        long,
+        value_name = "PLY",
+        default_value_t = GameSettings::default().random_minply,
+        allow_negative_numbers = true
+    )]
+    pub random_minply: i32,
+    /// Last ply that may be random.
+    #[arg(long, value_name = "PLY", default_value_t = GameSettings::default().random_maxply)]
+    pub random_maxply: u32,
+    /// 0: random moves are any legal move; M: one of the best M moves (by a shallow search)
+    /// within --random-margin of the best.
+    #[arg(long, value_name = "M", default_value_t = GameSettings::default().random_multipv)]
+    pub random_multipv: u32,
+    /// Score margin of the multi-PV random choice, centipawns (side to move's view).
+    #[arg(long, value_name = "CP", default_value_t = GameSettings::default().random_margin)]
+    pub random_margin: i32,
+    /// Depth of the searches ranking moves for the multi-PV random choice.
+    #[arg(long, value_name = "D", default_value_t = GameSettings::default().random_depth)]
+    pub random_depth: u32,
+    /// End a game when a search's |score| reaches this (won by the side it favours).
+    #[arg(long, value_name = "CP", default_value_t = GameSettings::default().eval_limit)]
+    pub eval_limit: i32,
+    /// First game ply written.
+    #[arg(long, value_name = "PLY", default_value_t = GameSettings::default().write_minply)]
+    pub write_minply: u32,
+    /// Last game ply written.
+    #[arg(long, value_name = "PLY", default_value_t = GameSettings::default().write_maxply)]
+    pub write_maxply: u32,
+    /// A game reaching this ply ends as a draw.
+    #[arg(long, value_name = "PLY", default_value_t = GameSettings::default().max_ply)]
+    pub max_ply: u32,
+    /// Transposition table per worker, MiB (part of the configuration: it changes the searches).
+    #[arg(
+        long = "hash",
+        value_name = "MB",
+        default_value_t = GameSettings::default().hash_mb
+    )]
+    pub hash_mb: usize,
+    /// Positions per committed batch of whole games (what an interruption can lose at most).
+    #[arg(long, value_name = "N", default_value_t = GameSettings::default().flush_every)]
+    pub flush_every: u64,
+}
+
+impl Default for GameSettings {
+    /// Stockfish's: 5 random moves in plies 1..=24, eval limit 3000, plies 16..=400 written.
+    fn default() -> Self {
+        GameSettings {
             random_moves: 5,
             random_minply: 1,
             random_maxply: 24,
@@ -111,11 +155,46 @@ impl Default for GensfenConfig {
             write_minply: 16,
             write_maxply: 400,
             max_ply: 400,
-            labeler: Labeler::Host,
             hash_mb: 16,
             flush_every: 10_000,
-            format: None,
         }
+    }
+}
+
+impl GameSettings {
+    /// Checks the values; the error starts with the key it is about.
+    pub fn check(&self) -> Result<(), String> {
+        if self.random_minply >= 0 && self.random_minply as u32 > self.random_maxply {
+            return Err(format!(
+                "random_minply: {} is after random_maxply {}: the random move window is empty",
+                self.random_minply, self.random_maxply
+            ));
+        }
+        if self.random_multipv > 0 && self.random_depth == 0 {
+            return Err("random_depth: the multi-PV searches need a depth of at least 1".into());
+        }
+        if self.random_margin < 0 {
+            return Err("random_margin: must not be negative".into());
+        }
+        if self.eval_limit <= 0 {
+            return Err("eval_limit: must be positive".into());
+        }
+        if self.write_minply > self.write_maxply {
+            return Err(format!(
+                "write_minply: {} is after write_maxply {}: the write ply window is empty",
+                self.write_minply, self.write_maxply
+            ));
+        }
+        if self.max_ply == 0 {
+            return Err("max_ply: must be at least 1".into());
+        }
+        if self.hash_mb == 0 {
+            return Err("hash_mb: the transposition table needs at least 1 MiB".into());
+        }
+        if self.flush_every == 0 {
+            return Err("flush_every: must be at least 1".into());
+        }
+        Ok(())
     }
 }
 
@@ -153,33 +232,7 @@ impl GensfenConfig {
         if self.threads == 0 {
             return Err("threads must be at least 1".into());
         }
-        if self.random_minply >= 0 && self.random_minply as u32 > self.random_maxply {
-            return Err(format!(
-                "random move window {}..{} is empty",
-                self.random_minply, self.random_maxply
-            ));
-        }
-        if self.random_multipv > 0 && self.random_depth == 0 {
-            return Err("random multi-PV depth must be at least 1".into());
-        }
-        if self.random_margin < 0 {
-            return Err("random move margin must not be negative".into());
-        }
-        if self.eval_limit <= 0 {
-            return Err("eval limit must be positive".into());
-        }
-        if self.write_minply > self.write_maxply {
-            return Err(format!(
-                "write ply window {}..{} is empty",
-                self.write_minply, self.write_maxply
-            ));
-        }
-        if self.max_ply == 0 {
-            return Err("max ply must be at least 1".into());
-        }
-        if self.flush_every == 0 {
-            return Err("flush-every must be at least 1".into());
-        }
+        self.game.check()?;
         if let Labeler::Uci { spec, nodes } = &self.labeler {
             if spec.trim().is_empty() {
                 return Err("empty UCI engine specification".into());
@@ -264,8 +317,11 @@ mod tests {
         };
         assert!(c.check().unwrap_err().contains("shard 3/2"));
         let c = GensfenConfig {
-            write_minply: 10,
-            write_maxply: 5,
+            game: GameSettings {
+                write_minply: 10,
+                write_maxply: 5,
+                ..GameSettings::default()
+            },
             ..GensfenConfig::default()
         };
         assert!(c.check().unwrap_err().contains("write ply"));

@@ -55,7 +55,7 @@ impl<'a> Player<'a> {
         Ok(Player {
             config,
             book,
-            host: Engine::new(config.hash_mb, 1, eval.clone()).map_err(anyhow::Error::msg)?,
+            host: Engine::new(config.game.hash_mb, 1, eval.clone()).map_err(anyhow::Error::msg)?,
             uci,
         })
     }
@@ -73,11 +73,12 @@ impl<'a> Player<'a> {
         let start_fen = Fen::from_position(&start, EnPassantMode::Legal).to_string();
         // The random plies.
         let mut random_plies = Vec::new();
-        if c.random_minply < 0 {
-            random_plies.extend(0..c.random_moves);
+        if c.game.random_minply < 0 {
+            random_plies.extend(0..c.game.random_moves);
         } else {
-            let mut window: Vec<u32> = (c.random_minply as u32..=c.random_maxply).collect();
-            for _ in 0..c.random_moves.min(window.len() as u32) {
+            let mut window: Vec<u32> =
+                (c.game.random_minply as u32..=c.game.random_maxply).collect();
+            for _ in 0..c.game.random_moves.min(window.len() as u32) {
                 let k = rng.random_range(0..window.len());
                 random_plies.push(window.swap_remove(k));
             }
@@ -110,13 +111,13 @@ impl<'a> Player<'a> {
                 || pos.is_insufficient_material()
                 || pos.halfmoves() >= 100
                 || repetitions >= 3
-                || ply >= c.max_ply
+                || ply >= c.game.max_ply
             {
                 white = 0;
                 break;
             }
             let random = random_plies.contains(&ply);
-            let write = ply >= c.write_minply && ply <= c.write_maxply;
+            let write = ply >= c.game.write_minply && ply <= c.game.write_maxply;
             let best = if random && !write {
                 None
             } else {
@@ -140,7 +141,7 @@ impl<'a> Player<'a> {
                 rec.search_time += started.elapsed();
                 rec.searches += 1;
                 rec.nodes += found.nodes;
-                if found.score.abs() >= c.eval_limit {
+                if found.score.abs() >= c.game.eval_limit {
                     white = white_result(pos.turn(), if found.score > 0 { 1 } else { -1 });
                     break;
                 }
@@ -183,11 +184,11 @@ impl<'a> Player<'a> {
     ) -> Result<Move> {
         let legal = pos.legal_moves();
         let c = self.config;
-        if c.random_multipv == 0 || legal.len() == 1 {
+        if c.game.random_multipv == 0 || legal.len() == 1 {
             return Ok(legal[rng.random_range(0..legal.len())]);
         }
         let limits = Limits {
-            depth: Some(c.random_depth.saturating_sub(1).max(1)),
+            depth: Some(c.game.random_depth.saturating_sub(1).max(1)),
             ..Limits::default()
         };
         let mut scored = Vec::with_capacity(legal.len());
@@ -208,8 +209,8 @@ impl<'a> Player<'a> {
         let best = scored[0].0;
         let candidates: Vec<Move> = scored
             .iter()
-            .take(c.random_multipv as usize)
-            .filter(|(s, _)| *s >= best.saturating_sub(c.random_margin))
+            .take(c.game.random_multipv as usize)
+            .filter(|(s, _)| *s >= best.saturating_sub(c.game.random_margin))
             .map(|&(_, m)| m)
             .collect();
         Ok(candidates[rng.random_range(0..candidates.len())])

@@ -85,7 +85,7 @@ mod output;
 mod progress;
 
 pub use book::read_book;
-pub use config::{DEFAULT_DEPTH, GensfenConfig, Labeler, Target};
+pub use config::{DEFAULT_DEPTH, GameSettings, GensfenConfig, Labeler, Target};
 use game::{GameRecord, Player};
 use labelers::{UciSearch, host_search};
 use output::Output;
@@ -390,7 +390,7 @@ fn run_workers(
                 if complete {
                     break 'receive;
                 }
-                if output.batch_positions >= config.flush_every
+                if output.batch_positions >= config.game.flush_every
                     && let Err(e) = output.commit(false)
                 {
                     outcome = Err(e);
