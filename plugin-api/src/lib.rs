@@ -4,7 +4,7 @@
 //! (`host`) and the trainer, so that one definition of every feature block serves both.
 //!
 //! - [`types`]: `#[repr(C)]` board and move types that cross the boundary.
-//! - [`decompose`]: a move as piece removals and additions, so simple blocks only describe what
+//! - [`decompose`](mod@decompose): a move as piece removals and additions, so simple blocks only describe what
 //!   one piece contributes.
 //! - [`block`]: the block interface ([`BlockDescriptor`], [`FeatureBlock`]) with caller-owned
 //!   buffers and errors as values.

@@ -214,7 +214,7 @@ pub fn sample_boards() -> Vec<Board> {
 /// An order of the neurons that puts neurons often zero together into the same group of four:
 /// greedily, the neuron most often zero among those left starts a group, and each of the three
 /// places is given to the candidate most often zero together with the group so far. `zero[j]`
-/// is neuron `j`'s bit set of [`zero_bits`]; ties go to the lower index, so the order is
+/// is neuron `j`'s bit set of `zero_bits`; ties go to the lower index, so the order is
 /// deterministic.
 pub fn neuron_order(zero: &[Vec<u64>]) -> Vec<u32> {
     let count = |bits: &[u64]| bits.iter().map(|w| w.count_ones()).sum::<u32>();
