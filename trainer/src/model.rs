@@ -316,10 +316,15 @@ impl Model {
     /// The layers after the first: `x` holds the clipped first-layer activations of the B
     /// positions, side to move's first (`[2·B, L1]` or `[B, 2, L1]`).
     fn head(&self, x: &Tensor, len: usize) -> Tensor {
-        let b = len as i64;
-        let x = x.view([b, 2 * self.shape.l1 as i64]);
-        let h = x.linear(&self.w2, Some(&self.b2)).clamp(0.0, 1.0);
-        h.linear(&self.w3, Some(&self.b3)).view([b]) * OUTPUT_SCALE
+        let h = self.hidden(x, len);
+        h.linear(&self.w3, Some(&self.b3)).view([len as i64]) * OUTPUT_SCALE
+    }
+
+    /// The clipped hidden activations `[B, L2]` of first-layer activations `x` (as
+    /// [`activations`](Self::activations) gives them) of `len` positions.
+    pub fn hidden(&self, x: &Tensor, len: usize) -> Tensor {
+        let x = x.view([len as i64, 2 * self.shape.l1 as i64]);
+        x.linear(&self.w2, Some(&self.b2)).clamp(0.0, 1.0)
     }
 
     /// Clips every parameter to the range its quantized form can hold (after each optimizer

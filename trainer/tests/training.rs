@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use host::nnue::{Kernels, Nnue, SimdLevel};
 use plugin_api::{FeatureSet, PluginRegistry};
 use tch::Device;
+use trainer::checked::{Count, L1Width};
 use trainer::data::filter::FilterConfig;
 use trainer::data::synthetic::random_games;
 use trainer::data::{self, Format, Sample};
@@ -20,6 +21,7 @@ use trainer::train::loss::{PqrLoss, ScoreLoss};
 use trainer::train::objective::Method;
 use trainer::train::quant::{float_outputs, quantized_outputs, summarize};
 use trainer::train::run::{DataFile, Runtime, TrainConfig, TrainError, TrainState, train};
+use trainer::train::settings::TrainSettings;
 
 fn plugin_dir() -> PathBuf {
     std::env::current_exe()
@@ -320,4 +322,43 @@ fn pqr_training_from_scratch_and_from_a_checkpoint() {
         Device::Cpu,
     );
     assert_eq!(model.to_vecs()[0].len(), 768 * 64);
+}
+
+/// Issue 14: with every weight of W2 moving by about lr per Adam step, a wide network's hidden
+/// units overshoot the clipped range in the first steps and die; at L1 = 2048 on Stockfish's
+/// scores all of them did, and the network stayed at the constant predictor. With the hidden
+/// layer's rate scaled by the width ([`trainer::train::optim::layer_rates`]) it learns within a
+/// hundred steps.
+#[test]
+fn wide_networks_learn_on_stockfish_labelled_data() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let dir = tempfile::tempdir().unwrap();
+    let settings = TrainSettings {
+        l1: L1Width(2048),
+        epochs: Count(2),
+        batch_size: Count(4096),
+        epoch_positions: Count(50 * 4096),
+        val_positions: Count(10_000),
+        skip_in_check: false,
+        skip_capture_bestmove: false,
+        seed: 3,
+        ..TrainSettings::default()
+    };
+    let config = settings.config(
+        "all",
+        768,
+        vec![file(&data.join("stockfish-sample-train.binpack"))],
+        vec![file(&data.join("stockfish-sample-val.binpack"))],
+    );
+    let outcome = train(config, &set("all"), &quiet(&dir.path().join("run"))).unwrap();
+    let last = outcome.state.history.last().unwrap();
+    assert!(
+        last.val_loss < 0.9 * last.val_constant,
+        "after 100 steps the validation loss {} is not clearly below the constant predictor's {} (hidden units dead {:.0}%, saturated {:.0}%)",
+        last.val_loss,
+        last.val_constant,
+        100.0 * last.units.hidden_dead,
+        100.0 * last.units.hidden_saturated
+    );
+    assert!(!last.units.hidden_all_stuck(), "{:?}", last.units);
 }

@@ -7,6 +7,8 @@
 //! - [`loss`]: the score-target loss in WDL space (with the game-result interpolation) and the
 //!   PQR loss, and the losses of the best constant predictors;
 //! - [`objective`]: batches of either method on a device, one optimizer step;
+//! - [`diagnostics`]: dead and saturated units, gradient norms (what shows a network that does
+//!   not learn);
 //! - [`optim`]: Adam with a state that checkpoints exactly;
 //! - [`checkpoint`]: the checkpoint file and atomic writes;
 //! - [`export`]: quantization to the `host` network format, and back;
@@ -15,6 +17,7 @@
 
 pub mod bench;
 pub mod checkpoint;
+pub mod diagnostics;
 pub mod export;
 pub mod loss;
 pub mod objective;

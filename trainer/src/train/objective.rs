@@ -176,13 +176,29 @@ pub fn train_step(
     batch: &Batch,
     lr: f64,
 ) -> Tensor {
+    train_step_with(model, adam, method, batch, lr, &[1.0; 6], |_| {})
+}
+
+/// [`train_step`] with parameter `i` (in the order of [`crate::model::PARAM_NAMES`]) at the
+/// learning rate `lr · scales[i]` (see [`super::optim::layer_rates`]), showing the step's
+/// gradients to `look` before the update (the training diagnostics).
+pub fn train_step_with(
+    model: &mut Model,
+    adam: &mut Adam,
+    method: &Method,
+    batch: &Batch,
+    lr: f64,
+    scales: &[f64; 6],
+    look: impl FnOnce(&[Tensor; 6]),
+) -> Tensor {
     let forward = model.forward_train(batch.input());
     let loss = method.loss_of(&forward.out, batch);
     loss.backward();
     let grads = model.gradients(&forward, batch.input());
     drop(forward);
     model.zero_grad();
-    adam.step(&mut model.params_mut(), &grads, lr);
+    look(&grads);
+    adam.step_scaled(&mut model.params_mut(), &grads, lr, scales);
     model.clip();
     loss.detach()
 }

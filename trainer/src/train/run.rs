@@ -6,8 +6,9 @@
 //! | file | what |
 //! | --- | --- |
 //! | `checkpoint.ckpt` | the state after the last finished epoch ([`super::checkpoint`]) |
-//! | `metrics.csv`, `metrics.jsonl` | one row per finished epoch ([`EpochMetrics`]) |
+//! | `metrics.csv`, `metrics.jsonl` | one row per finished epoch ([`EpochMetrics`]: losses, dead and saturated units, gradient norms) |
 //! | `loss.svg` | training and validation loss per epoch, and the constant predictor's |
+//! | `units.svg` | dead and saturated units of both clipped layers per epoch ([`super::diagnostics`]) |
 //! | `nets/epoch-NNNN.nnue` | the quantized network of chosen epochs (`host::nnue` format) |
 //!
 //! Everything is rewritten atomically after each epoch, the checkpoint first: a run killed at
@@ -36,11 +37,12 @@ use serde::{Deserialize, Serialize};
 use tch::{Device, Kind, Tensor};
 
 use super::checkpoint;
+use super::diagnostics::{GradientNormSum, GradientNorms, UnitHealth, gradient_columns};
 use super::export::{
     CALIBRATION_POSITIONS, blocks_of, calibration_activations, export, model_of_network,
 };
-use super::objective::{Batch, Method, PqrBatch, ScoreBatch, evaluate, train_step};
-use super::optim::{Adam, AdamConfig};
+use super::objective::{Batch, Method, PqrBatch, ScoreBatch, evaluate, train_step_with};
+use super::optim::{Adam, AdamConfig, layer_rates};
 use super::settings::TrainSettings;
 use crate::analysis::plot::{self, Series, SeriesKind};
 use crate::atomic_file::{write_atomic, write_atomic_with};
@@ -100,6 +102,10 @@ pub struct TrainConfig {
     pub gamma: f64,
     /// Adam's hyperparameters.
     pub adam: AdamConfig,
+    /// The hidden weights learn at `lr · min(1, hidden_lr_width / L1)` ([`layer_rates`]);
+    /// `None` in runs checkpointed before the rule existed (all at `lr`).
+    #[serde(default)]
+    pub hidden_lr_width: Option<u64>,
     /// Seed of the weights and of the data order.
     pub seed: u64,
     /// The loader's shuffle buffer (positions or triplets).
@@ -223,6 +229,12 @@ pub struct EpochMetrics {
     /// Training throughput of the epoch (positions or triplets per second, data loading
     /// included).
     pub per_second: f64,
+    /// Dead and saturated units on the validation positions after the epoch.
+    #[serde(default)]
+    pub units: UnitHealth,
+    /// Mean gradient norm of each parameter over the epoch's steps.
+    #[serde(default)]
+    pub gradients: GradientNorms,
 }
 
 /// The training state stored in a checkpoint.
@@ -611,12 +623,16 @@ fn progress_bar(rt: &Runtime, total: u64) -> ProgressBar {
 
 /// Writes `metrics.csv`, `metrics.jsonl` and `loss.svg` from the history.
 pub fn write_metrics(out: &Path, history: &[EpochMetrics]) -> Result<()> {
-    let mut csv =
-        String::from("epoch,positions,train_loss,val_loss,val_constant,lr,seconds,per_second\n");
+    let mut csv = format!(
+        "epoch,positions,train_loss,val_loss,val_constant,lr,seconds,per_second,l1_dead,l1_saturated,hidden_dead,hidden_saturated,{}\n",
+        gradient_columns()
+    );
     let mut jsonl = String::new();
     for m in history {
+        let u = &m.units;
+        let grads: Vec<String> = m.gradients.0.iter().map(|g| format!("{g:.6e}")).collect();
         csv.push_str(&format!(
-            "{},{},{},{},{},{},{:.3},{:.1}\n",
+            "{},{},{},{},{},{},{:.3},{:.1},{:.4},{:.4},{:.4},{:.4},{}\n",
             m.epoch,
             m.positions,
             m.train_loss,
@@ -624,7 +640,12 @@ pub fn write_metrics(out: &Path, history: &[EpochMetrics]) -> Result<()> {
             m.val_constant,
             m.lr,
             m.seconds,
-            m.per_second
+            m.per_second,
+            u.l1_dead,
+            u.l1_saturated,
+            u.hidden_dead,
+            u.hidden_saturated,
+            grads.join(",")
         ));
         jsonl.push_str(&serde_json::to_string(m)?);
         jsonl.push('\n');
@@ -648,6 +669,30 @@ pub fn write_metrics(out: &Path, history: &[EpochMetrics]) -> Result<()> {
                 series(
                     "constant predictor (validation)",
                     &|m| m.val_constant,
+                    SeriesKind::Line,
+                ),
+            ],
+        )
+        .map_err(std::io::Error::other)
+    })?;
+    // The loss plot's companion: units that pass no gradient.
+    write_atomic_with(&out.join("units.svg"), |tmp| {
+        plot::lines(
+            tmp,
+            "Dead and saturated units (validation positions)",
+            "epoch",
+            "share of units",
+            &[
+                series("first layer dead", &|m| m.units.l1_dead, SeriesKind::Line),
+                series(
+                    "first layer saturated",
+                    &|m| m.units.l1_saturated,
+                    SeriesKind::Line,
+                ),
+                series("hidden dead", &|m| m.units.hidden_dead, SeriesKind::Line),
+                series(
+                    "hidden saturated",
+                    &|m| m.units.hidden_saturated,
                     SeriesKind::Line,
                 ),
             ],
@@ -747,6 +792,7 @@ pub fn train(
     }
 
     let steps = config.steps_per_epoch();
+    let rates = layer_rates(config.shape.l1, config.hidden_lr_width);
     let mut steps_here = 0u64;
     for epoch in state.epoch..config.epochs {
         let lr = config.lr_at(epoch);
@@ -754,6 +800,7 @@ pub fn train(
         pb.set_prefix(format!("epoch {}/{}", epoch + 1, config.epochs));
         let start = Instant::now();
         let mut loss_sum = Tensor::zeros([], (Kind::Double, rt.device));
+        let mut grad_norms = GradientNormSum::new(rt.device);
         let mut seen = 0u64;
         let mut step = 0u64;
         for batch in batches(&config, set, Some(epoch), rt.loader_threads)? {
@@ -761,7 +808,15 @@ pub fn train(
                 break;
             }
             let batch = batch?.to_device(rt.device);
-            let loss = train_step(&mut model, &mut adam, &config.method, &batch, lr);
+            let loss = train_step_with(
+                &mut model,
+                &mut adam,
+                &config.method,
+                &batch,
+                lr,
+                &rates,
+                |g| grad_norms.add(g),
+            );
             loss_sum += loss.to_kind(Kind::Double) * batch.len() as f64;
             seen += batch.len() as u64;
             step += 1;
@@ -785,6 +840,7 @@ pub fn train(
         let seconds = start.elapsed().as_secs_f64();
         let train_loss = loss_sum.double_value(&[]) / seen.max(1) as f64;
         let val_loss = evaluate(&model, &config.method, &val);
+        let units = UnitHealth::measure(&model, &val);
         let positions = state.history.last().map_or(0, |m| m.positions) + seen;
         let metrics = EpochMetrics {
             epoch: epoch + 1,
@@ -795,6 +851,8 @@ pub fn train(
             lr,
             seconds,
             per_second: seen as f64 / seconds.max(1e-9),
+            units,
+            gradients: grad_norms.mean(),
         };
         if rt.log {
             eprintln!(
@@ -811,6 +869,15 @@ pub fn train(
                 } else {
                     "positions"
                 }
+            );
+        }
+        if epoch == 0 && val_loss.partial_cmp(&val_constant) != Some(std::cmp::Ordering::Less) {
+            eprintln!(
+                "warning: after its first epoch the network does not beat the constant predictor (validation loss {val_loss:.6} against {val_constant:.6}): it is not learning. Hidden units dead {:.0}%, saturated {:.0}%; first-layer units dead {:.0}%, saturated {:.0}% (see metrics.csv)",
+                100.0 * units.hidden_dead,
+                100.0 * units.hidden_saturated,
+                100.0 * units.l1_dead,
+                100.0 * units.l1_saturated
             );
         }
         state.history.push(metrics);

@@ -118,6 +118,10 @@ pub struct TrainSettings {
     /// Adam's learning rate in the first epoch.
     #[arg(long, default_value_t = TrainSettings::default().lr)]
     pub lr: PositiveFraction,
+    /// The hidden weights W2 learn at lr * min(1, W / L1), so that a step moves a hidden unit as
+    /// far as at L1 = W whatever the width (wider layers otherwise overshoot and die).
+    #[arg(long, value_name = "W", default_value_t = TrainSettings::default().hidden_lr_width)]
+    pub hidden_lr_width: Positive,
     /// Learning-rate factor per epoch.
     #[arg(long, default_value_t = TrainSettings::default().gamma)]
     pub gamma: PositiveFraction,
@@ -192,6 +196,7 @@ impl Default for TrainSettings {
             method: MethodName::Score,
             optimizer: OptimizerName::Adam,
             lr: PositiveFraction(5e-4),
+            hidden_lr_width: Positive(128),
             gamma: PositiveFraction(0.99),
             batch_size: Count(LoaderConfig::default().batch_size as u64),
             epochs: Count(256),
@@ -293,6 +298,7 @@ impl TrainSettings {
             lr: self.lr.0,
             gamma: self.gamma.0,
             adam: AdamConfig::default(),
+            hidden_lr_width: Some(self.hidden_lr_width.0),
             seed: self.seed,
             shuffle_buffer: self.shuffle,
             init: None::<PathBuf>,
