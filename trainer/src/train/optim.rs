@@ -120,10 +120,17 @@ mod tests {
 
     #[test]
     fn only_wide_hidden_layers_learn_slower() {
-        assert_eq!(layer_rates(2048, Some(128)), [1.0, 1.0, 0.0625, 1.0, 1.0, 1.0]);
+        assert_eq!(
+            layer_rates(2048, Some(128)),
+            [1.0, 1.0, 0.0625, 1.0, 1.0, 1.0]
+        );
         assert_eq!(layer_rates(128, Some(128)), [1.0; 6]);
         assert_eq!(layer_rates(64, Some(128)), [1.0; 6]);
-        assert_eq!(layer_rates(2048, None), [1.0; 6], "checkpoints from before the rule");
+        assert_eq!(
+            layer_rates(2048, None),
+            [1.0; 6],
+            "checkpoints from before the rule"
+        );
     }
 
     #[test]
