@@ -153,7 +153,7 @@ fn passive_openmp() {
 fn main() -> ExitCode {
     #[cfg(unix)]
     passive_openmp();
-    match run(Args::parse()) {
+    match run(cli::parse_args::<Args>()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // The whole chain of context on one line: "what was done: why it failed".

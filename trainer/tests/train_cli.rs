@@ -247,3 +247,33 @@ fn killed_runs_resume_to_the_uninterrupted_state() {
         "exported networks differ"
     );
 }
+
+/// A value the settings' types refuse is one line naming the option and the limit, before any
+/// file is read; so is a missing option.
+#[test]
+fn bad_settings_are_one_line_errors() {
+    for (args, needle) in [
+        (
+            vec![
+                "train", "--spec", "all", "--l1", "100", "--in", "a", "--val", "b", "--out", "c",
+            ],
+            "multiple of 32",
+        ),
+        (
+            vec![
+                "train", "--spec", "all", "--gamma", "1.5", "--in", "a", "--val", "b", "--out", "c",
+            ],
+            "between 0 and 1",
+        ),
+        (vec!["train", "--spec", "all"], "--in <FILE>"),
+    ] {
+        let o = run(&args);
+        assert!(!o.status.success(), "{args:?} accepted");
+        let err = String::from_utf8_lossy(&o.stderr).trim().to_string();
+        assert_eq!(err.lines().count(), 1, "{args:?}: not one line: {err}");
+        assert!(
+            err.starts_with("error: ") && err.contains(needle),
+            "{args:?}: {err}"
+        );
+    }
+}

@@ -18,6 +18,41 @@ use trainer::data::filter::FilterConfig;
 use trainer::data::{DataError, ErrorPolicy, Format};
 use trainer::loader::Input;
 
+/// The command line, parsed; a mistake in it (a missing option, a value its type refuses, such
+/// as `--l1 100`) ends the program with clap's message on one line, as every other error of
+/// this program is. `--help` and `--version` print as usual.
+pub fn parse_args<T: clap::Parser>() -> T {
+    use clap::error::ErrorKind;
+    match T::try_parse() {
+        Ok(args) => args,
+        Err(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) =>
+        {
+            e.exit()
+        }
+        Err(e) => {
+            eprintln!("{}", one_line(&e.render().to_string()));
+            std::process::exit(2)
+        }
+    }
+}
+
+/// clap's message without its usage block and help hint, its lines joined.
+fn one_line(message: &str) -> String {
+    message
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// A `--threads` value: a whole number up to [`trainer::loader::MAX_THREADS`], so that a typo
 /// cannot spawn a hundred thousand threads.
 pub fn thread_count(text: &str) -> Result<usize, String> {
