@@ -366,4 +366,29 @@ fn the_repositorys_manifest_is_valid() {
     ] {
         assert!(out.contains(name), "{name} missing from the plan:\n{out}");
     }
+    // A trailing `*` selects the 16 cells of the laptop-scale sweep; a pattern that selects
+    // nothing is a one-line error.
+    let plan = |only: &str| {
+        trainer()
+            .args(["run", "--check", "--only", only])
+            .arg(&manifest)
+            .output()
+            .unwrap()
+    };
+    let o = plan("baseline-small-*");
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(out.lines().count(), 16, "{out}");
+    assert!(
+        out.lines().all(|l| l.starts_with("baseline-small-")),
+        "{out}"
+    );
+    let o = plan("nothing-*");
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr).trim().to_string();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--only nothing-*: ") && err.contains("baseline-small-2048x256"),
+        "{err}"
+    );
 }

@@ -15,7 +15,8 @@ use trainer::experiment::runner::{RunOptions, default_out, run_manifest};
 pub struct RunArgs {
     /// The manifest (e.g. experiments.toml).
     pub manifest: PathBuf,
-    /// Run only this experiment (repeat for several; default: all).
+    /// Run only this experiment (repeat for several; a name ending in `*` selects all that start
+    /// with the rest, e.g. 'baseline-small-*'; default: all).
     #[arg(long, value_name = "NAME")]
     pub only: Vec<String>,
     /// Root folder of the stage outputs and reports (default: runs/ beside the manifest).
@@ -40,10 +41,7 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
     let manifest = Manifest::load(&args.manifest)?;
     let registry = PluginRegistry::discover(plugin_dir)?;
     if args.check {
-        for e in &manifest.experiments {
-            if !args.only.is_empty() && !args.only.contains(&e.name) {
-                continue;
-            }
+        for e in manifest.select(&args.only)? {
             for (fs, place) in e.feature_sets.iter().zip(&e.feature_set_places) {
                 registry
                     .feature_set(fs)

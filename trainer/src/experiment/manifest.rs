@@ -299,6 +299,31 @@ fn line_of(text: &str, offset: usize) -> usize {
 }
 
 impl Manifest {
+    /// The experiments named by `only` (all when it is empty), in file order. A name ending in
+    /// `*` selects every experiment that starts with the rest (`baseline-small-*`); a name or
+    /// pattern that selects nothing is an error listing the experiments there are.
+    pub fn select(&self, only: &[String]) -> Result<Vec<&Experiment>> {
+        let matches = |pattern: &str, name: &str| match pattern.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name == pattern,
+        };
+        for pattern in only {
+            if !self.experiments.iter().any(|e| matches(pattern, &e.name)) {
+                let known: Vec<&str> = self.experiments.iter().map(|e| e.name.as_str()).collect();
+                bail!(
+                    "--only {pattern}: {} has no such experiment (it has: {})",
+                    self.path.display(),
+                    known.join(", ")
+                );
+            }
+        }
+        Ok(self
+            .experiments
+            .iter()
+            .filter(|e| only.is_empty() || only.iter().any(|p| matches(p, &e.name)))
+            .collect())
+    }
+
     /// Reads and validates a manifest file.
     pub fn load(path: &Path) -> Result<Manifest> {
         let text = std::fs::read_to_string(path)

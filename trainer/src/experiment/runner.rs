@@ -5,7 +5,7 @@
 //! Training resumes from its last checkpoint; data generation resumes from its last committed
 //! games; a tournament or puzzle run that was cut short is played again.
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -69,25 +69,7 @@ pub fn run_manifest(
     registry: &PluginRegistry,
     options: &RunOptions,
 ) -> Result<Vec<ExperimentReport>> {
-    for name in &options.only {
-        if !manifest.experiments.iter().any(|e| &e.name == name) {
-            let known: Vec<&str> = manifest
-                .experiments
-                .iter()
-                .map(|e| e.name.as_str())
-                .collect();
-            bail!(
-                "--only {name}: {} has no such experiment (it has: {})",
-                manifest.path.display(),
-                known.join(", ")
-            );
-        }
-    }
-    let selected: Vec<&Experiment> = manifest
-        .experiments
-        .iter()
-        .filter(|e| options.only.is_empty() || options.only.contains(&e.name))
-        .collect();
+    let selected = manifest.select(&options.only)?;
     // Every feature set must load before hours are spent on the first experiment.
     for e in &selected {
         for (fs, place) in e.feature_sets.iter().zip(&e.feature_set_places) {
