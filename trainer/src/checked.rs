@@ -8,10 +8,11 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-/// Implements `FromStr` (parse the raw number, then the type's `TryFrom` check) and `Display`
-/// (the number) for a checked newtype.
-macro_rules! text_form {
-    ($raw:ty => $name:ident $(<const $c:ident: u64>)?) => {
+/// Implements, for a checked newtype over `$inner` read as `$raw`: `FromStr` (parse the raw
+/// number, then the type's `TryFrom` check), `Display` (the number) and `From` into `$inner`
+/// (how serde writes it).
+macro_rules! number_forms {
+    ($raw:ty => $name:ident $(<const $c:ident: u64>)? => $inner:ty) => {
         impl$(<const $c: u64>)? FromStr for $name$(<$c>)? {
             type Err = String;
 
@@ -27,6 +28,12 @@ macro_rules! text_form {
         impl$(<const $c: u64>)? fmt::Display for $name$(<$c>)? {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 write!(f, "{}", self.0)
+            }
+        }
+
+        impl$(<const $c: u64>)? From<$name$(<$c>)?> for $inner {
+            fn from(v: $name$(<$c>)?) -> $inner {
+                v.0
             }
         }
     };
@@ -48,13 +55,7 @@ impl TryFrom<i64> for Positive {
     }
 }
 
-impl From<Positive> for u64 {
-    fn from(v: Positive) -> u64 {
-        v.0
-    }
-}
-
-text_form!(i64 => Positive);
+number_forms!(i64 => Positive => u64);
 
 /// A first-layer width: a positive multiple of 32 (the inference kernels' block) up to
 /// [`host::nnue::MAX_L1`].
@@ -76,13 +77,7 @@ impl TryFrom<i64> for L1Width {
     }
 }
 
-impl From<L1Width> for u64 {
-    fn from(v: L1Width) -> u64 {
-        v.0
-    }
-}
-
-text_form!(i64 => L1Width);
+number_forms!(i64 => L1Width => u64);
 
 /// A positive count with an upper bound (epochs, batch sizes, positions, hidden widths).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -100,13 +95,7 @@ impl<const MAX: u64> TryFrom<i64> for Count<MAX> {
     }
 }
 
-impl<const MAX: u64> From<Count<MAX>> for u64 {
-    fn from(v: Count<MAX>) -> u64 {
-        v.0
-    }
-}
-
-text_form!(i64 => Count<const MAX: u64>);
+number_forms!(i64 => Count<const MAX: u64> => u64);
 
 /// A number above 0 and at most 1: a learning rate (Adam's steps are about `lr` per weight;
 /// beyond 1 every weight would leave the quantized range in one step) or a decay factor per
@@ -128,13 +117,7 @@ impl TryFrom<f64> for PositiveFraction {
     }
 }
 
-impl From<PositiveFraction> for f64 {
-    fn from(v: PositiveFraction) -> f64 {
-        v.0
-    }
-}
-
-text_form!(f64 => PositiveFraction);
+number_forms!(f64 => PositiveFraction => f64);
 
 /// A finite number strictly above zero (scales, exponents).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -152,13 +135,7 @@ impl TryFrom<f64> for PositiveReal {
     }
 }
 
-impl From<PositiveReal> for f64 {
-    fn from(v: PositiveReal) -> f64 {
-        v.0
-    }
-}
-
-text_form!(f64 => PositiveReal);
+number_forms!(f64 => PositiveReal => f64);
 
 /// A number in `0..=1` (lambda, skip rates).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -176,13 +153,7 @@ impl TryFrom<f64> for UnitReal {
     }
 }
 
-impl From<UnitReal> for f64 {
-    fn from(v: UnitReal) -> f64 {
-        v.0
-    }
-}
-
-text_form!(f64 => UnitReal);
+number_forms!(f64 => UnitReal => f64);
 
 #[cfg(test)]
 mod tests {

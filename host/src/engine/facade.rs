@@ -288,20 +288,13 @@ mod tests {
             .unwrap()
     }
 
-    fn depth(d: u32) -> Limits {
-        Limits {
-            depth: Some(d),
-            ..Limits::default()
-        }
-    }
-
     #[test]
     fn a_new_game_forgets_what_earlier_searches_learned() {
         let mut engine = Engine::new(4, 1, EvalSource::Builtin).unwrap();
-        let first = engine.search(&pos(ITALIAN), &[], &depth(7), &|_, _, _| {});
-        engine.search(&Chess::default(), &[], &depth(7), &|_, _, _| {});
+        let first = engine.search(&pos(ITALIAN), &[], &Limits::at_depth(7), &|_, _, _| {});
+        engine.search(&Chess::default(), &[], &Limits::at_depth(7), &|_, _, _| {});
         engine.new_game();
-        let again = engine.search(&pos(ITALIAN), &[], &depth(7), &|_, _, _| {});
+        let again = engine.search(&pos(ITALIAN), &[], &Limits::at_depth(7), &|_, _, _| {});
         assert_eq!(first.nodes, again.nodes);
         assert_eq!(first.best, again.best);
         assert!(again.errors.is_empty(), "{:?}", again.errors);
@@ -314,7 +307,7 @@ mod tests {
         assert_eq!(engine.hash_mb(), 2);
         engine.set_threads(3);
         assert_eq!(engine.threads(), 3);
-        let r = engine.search(&pos(ITALIAN), &[], &depth(6), &|_, _, _| {});
+        let r = engine.search(&pos(ITALIAN), &[], &Limits::at_depth(6), &|_, _, _| {});
         assert!(r.best.is_some() && r.errors.is_empty(), "{r:?}");
         engine.set_threads(0);
         assert_eq!(engine.threads(), 1);
@@ -353,7 +346,7 @@ mod tests {
         engine.finish();
         assert_eq!(engine.threads(), 2);
         // The engine searches again on the calling thread afterwards.
-        let r = engine.search(&pos(ITALIAN), &[], &depth(4), &|_, _, _| {});
+        let r = engine.search(&pos(ITALIAN), &[], &Limits::at_depth(4), &|_, _, _| {});
         assert_eq!(r.last.depth, 4);
     }
 }

@@ -24,6 +24,16 @@ pub struct Limits {
     pub ablation: Ablation,
 }
 
+impl Limits {
+    /// A fixed-depth search (`go depth d`), nothing else limited.
+    pub fn at_depth(d: u32) -> Limits {
+        Limits {
+            depth: Some(d),
+            ..Limits::default()
+        }
+    }
+}
+
 /// A set of search techniques switched off, to measure what each gains in games against the
 /// full search (`setoption name Ablation value rfp,lmr`). Empty by default: everything on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

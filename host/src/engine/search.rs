@@ -1012,16 +1012,13 @@ mod tests {
         result
     }
 
-    fn depth(d: u32) -> Limits {
-        Limits {
-            depth: Some(d),
-            ..Limits::default()
-        }
-    }
-
     #[test]
     fn finds_mate_in_one_and_scores_it() {
-        let r = search("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", depth(4), 1);
+        let r = search(
+            "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1",
+            Limits::at_depth(4),
+            1,
+        );
         assert_eq!(uci_move(r.best.as_ref()), "d1d8");
         assert_eq!(uci_score(r.last.score), "mate 1");
     }
@@ -1031,7 +1028,7 @@ mod tests {
         // 1. Nf6+ gxf6 2. Bxf7#.
         let r = search(
             "r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 1",
-            depth(6),
+            Limits::at_depth(6),
             1,
         );
         assert_eq!(uci_score(r.last.score), "mate 2");
@@ -1040,17 +1037,17 @@ mod tests {
 
     #[test]
     fn mated_and_stalemated_roots_have_no_move() {
-        let mated = search("7k/6Q1/6K1/8/8/8/8/8 b - - 0 1", depth(3), 1);
+        let mated = search("7k/6Q1/6K1/8/8/8/8/8 b - - 0 1", Limits::at_depth(3), 1);
         assert_eq!(mated.best, None);
         assert_eq!(mated.last.score, -MATE);
-        let stalemate = search("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", depth(3), 1);
+        let stalemate = search("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", Limits::at_depth(3), 1);
         assert_eq!(stalemate.best, None);
         assert_eq!(stalemate.last.score, 0);
     }
 
     #[test]
     fn wins_hanging_material() {
-        let r = search("6k1/8/8/3q4/8/8/3R4/3RK3 w - - 0 1", depth(5), 1);
+        let r = search("6k1/8/8/3q4/8/8/3R4/3RK3 w - - 0 1", Limits::at_depth(5), 1);
         assert_eq!(uci_move(r.best.as_ref()), "d2d5");
         assert!(r.last.score > 800, "{}", r.last.score);
     }
@@ -1058,7 +1055,7 @@ mod tests {
     #[test]
     fn avoids_stalemating_when_winning() {
         // Kxa... any move except Qb6/Qc7-type stalemates; the search must not stalemate.
-        let r = search("k7/8/1Q6/8/8/8/8/6K1 w - - 0 1", depth(5), 1);
+        let r = search("k7/8/1Q6/8/8/8/8/6K1 w - - 0 1", Limits::at_depth(5), 1);
         let mut p = pos("k7/8/1Q6/8/8/8/8/6K1 w - - 0 1");
         p.play_unchecked(r.best.unwrap());
         assert!(!p.is_stalemate());
@@ -1067,8 +1064,8 @@ mod tests {
     #[test]
     fn fixed_depth_search_is_deterministic() {
         let fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3";
-        let a = search(fen, depth(7), 1);
-        let b = search(fen, depth(7), 1);
+        let a = search(fen, Limits::at_depth(7), 1);
+        let b = search(fen, Limits::at_depth(7), 1);
         assert_eq!(a.nodes, b.nodes);
         assert_eq!(a.best, b.best);
         assert_eq!(a.last.depth, 7);
@@ -1077,14 +1074,14 @@ mod tests {
     #[test]
     fn each_ablated_technique_changes_the_tree_and_keeps_the_mate() {
         let fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3";
-        let full = search(fen, depth(8), 1);
+        let full = search(fen, Limits::at_depth(8), 1);
         // That each technique has a bit and a name of its own is tested in `limits`.
         for &(name, technique) in &Ablation::TECHNIQUES {
             let ablation = Ablation::parse(name).unwrap();
             assert_eq!(ablation, technique);
             let limits = Limits {
                 ablation,
-                ..depth(8)
+                ..Limits::at_depth(8)
             };
             let r = search(fen, limits.clone(), 1);
             assert_ne!(r.nodes, full.nodes, "switching off {name} changed nothing");
@@ -1093,7 +1090,7 @@ mod tests {
                 "r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 1",
                 Limits {
                     ablation,
-                    ..depth(6)
+                    ..Limits::at_depth(6)
                 },
                 1,
             );
@@ -1133,13 +1130,13 @@ mod tests {
 
     #[test]
     fn two_threads_agree_on_an_obvious_move() {
-        let r = search("6k1/8/8/3q4/8/8/3R4/3RK3 w - - 0 1", depth(8), 2);
+        let r = search("6k1/8/8/3q4/8/8/3R4/3RK3 w - - 0 1", Limits::at_depth(8), 2);
         assert_eq!(uci_move(r.best.as_ref()), "d2d5");
     }
 
     #[test]
     fn bare_kings_are_a_draw() {
-        let r = search("8/8/8/8/8/2k5/8/K7 w - - 0 1", depth(6), 1);
+        let r = search("8/8/8/8/8/2k5/8/K7 w - - 0 1", Limits::at_depth(6), 1);
         assert_eq!(r.last.score, 0);
     }
 }

@@ -68,29 +68,14 @@ pub struct TrainArgs {
     pub abort_after_steps: Option<u64>,
 }
 
-fn data_files(paths: &[PathBuf], format: Option<Format>) -> Result<Vec<DataFile>> {
-    paths
-        .iter()
-        .map(|p| {
-            Ok(DataFile {
-                path: p.clone(),
-                format: Format::resolve(format, p)
-                    .map_err(anyhow::Error::msg)?
-                    .name()
-                    .to_string(),
-            })
-        })
-        .collect()
-}
-
 impl TrainArgs {
     /// The run's configuration for a feature set of `n` features.
     pub fn config(&self, n: usize) -> Result<TrainConfig> {
         let mut config = self.settings.config(
             &self.spec,
             n,
-            data_files(&self.inputs, self.format)?,
-            data_files(&self.val, self.format)?,
+            DataFile::all(&self.inputs, self.format)?,
+            DataFile::all(&self.val, self.format)?,
         );
         let filter = self.filter.config().map_err(anyhow::Error::msg)?;
         config.seed = filter.seed;

@@ -310,23 +310,12 @@ fn train_config(
     data: &DataRecord,
     init: Option<PathBuf>,
 ) -> Result<TrainConfig> {
-    let files = |paths: &[PathBuf]| -> Result<Vec<DataFile>> {
-        paths
-            .iter()
-            .map(|p| {
-                Ok(DataFile {
-                    path: p.clone(),
-                    format: Format::resolve(None, p)
-                        .map_err(anyhow::Error::msg)?
-                        .name()
-                        .to_string(),
-                })
-            })
-            .collect()
-    };
-    let mut config = e
-        .settings
-        .config(fs, n, files(&data.train)?, files(&data.val)?);
+    let mut config = e.settings.config(
+        fs,
+        n,
+        DataFile::all(&data.train, None)?,
+        DataFile::all(&data.val, None)?,
+    );
     config.seed = e.settings.seed + run - 1;
     config.init = init;
     config.check()?;

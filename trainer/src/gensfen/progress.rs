@@ -1,12 +1,13 @@
 //! The resume record (`OUT.progress`): the configuration and its identity, the games done and
 //! the bytes committed.
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Result, anyhow};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::*;
+use crate::atomic_file::write_atomic;
 use crate::data::Format;
 use crate::digest::{file_digest, key_of};
 
@@ -58,15 +59,10 @@ pub(super) fn identity(
     Ok((key_of(&value), value))
 }
 
+/// Replaces the sidecar of `out` with `p`, atomically (whole or not at all).
 pub(super) fn write_progress(out: &Path, p: &Progress) -> Result<()> {
-    let path = progress_path(out);
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    let text = serde_json::to_string_pretty(p)?;
-    std::fs::write(&tmp, text + "\n")
-        .and_then(|()| std::fs::rename(&tmp, &path))
-        .with_context(|| format!("cannot write {}", path.display()))
+    let text = serde_json::to_string_pretty(p)? + "\n";
+    write_atomic(&progress_path(out), text.as_bytes())
 }
 
 pub(super) fn read_progress(out: &Path) -> Result<Option<Progress>> {

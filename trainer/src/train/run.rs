@@ -63,6 +63,22 @@ pub struct DataFile {
 }
 
 impl DataFile {
+    /// The data files at `paths`, in the format given or else told by each extension.
+    pub fn all(paths: &[PathBuf], format: Option<Format>) -> Result<Vec<DataFile>> {
+        paths
+            .iter()
+            .map(|p| {
+                Ok(DataFile {
+                    path: p.clone(),
+                    format: Format::resolve(format, p)
+                        .map_err(anyhow::Error::msg)?
+                        .name()
+                        .to_string(),
+                })
+            })
+            .collect()
+    }
+
     /// The loader's input.
     pub fn input(&self) -> Result<Input> {
         Input::new(

@@ -7,8 +7,6 @@
 //! Adding a setting is adding a field here (with its default in [`TrainSettings::default`])
 //! and using it in [`TrainSettings::config`].
 
-use std::path::PathBuf;
-
 use clap::{Args, ValueEnum};
 use serde::{Deserialize, Serialize};
 
@@ -301,7 +299,7 @@ impl TrainSettings {
             hidden_lr_width: Some(self.hidden_lr_width.0),
             seed: self.seed,
             shuffle_buffer: self.shuffle,
-            init: None::<PathBuf>,
+            init: None,
             export_every: 0,
             export_epochs: Vec::new(),
         }
