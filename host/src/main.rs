@@ -30,7 +30,7 @@ struct Args {
 enum Command {
     /// Print the feature indices of positions: FEN, stm, White's and Black's sorted unique indices.
     Features {
-        /// Feature set, blocks joined by '+' (e.g. all+ph+pv; 'hv' means 'all').
+        /// Feature set: blocks joined by '+' (sum) and '*' (product), e.g. all+ph+pv or k*all+h; 'hv' means 'all'.
         #[arg(long)]
         spec: String,
         /// File with one FEN per line ('-' for standard input).

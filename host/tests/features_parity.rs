@@ -39,3 +39,26 @@ fn features_match_thesis_parity_files() {
     }
     assert!(checked >= 13 * 40, "checked only {checked} positions");
 }
+
+/// `host features` gives Stockfish's own HalfKAv2_hm (Stockfish 18) and HalfKP (Stockfish 12)
+/// indices, line for line, on 62 positions that the blocks' code was never tuned on: castling,
+/// en passant, promotions, kings on both wings, both sides to move
+/// (`tests/data/stockfish-features`, computed by Stockfish's C++ code; README there).
+#[test]
+fn king_relative_blocks_match_stockfish() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/stockfish-features");
+    for spec in ["halfka_v2_hm", "halfkp"] {
+        let out = run_ok(
+            host()
+                .args(["features", "--spec", spec, "--fens"])
+                .arg(dir.join("positions.fen")),
+        );
+        let ours = String::from_utf8(out.stdout).unwrap();
+        let expected = std::fs::read_to_string(dir.join(format!("{spec}.tsv"))).unwrap();
+        assert_eq!(ours.lines().count(), 62, "{spec}");
+        for (o, e) in ours.lines().zip(expected.lines()) {
+            assert_eq!(o, e, "{spec}: ours (left) against Stockfish's (right)");
+        }
+    }
+}

@@ -819,7 +819,7 @@ fn refresh_requests_and_repeated_indices_are_handled() {
             stack.push(mv).unwrap();
             for p in Color::ALL {
                 for i in 768..768 + 96 {
-                    max_count = max_count.max(stack.count(p, i));
+                    max_count = max_count.max(stack.count(p, i).unwrap());
                 }
             }
         }
@@ -827,6 +827,54 @@ fn refresh_requests_and_repeated_indices_are_handled() {
     });
     assert!(stack.stats().refreshes > 10, "{:?}", stack.stats());
     assert!(max_count >= 3, "max count {max_count}");
+}
+
+#[test]
+fn king_relative_sets_and_products_update_exactly_through_the_refresh_cache() {
+    let reg = registry();
+    for (i, spec) in ["halfka_v2_hm", "k*all+all", "halfkp", "all+kr"]
+        .iter()
+        .enumerate()
+    {
+        let net = random_network(&reg, spec, 64, 8, Weights::Moderate, 20 + i as u64);
+        let nnue = Nnue::bind(net, "synthetic", &reg).unwrap();
+        // Every kernel's stack equals a fresh refresh after every push and pop.
+        let walk = check_incremental(&nnue, 30 + i as u64, 500, 25, 20);
+        assert!(walk.king_moves > 20, "{walk:?}");
+        // With the refresh cache (on by default: the sets are binary and piecewise) the same
+        // walk gives the same accumulators with fewer rows.
+        let mut cached = AccumulatorStack::new(&nnue, Kernels::best());
+        let mut plain = AccumulatorStack::new(&nnue, Kernels::best());
+        plain.set_refresh_cache(false);
+        random_walk(40 + i as u64, 500, 60, |step| {
+            for s in [&mut cached, &mut plain] {
+                match step {
+                    Step::Start(b) => s.reset(b).unwrap(),
+                    Step::Push(mv, _) => s.push(mv).unwrap(),
+                    Step::Pop(_) => s.pop(),
+                }
+            }
+            for p in Color::ALL {
+                assert_eq!(cached.accumulator(p), plain.accumulator(p), "{spec}");
+            }
+        });
+        let (c, n) = (cached.stats(), plain.stats());
+        let cache = cached
+            .cache_stats()
+            .expect("the cache is on for king-relative sets");
+        assert_eq!(c.refreshes, n.refreshes, "{spec}");
+        assert!(
+            cache.hits > 0 && c.refresh_rows < n.refresh_rows,
+            "{spec}: {c:?} {n:?} {cache:?}"
+        );
+        assert!(plain.cache_stats().is_none());
+    }
+    // A set that is not piecewise (mobility) never uses the cache, even when asked to.
+    let net = random_network(&reg, "halfka_v2_hm+mb", 64, 8, Weights::Moderate, 3);
+    let nnue = Nnue::bind(net, "synthetic", &reg).unwrap();
+    let mut stack = AccumulatorStack::new(&nnue, Kernels::best());
+    stack.set_refresh_cache(true);
+    assert!(stack.cache_stats().is_none());
 }
 
 #[test]

@@ -162,7 +162,7 @@ fn unknown_blocks_and_bad_specs_are_named() {
     let fens = start_fen_file(dir.path());
     let err = features_error(dir.path(), "all+nope", &fens);
     assert!(
-        err.contains("unknown feature block 'nope' (available: all)"),
+        err.contains("unknown feature block 'nope' (available: all, p)"),
         "{err}"
     );
     let err = features_error(dir.path(), "all++all", &fens);

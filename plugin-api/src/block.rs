@@ -141,6 +141,25 @@ pub struct PluginError {
     pub message: RString,
 }
 
+/// When a block asks for a perspective's refresh: a promise the conformance kit checks, which
+/// lets the host plan for refreshes (a cache of accumulators keyed by the own king's square for
+/// sets that only refresh when that king moves, the "Finny table" of Koivisto and Stockfish).
+#[repr(u8)]
+#[derive(StableAbi, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum RefreshTrigger {
+    /// No promise: the block may ask for a refresh after any move.
+    AnyMove = 0,
+    /// The block never asks for a refresh.
+    Never = 1,
+    /// The block asks for perspective `p`'s refresh only when `p`'s own king moves (castling
+    /// included): king-relative blocks such as `halfka_v2_hm`.
+    OwnKingMove = 2,
+    /// The block never asks for a refresh and its indices for `p` depend on `p`'s own king square
+    /// alone, so they change only when that king moves (`k`). A product whose left factors all
+    /// promise this refreshes only on own king moves.
+    OwnKingSquare = 3,
+}
+
 /// Everything the host knows about one feature block: identity, bounds and entry points.
 #[repr(C)]
 #[derive(StableAbi, Clone, Copy, Debug)]
@@ -161,6 +180,21 @@ pub struct BlockDescriptor {
     pub max_delta: u32,
     /// Whether Black's indices of a board equal White's indices of its colour-flipped mirror.
     pub mirror_symmetric: bool,
+    /// When the block asks for refreshes.
+    pub refresh_trigger: RefreshTrigger,
+    /// Whether the block emits every index at most once per board and perspective, so counts
+    /// only go 0 ↔ 1.
+    pub binary: bool,
+    /// Whether the block is a sum over pieces: its indices of a board are those of the own king
+    /// alone plus, for every other piece, what that piece adds to the own king alone (plain and
+    /// king-relative piece-square blocks). The host then refreshes from a cached position by
+    /// looking at the pieces that differ only.
+    pub piecewise: bool,
+    /// Number of the block's virtual (factor) features for training; 0 if it declares none.
+    pub factor_size: u32,
+    /// The virtual feature (below `factor_size`) that shares the weights of index `i`, or
+    /// `u32::MAX` if the block's code panicked. Only called when `factor_size > 0`.
+    pub factor: extern "C" fn(u32) -> u32,
     /// All indices of a board from one perspective (duplicates allowed: counts matter).
     pub active: extern "C" fn(&Board, Color, &mut IndexList<'_>) -> RResult<(), PluginError>,
     /// Indices added and removed by a move, both perspectives.
@@ -204,6 +238,23 @@ pub trait FeatureBlock: 'static {
     const MAX_DELTA: u32;
     /// Whether the block promises mirror symmetry (see [`BlockDescriptor::mirror_symmetric`]).
     const MIRROR_SYMMETRIC: bool = true;
+    /// When the block asks for refreshes (see [`RefreshTrigger`]); no promise by default.
+    const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::AnyMove;
+    /// Whether every index is emitted at most once (see [`BlockDescriptor::binary`]).
+    const BINARY: bool = false;
+    /// Whether the block is a sum over pieces (see [`BlockDescriptor::piecewise`]).
+    const PIECEWISE: bool = false;
+    /// Number of virtual features a factorized training adds (see [`factor`](Self::factor));
+    /// 0 for none.
+    const FACTOR_SIZE: u32 = 0;
+
+    /// The virtual feature whose weights index `i` shares in a factorized training (Stockfish's
+    /// and nnue-pytorch's factorizers: the weights of a real feature are its own plus its
+    /// factor's, summed into one row on export). Must map the indices of any one board and
+    /// perspective to distinct virtual features (the conformance kit checks it).
+    fn factor(index: u32) -> u32 {
+        index
+    }
 
     /// Appends every active index of `board` from `perspective`.
     fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>);
@@ -227,10 +278,19 @@ impl BlockDescriptor {
             max_active: B::MAX_ACTIVE,
             max_delta: B::MAX_DELTA,
             mirror_symmetric: B::MIRROR_SYMMETRIC,
+            refresh_trigger: B::REFRESH_TRIGGER,
+            binary: B::BINARY,
+            piecewise: B::PIECEWISE,
+            factor_size: B::FACTOR_SIZE,
+            factor: factor_shim::<B>,
             active: active_shim::<B>,
             delta: delta_shim::<B>,
         }
     }
+}
+
+extern "C" fn factor_shim<B: FeatureBlock>(index: u32) -> u32 {
+    catch_unwind(|| B::factor(index)).unwrap_or(u32::MAX)
 }
 
 extern "C" fn active_shim<B: FeatureBlock>(
@@ -404,23 +464,14 @@ pub fn piece_block_active(
     out: &mut IndexList<'_>,
     index: impl Fn(RelativePiece) -> u32,
 ) {
-    for color in Color::ALL {
-        for role in Role::ALL {
-            let mut bb = board.pieces(color, role);
-            while bb != 0 {
-                let square = bb.trailing_zeros() as Square;
-                bb &= bb - 1;
-                out.push(index(RelativePiece::new(
-                    perspective,
-                    PieceOnSquare {
-                        square,
-                        color,
-                        role,
-                    },
-                )));
-            }
-        }
-    }
+    board.for_each_piece(|square, color, role| {
+        let piece = PieceOnSquare {
+            square,
+            color,
+            role,
+        };
+        out.push(index(RelativePiece::new(perspective, piece)));
+    });
 }
 
 /// `delta` for a block in which every piece contributes one index of its own: the move's piece

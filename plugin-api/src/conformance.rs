@@ -11,9 +11,21 @@
 //!   with `active` (as multisets: a block may emit an index several times);
 //! - a `delta` never removes an index whose count is already zero;
 //! - for blocks that promise it, Black's indices of a board equal White's indices of the
-//!   colour-flipped mirror.
+//!   colour-flipped mirror;
+//! - blocks keep their [`RefreshTrigger`] promise (no refresh for `Never`, refreshes only when
+//!   the perspective's own king moves for `OwnKingMove`, and for `OwnKingSquare` no refresh and
+//!   no change at all unless that king moves), and binary blocks never emit an index twice;
+//! - a block's factor map sends the indices of one board to distinct factors below its factor
+//!   size;
+//! - a piecewise block's indices of a board are those of the own king alone plus what each
+//!   other piece adds to it.
+//!
+//! The same checks run on whole feature sets ([`check_feature_sets`]), so products composed by
+//! the host (`k*all`) are held to the same standard as blocks. The games are chosen so that every
+//! run exercises what king-relative sets must get right, for both colours: king moves, castling
+//! both ways, and kings crossing between the d- and e-files (the mirror line of
+//! `halfka_v2_hm`); the [`Report`] counts them and [`assert_conformance`] insists on them.
 
-use abi_stable::std_types::RResult;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -21,9 +33,11 @@ use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Position};
 
-use crate::block::{BlockDescriptor, IndexList, MoveDelta};
+use crate::block::{BlockDescriptor, RefreshTrigger};
 use crate::convert::{board_from_position, move_from_shakmaty};
-use crate::types::{Board, Color};
+use crate::feature_set::{FeatureDelta, FeatureSet};
+use crate::loader::PluginRegistry;
+use crate::types::{file_of, Board, Color, Move, MoveKind, Role};
 
 /// Start positions of the random games: the initial position plus positions chosen for castling,
 /// en passant, promotions, pins and checks, and sparse boards.
@@ -39,6 +53,9 @@ pub const START_FENS: &[&str] = &[
     "4k3/8/8/8/8/8/8/4K3 w - - 0 1",
     "8/8/3k4/8/2pP4/8/8/3K4 b - d3 0 1",
     "7k/8/8/8/8/8/8/K6Q b - - 0 1",
+    "r1bq1rk1/pp3ppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 9",
+    "8/5pk1/3p2p1/2pP4/2P1K3/6P1/8/8 w - - 0 40",
+    "2k5/8/1p6/1P1r4/8/3RK3/8/8 b - - 0 50",
 ];
 
 /// How much the kit plays.
@@ -62,7 +79,7 @@ impl Default for Settings {
     }
 }
 
-/// What a successful run checked.
+/// What a successful run checked. Per-colour counts are indexed by [`Color::index`].
 #[derive(Clone, Debug, Default)]
 pub struct Report {
     /// Plies played (each checked for every block and perspective).
@@ -71,14 +88,37 @@ pub struct Report {
     pub games: usize,
     /// Perspective refreshes the blocks asked for (summed over blocks).
     pub refreshes: usize,
+    /// The same, per perspective.
+    pub refreshes_by_perspective: [usize; 2],
     /// Positions on which mirror symmetry was checked.
     pub mirror_checks: usize,
+    /// King moves (castling included) played by each colour.
+    pub king_moves: [usize; 2],
+    /// Castling moves played by each colour.
+    pub castles: [usize; 2],
+    /// King moves of each colour between the d- and e-files (either way).
+    pub mirror_crossings: [usize; 2],
 }
 
-/// Runs [`check_blocks`] with default settings and panics with its message on failure.
+impl Report {
+    /// Whether the games exercised every king event for both colours (see the module docs).
+    pub fn covers_king_events(&self) -> bool {
+        (0..2)
+            .all(|c| self.king_moves[c] > 0 && self.castles[c] > 0 && self.mirror_crossings[c] > 0)
+    }
+}
+
+/// Runs [`check_blocks`] with default settings and panics with its message on failure, or if
+/// the games missed a king event.
 pub fn assert_conformance(blocks: &[BlockDescriptor]) -> Report {
     match check_blocks(blocks, Settings::default()) {
-        Ok(report) => report,
+        Ok(report) => {
+            assert!(
+                report.covers_king_events(),
+                "conformance games missed a king event: {report:?}"
+            );
+            report
+        }
         Err(message) => panic!("conformance failure: {message}"),
     }
 }
@@ -98,35 +138,146 @@ macro_rules! conformance_test {
     };
 }
 
-struct Tracker<'d> {
-    desc: &'d BlockDescriptor,
+/// A feature set's counts per perspective, maintained from deltas.
+struct Tracker<'s> {
+    set: &'s FeatureSet,
     counts: [Vec<u32>; 2],
+    /// Sum of `counts`, per perspective.
+    totals: [usize; 2],
+    delta: FeatureDelta,
     scratch: Vec<u32>,
-    added: [Vec<u32>; 2],
-    removed: [Vec<u32>; 2],
-    refreshes: usize,
+    refreshes: [usize; 2],
 }
 
-fn active_counts(
-    desc: &BlockDescriptor,
+impl Tracker<'_> {
+    /// Checks the set's refresh promise for perspective `p` on the move `before` → `after`.
+    fn check_promises(&self, p: Color, before: &Board, after: &Board) -> Result<(), String> {
+        let king_moved = before.king(p) != after.king(p);
+        let refresh = self.delta.needs_refresh(p);
+        let changed =
+            refresh || !self.delta.added(p).is_empty() || !self.delta.removed(p).is_empty();
+        let broken = match self.set.refresh_trigger() {
+            RefreshTrigger::AnyMove => None,
+            RefreshTrigger::Never => refresh.then_some("asked for a refresh but promises never to"),
+            RefreshTrigger::OwnKingMove => (refresh && !king_moved)
+                .then_some("asked for a refresh without an own king move but promises OwnKingMove"),
+            RefreshTrigger::OwnKingSquare => (changed && !king_moved)
+                .then_some("changed without an own king move but promises OwnKingSquare"),
+        };
+        match broken {
+            Some(what) => Err(format!("{p:?}: {what}")),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The piecewise promise on `board` for `p`, whose sorted indices are `expected`: the own king
+/// alone, plus for each other piece what it adds to the king alone, gives the same multiset.
+fn check_piecewise(
+    set: &FeatureSet,
     board: &Board,
     p: Color,
-    scratch: &mut Vec<u32>,
-) -> Result<Vec<u32>, String> {
-    scratch.clear();
-    scratch.resize(desc.max_active as usize, 0);
-    let mut list = IndexList::new(scratch);
-    if let RResult::RErr(e) = (desc.active)(board, p, &mut list) {
-        return Err(format!("active() failed: {}", e.message));
-    }
-    let mut counts = vec![0u32; desc.size as usize];
-    for &ix in list.as_slice() {
-        if ix >= desc.size {
-            return Err(format!("active() emitted index {ix} >= size {}", desc.size));
+    expected: &[u32],
+) -> Result<(), String> {
+    let Some(king) = board.king(p) else {
+        return Ok(());
+    };
+    let mut alone = Board::empty(p);
+    alone.put(king, p, Role::King);
+    let mut base = Vec::new();
+    sorted_active(set, &alone, p, &mut base)?;
+    let mut sum = base.clone();
+    let mut with = Vec::new();
+    let mut failure = None;
+    board.for_each_piece(|square, color, role| {
+        if square == king || failure.is_some() {
+            return;
         }
+        let mut pair = alone;
+        pair.put(square, color, role);
+        if let Err(e) = sorted_active(set, &pair, p, &mut with) {
+            failure = Some(e);
+            return;
+        }
+        // `with` minus `base`, as multisets.
+        let mut rest = base.clone();
+        for &ix in &with {
+            match rest.iter().position(|&r| r == ix) {
+                Some(k) => {
+                    rest.swap_remove(k);
+                }
+                None => sum.push(ix),
+            }
+        }
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    sum.sort_unstable();
+    if sum != expected {
+        return Err(format!(
+            "{p:?}: piecewise promise broken: the pieces one by one give {sum:?}, the board {expected:?}"
+        ));
+    }
+    Ok(())
+}
+
+/// For every block term that declares a factor map: the factors of the board's active indices
+/// are below the factor size and distinct (what a factorized training relies on).
+fn check_factor_map(set: &FeatureSet, active: &[u32]) -> Result<(), String> {
+    for term in set.terms() {
+        let [block] = term.factors.as_slice() else {
+            continue;
+        };
+        let d = &block.descriptor;
+        if d.factor_size == 0 {
+            continue;
+        }
+        let mut images: Vec<u32> = active
+            .iter()
+            .filter(|&&ix| ix >= term.offset && ix < term.offset + term.size)
+            .map(|&ix| (d.factor)(ix - term.offset))
+            .collect();
+        if let Some(v) = images.iter().find(|&&v| v >= d.factor_size) {
+            return Err(format!("factor {v} >= factor size {}", d.factor_size));
+        }
+        images.sort_unstable();
+        if let Some(w) = images.windows(2).find(|w| w[0] == w[1]) {
+            return Err(format!(
+                "two active indices share the factor {}: a factorized training would count it once",
+                w[0]
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The sorted active indices (with repeats) of `board` from `p`, range-checked.
+fn sorted_active(
+    set: &FeatureSet,
+    board: &Board,
+    p: Color,
+    out: &mut Vec<u32>,
+) -> Result<(), String> {
+    out.clear();
+    set.active(board, p, out)
+        .map_err(|e| format!("active() failed: {}", e.message))?;
+    if let Some(ix) = out.iter().find(|&&ix| ix >= set.size()) {
+        return Err(format!(
+            "active() emitted index {ix} >= size {}",
+            set.size()
+        ));
+    }
+    out.sort_unstable();
+    Ok(())
+}
+
+fn dense(size: u32, sorted: &[u32]) -> Vec<u32> {
+    let mut counts = vec![0u32; size as usize];
+    for &ix in sorted {
         counts[ix as usize] += 1;
     }
-    Ok(counts)
+    counts
 }
 
 fn diff_counts(expected: &[u32], got: &[u32]) -> String {
@@ -146,60 +297,64 @@ fn diff_counts(expected: &[u32], got: &[u32]) -> String {
     )
 }
 
-impl<'d> Tracker<'d> {
-    fn new(desc: &'d BlockDescriptor, board: &Board) -> Result<Self, String> {
+impl<'s> Tracker<'s> {
+    fn new(set: &'s FeatureSet, board: &Board) -> Result<Self, String> {
         let mut scratch = Vec::new();
-        let counts = [
-            active_counts(desc, board, Color::White, &mut scratch)?,
-            active_counts(desc, board, Color::Black, &mut scratch)?,
-        ];
-        let cap = desc.max_delta as usize;
+        let mut counts: [Vec<u32>; 2] = Default::default();
+        let mut totals = [0; 2];
+        for p in Color::ALL {
+            sorted_active(set, board, p, &mut scratch)?;
+            counts[p.index()] = dense(set.size(), &scratch);
+            totals[p.index()] = scratch.len();
+        }
         Ok(Tracker {
-            desc,
+            set,
             counts,
+            totals,
+            delta: set.delta_buffer(),
             scratch,
-            added: [vec![0; cap], vec![0; cap]],
-            removed: [vec![0; cap], vec![0; cap]],
-            refreshes: 0,
+            refreshes: [0; 2],
         })
     }
 
-    fn step(&mut self, before: &Board, mv: &crate::Move, after: &Board) -> Result<(), String> {
-        let desc = self.desc;
-        let [a0, a1] = &mut self.added;
-        let [r0, r1] = &mut self.removed;
-        let mut md = MoveDelta {
-            added: [IndexList::new(a0), IndexList::new(a1)],
-            removed: [IndexList::new(r0), IndexList::new(r1)],
-            refresh: [false; 2],
-        };
-        if let RResult::RErr(e) = (desc.delta)(before, mv, &mut md) {
-            return Err(format!("delta() failed: {}", e.message));
-        }
+    fn step(&mut self, before: &Board, mv: &Move, after: &Board) -> Result<(), String> {
+        let size = self.set.size();
+        self.set
+            .delta(before, mv, &mut self.delta)
+            .map_err(|e| format!("delta() failed: {}", e.message))?;
         for p in Color::ALL {
             let pi = p.index();
-            let expected = active_counts(desc, after, p, &mut self.scratch)?;
-            if md.refresh[pi] {
-                self.refreshes += 1;
-                self.counts[pi] = expected;
+            self.check_promises(p, before, after)?;
+            sorted_active(self.set, after, p, &mut self.scratch)?;
+            check_factor_map(self.set, &self.scratch)?;
+            if self.set.piecewise() {
+                check_piecewise(self.set, after, p, &self.scratch)?;
+            }
+            if self.set.binary() {
+                if let Some(w) = self.scratch.windows(2).find(|w| w[0] == w[1]) {
+                    return Err(format!(
+                        "{p:?}: index {} emitted twice by a block that promises binary counts",
+                        w[0]
+                    ));
+                }
+            }
+            if self.delta.needs_refresh(p) {
+                self.refreshes[pi] += 1;
+                self.counts[pi] = dense(size, &self.scratch);
+                self.totals[pi] = self.scratch.len();
                 continue;
             }
             let counts = &mut self.counts[pi];
-            for &ix in md.added[pi].as_slice() {
-                if ix >= desc.size {
-                    return Err(format!(
-                        "{p:?}: delta() added index {ix} >= size {}",
-                        desc.size
-                    ));
+            for &ix in self.delta.added(p) {
+                if ix >= size {
+                    return Err(format!("{p:?}: delta() added index {ix} >= size {size}"));
                 }
                 counts[ix as usize] += 1;
+                self.totals[pi] += 1;
             }
-            for &ix in md.removed[pi].as_slice() {
-                if ix >= desc.size {
-                    return Err(format!(
-                        "{p:?}: delta() removed index {ix} >= size {}",
-                        desc.size
-                    ));
+            for &ix in self.delta.removed(p) {
+                if ix >= size {
+                    return Err(format!("{p:?}: delta() removed index {ix} >= size {size}"));
                 }
                 if counts[ix as usize] == 0 {
                     return Err(format!(
@@ -207,8 +362,16 @@ impl<'d> Tracker<'d> {
                     ));
                 }
                 counts[ix as usize] -= 1;
+                self.totals[pi] -= 1;
             }
-            if *counts != expected {
+            // Equal multisets: every expected index has its count, and nothing else is counted.
+            let agrees = self.totals[pi] == self.scratch.len()
+                && self
+                    .scratch
+                    .chunk_by(|a, b| a == b)
+                    .all(|run| counts[run[0] as usize] as usize == run.len());
+            if !agrees {
+                let expected = dense(size, &self.scratch);
                 return Err(format!("{p:?}: {}", diff_counts(&expected, counts)));
             }
         }
@@ -238,33 +401,55 @@ fn pick_move(pos: &Chess, rng: &mut ChaCha8Rng) -> Option<shakmaty::Move> {
     }
 }
 
-fn check_mirror(
-    desc: &BlockDescriptor,
-    board: &Board,
-    scratch: &mut Vec<u32>,
-) -> Result<(), String> {
-    let black = active_counts(desc, board, Color::Black, scratch)?;
-    let mirrored = active_counts(desc, &board.mirrored(), Color::White, scratch)?;
-    if black != mirrored {
+fn check_mirror(set: &FeatureSet, board: &Board, scratch: &mut Vec<u32>) -> Result<(), String> {
+    sorted_active(set, board, Color::Black, scratch)?;
+    let black = scratch.clone();
+    sorted_active(set, &board.mirrored(), Color::White, scratch)?;
+    if black != *scratch {
         return Err(format!(
             "mirror symmetry: Black's indices differ from White's of the mirrored board ({})",
-            diff_counts(&mirrored, &black)
+            diff_counts(&dense(set.size(), scratch), &dense(set.size(), &black))
         ));
     }
     Ok(())
 }
 
-/// Plays the random games and checks every block; on failure returns one paragraph naming the
-/// block, the position (FEN), the move (UCI) and what differs.
+/// Whether every block of `set` promises mirror symmetry (then the set keeps it too).
+fn mirror_symmetric(set: &FeatureSet) -> bool {
+    set.operands().all(|b| b.descriptor.mirror_symmetric)
+}
+
+/// Plays the random games and checks every block, each as a feature set of its own; on failure
+/// returns one paragraph naming the block, the position (FEN), the move (UCI) and what differs.
 pub fn check_blocks(blocks: &[BlockDescriptor], settings: Settings) -> Result<Report, String> {
+    let mut registry = PluginRegistry::new();
+    registry
+        .register(blocks, "the conformance kit", "linked")
+        .map_err(|e| e.to_string())?;
+    let sets = blocks
+        .iter()
+        .map(|b| registry.feature_set(b.name.as_str()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    check_feature_sets(&sets, settings)
+}
+
+/// Plays the random games and checks every feature set (products included); on failure returns
+/// one paragraph naming the set, the position (FEN), the move (UCI) and what differs.
+pub fn check_feature_sets(sets: &[FeatureSet], settings: Settings) -> Result<Report, String> {
     let mut rng = ChaCha8Rng::seed_from_u64(settings.seed);
     let mut report = Report::default();
     let mut scratch = Vec::new();
     let mut start = 0usize;
-    let fail = |desc: &BlockDescriptor, pos: &Chess, what: String| {
+    let fail = |set: &FeatureSet, pos: &Chess, what: String| {
+        let kind = if set.terms().len() == 1 && !set.terms()[0].is_product() {
+            "block"
+        } else {
+            "feature set"
+        };
         format!(
-            "block '{}' at {}: {what}",
-            desc.name,
+            "{kind} '{}' at {}: {what}",
+            set.name(),
             Fen::from_position(pos, EnPassantMode::Legal)
         )
     };
@@ -278,16 +463,16 @@ pub fn check_blocks(blocks: &[BlockDescriptor], settings: Settings) -> Result<Re
             .map_err(|e| format!("bad start position: {e}"))?;
         report.games += 1;
         let mut board = board_from_position(&pos);
-        let mut trackers = Vec::with_capacity(blocks.len());
-        for desc in blocks {
-            trackers.push(Tracker::new(desc, &board).map_err(|e| fail(desc, &pos, e))?);
+        let mut trackers = Vec::with_capacity(sets.len());
+        for set in sets {
+            trackers.push(Tracker::new(set, &board).map_err(|e| fail(set, &pos, e))?);
         }
         for _ in 0..settings.max_game_plies {
             if report.plies >= settings.plies {
                 break;
             }
-            for desc in blocks.iter().filter(|d| d.mirror_symmetric) {
-                check_mirror(desc, &board, &mut scratch).map_err(|e| fail(desc, &pos, e))?;
+            for set in sets.iter().filter(|s| mirror_symmetric(s)) {
+                check_mirror(set, &board, &mut scratch).map_err(|e| fail(set, &pos, e))?;
                 report.mirror_checks += 1;
             }
             let Some(m) = pick_move(&pos, &mut rng) else {
@@ -314,10 +499,11 @@ pub fn check_blocks(blocks: &[BlockDescriptor], settings: Settings) -> Result<Re
                     Fen::from_position(&pos, EnPassantMode::Legal)
                 ));
             }
+            count_king_event(&mut report, &board, &next_board, &mv);
             for t in &mut trackers {
                 t.step(&board, &mv, &next_board).map_err(|e| {
                     fail(
-                        t.desc,
+                        t.set,
                         &pos,
                         format!(
                             "after {}: {e}",
@@ -330,7 +516,31 @@ pub fn check_blocks(blocks: &[BlockDescriptor], settings: Settings) -> Result<Re
             board = next_board;
             report.plies += 1;
         }
-        report.refreshes += trackers.iter().map(|t| t.refreshes).sum::<usize>();
+        for t in &trackers {
+            for p in 0..2 {
+                report.refreshes += t.refreshes[p];
+                report.refreshes_by_perspective[p] += t.refreshes[p];
+            }
+        }
     }
     Ok(report)
+}
+
+/// Counts a king move, castling or d/e-file crossing of the side that played `mv`.
+fn count_king_event(report: &mut Report, before: &Board, after: &Board, mv: &Move) {
+    let side = before.turn;
+    let (Some(from), Some(to)) = (before.king(side), after.king(side)) else {
+        return;
+    };
+    if from == to {
+        return;
+    }
+    let c = side.index();
+    report.king_moves[c] += 1;
+    if mv.kind == MoveKind::Castle {
+        report.castles[c] += 1;
+    }
+    if (file_of(from) < 4) != (file_of(to) < 4) {
+        report.mirror_crossings[c] += 1;
+    }
 }

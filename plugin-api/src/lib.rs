@@ -9,7 +9,9 @@
 //! - [`block`]: the block interface ([`BlockDescriptor`], [`FeatureBlock`]) with caller-owned
 //!   buffers and errors as values.
 //! - [`module`]: the root module a plugin exports ([`export_plugin!`]).
-//! - [`loader`]: finding plugin files, loading them, composing feature sets (`all+ph+pv`).
+//! - [`loader`]: finding plugin files and loading them.
+//! - [`spec`]: the spec language, `+` for the thesis's ⊕ and `*` for its × (`k*all+h`).
+//! - [`feature_set`]: blocks composed into the input of a network, products included.
 //! - [`conformance`]: the kit every plugin runs in its tests ([`conformance_test!`]).
 //! - [`convert`]: shakmaty positions and moves to ABI types.
 //! - [`testing`]: helpers for plugin unit tests (the start board, sorted active indices).
@@ -20,9 +22,11 @@ pub mod block;
 pub mod conformance;
 pub mod convert;
 pub mod decompose;
+pub mod feature_set;
 pub mod loader;
 #[allow(non_camel_case_types)]
 pub mod module;
+pub mod spec;
 pub mod testing;
 pub mod types;
 
@@ -31,15 +35,15 @@ pub use abi_stable;
 
 pub use block::{
     full_diff_delta, install_plugin_panic_hook, layout_id, piece_block_active, piece_block_delta,
-    BlockDescriptor, ErrorKind, FeatureBlock, IndexList, MoveDelta, PluginError, RelativePiece,
+    BlockDescriptor, ErrorKind, FeatureBlock, IndexList, MoveDelta, PluginError, RefreshTrigger,
+    RelativePiece,
 };
 pub use convert::{board_from_position, move_from_shakmaty};
 pub use decompose::{decompose, PieceChanges, PieceOnSquare};
-pub use loader::{
-    BlockError, FeatureDelta, FeatureSet, LoadError, PluginRegistry, RegisteredBlock,
-    PLUGIN_DIR_ENV,
-};
+pub use feature_set::{FeatureDelta, FeatureSet, Term};
+pub use loader::{BlockError, LoadError, PluginRegistry, RegisteredBlock, PLUGIN_DIR_ENV};
 pub use module::{PluginModule, PluginModule_Ref, API_VERSION};
+pub use spec::Spec;
 pub use types::{
     file_of, flip_rank, rank_of, square, Board, Color, Move, MoveKind, Role, Square, NO_ROLE,
     NO_SQUARE,

@@ -1,22 +1,20 @@
 //! Finding, loading and composing feature blocks.
 //!
 //! [`PluginRegistry`] loads plugin libraries (files named `*nnue_plugin_*.so`, `.dylib` or
-//! `.dll`) from a directory and indexes their blocks by name; [`FeatureSet`] concatenates blocks
-//! named in a spec like `all+ph+pv` (the thesis's ⊕), each block's indices offset by the sizes of
-//! the blocks before it. Every failure is a [`LoadError`] whose `Display` is one sentence naming
-//! the file or the block.
+//! `.dll`) from a directory and indexes their blocks by name; it composes them into feature sets
+//! ([`crate::feature_set`]). Every failure is a [`LoadError`] whose `Display` is one sentence
+//! naming the file or the block.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use abi_stable::library::{AbiHeaderRef, LibHeader, LibraryError, RawLibrary};
-use abi_stable::std_types::RResult;
 use object::{Object, ObjectSymbol};
 
-use crate::block::{BlockDescriptor, IndexList, MoveDelta, PluginError};
+use crate::block::BlockDescriptor;
 use crate::module::{PluginModule_Ref, API_VERSION, HEADER_SYMBOL_PREFIX};
-use crate::types::{Board, Color, Move};
+use crate::spec::canonical_block_name;
 
 /// Environment variable naming the plugin directory (overridden by an explicit flag).
 pub const PLUGIN_DIR_ENV: &str = "NNUE_PLUGIN_DIR";
@@ -476,275 +474,11 @@ impl PluginRegistry {
                 available: self.names(),
             })
     }
-
-    /// The feature set named by `spec` (`all+ph+pv`).
-    pub fn feature_set(&self, spec: &str) -> Result<FeatureSet, LoadError> {
-        let names = parse_spec(spec)?;
-        let mut slots = Vec::with_capacity(names.len());
-        let mut offset = 0u32;
-        for name in &names {
-            let b = self.block(name)?;
-            slots.push(BlockSlot {
-                block: b.clone(),
-                offset,
-            });
-            offset = offset
-                .checked_add(b.descriptor.size)
-                .ok_or_else(|| LoadError::BadSpec {
-                    spec: spec.to_string(),
-                    reason: "total size overflows u32".into(),
-                })?;
-        }
-        Ok(FeatureSet {
-            name: names.join("+"),
-            slots,
-            size: offset,
-        })
-    }
-}
-
-/// The canonical name of a block: lowercase, with the thesis's alias `hv` mapped to `all`.
-pub fn canonical_block_name(name: &str) -> String {
-    let lower = name.trim().to_ascii_lowercase();
-    if lower == "hv" {
-        "all".to_string()
-    } else {
-        lower
-    }
-}
-
-/// Splits a spec into canonical block names, rejecting empty parts and repeated blocks.
-pub fn parse_spec(spec: &str) -> Result<Vec<String>, LoadError> {
-    let bad = |reason: String| LoadError::BadSpec {
-        spec: spec.to_string(),
-        reason,
-    };
-    if spec.trim().is_empty() {
-        return Err(bad("it names no block".into()));
-    }
-    let mut names: Vec<String> = Vec::new();
-    for part in spec.split('+') {
-        let name = canonical_block_name(part);
-        if name.is_empty() {
-            return Err(bad("empty block name between '+' signs".into()));
-        }
-        if names.contains(&name) {
-            return Err(bad(format!("block '{name}' appears twice")));
-        }
-        names.push(name);
-    }
-    Ok(names)
-}
-
-/// One block of a feature set and the offset of its indices.
-#[derive(Clone, Debug)]
-pub struct BlockSlot {
-    /// The block.
-    pub block: RegisteredBlock,
-    /// Sum of the sizes of the blocks before it.
-    pub offset: u32,
-}
-
-/// Blocks concatenated in order (the thesis's ⊕): the sparse input of one network.
-#[derive(Clone, Debug)]
-pub struct FeatureSet {
-    name: String,
-    slots: Vec<BlockSlot>,
-    size: u32,
-}
-
-fn block_error(slot: &BlockSlot, e: PluginError) -> BlockError {
-    BlockError {
-        block: slot.block.descriptor.name.to_string(),
-        origin: slot.block.origin.clone(),
-        message: e.message.to_string(),
-    }
-}
-
-impl FeatureSet {
-    /// Canonical name (`all+ph+pv`; `hv` written as `all`).
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// Total number of indices N.
-    pub fn size(&self) -> u32 {
-        self.size
-    }
-
-    /// The blocks with their offsets.
-    pub fn slots(&self) -> &[BlockSlot] {
-        &self.slots
-    }
-
-    /// Bound on the indices [`active`](Self::active) returns for one perspective.
-    pub fn max_active(&self) -> usize {
-        self.slots
-            .iter()
-            .map(|s| s.block.descriptor.max_active as usize)
-            .sum()
-    }
-
-    /// Appends all active indices (with duplicates, offset) of `board` from `perspective`.
-    pub fn active(
-        &self,
-        board: &Board,
-        perspective: Color,
-        out: &mut Vec<u32>,
-    ) -> Result<(), BlockError> {
-        for slot in &self.slots {
-            let d = &slot.block.descriptor;
-            let start = out.len();
-            out.resize(start + d.max_active as usize, 0);
-            let mut list = IndexList::new(&mut out[start..]);
-            let r = (d.active)(board, perspective, &mut list);
-            let n = list.len();
-            out.truncate(start + n);
-            if let RResult::RErr(e) = r {
-                return Err(block_error(slot, e));
-            }
-            for ix in &mut out[start..] {
-                if *ix >= d.size {
-                    return Err(BlockError {
-                        block: d.name.to_string(),
-                        origin: slot.block.origin.clone(),
-                        message: format!("emitted index {ix} >= its size {}", d.size),
-                    });
-                }
-                *ix += slot.offset;
-            }
-        }
-        Ok(())
-    }
-
-    /// Sorted unique active indices: the binary network input.
-    pub fn active_set(&self, board: &Board, perspective: Color) -> Result<Vec<u32>, BlockError> {
-        let mut v = Vec::with_capacity(self.max_active());
-        self.active(board, perspective, &mut v)?;
-        v.sort_unstable();
-        v.dedup();
-        Ok(v)
-    }
-
-    /// A delta buffer sized for this feature set (allocate once, reuse for every move).
-    pub fn delta_buffer(&self) -> FeatureDelta {
-        let cap: usize = self
-            .slots
-            .iter()
-            .map(|s| s.block.descriptor.max_delta as usize)
-            .sum();
-        FeatureDelta {
-            added: [vec![0; cap], vec![0; cap]],
-            removed: [vec![0; cap], vec![0; cap]],
-            n_added: [0; 2],
-            n_removed: [0; 2],
-            refresh: [false; 2],
-        }
-    }
-
-    /// Fills `buf` with what `mv` (legal on `board`) adds and removes, both perspectives, every
-    /// block offset. One call per block; no allocation.
-    pub fn delta(
-        &self,
-        board: &Board,
-        mv: &Move,
-        buf: &mut FeatureDelta,
-    ) -> Result<(), BlockError> {
-        buf.n_added = [0; 2];
-        buf.n_removed = [0; 2];
-        buf.refresh = [false; 2];
-        for slot in &self.slots {
-            let d = &slot.block.descriptor;
-            let cap = d.max_delta as usize;
-            let starts_a = buf.n_added;
-            let starts_r = buf.n_removed;
-            let (a0, a1) = split_pair(&mut buf.added, starts_a, cap);
-            let (r0, r1) = split_pair(&mut buf.removed, starts_r, cap);
-            let mut md = MoveDelta {
-                added: [IndexList::new(a0), IndexList::new(a1)],
-                removed: [IndexList::new(r0), IndexList::new(r1)],
-                refresh: [false; 2],
-            };
-            let r = (d.delta)(board, mv, &mut md);
-            if let RResult::RErr(e) = r {
-                return Err(block_error(slot, e));
-            }
-            let counts_a = [md.added[0].len(), md.added[1].len()];
-            let counts_r = [md.removed[0].len(), md.removed[1].len()];
-            let refresh = md.refresh;
-            for p in 0..2 {
-                buf.refresh[p] |= refresh[p];
-                for ix in &mut buf.added[p][starts_a[p]..starts_a[p] + counts_a[p]] {
-                    *ix += slot.offset;
-                }
-                for ix in &mut buf.removed[p][starts_r[p]..starts_r[p] + counts_r[p]] {
-                    *ix += slot.offset;
-                }
-                buf.n_added[p] += counts_a[p];
-                buf.n_removed[p] += counts_r[p];
-            }
-        }
-        Ok(())
-    }
-}
-
-fn split_pair(
-    lists: &mut [Vec<u32>; 2],
-    starts: [usize; 2],
-    cap: usize,
-) -> (&mut [u32], &mut [u32]) {
-    let [l0, l1] = lists;
-    (
-        &mut l0[starts[0]..starts[0] + cap],
-        &mut l1[starts[1]..starts[1] + cap],
-    )
-}
-
-/// Host-owned result of [`FeatureSet::delta`]: per perspective, added and removed indices
-/// (offset into the whole feature set) and whether a refresh is needed.
-#[derive(Clone, Debug)]
-pub struct FeatureDelta {
-    added: [Vec<u32>; 2],
-    removed: [Vec<u32>; 2],
-    n_added: [usize; 2],
-    n_removed: [usize; 2],
-    refresh: [bool; 2],
-}
-
-impl FeatureDelta {
-    /// Indices whose count rises by one for `perspective`.
-    #[inline(always)]
-    pub fn added(&self, perspective: Color) -> &[u32] {
-        let p = perspective.index();
-        &self.added[p][..self.n_added[p]]
-    }
-
-    /// Indices whose count falls by one for `perspective`.
-    #[inline(always)]
-    pub fn removed(&self, perspective: Color) -> &[u32] {
-        let p = perspective.index();
-        &self.removed[p][..self.n_removed[p]]
-    }
-
-    /// Whether `perspective` must be recomputed from scratch (its lists are then meaningless).
-    #[inline(always)]
-    pub fn needs_refresh(&self, perspective: Color) -> bool {
-        self.refresh[perspective.index()]
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn specs_are_canonicalised_and_checked() {
-        assert_eq!(parse_spec("hv+H+v").unwrap(), vec!["all", "h", "v"]);
-        assert_eq!(parse_spec(" all ").unwrap(), vec!["all"]);
-        for bad in ["", "all+", "+all", "all++h", "all+hv", "h+h"] {
-            assert!(parse_spec(bad).is_err(), "{bad:?} accepted");
-        }
-    }
 
     #[test]
     fn plugin_file_names() {

@@ -156,6 +156,32 @@ pub struct Board {
 }
 
 impl Board {
+    /// A board without pieces, castling rights or en-passant square, `turn` to move.
+    pub const fn empty(turn: Color) -> Board {
+        Board {
+            by_color: [0; 2],
+            by_role: [0; 6],
+            castling: 0,
+            turn,
+            ep_square: NO_SQUARE,
+        }
+    }
+
+    /// Calls `f` with every piece's square, colour and role, by colour, then role, then square.
+    #[inline(always)]
+    pub fn for_each_piece(&self, mut f: impl FnMut(Square, Color, Role)) {
+        for color in Color::ALL {
+            for role in Role::ALL {
+                let mut bb = self.pieces(color, role);
+                while bb != 0 {
+                    let square = bb.trailing_zeros() as Square;
+                    bb &= bb - 1;
+                    f(square, color, role);
+                }
+            }
+        }
+    }
+
     /// All occupied squares.
     #[inline(always)]
     pub const fn occupied(&self) -> u64 {

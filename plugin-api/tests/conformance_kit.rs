@@ -3,7 +3,7 @@
 use plugin_api::conformance::{check_blocks, Settings};
 use plugin_api::{
     decompose, piece_block_active, piece_block_delta, BlockDescriptor, Board, Color, FeatureBlock,
-    IndexList, Move, MoveDelta, RelativePiece,
+    IndexList, Move, MoveDelta, RefreshTrigger, RelativePiece,
 };
 
 fn square_index(p: RelativePiece) -> u32 {
@@ -82,6 +82,57 @@ impl FeatureBlock for NotSymmetric {
     }
 }
 
+/// Promises never to refresh, but refreshes the mover's perspective after every capture.
+struct RefreshesDespitePromise;
+impl FeatureBlock for RefreshesDespitePromise {
+    const NAME: &'static str = "refreshes_despite_promise";
+    const DESCRIPTION: &'static str = "broken: refreshes although it promises Never";
+    const SIZE: u32 = 768;
+    const MAX_ACTIVE: u32 = 32;
+    const MAX_DELTA: u32 = 4;
+    const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::Never;
+    fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
+        piece_block_active(board, perspective, out, square_index);
+    }
+    fn delta(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
+        if mv.captured().is_some() {
+            out.refresh = [true; 2];
+        } else {
+            piece_block_delta(board, mv, out, square_index);
+        }
+    }
+}
+
+/// Promises binary counts, but emits one index per piece role and colour (repeats for pawns).
+struct NotBinary;
+impl FeatureBlock for NotBinary {
+    const NAME: &'static str = "not_binary";
+    const DESCRIPTION: &'static str = "broken: repeats indices although it promises binary";
+    const SIZE: u32 = 12;
+    const MAX_ACTIVE: u32 = 32;
+    const MAX_DELTA: u32 = 4;
+    const BINARY: bool = true;
+    fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
+        piece_block_active(board, perspective, out, |p| {
+            p.role as u32 * 2 + u32::from(!p.own)
+        });
+    }
+}
+
+/// Promises to be a sum over pieces, but emits one index for the number of pieces on the board.
+struct NotPiecewise;
+impl FeatureBlock for NotPiecewise {
+    const NAME: &'static str = "not_piecewise";
+    const DESCRIPTION: &'static str = "broken: a piece count is not a sum over pieces";
+    const SIZE: u32 = 33;
+    const MAX_ACTIVE: u32 = 1;
+    const MAX_DELTA: u32 = 1;
+    const PIECEWISE: bool = true;
+    fn active(board: &Board, _perspective: Color, out: &mut IndexList<'_>) {
+        out.push(board.occupied().count_ones());
+    }
+}
+
 fn quick() -> Settings {
     Settings {
         plies: 1500,
@@ -106,11 +157,28 @@ fn a_delta_that_forgets_captures_fails_and_names_block_and_move() {
 #[test]
 fn an_index_beyond_the_size_fails() {
     let err = check_blocks(&[BlockDescriptor::of::<OutOfRange>()], quick()).unwrap_err();
-    assert!(err.contains(">= size 700"), "{err}");
+    assert!(err.contains("index 7") && err.contains("size 700"), "{err}");
 }
 
 #[test]
 fn a_broken_symmetry_promise_fails() {
     let err = check_blocks(&[BlockDescriptor::of::<NotSymmetric>()], quick()).unwrap_err();
     assert!(err.contains("mirror symmetry"), "{err}");
+}
+
+#[test]
+fn broken_refresh_binary_and_piecewise_promises_fail() {
+    let err =
+        check_blocks(&[BlockDescriptor::of::<RefreshesDespitePromise>()], quick()).unwrap_err();
+    assert!(
+        err.contains("asked for a refresh but promises never to"),
+        "{err}"
+    );
+    let err = check_blocks(&[BlockDescriptor::of::<NotBinary>()], quick()).unwrap_err();
+    assert!(
+        err.contains("emitted twice by a block that promises binary"),
+        "{err}"
+    );
+    let err = check_blocks(&[BlockDescriptor::of::<NotPiecewise>()], quick()).unwrap_err();
+    assert!(err.contains("piecewise promise broken"), "{err}");
 }

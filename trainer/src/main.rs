@@ -29,7 +29,7 @@ enum Command {
     /// Encode positions into a sparse batch and print its size: positions, active indices per
     /// position (side to move / other side), and the feature set's N.
     Encode {
-        /// Feature set, blocks joined by '+'.
+        /// Feature set: blocks joined by '+' (sum) and '*' (product), e.g. all+ph, k*all.
         #[arg(long)]
         spec: String,
         /// File with one FEN per line.

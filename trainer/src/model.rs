@@ -340,6 +340,17 @@ impl Model {
         });
     }
 
+    /// Sets the first-layer rows from `from` on to zero (the virtual features of a factorized
+    /// training start at zero, so the model starts as the plain one).
+    pub fn zero_first_layer_rows(&mut self, from: usize) {
+        let rows = self.shape.n.saturating_sub(from) as i64;
+        if rows > 0 {
+            tch::no_grad(|| {
+                let _ = self.w1.narrow(0, from as i64, rows).zero_();
+            });
+        }
+    }
+
     /// The parameters as CPU `f32` vectors, in the order of [`PARAM_NAMES`].
     pub fn to_vecs(&self) -> [Vec<f32>; 6] {
         self.params().map(tensor_to_vec)

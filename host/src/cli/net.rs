@@ -21,7 +21,8 @@ pub fn convert(
     nnue.write(output, format).map_err(|e| e.to_string())
 }
 
-/// `host net info --net FILE`: format, feature set, blocks, N, L1, L2, quantization.
+/// `host net info --net FILE`: format, feature set, its terms and blocks, N, L1, L2,
+/// quantization.
 pub fn info(plugin_dir: Option<&Path>, net: &Path, out: &mut impl Write) -> Result<(), String> {
     let registry = PluginRegistry::discover(plugin_dir).map_err(|e| e.to_string())?;
     let nnue = Nnue::load(net, &registry).map_err(|e| e.to_string())?;
@@ -40,13 +41,30 @@ pub fn info(plugin_dir: Option<&Path>, net: &Path, out: &mut impl Write) -> Resu
         nnue.features().name()
     )
     .map_err(io)?;
-    for (b, slot) in n.blocks().iter().zip(nnue.features().slots()) {
-        writeln!(
-            out,
-            "block\t{}\tsize {}\toffset {}\tlayout version {}\tlayout id {:016x}\t{}",
-            b.name, b.size, slot.offset, b.layout_version, b.layout_id, slot.block.origin
-        )
-        .map_err(io)?;
+    // One line per term; a product's factors follow it, indented.
+    let mut infos = n.blocks().iter().zip(nnue.features().operands());
+    for term in nnue.features().terms() {
+        if term.is_product() {
+            writeln!(
+                out,
+                "term\t{}\tsize {}\toffset {}\tlayout id {:016x}",
+                term.name, term.size, term.offset, term.layout_id
+            )
+            .map_err(io)?;
+        }
+        for (b, block) in infos.by_ref().take(term.factors.len()) {
+            let (label, offset) = if term.is_product() {
+                ("  factor", String::new())
+            } else {
+                ("block", format!("\toffset {}", term.offset))
+            };
+            writeln!(
+                out,
+                "{label}\t{}\tsize {}{offset}\tlayout version {}\tlayout id {:016x}\t{}",
+                b.name, b.size, b.layout_version, b.layout_id, block.origin
+            )
+            .map_err(io)?;
+        }
     }
     writeln!(out, "N\t{}", n.n()).map_err(io)?;
     writeln!(out, "L1\t{}", n.l1()).map_err(io)?;

@@ -9,18 +9,23 @@
 //!   input is binary: a row is added when a count goes 0 → 1 and subtracted when it goes 1 → 0.
 //!   The counts are updated in place and undone from an undo log of the count changes (a few
 //!   entries per move; copying 2·N counts per ply would cost far more, see the benchmarks).
+//!   A set whose blocks all promise binary counts ([`FeatureSet::binary`], checked by the
+//!   conformance kit) keeps none: its deltas are the rows themselves.
 //!
 //! A move's delta comes from [`FeatureSet::delta`] (one call per block, both perspectives). Its
 //! additions are counted before its removals, so an index that is removed and added again by the
 //! same move costs nothing. A perspective whose delta asks for a refresh is recomputed from the
-//! new board with [`FeatureSet::active`].
+//! new board with [`FeatureSet::active`]; for a set that refreshes only when a perspective's own
+//! king moves, through a [`RefreshCache`] that applies only the difference to the accumulator
+//! last seen with the king on that square.
 
 use std::fmt;
 
-use plugin_api::{BlockError, Board, Color, FeatureDelta, FeatureSet, Move};
+use plugin_api::{BlockError, Board, Color, FeatureDelta, FeatureSet, Move, RefreshTrigger};
 
 use super::aligned::AlignedVec;
 use super::load::Nnue;
+use super::refresh_cache::{CacheStats, RefreshCache};
 use super::simd::{ForwardScratch, Kernels};
 
 /// Default number of plies a stack holds beyond its root.
@@ -104,6 +109,8 @@ pub struct StackStats {
     pub updates: u64,
     /// Rows added or subtracted by incremental updates.
     pub rows: u64,
+    /// Rows summed or applied by refreshes after a move (through the cache where it is on).
+    pub refresh_rows: u64,
 }
 
 /// The evaluator of one search thread: accumulators and counts for a root position and up to
@@ -129,6 +136,10 @@ pub struct AccumulatorStack<'a> {
     active: Vec<u32>,
     scratch: ForwardScratch,
     stats: StackStats,
+    /// Accumulators per perspective and king square, for sets that refresh on king moves.
+    cache: Option<RefreshCache>,
+    /// Whether counts are kept (the set is not binary).
+    counted: bool,
 }
 
 impl<'a> AccumulatorStack<'a> {
@@ -144,11 +155,7 @@ impl<'a> AccumulatorStack<'a> {
         let net = nnue.arranged().network();
         let set = nnue.features();
         let (l1, n) = (net.l1(), net.n());
-        let max_delta: usize = set
-            .slots()
-            .iter()
-            .map(|s| s.block.descriptor.max_delta as usize)
-            .sum();
+        let max_delta = set.max_delta();
         let max_active = set.max_active();
         // Per ply and perspective: added + removed of a delta, or old + new indices of a refresh.
         let per_ply = 2 * 2 * max_delta.max(max_active);
@@ -161,7 +168,11 @@ impl<'a> AccumulatorStack<'a> {
             ply: 0,
             boards: vec![Board::default_empty(); max_ply + 1],
             acc: AlignedVec::zeroed((max_ply + 1) * 2 * l1),
-            counts: vec![0; 2 * n],
+            counts: if set.binary() {
+                Vec::new()
+            } else {
+                vec![0; 2 * n]
+            },
             log: Vec::with_capacity(per_ply * max_ply),
             log_marks: vec![0; max_ply + 1],
             delta: set.delta_buffer(),
@@ -170,7 +181,10 @@ impl<'a> AccumulatorStack<'a> {
             active: Vec::with_capacity(max_active),
             scratch: ForwardScratch::new(l1, net.l2()),
             stats: StackStats::default(),
+            cache: None,
+            counted: !set.binary(),
         };
+        stack.set_refresh_cache(set.refresh_trigger() == RefreshTrigger::OwnKingMove);
         // The empty board has no active index: accumulators are the bias.
         for p in 0..2 {
             let b1 = net.b1();
@@ -209,15 +223,47 @@ impl<'a> AccumulatorStack<'a> {
         self.stats
     }
 
+    /// Turns the [`RefreshCache`] on or off (on by default for sets that refresh only on own king
+    /// moves; off, every refresh sums all rows). Only sets
+    /// that are binary and piecewise can use it; for others it stays off. The results are the
+    /// same either way.
+    pub fn set_refresh_cache(&mut self, on: bool) {
+        let set = self.nnue.features();
+        let usable = set.binary() && set.piecewise();
+        self.cache = (on && usable).then(|| RefreshCache::new(self.l1, set.max_active()));
+    }
+
+    /// What the refresh cache did, if it is on.
+    pub fn cache_stats(&self) -> Option<CacheStats> {
+        self.cache.as_ref().map(RefreshCache::stats)
+    }
+
     /// The current accumulator of `perspective` (L1 values).
     pub fn accumulator(&self, perspective: Color) -> &[i16] {
         let start = (self.ply * 2 + perspective.index()) * self.l1;
         &self.acc[start..start + self.l1]
     }
 
-    /// How many times the current position emits `index` from `perspective`.
-    pub fn count(&self, perspective: Color, index: u32) -> u16 {
-        self.counts[perspective.index() * self.n + index as usize]
+    /// How many times the current position emits `index` from `perspective`; `None` for a
+    /// binary set, which keeps no counts.
+    pub fn count(&self, perspective: Color, index: u32) -> Option<u16> {
+        self.counts
+            .get(perspective.index() * self.n + index as usize)
+            .copied()
+    }
+
+    /// Checks that a binary set's index lies in the feature set (counted sets check it when
+    /// counting).
+    #[inline(always)]
+    fn in_range(&self, index: u32) -> Result<u32, EvalError> {
+        if (index as usize) < self.n {
+            Ok(index)
+        } else {
+            Err(EvalError::IndexOutOfRange {
+                index,
+                size: self.n as u32,
+            })
+        }
     }
 
     fn acc_slot_mut(&mut self, ply: usize, p: usize) -> &mut [i16] {
@@ -244,14 +290,25 @@ impl<'a> AccumulatorStack<'a> {
     /// ply `ply`'s accumulator of `p` as `b1 + Σ` rows of the distinct indices.
     fn refresh(&mut self, p: Color, board: &Board, ply: usize) -> Result<(), EvalError> {
         let set: &FeatureSet = self.nnue.features();
+        if let (Some(cache), Some(king), true) = (&mut self.cache, board.king(p), ply > 0) {
+            // A binary, piecewise set: no counts to keep, and only the changed pieces to ask for.
+            let net = self.nnue.arranged().network();
+            let start = (ply * 2 + p.index()) * self.l1;
+            let dst = &mut self.acc[start..start + self.l1];
+            let rows = cache.refresh(self.kernels, set, net.b1(), net.w1(), p, king, board, dst)?;
+            self.stats.refresh_rows += rows as u64;
+            return Ok(());
+        }
         self.active.clear();
         set.active(board, p, &mut self.active)?;
         let base = p.index() * self.n;
         self.add_rows.clear();
         for k in 0..self.active.len() {
             let index = self.active[k];
-            let c = self.bump(p, base, index, ply > 0)?;
-            if c == 1 {
+            if !self.counted {
+                let index = self.in_range(index)?;
+                self.add_rows.push(index);
+            } else if self.bump(p, base, index, ply > 0)? == 1 {
                 self.add_rows.push(index);
             }
         }
@@ -260,6 +317,9 @@ impl<'a> AccumulatorStack<'a> {
         let dst = &mut self.acc[start..start + self.l1];
         self.kernels
             .update(dst, net.b1(), net.w1(), &self.add_rows, &[]);
+        if ply > 0 {
+            self.stats.refresh_rows += self.add_rows.len() as u64;
+        }
         Ok(())
     }
 
@@ -361,14 +421,20 @@ impl<'a> AccumulatorStack<'a> {
         let added = self.delta.added(p).len();
         for k in 0..added {
             let index = self.delta.added(p)[k];
-            if self.bump(p, base, index, true)? == 1 {
+            if !self.counted {
+                let index = self.in_range(index)?;
+                self.add_rows.push(index);
+            } else if self.bump(p, base, index, true)? == 1 {
                 self.add_rows.push(index);
             }
         }
         let removed = self.delta.removed(p).len();
         for k in 0..removed {
             let index = self.delta.removed(p)[k];
-            if self.drop_count(p, base, index)? == 0 {
+            if !self.counted {
+                let index = self.in_range(index)?;
+                self.sub_rows.push(index);
+            } else if self.drop_count(p, base, index)? == 0 {
                 self.sub_rows.push(index);
             }
         }
@@ -392,13 +458,15 @@ impl<'a> AccumulatorStack<'a> {
     /// Full recomputation of perspective `p` into ply + 1: the counts of `before` are taken out
     /// (logged) and those of `after` put in (logged).
     fn refresh_child(&mut self, p: Color, before: &Board, after: &Board) -> Result<(), EvalError> {
-        let set = self.nnue.features();
-        let base = p.index() * self.n;
-        self.active.clear();
-        set.active(before, p, &mut self.active)?;
-        for k in 0..self.active.len() {
-            let index = self.active[k];
-            self.drop_count(p, base, index)?;
+        if self.counted {
+            let set = self.nnue.features();
+            let base = p.index() * self.n;
+            self.active.clear();
+            set.active(before, p, &mut self.active)?;
+            for k in 0..self.active.len() {
+                let index = self.active[k];
+                self.drop_count(p, base, index)?;
+            }
         }
         self.stats.refreshes += 1;
         self.refresh(p, after, self.ply + 1)

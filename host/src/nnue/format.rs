@@ -4,7 +4,9 @@
 
 use std::fmt;
 
-use super::network::{BlockInfo, Network, NetworkParts, Quantization, ShapeError, check_sizes};
+use super::network::{
+    BlockInfo, Network, NetworkParts, Quantization, ShapeError, check_sizes, feature_count,
+};
 
 /// The first eight bytes of a network file in this project's format.
 pub const MAGIC: [u8; 8] = *b"NNUEFSET";
@@ -386,7 +388,7 @@ pub fn decode_thesis(
     header: &ThesisHeader,
     blocks: Vec<BlockInfo>,
 ) -> Result<Network, DecodeError> {
-    let sum: u64 = blocks.iter().map(|b| u64::from(b.size)).sum();
+    let sum = feature_count(&header.name, &blocks)?;
     if sum != u64::from(header.n) {
         return Err(DecodeError::BlockSum {
             n: u64::from(header.n),
@@ -531,7 +533,7 @@ pub fn decode_own(bytes: &[u8]) -> Result<(Network, OwnHeader), DecodeError> {
     if stored != computed {
         return Err(DecodeError::Checksum { stored, computed });
     }
-    let sum: u64 = blocks.iter().map(|b| u64::from(b.size)).sum();
+    let sum = feature_count(&feature_set, &blocks)?;
     if sum != sizes[0] {
         return Err(DecodeError::BlockSum { n: sizes[0], sum });
     }

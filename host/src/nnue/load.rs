@@ -169,16 +169,7 @@ impl Nnue {
                         size: features.size(),
                     }));
                 }
-                let blocks = features
-                    .slots()
-                    .iter()
-                    .map(|s| BlockInfo {
-                        name: s.block.descriptor.name.to_string(),
-                        size: s.block.descriptor.size,
-                        layout_version: s.block.descriptor.layout_version,
-                        layout_id: s.block.descriptor.layout_id,
-                    })
-                    .collect();
+                let blocks = BlockInfo::of_set(&features);
                 let network = decode_thesis(bytes, &header, blocks)
                     .map_err(|e| err(NetErrorKind::Decode(e)))?;
                 Ok(Self::arranged_for(network, features, NetFormat::Thesis))

@@ -82,6 +82,7 @@ pub mod format;
 mod load;
 mod network;
 pub mod reference;
+mod refresh_cache;
 mod simd;
 
 pub use accumulator::{AccumulatorStack, DEFAULT_MAX_PLY, EvalError, StackStats};
@@ -92,5 +93,7 @@ pub use load::{NetError, NetErrorKind, Nnue, check_network_file, read_own, write
 pub use network::{
     ACTIVATION_CLIP, BlockInfo, HIDDEN_SHIFT, L1_MULTIPLE, MAX_FEATURES, MAX_L1, MAX_L2,
     MAX_W1_BYTES, Network, NetworkParts, OUTPUT_SHIFT, Quantization, ShapeError, check_sizes,
+    feature_count,
 };
+pub use refresh_cache::{CacheStats, RefreshCache};
 pub use simd::{ForwardScratch, Kernels, SIMD_ENV, SimdLevel};

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use plugin_api::loader::parse_spec;
+use plugin_api::{FeatureSet, Spec};
 
 use super::aligned::AlignedVec;
 
@@ -53,7 +53,7 @@ impl Default for Quantization {
     }
 }
 
-/// Identity of one feature block of a network's input, as the network was trained with it.
+/// Identity of one operand block of a network's input, as the network was trained with it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BlockInfo {
     /// Canonical block name (`all`, `h`, `mb`...).
@@ -64,6 +64,21 @@ pub struct BlockInfo {
     pub layout_version: u32,
     /// The block's layout identity ([`plugin_api::BlockDescriptor::layout_id`]).
     pub layout_id: u64,
+}
+
+impl BlockInfo {
+    /// The identities of a feature set's operand blocks (a block in several terms once per
+    /// term), in spec order: what a network records.
+    pub fn of_set(set: &FeatureSet) -> Vec<BlockInfo> {
+        set.operands()
+            .map(|b| BlockInfo {
+                name: b.descriptor.name.to_string(),
+                size: b.descriptor.size,
+                layout_version: b.descriptor.layout_version,
+                layout_id: b.descriptor.layout_id,
+            })
+            .collect()
+    }
 }
 
 /// Why a set of parts does not make a network. `Display` is a clause (no file name).
@@ -170,6 +185,29 @@ impl fmt::Display for ShapeError {
 
 impl std::error::Error for ShapeError {}
 
+/// The number of features N of a network named `name` (`k*all+h`) whose operand blocks are
+/// `blocks`: for each term of the name, the product of its blocks' sizes, summed. Checks that
+/// `blocks` are the operands the name lists, in order.
+pub fn feature_count(name: &str, blocks: &[BlockInfo]) -> Result<u64, ShapeError> {
+    let spec = Spec::parse(name).map_err(|e| ShapeError::BadName {
+        name: name.to_string(),
+        reason: e.to_string(),
+    })?;
+    if !spec.operands().eq(blocks.iter().map(|b| b.name.as_str())) {
+        return Err(ShapeError::BlocksDiffer {
+            name: name.to_string(),
+            listed: blocks.iter().map(|b| b.name.clone()).collect(),
+        });
+    }
+    let sizes: Vec<u32> = blocks.iter().map(|b| b.size).collect();
+    spec.size(&sizes)
+        .map(u64::from)
+        .ok_or_else(|| ShapeError::BadName {
+            name: name.to_string(),
+            reason: "its number of features does not fit in 32 bits".into(),
+        })
+}
+
 /// Checks N, L1 and L2 against the limits of this implementation.
 pub fn check_sizes(n: u64, l1: u64, l2: u64) -> Result<(), ShapeError> {
     if n == 0 || n > MAX_FEATURES as u64 {
@@ -241,18 +279,7 @@ impl Network {
     /// Builds a network from its parts, checking every size, the block list against the name,
     /// and the quantization.
     pub fn from_parts(parts: NetworkParts) -> Result<Network, ShapeError> {
-        let names = parse_spec(&parts.feature_set).map_err(|e| ShapeError::BadName {
-            name: parts.feature_set.clone(),
-            reason: e.to_string(),
-        })?;
-        let listed: Vec<String> = parts.blocks.iter().map(|b| b.name.clone()).collect();
-        if names != listed {
-            return Err(ShapeError::BlocksDiffer {
-                name: parts.feature_set,
-                listed,
-            });
-        }
-        let n: u64 = parts.blocks.iter().map(|b| u64::from(b.size)).sum();
+        let n = feature_count(&parts.feature_set, &parts.blocks)?;
         check_sizes(n, parts.l1 as u64, parts.l2 as u64)?;
         if parts.quantization != Quantization::THESIS {
             return Err(ShapeError::Quantization {

@@ -19,18 +19,7 @@ pub fn registry() -> PluginRegistry {
 
 /// The block identities of `spec` as the loaded plugins define them.
 pub fn block_infos(registry: &PluginRegistry, spec: &str) -> Vec<BlockInfo> {
-    registry
-        .feature_set(spec)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .slots()
-        .iter()
-        .map(|s| BlockInfo {
-            name: s.block.descriptor.name.to_string(),
-            size: s.block.descriptor.size,
-            layout_version: s.block.descriptor.layout_version,
-            layout_id: s.block.descriptor.layout_id,
-        })
-        .collect()
+    BlockInfo::of_set(&registry.feature_set(spec).unwrap_or_else(|e| panic!("{e}")))
 }
 
 /// How extreme the random weights of a synthetic network are.
@@ -52,7 +41,8 @@ pub fn random_parts(
     seed: u64,
 ) -> NetworkParts {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let n: usize = blocks.iter().map(|b| b.size as usize).sum();
+    let n =
+        host::nnue::feature_count(feature_set, &blocks).unwrap_or_else(|e| panic!("{e}")) as usize;
     let (w1, b1, b2) = match weights {
         Weights::Moderate => (
             (0..n * l1).map(|_| rng.random_range(-40..=40)).collect(),

@@ -1,10 +1,11 @@
 //! The ALL block: one index per piece, `(file * 8 + rank) * 12 + role * 2 + colour`, with the
 //! square mirrored vertically for Black and colour 0 for the perspective's own pieces (the
-//! thesis's layout, file-major; see `shared/reference/thesis-layouts.md`).
+//! thesis's layout, file-major; see `shared/reference/thesis-layouts.md`); and P, the same
+//! without the kings, the right operand of the thesis's KP = `k*p`.
 
 use plugin_api::{
-    Board, Color, FeatureBlock, IndexList, Move, MoveDelta, RelativePiece, file_of,
-    piece_block_active, piece_block_delta, rank_of,
+    Board, Color, FeatureBlock, IndexList, Move, MoveDelta, PieceOnSquare, RefreshTrigger,
+    RelativePiece, Role, decompose, file_of, piece_block_active, piece_block_delta, rank_of,
 };
 
 /// The ALL block (768 indices). The thesis networks call it `hv`.
@@ -23,6 +24,9 @@ impl FeatureBlock for All {
     const SIZE: u32 = 768;
     const MAX_ACTIVE: u32 = 32;
     const MAX_DELTA: u32 = 2;
+    const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::Never;
+    const BINARY: bool = true;
+    const PIECEWISE: bool = true;
 
     fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
         piece_block_active(board, perspective, out, all_index);
@@ -33,14 +37,70 @@ impl FeatureBlock for All {
     }
 }
 
-plugin_api::export_plugin!(All);
+/// The P block (640 indices): ALL without kings, `(file * 8 + rank) * 10 + role * 2 +
+/// colour` (roles pawn 0 .. queen 4). With the `king` plugin's `k` it makes the thesis's
+/// KP = `k*p` (§3.3.2). Example: White's own rook a1 is 6, a black queen on d8 seen by White is
+/// (3·8 + 7)·10 + 8 + 1 = 319.
+pub struct P;
+
+/// Index of one piece other than a king as a perspective sees it (`None` for kings).
+#[inline(always)]
+pub fn p_index(p: RelativePiece) -> Option<u32> {
+    if p.role == Role::King {
+        return None;
+    }
+    let sq = (file_of(p.square) * 8 + rank_of(p.square)) as u32;
+    Some(sq * 10 + p.role as u32 * 2 + u32::from(!p.own))
+}
+
+impl FeatureBlock for P {
+    const NAME: &'static str = "p";
+    const DESCRIPTION: &'static str =
+        "P: ALL without kings, (file*8+rank)*10 + role*2 + colour (640)";
+    const SIZE: u32 = 640;
+    const MAX_ACTIVE: u32 = 30;
+    const MAX_DELTA: u32 = 2;
+    const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::Never;
+    const BINARY: bool = true;
+    const PIECEWISE: bool = true;
+
+    fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
+        board.for_each_piece(|square, color, role| {
+            let piece = PieceOnSquare {
+                square,
+                color,
+                role,
+            };
+            if let Some(ix) = p_index(RelativePiece::new(perspective, piece)) {
+                out.push(ix);
+            }
+        });
+    }
+
+    fn delta(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
+        let changes = decompose(board, mv);
+        for p in Color::ALL {
+            for &piece in changes.removed() {
+                if let Some(ix) = p_index(RelativePiece::new(p, piece)) {
+                    out.removed[p.index()].push(ix);
+                }
+            }
+            for &piece in changes.added() {
+                if let Some(ix) = p_index(RelativePiece::new(p, piece)) {
+                    out.added[p.index()].push(ix);
+                }
+            }
+        }
+    }
+}
+
+plugin_api::export_plugin!(All, P);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use plugin_api::{PieceOnSquare, Role};
 
-    plugin_api::conformance_test!(All);
+    plugin_api::conformance_test!(All, P);
 
     #[test]
     fn thesis_examples() {
@@ -59,5 +119,15 @@ mod tests {
         assert_eq!(all_index(RelativePiece::new(Color::White, king)), 394);
         // Black sees the white king on e1 as an enemy king on e8: (4*8+7)*12 + 10 + 1.
         assert_eq!(all_index(RelativePiece::new(Color::Black, king)), 479);
+        // P: the rook keeps its square with 10 planes per square; kings have no index; a black
+        // queen on d8 seen by White is (3*8+7)*10 + 8 + 1.
+        assert_eq!(p_index(RelativePiece::new(Color::White, rook)), Some(6));
+        assert_eq!(p_index(RelativePiece::new(Color::White, king)), None);
+        let queen = PieceOnSquare {
+            square: 59,
+            color: Color::Black,
+            role: Role::Queen,
+        };
+        assert_eq!(p_index(RelativePiece::new(Color::White, queen)), Some(319));
     }
 }

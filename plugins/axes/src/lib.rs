@@ -23,7 +23,7 @@
 //! colour-flipped vertical mirror.
 
 use plugin_api::{
-    Board, Color, FeatureBlock, IndexList, Move, MoveDelta, RelativePiece, file_of,
+    Board, Color, FeatureBlock, IndexList, Move, MoveDelta, RefreshTrigger, RelativePiece, file_of,
     piece_block_active, piece_block_delta, rank_of,
 };
 
@@ -80,6 +80,7 @@ macro_rules! axis_block {
             const MAX_ACTIVE: u32 = 32;
             /// A move removes at most two pieces and adds at most two.
             const MAX_DELTA: u32 = 2;
+            const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::Never;
 
             fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
                 piece_block_active(board, perspective, out, $index);

@@ -96,7 +96,7 @@
 
 pub mod rules;
 
-use plugin_api::{Board, Color, FeatureBlock, IndexList, Move, MoveDelta};
+use plugin_api::{Board, Color, FeatureBlock, IndexList, Move, MoveDelta, RefreshTrigger};
 
 use rules::{Placement, TYPES, move_unions, squares, type_parts, unions};
 
@@ -138,6 +138,7 @@ impl FeatureBlock for Mb {
     const MAX_ACTIVE: u32 = 768;
     /// A list holds at most one change per square per type: never overflows.
     const MAX_DELTA: u32 = 768;
+    const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::Never;
 
     fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
         let u = unions(&Placement::of(board));
@@ -181,6 +182,7 @@ impl FeatureBlock for Mc {
     const MAX_ACTIVE: u32 = TYPES as u32;
     /// At most one change per type.
     const MAX_DELTA: u32 = TYPES as u32;
+    const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::Never;
 
     fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
         let u = unions(&Placement::of(board));

@@ -50,8 +50,8 @@
 //! another piece) cancel out before they are written, so a pawn push leaves `ph` untouched.
 
 use plugin_api::{
-    Board, Color, FeatureBlock, IndexList, Move, MoveDelta, Role, Square, decompose, file_of,
-    rank_of,
+    Board, Color, FeatureBlock, IndexList, Move, MoveDelta, RefreshTrigger, Role, Square,
+    decompose, file_of, rank_of,
 };
 
 /// Number of indices per line: 12 piece kinds (role and colour) for each end of a pair.
@@ -389,6 +389,7 @@ macro_rules! pair_block {
             const SIZE: u32 = <$lines as Lines>::COUNT * PAIRS_PER_LINE;
             const MAX_ACTIVE: u32 = MAX_PAIRS_ACTIVE;
             const MAX_DELTA: u32 = MAX_PAIRS_DELTA;
+            const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::Never;
 
             fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
                 pairs_active::<$lines>(&relative_pieces(board, perspective), out);

@@ -51,7 +51,7 @@ pub struct FeatureCounts {
 /// How many indices of one block are dead or rare.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BlockActivity {
-    /// The block's name.
+    /// The term's name (a block, or a product like `k*all`).
     pub name: String,
     /// Its number of indices.
     pub size: u32,
@@ -272,18 +272,17 @@ impl Stats {
         }
     }
 
-    /// Dead and rare indices per block; an index is rare when active in fewer than
+    /// Dead and rare indices per term (a block or a product); an index is rare when active in fewer than
     /// `rare_fraction` of the views (at least one view, and never dead).
     pub fn block_activity(&self, set: &FeatureSet, rare_fraction: f64) -> Vec<BlockActivity> {
         let Some(fc) = &self.features else {
             return Vec::new();
         };
         let threshold = (rare_fraction * fc.views as f64).max(1.0);
-        set.slots()
+        set.terms()
             .iter()
-            .map(|slot| {
-                let d = &slot.block.descriptor;
-                let range = slot.offset as usize..(slot.offset + d.size) as usize;
+            .map(|term| {
+                let range = term.offset as usize..(term.offset + term.size) as usize;
                 let counts = &fc.counts[range];
                 let dead = counts.iter().filter(|&&c| c == 0).count() as u32;
                 let rare = counts
@@ -292,8 +291,8 @@ impl Stats {
                     .count() as u32;
                 let total: u64 = counts.iter().sum();
                 BlockActivity {
-                    name: d.name.to_string(),
-                    size: d.size,
+                    name: term.name.clone(),
+                    size: term.size,
                     dead,
                     rare,
                     mean_active: total as f64 / fc.views.max(1) as f64,

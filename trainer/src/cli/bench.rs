@@ -11,7 +11,7 @@ use trainer::train::settings::TrainSettings;
 /// Arguments of `trainer bench`.
 #[derive(Args, Debug, Clone)]
 pub struct BenchArgs {
-    /// Feature set, blocks joined by '+'.
+    /// Feature set: blocks joined by '+' (sum) and '*' (product), e.g. all+ph, k*all, halfka_v2_hm^.
     #[arg(long, default_value = "all")]
     pub spec: String,
     /// First-layer widths to measure (comma-separated).

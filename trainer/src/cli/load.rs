@@ -16,7 +16,7 @@ use super::{FilterArgs, InputArgs, print_errors};
 pub struct LoadArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// Feature set, blocks joined by '+'.
+    /// Feature set: blocks joined by '+' (sum) and '*' (product), e.g. all+ph, k*all, halfka_v2_hm^.
     #[arg(long)]
     pub spec: String,
     /// Positions per batch.

@@ -20,7 +20,7 @@ use super::{FilterArgs, InputArgs, byte_progress, print_errors};
 pub struct StatsArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// Also count feature activations of this feature set (blocks joined by '+').
+    /// Also count feature activations of this feature set (e.g. all+ph, k*p, halfka_v2_hm).
     #[arg(long)]
     pub spec: Option<String>,
     /// An index is rare when active in fewer than this share of the position views.
@@ -95,11 +95,10 @@ pub fn run_stats(args: &StatsArgs, set: Option<&FeatureSet>) -> Result<()> {
     print!("{}", stats.report(set, args.rare));
     if let (Some(path), Some(set), Some(fc)) = (&args.activations, set, &stats.features) {
         let mut text = String::from("index\tblock\tblock_index\tcount\n");
-        for slot in set.slots() {
-            let d = &slot.block.descriptor;
-            for i in 0..d.size {
-                let idx = (slot.offset + i) as usize;
-                text.push_str(&format!("{idx}\t{}\t{i}\t{}\n", d.name, fc.counts[idx]));
+        for term in set.terms() {
+            for i in 0..term.size {
+                let idx = (term.offset + i) as usize;
+                text.push_str(&format!("{idx}\t{}\t{i}\t{}\n", term.name, fc.counts[idx]));
             }
         }
         std::fs::write(path, text).with_context(|| format!("{}", path.display()))?;
@@ -176,21 +175,18 @@ fn write_stats_plots(dir: &Path, stats: &Stats, set: Option<&FeatureSet>) -> Res
     if let (Some(set), Some(fc)) = (set, &stats.features) {
         let views = fc.views.max(1) as f64;
         let series: Vec<Series> = set
-            .slots()
+            .terms()
             .iter()
-            .map(|slot| {
-                let d = &slot.block.descriptor;
-                Series {
-                    name: d.name.to_string(),
-                    points: (0..d.size)
-                        .map(|i| {
-                            let idx = slot.offset + i;
-                            let c = fc.counts[idx as usize] as f64;
-                            (f64::from(idx), (c / views).max(1e-9).log10())
-                        })
-                        .collect(),
-                    kind: SeriesKind::Points,
-                }
+            .map(|term| Series {
+                name: term.name.clone(),
+                points: (0..term.size)
+                    .map(|i| {
+                        let idx = term.offset + i;
+                        let c = fc.counts[idx as usize] as f64;
+                        (f64::from(idx), (c / views).max(1e-9).log10())
+                    })
+                    .collect(),
+                kind: SeriesKind::Points,
             })
             .collect();
         plot::lines(

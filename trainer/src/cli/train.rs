@@ -4,6 +4,7 @@ use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use host::nnue::BlockInfo;
 use host::nnue::{Kernels, Nnue};
 use plugin_api::{FeatureSet, PluginRegistry};
 
@@ -12,7 +13,7 @@ use super::device::{DeviceArg, apply_threads};
 use trainer::data::filter::FilterConfig;
 use trainer::data::{self, Format, ReadOptions, Sample};
 use trainer::train::checkpoint;
-use trainer::train::export::{calibration_activations, export, quantize_calibrated};
+use trainer::train::export::{calibration_activations, export, fold_factors, quantize_calibrated};
 use trainer::train::quant::{compare, plot_histogram};
 use trainer::train::run::{DataFile, Runtime, TrainConfig, TrainError, TrainState, train};
 use trainer::train::settings::{MethodName, TrainSettings};
@@ -20,7 +21,7 @@ use trainer::train::settings::{MethodName, TrainSettings};
 /// Arguments of `trainer train`.
 #[derive(Args, Debug, Clone)]
 pub struct TrainArgs {
-    /// Feature set, blocks joined by '+' (its size is N).
+    /// Feature set: blocks joined by '+' (sum) and '*' (product); a term ending in '^' trains with a factorizer (halfka_v2_hm^, k*all^), folded into an ordinary network on export
     #[arg(long)]
     pub spec: String,
     /// The training settings.
@@ -91,7 +92,7 @@ impl TrainArgs {
 pub fn run_train(args: &TrainArgs, set: &FeatureSet) -> Result<()> {
     trainer::train::tune_allocator();
     apply_threads(args.device.threads);
-    let config = args.config(set.size() as usize)?;
+    let config = args.config(set.training_size() as usize)?;
     let rt = Runtime {
         device: args.device.device().map_err(anyhow::Error::msg)?,
         loader_threads: args.loader_threads,
@@ -183,10 +184,18 @@ fn read_checkpoint(path: &Path) -> Result<(TrainState, trainer::model::Model)> {
 /// Runs `trainer export` (plugins are needed only to encode calibration positions).
 pub fn run_export(args: &ExportArgs, plugin_dir: Option<&Path>) -> Result<()> {
     let (state, model) = read_checkpoint(&args.checkpoint)?;
+    // The plugins give the blocks' identities and a factorized set's virtual features.
+    let registry = PluginRegistry::discover(plugin_dir)?;
+    let set = registry.feature_set(&state.config.feature_set)?;
+    if BlockInfo::of_set(&set) != state.block_infos()? {
+        bail!(
+            "{}: the loaded plugins' blocks of '{}' differ from the checkpoint's (another layout version?)",
+            args.checkpoint.display(),
+            set.name()
+        );
+    }
     let x = match &args.data {
         Some(path) if args.calibration > 0 => {
-            let registry = PluginRegistry::discover(plugin_dir)?;
-            let set = registry.feature_set(&state.config.feature_set)?;
             let samples = read_samples(path, args.format, args.calibration)?;
             calibration(&model, &set, &samples)?
         }
@@ -195,13 +204,7 @@ pub fn run_export(args: &ExportArgs, plugin_dir: Option<&Path>) -> Result<()> {
             calibration_activations(&model, &[], 0)
         }
     };
-    let net = export(
-        &model,
-        &state.config.feature_set,
-        state.block_infos()?,
-        &x,
-        &args.out,
-    )?;
+    let net = export(&model, &set, &x, &args.out)?;
     println!(
         "wrote {} ({} -> {} -> {} -> 1, feature set {}, epoch {})",
         args.out.display(),
@@ -247,6 +250,10 @@ pub struct QuantArgs {
 /// Runs `trainer quant-report`.
 pub fn run_quant(args: &QuantArgs, registry: &PluginRegistry) -> Result<()> {
     let (state, model) = read_checkpoint(&args.checkpoint)?;
+    // A factorized model is compared (and quantized) as the plain model it exports to.
+    let trained = registry.feature_set(&state.config.feature_set)?;
+    let model = fold_factors(&model, &trained)?.unwrap_or(model);
+    let set = registry.feature_set(trained.plain_name())?;
     let cal = if args.net.is_some() {
         0
     } else {
@@ -264,11 +271,9 @@ pub fn run_quant(args: &QuantArgs, registry: &PluginRegistry) -> Result<()> {
     let nnue = match &args.net {
         Some(path) => Nnue::load(path, registry)?,
         None => {
-            let set = registry.feature_set(&state.config.feature_set)?;
             let cal_samples = read_samples(&args.data, args.format, cal)?;
             let x = calibration(&model, &set, &cal_samples)?;
-            let net =
-                quantize_calibrated(&model, &state.config.feature_set, state.block_infos()?, &x)?;
+            let net = quantize_calibrated(&model, set.name(), BlockInfo::of_set(&set), &x)?;
             Nnue::bind(net, "(quantized checkpoint)", registry)?
         }
     };

@@ -333,12 +333,12 @@ fn train_one(
     options: &RunOptions,
 ) -> Result<TrainRecord> {
     let init_digest = init.as_deref().map(file_digest).transpose()?;
-    let config = train_config(e, fs, set.size() as usize, run, data, init)?;
+    let config = train_config(e, fs, set.training_size() as usize, run, data, init)?;
     // The number of epochs is not part of the key: asking for more continues the run.
     let mut keyed = config.clone();
     keyed.epochs = 0;
     keyed.init = None;
-    let layouts: Vec<String> = crate::train::export::blocks_of(set)
+    let layouts: Vec<String> = host::nnue::BlockInfo::of_set(set)
         .iter()
         .map(|b| format!("{}:{}:{}", b.name, b.layout_version, b.layout_id))
         .collect();

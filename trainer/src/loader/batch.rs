@@ -1,5 +1,8 @@
 //! Sparse training batches, encoded through the same feature plugins the engine uses.
 //!
+//! Positions are encoded in the training layout ([`FeatureSet::active_training`]): the real
+//! indices, then the virtual features of factorized terms.
+//!
 //! A batch stores, for each perspective, the sorted unique active indices of every position in
 //! compressed-sparse-row form (`indices` plus `offsets`, as an embedding bag takes them), never a
 //! dense N-wide bitset. Positions are stored side-to-move first: perspective 0 is the side to
@@ -66,7 +69,7 @@ impl SparseBatch {
         }
         for (slot, perspective) in [board.turn, board.turn.other()].into_iter().enumerate() {
             scratch.clear();
-            set.active(board, perspective, scratch)?;
+            set.active_training(board, perspective, scratch)?;
             scratch.sort_unstable();
             scratch.dedup();
             self.indices[slot].extend_from_slice(scratch);

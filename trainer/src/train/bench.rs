@@ -121,7 +121,7 @@ pub fn bench(set: &FeatureSet, config: &BenchConfig) -> Result<BenchResult> {
         Batch::Pqr(b) => b.input.indices.numel() as f64 / (6 * b.len) as f64,
     };
     let shape = Shape {
-        n: set.size() as usize,
+        n: set.training_size() as usize,
         l1: config.l1,
         l2: config.l2,
     };

@@ -24,7 +24,7 @@
 //! On the same network this brings the median error down to about 4 score units. W1 and b1 are
 //! rounded to nearest (their grid is fine: 1/127 per feature, about 2 units of output).
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use std::path::Path;
 
 use host::nnue::format::encode_own;
@@ -45,19 +45,6 @@ pub const OUTPUT_BIAS_SCALE: f64 = 16.0 * OUTPUT_SCALE;
 pub const HIDDEN_ROUNDING: i32 = 32;
 /// Added to the quantized output bias: half of the `>> 4` step.
 pub const OUTPUT_ROUNDING: i32 = 8;
-
-/// The identities of a feature set's blocks, as a network records them.
-pub fn blocks_of(set: &FeatureSet) -> Vec<BlockInfo> {
-    set.slots()
-        .iter()
-        .map(|s| BlockInfo {
-            name: s.block.descriptor.name.to_string(),
-            size: s.block.descriptor.size,
-            layout_version: s.block.descriptor.layout_version,
-            layout_id: s.block.descriptor.layout_id,
-        })
-        .collect()
-}
 
 fn quantize_vec<T>(values: &[f32], scale: f64, offset: i64, lo: i64, hi: i64) -> Vec<T>
 where
@@ -292,16 +279,55 @@ pub fn model_of_network(net: &Network, device: Device) -> Model {
     Model::from_tensors(shape, tensors, device)
 }
 
-/// Quantizes `model` (calibrated with the activations `calibration`, if any rows) and writes it
-/// to `path` in the project's format (atomically).
+/// Quantizes `model`, trained on `set` (its virtual features folded in, see [`fold_factors`]),
+/// calibrated with the activations `calibration` if any rows, and writes it to `path` in the
+/// project's format (atomically): an ordinary network of `set`'s plain name.
 pub fn export(
     model: &Model,
-    name: &str,
-    blocks: Vec<BlockInfo>,
+    set: &FeatureSet,
     calibration: &Tensor,
     path: &Path,
 ) -> Result<Network> {
-    let net = quantize_calibrated(model, name, blocks, calibration)?;
+    let folded = fold_factors(model, set)?;
+    let net = quantize_calibrated(
+        folded.as_ref().unwrap_or(model),
+        set.plain_name(),
+        BlockInfo::of_set(set),
+        calibration,
+    )?;
     write_atomic(path, &encode_own(&net))?;
     Ok(net)
+}
+
+/// The model of a factorized training (its first layer holding `set`'s virtual features after
+/// the N real rows) as a plain one: every real row plus the virtual row it shares, the virtual
+/// rows dropped. It computes the same function on real inputs as the factorized model on their
+/// training encoding. `None` when `set` has no factorized term.
+pub fn fold_factors(model: &Model, set: &FeatureSet) -> Result<Option<Model>> {
+    if !set.is_factorized() {
+        return Ok(None);
+    }
+    let n = set.size() as usize;
+    if model.shape.n != set.training_size() as usize {
+        bail!(
+            "the model has {} input rows but '{}' trains {}",
+            model.shape.n,
+            set.name(),
+            set.training_size()
+        );
+    }
+    let pairs = set.factor_pairs()?;
+    let real: Vec<i64> = pairs.iter().map(|&(r, _)| i64::from(r)).collect();
+    let virt: Vec<i64> = pairs.iter().map(|&(_, v)| i64::from(v)).collect();
+    let mut tensors = model
+        .params()
+        .map(|t| t.detach().to_device(Device::Cpu).copy());
+    let w1 = &tensors[0];
+    tensors[0] = w1.narrow(0, 0, n as i64).index_add(
+        0,
+        &Tensor::from_slice(&real),
+        &w1.index_select(0, &Tensor::from_slice(&virt)),
+    );
+    let shape = Shape { n, ..model.shape };
+    Ok(Some(Model::from_tensors(shape, tensors, model.device())))
 }

@@ -38,9 +38,7 @@ use tch::{Device, Kind, Tensor};
 
 use super::checkpoint;
 use super::diagnostics::{GradientNormSum, GradientNorms, UnitHealth, gradient_columns};
-use super::export::{
-    CALIBRATION_POSITIONS, blocks_of, calibration_activations, export, model_of_network,
-};
+use super::export::{CALIBRATION_POSITIONS, calibration_activations, export, model_of_network};
 use super::objective::{Batch, Method, PqrBatch, ScoreBatch, evaluate, train_step_with};
 use super::optim::{Adam, AdamConfig, layer_rates};
 use super::settings::TrainSettings;
@@ -92,7 +90,8 @@ impl DataFile {
 /// agree with it (except for the number of epochs and the exports, which may change).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrainConfig {
-    /// Feature set, blocks joined by `+`.
+    /// Feature set spec: blocks joined by `+` (sum) and `*` (product), a term's `^` for a
+    /// factorizer.
     pub feature_set: String,
     /// Layer sizes (N is the feature set's size).
     pub shape: Shape,
@@ -725,11 +724,11 @@ pub fn train(
     rt: &Runtime,
 ) -> Result<TrainOutcome, TrainError> {
     config.check()?;
-    if set.size() as usize != config.shape.n || set.name() != config.feature_set {
+    if set.training_size() as usize != config.shape.n || set.name() != config.feature_set {
         return Err(TrainError::Failed(format!(
             "the feature set '{}' has {} features; the configuration says '{}' with N = {}",
             set.name(),
-            set.size(),
+            set.training_size(),
             config.feature_set,
             config.shape.n
         )));
@@ -737,7 +736,7 @@ pub fn train(
     let io = |what: &Path, e: std::io::Error| format!("cannot create {}: {e}", what.display());
     std::fs::create_dir_all(rt.out.join("nets")).map_err(|e| io(&rt.out, e))?;
     let ckpt_path = rt.checkpoint_path();
-    let blocks = blocks_of(set);
+    let blocks = BlockInfo::of_set(set);
     let records: Vec<BlockRecord> = blocks.iter().map(BlockRecord::from_info).collect();
 
     let (mut model, mut adam, mut state) = if ckpt_path.exists() {
@@ -768,7 +767,12 @@ pub fn train(
     } else {
         let model = match &config.init {
             Some(path) => load_init(path, config.shape, rt.device)?,
-            None => Model::new(config.shape, config.seed, rt.device),
+            None => {
+                let mut model = Model::new(config.shape, config.seed, rt.device);
+                // Virtual features start at zero: the factorized network starts as the plain one.
+                model.zero_first_layer_rows(set.size() as usize);
+                model
+            }
         };
         let adam = Adam::new(config.adam, &model.params());
         let state = TrainState {
@@ -785,14 +789,7 @@ pub fn train(
     let export_now = |model: &Model, epoch: u64| -> Result<()> {
         let inputs: Vec<&SparseInput> = val.iter().map(Batch::input).collect();
         let x = calibration_activations(model, &inputs, CALIBRATION_POSITIONS);
-        export(
-            model,
-            &config.feature_set,
-            blocks.clone(),
-            &x,
-            &rt.net_path(epoch),
-        )
-        .map(|_| ())
+        export(model, set, &x, &rt.net_path(epoch)).map(|_| ())
     };
     // A kill between the checkpoint and the export of its epoch leaves the export missing.
     if state.epoch > 0 && config.exports_at(state.epoch) && !rt.net_path(state.epoch).exists() {

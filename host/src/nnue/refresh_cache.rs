@@ -1,0 +1,162 @@
+//! Cheap refreshes for king-relative feature sets: a cache of accumulators per perspective and
+//! own king square (the "Finny table" of Koivisto and Stockfish).
+//!
+//! A set whose blocks refresh a perspective only when its own king moves
+//! ([`RefreshTrigger::OwnKingMove`](plugin_api::RefreshTrigger)) recomputes ~30 rows on every
+//! such move. The cache keeps, for each perspective and king square, the accumulator of the last
+//! position seen with the king there and that position's board. A refresh starts from the entry
+//! and applies only what the pieces that differ between the two boards contribute: the set must
+//! be a sum over pieces ([`FeatureSet::piecewise`]) with binary counts, so that those rows are
+//! the indices of the own king with the removed pieces (subtracted) and with the added pieces
+//! (added), both computed by the plugins on boards of a few pieces. After a king steps back to a
+//! square it stood on a few moves ago that is a handful of rows instead of thirty, and no call
+//! of the plugins over the whole board. Entries are exact whatever they hold: the key only
+//! decides how small the difference is, never whether the result is right.
+
+use plugin_api::{BlockError, Board, Color, FeatureSet, Role, Square};
+
+use super::aligned::AlignedVec;
+use super::simd::Kernels;
+
+/// Entries: one per perspective and king square.
+const ENTRIES: usize = 2 * 64;
+
+/// What the cache did (for benchmarks and tests).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Refreshes served from a filled entry.
+    pub hits: u64,
+    /// Refreshes that summed every row: the entry was empty, or its board further from the
+    /// position than the bias is (then it is replaced).
+    pub fills: u64,
+    /// Rows added or subtracted by the refreshes served from entries.
+    pub rows: u64,
+}
+
+/// Accumulators per perspective and own king square, with the boards they belong to.
+pub struct RefreshCache {
+    l1: usize,
+    /// `ENTRIES × L1`.
+    acc: AlignedVec<i16>,
+    /// The board of each entry's accumulator; `None` while the entry is empty.
+    boards: Vec<Option<Board>>,
+    add: Vec<u32>,
+    sub: Vec<u32>,
+    stats: CacheStats,
+}
+
+impl RefreshCache {
+    /// An empty cache for accumulators of `l1` values and positions of up to `max_active`
+    /// indices per perspective.
+    pub fn new(l1: usize, max_active: usize) -> Self {
+        RefreshCache {
+            l1,
+            acc: AlignedVec::zeroed(ENTRIES * l1),
+            boards: vec![None; ENTRIES],
+            add: Vec::with_capacity(2 * max_active),
+            sub: Vec::with_capacity(2 * max_active),
+            stats: CacheStats::default(),
+        }
+    }
+
+    /// What the cache did since it was made.
+    pub fn stats(&self) -> CacheStats {
+        self.stats
+    }
+
+    /// Writes into `dst` the accumulator `b1 + Σ w1[i]` of `board` for perspective `p`, whose own
+    /// king stands on `king`, for `set` (piecewise and binary), starting from that king square's
+    /// entry (or from `b1` when that takes fewer rows), and makes the entry hold the result.
+    /// Returns the rows it added or subtracted.
+    #[allow(clippy::too_many_arguments)]
+    pub fn refresh(
+        &mut self,
+        kernels: Kernels,
+        set: &FeatureSet,
+        b1: &[i16],
+        w1: &[i16],
+        p: Color,
+        king: Square,
+        board: &Board,
+        dst: &mut [i16],
+    ) -> Result<usize, BlockError> {
+        let slot = p.index() * 64 + king as usize;
+        let entry = &mut self.acc[slot * self.l1..(slot + 1) * self.l1];
+        self.add.clear();
+        self.sub.clear();
+        let from_entry = match &self.boards[slot] {
+            Some(old) => {
+                // The own king alone with the pieces that left (subtracted) and with those that
+                // came (added): what they contribute is all that differs.
+                let (mut gone, mut came) = (Board::empty(p), Board::empty(p));
+                gone.put(king, p, Role::King);
+                came.put(king, p, Role::King);
+                let mut changed = 0;
+                for color in Color::ALL {
+                    for role in Role::ALL {
+                        let (was, now) = (old.pieces(color, role), board.pieces(color, role));
+                        gone.by_color[color.index()] |= was & !now;
+                        gone.by_role[role.index()] |= was & !now;
+                        came.by_color[color.index()] |= now & !was;
+                        came.by_role[role.index()] |= now & !was;
+                        changed += (was ^ now).count_ones();
+                    }
+                }
+                // Beyond half the board's pieces the bias is the nearer start.
+                if 2 * changed as usize <= board.occupied().count_ones() as usize {
+                    set.active(&came, p, &mut self.add)?;
+                    set.active(&gone, p, &mut self.sub)?;
+                    cancel_common(&mut self.add, &mut self.sub);
+                    true
+                } else {
+                    false
+                }
+            }
+            None => false,
+        };
+        let rows = if from_entry {
+            kernels.update(dst, entry, w1, &self.add, &self.sub);
+            self.stats.hits += 1;
+            let rows = self.add.len() + self.sub.len();
+            self.stats.rows += rows as u64;
+            rows
+        } else {
+            set.active(board, p, &mut self.add)?;
+            kernels.update(dst, b1, w1, &self.add, &[]);
+            self.stats.fills += 1;
+            self.add.len()
+        };
+        entry.copy_from_slice(dst);
+        self.boards[slot] = Some(*board);
+        Ok(rows)
+    }
+}
+
+/// Removes the indices `add` and `sub` share (once per pair): adding and subtracting a row is
+/// no change.
+fn cancel_common(add: &mut Vec<u32>, sub: &mut Vec<u32>) {
+    let mut i = 0;
+    while i < add.len() {
+        match sub.iter().position(|&s| s == add[i]) {
+            Some(j) => {
+                add.swap_remove(i);
+                sub.swap_remove(j);
+            }
+            None => i += 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn common_indices_cancel_in_pairs() {
+        let (mut add, mut sub) = (vec![9, 1, 3, 70, 3], vec![3, 70, 2, 10]);
+        cancel_common(&mut add, &mut sub);
+        add.sort_unstable();
+        sub.sort_unstable();
+        assert_eq!((add, sub), (vec![1, 3, 9], vec![2, 10]));
+    }
+}

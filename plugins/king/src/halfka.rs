@@ -1,0 +1,164 @@
+//! Stockfish's HalfKAv2_hm, index for index.
+
+use plugin_api::{
+    Board, Color, FeatureBlock, IndexList, Move, MoveDelta, PieceOnSquare, RefreshTrigger, Role,
+    Square, file_of, rank_of,
+};
+
+use crate::relative::KingRelative;
+
+/// HalfKAv2_hm (32 king buckets × 704 = 22,528 indices), as Stockfish defines it in
+/// `src/nnue/features/half_ka_v2_hm.{h,cpp}` (official-stockfish/Stockfish, unchanged from
+/// Stockfish 14 through the 2025 sources at commit 04c16723; the layout of Stockfish 15's and
+/// 15.1's networks):
+///
+/// ```text
+/// index = (s ^ orient) + piece_index + 704 · bucket
+/// orient = (56 if the perspective is Black) ^ (7 if its king is on files a–d)
+/// piece_index = (role · 2 + (1 if the piece is the opponent's)) · 64, but 640 for both kings
+/// bucket = KingBuckets[perspective][king] = (7 − rank(o)) · 4 + (7 − file(o)), o = king ^ orient
+/// ```
+///
+/// Squares are Stockfish's (a1 = 0, h1 = 7, a8 = 56): Black's view is mirrored vertically, and
+/// the board is mirrored horizontally whenever the own king stands on files a–d, so the king is
+/// always on files e–h ("hm", half-mirrored); both kings share one plane (index 640 + square).
+///
+/// Worked examples, start position, White's view (king e1: orient 0, bucket 31, base 21,824):
+/// rook a1 is 0 + 6·64 + 21,824 = 22,208 and king e1 is 4 + 640 + 21,824 = 22,468; Black's view
+/// is the same by symmetry. With White's king on c1 (orient 7, o = f1, bucket 30, base 21,120) a
+/// white pawn on a2 is (8 ^ 7) + 0 + 21,120 = 21,135.
+///
+/// **Factor** (`halfka_v2_hm^`): nnue-pytorch's `HalfKAv2_hm^` (`model/features/halfka_v2_hm.py`,
+/// official-stockfish/nnue-pytorch 2025): each index shares the weights of its piece-square
+/// plane without the bucket, 768 virtual features, with the kings' shared plane split in two:
+/// `index % 704`, plus 64 when it is the king plane and the king is not the own one (its square's
+/// bucket differs from the index's).
+pub struct HalfKav2Hm;
+
+/// The virtual feature of HalfKAv2_hm index `index` (see [`HalfKav2Hm`]).
+#[inline]
+pub fn halfka_v2_hm_factor(index: u32) -> u32 {
+    let plane_square = index % 704;
+    let bucket = index / 704;
+    if plane_square / 64 == 10 {
+        let o = (plane_square % 64) as u8;
+        let own = file_of(o) >= 4 && u32::from((7 - rank_of(o)) * 4 + (7 - file_of(o))) == bucket;
+        if !own {
+            return plane_square + 64;
+        }
+    }
+    plane_square
+}
+
+/// The index of `piece` for `perspective`, whose king stands on `king` (board squares).
+#[inline(always)]
+pub fn halfka_v2_hm_index(perspective: Color, king: Square, piece: PieceOnSquare) -> u32 {
+    let vertical = if perspective == Color::Black { 56 } else { 0 };
+    let horizontal = if file_of(king) < 4 { 7 } else { 0 };
+    let orient = vertical ^ horizontal;
+    let o = king ^ orient;
+    let bucket = u32::from((7 - rank_of(o)) * 4 + (7 - file_of(o)));
+    let piece_index = if piece.role == Role::King {
+        640
+    } else {
+        (piece.role as u32 * 2 + u32::from(piece.color != perspective)) * 64
+    };
+    u32::from(piece.square ^ orient) + piece_index + 704 * bucket
+}
+
+impl KingRelative for HalfKav2Hm {
+    #[inline(always)]
+    fn index(perspective: Color, king: Square, piece: PieceOnSquare) -> Option<u32> {
+        Some(halfka_v2_hm_index(perspective, king, piece))
+    }
+}
+
+impl FeatureBlock for HalfKav2Hm {
+    const NAME: &'static str = "halfka_v2_hm";
+    const DESCRIPTION: &'static str =
+        "HalfKAv2_hm: Stockfish's 32 mirrored king buckets x 704 piece-squares (22528)";
+    const SIZE: u32 = 22_528;
+    const MAX_ACTIVE: u32 = 32;
+    const MAX_DELTA: u32 = 2;
+    const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::OwnKingMove;
+    const BINARY: bool = true;
+    const PIECEWISE: bool = true;
+    const FACTOR_SIZE: u32 = 768;
+
+    fn factor(index: u32) -> u32 {
+        halfka_v2_hm_factor(index)
+    }
+
+    fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
+        <HalfKav2Hm as KingRelative>::active(board, perspective, out);
+    }
+
+    fn delta(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
+        <HalfKav2Hm as KingRelative>::delta(board, mv, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use plugin_api::square;
+
+    fn piece(file: u8, rank: u8, color: Color, role: Role) -> PieceOnSquare {
+        PieceOnSquare {
+            square: square(file, rank),
+            color,
+            role,
+        }
+    }
+
+    #[test]
+    fn worked_examples() {
+        let e1 = square(4, 0);
+        let rook = piece(0, 0, Color::White, Role::Rook);
+        let king = piece(4, 0, Color::White, Role::King);
+        assert_eq!(halfka_v2_hm_index(Color::White, e1, rook), 22_208);
+        assert_eq!(halfka_v2_hm_index(Color::White, e1, king), 22_468);
+        let black_rook = piece(0, 7, Color::Black, Role::Rook);
+        assert_eq!(
+            halfka_v2_hm_index(Color::Black, square(4, 7), black_rook),
+            22_208
+        );
+        let pawn = piece(0, 1, Color::White, Role::Pawn);
+        assert_eq!(halfka_v2_hm_index(Color::White, square(2, 0), pawn), 21_135);
+    }
+
+    #[test]
+    fn factors_split_the_king_plane_into_own_and_enemy() {
+        let e1 = square(4, 0);
+        let own_king = halfka_v2_hm_index(Color::White, e1, piece(4, 0, Color::White, Role::King));
+        let enemy_king =
+            halfka_v2_hm_index(Color::White, e1, piece(4, 7, Color::Black, Role::King));
+        let rook = halfka_v2_hm_index(Color::White, e1, piece(0, 0, Color::White, Role::Rook));
+        assert_eq!(halfka_v2_hm_factor(own_king), 640 + 4);
+        assert_eq!(halfka_v2_hm_factor(enemy_king), 704 + 60);
+        assert_eq!(halfka_v2_hm_factor(rook), 384);
+        // The same piece-square under another bucket shares the factor.
+        let rook_c1 = halfka_v2_hm_index(
+            Color::White,
+            square(2, 0),
+            piece(7, 0, Color::White, Role::Rook),
+        );
+        assert_eq!(halfka_v2_hm_factor(rook_c1), 384);
+    }
+
+    #[test]
+    fn buckets_follow_stockfish_table() {
+        // KingBuckets[WHITE] of half_ka_v2_hm.h, rank 1 first (a1..h1), then rank 8 (a8..h8).
+        let rank1 = [28, 29, 30, 31, 31, 30, 29, 28];
+        let rank8 = [0, 1, 2, 3, 3, 2, 1, 0];
+        let own_pawn_a2 = |k: Square| {
+            let p = piece(0, 1, Color::White, Role::Pawn);
+            let orient = if file_of(k) < 4 { 7 } else { 0 };
+            (halfka_v2_hm_index(Color::White, k, p) - u32::from(p.square ^ orient)) / 704
+        };
+        for f in 0..8 {
+            assert_eq!(own_pawn_a2(square(f, 0)), rank1[f as usize]);
+            assert_eq!(own_pawn_a2(square(f, 7)), rank8[f as usize]);
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! The K block: the perspective's own king square, oriented like ALL.
+
+use plugin_api::{
+    Board, Color, FeatureBlock, IndexList, Move, MoveDelta, RefreshTrigger, Square, file_of,
+    rank_of,
+};
+
+use crate::relative::own_king_moves;
+
+/// K (64 indices): `file * 8 + rank` of the own king's square, mirrored vertically for Black
+/// (ALL's square numbering, so `k*all` is the thesis's KA = SQUAREₖ × ALL).
+///
+/// Worked examples: White's king on e1 is 4·8 + 0 = 32; Black's king on g8 is seen from Black as
+/// g1, 6·8 + 0 = 48. In `k*all` (striding `k·768 + all`) White's own rook on a1 with its king on
+/// e1 is 32·768 + 6 = 24,582.
+pub struct K;
+
+/// The index of a king on `king` (a board square) seen from `perspective`.
+#[inline(always)]
+pub fn k_index(perspective: Color, king: Square) -> u32 {
+    let sq = perspective.relative(king);
+    u32::from(file_of(sq) * 8 + rank_of(sq))
+}
+
+impl FeatureBlock for K {
+    const NAME: &'static str = "k";
+    const DESCRIPTION: &'static str = "K: own king square, file*8+rank, mirrored for Black (64)";
+    const SIZE: u32 = 64;
+    const MAX_ACTIVE: u32 = 1;
+    const MAX_DELTA: u32 = 1;
+    const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::OwnKingSquare;
+    const BINARY: bool = true;
+    const PIECEWISE: bool = true;
+
+    fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
+        if let Some(king) = board.king(perspective) {
+            out.push(k_index(perspective, king));
+        }
+    }
+
+    /// Only the mover's own perspective changes, and only when its king moves.
+    fn delta(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
+        for p in Color::ALL {
+            if own_king_moves(board, mv, p) {
+                let after = board.play(mv);
+                if let (Some(from), Some(to)) = (board.king(p), after.king(p)) {
+                    out.removed[p.index()].push(k_index(p, from));
+                    out.added[p.index()].push(k_index(p, to));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use plugin_api::square;
+
+    #[test]
+    fn worked_examples() {
+        assert_eq!(k_index(Color::White, square(4, 0)), 32);
+        assert_eq!(k_index(Color::Black, square(6, 7)), 48);
+        assert_eq!(k_index(Color::White, square(7, 7)), 63);
+    }
+}

@@ -1,0 +1,63 @@
+//! What king-relative blocks share: indices that depend on the own king's square, so that a
+//! move of that king refreshes the perspective and any other move is a piece-by-piece delta.
+
+use plugin_api::{
+    Board, Color, IndexList, Move, MoveDelta, PieceOnSquare, Role, Square, decompose,
+};
+
+/// Whether `mv` (legal on `board`) moves `perspective`'s own king (castling included).
+#[inline(always)]
+pub fn own_king_moves(board: &Board, mv: &Move, perspective: Color) -> bool {
+    board.piece_at(mv.from) == Some((perspective, Role::King))
+}
+
+/// A block whose index of a piece depends on the piece and on the perspective's own king square
+/// only; `index` returns `None` for pieces the block leaves out.
+pub trait KingRelative {
+    /// The index of `piece` from `perspective` whose king stands on `king` (board squares).
+    fn index(perspective: Color, king: Square, piece: PieceOnSquare) -> Option<u32>;
+
+    /// Every piece's index, for a board with the perspective's king (none without it).
+    #[inline]
+    fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
+        let Some(king) = board.king(perspective) else {
+            return;
+        };
+        board.for_each_piece(|square, color, role| {
+            let piece = PieceOnSquare {
+                square,
+                color,
+                role,
+            };
+            if let Some(ix) = Self::index(perspective, king, piece) {
+                out.push(ix);
+            }
+        });
+    }
+
+    /// A refresh for the perspective whose king moves; the moved pieces' indices for the other.
+    #[inline]
+    fn delta(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
+        let changes = decompose(board, mv);
+        for p in Color::ALL {
+            let pi = p.index();
+            let king = match board.king(p) {
+                Some(king) if !own_king_moves(board, mv, p) => king,
+                _ => {
+                    out.refresh[pi] = true;
+                    continue;
+                }
+            };
+            for &piece in changes.removed() {
+                if let Some(ix) = Self::index(p, king, piece) {
+                    out.removed[pi].push(ix);
+                }
+            }
+            for &piece in changes.added() {
+                if let Some(ix) = Self::index(p, king, piece) {
+                    out.added[pi].push(ix);
+                }
+            }
+        }
+    }
+}
