@@ -85,6 +85,40 @@ pub struct Model {
     pub b3: Tensor,
 }
 
+/// The gradients of one training step, in the order of [`PARAM_NAMES`].
+///
+/// On the CPU the first layer's gradient is sparse: `w1_rows` lists the rows of W1 that the
+/// batch's indices touch (ascending) and `tensors[0]` holds their gradients, one row each
+/// (`[rows, L1]`); every other row's gradient is zero. A batch of a 22,528-input set touches a
+/// fraction of W1, and the optimizer need not read a dense `[N, L1]` zero for the rest.
+/// Elsewhere (autograd) `w1_rows` is `None` and `tensors[0]` is dense.
+#[derive(Debug)]
+pub struct Gradients {
+    /// One tensor per parameter (W1's possibly row-compressed).
+    pub tensors: [Tensor; 6],
+    /// The W1 rows of `tensors[0]`'s rows, when compressed.
+    pub w1_rows: Option<Vec<u32>>,
+}
+
+impl Gradients {
+    /// W1's gradient as a dense `[n, l1]` tensor.
+    pub fn dense_w1(&self, n: usize) -> Tensor {
+        match &self.w1_rows {
+            None => self.tensors[0].shallow_clone(),
+            Some(rows) => {
+                let l1 = self.tensors[0].size()[1];
+                let index =
+                    Tensor::from_slice(&rows.iter().map(|&r| i64::from(r)).collect::<Vec<_>>());
+                Tensor::zeros([n as i64, l1], (Kind::Float, self.tensors[0].device())).index_copy(
+                    0,
+                    &index,
+                    &self.tensors[0],
+                )
+            }
+        }
+    }
+}
+
 /// The model's input: the CSR indices of both perspectives of B positions, as `embedding_bag`
 /// takes them, interleaved: bag 2·i is position i's side-to-move view, bag 2·i + 1 its other
 /// side's, so the `[2·B, L1]` accumulators are already the `[B, 2·L1]` concatenation.
@@ -275,8 +309,9 @@ impl Model {
 
     /// The gradients of all parameters after `backward` of a loss computed from
     /// [`forward_train`](Self::forward_train)'s outputs, in the order of [`PARAM_NAMES`] (zeros
-    /// for a parameter the loss does not reach).
-    pub fn gradients(&self, forward: &Forward, input: &SparseInput) -> [Tensor; 6] {
+    /// for a parameter the loss does not reach). On the CPU, W1's gradient holds only the rows
+    /// of the batch's indices (see [`Gradients`]).
+    pub fn gradients(&self, forward: &Forward, input: &SparseInput) -> Gradients {
         let grad = |p: &Tensor| {
             let g = p.grad();
             if g.defined() {
@@ -285,25 +320,30 @@ impl Model {
                 p.zeros_like()
             }
         };
-        let (w1, b1) = match &forward.activations {
+        let (w1, w1_rows, b1) = match &forward.activations {
             Some(x) => {
                 let g = x.grad();
                 if g.defined() {
-                    first_layer_gradients(&g, x, input, self.shape.n, self.shape.l1)
+                    let (rows, w1, b1) =
+                        first_layer_gradients(&g, x, input, self.shape.n, self.shape.l1);
+                    (w1, Some(rows), b1)
                 } else {
-                    (self.w1.zeros_like(), self.b1.zeros_like())
+                    (self.w1.zeros_like(), None, self.b1.zeros_like())
                 }
             }
-            None => (grad(&self.w1), grad(&self.b1)),
+            None => (grad(&self.w1), None, grad(&self.b1)),
         };
-        [
-            w1,
-            b1,
-            grad(&self.w2),
-            grad(&self.b2),
-            grad(&self.w3),
-            grad(&self.b3),
-        ]
+        Gradients {
+            tensors: [
+                w1,
+                b1,
+                grad(&self.w2),
+                grad(&self.b2),
+                grad(&self.w3),
+                grad(&self.b3),
+            ],
+            w1_rows,
+        }
     }
 
     /// Resets the autograd gradients of the parameters.
@@ -437,21 +477,23 @@ pub fn first_layer(w1: &Tensor, b1: &Tensor, input: &SparseInput, l1: usize) -> 
 /// not depend on the number of threads).
 const B1_BLOCK: usize = 256;
 
-/// The gradients of W1 (`[n, l1]`) and b1 from the gradient `grad` of the clipped activations
-/// `x` of [`first_layer`] (CPU): the clipped ReLU passes the gradient where `0 < x < 1`, then
-/// bag j's masked gradient is added to W1's row of each of its indices and to b1.
+/// The gradients of W1 and b1 from the gradient `grad` of the clipped activations `x` of
+/// [`first_layer`] (CPU): the clipped ReLU passes the gradient where `0 < x < 1`, then bag j's
+/// masked gradient is added to W1's row of each of its indices and to b1. W1's gradient comes
+/// row-compressed: the rows the indices touch (ascending, of the `n`) and their gradients
+/// (`[rows, l1]`), every other row being zero (see [`Gradients`]).
 ///
 /// Three parallel passes: the masked gradients and b1's partial sums over fixed blocks of bags;
-/// W1's rows split into one range per libtorch thread, each thread scanning all bags and adding
-/// into its own rows (in bag order); the partial sums of b1 added in block order. The result
-/// does not depend on the number of threads.
+/// the touched rows split into one range per libtorch thread, each thread scanning all bags and
+/// adding into its own rows (in bag order); the partial sums of b1 added in block order. The
+/// result does not depend on the number of threads.
 pub fn first_layer_gradients(
     grad: &Tensor,
     x: &Tensor,
     input: &SparseInput,
     n: usize,
     l1: usize,
-) -> (Tensor, Tensor) {
+) -> (Vec<u32>, Tensor, Tensor) {
     let (grad_t, x_t) = (
         grad.detach().to_kind(Kind::Float).contiguous(),
         x.detach().contiguous(),
@@ -496,20 +538,34 @@ pub fn first_layer_gradients(
     });
     // SAFETY: a contiguous CPU f32 tensor alive until the end of the function, read only.
     let masked = unsafe { f32_slice(&masked_t) };
-    // 2. W1's rows, one range per thread.
-    let rows_per = n.div_ceil(threads.min(n.max(1))).max(1);
-    let w1_grad = new_f32(&[n as i64, l1 as i64], true, |dst| {
+    // 2. The touched rows of W1 (ascending) and each one's place in the compact gradient.
+    let mut slot = vec![u32::MAX; n];
+    for &i in idx {
+        slot[i as usize] = 0;
+    }
+    let mut rows = Vec::new();
+    for (i, s) in slot.iter_mut().enumerate() {
+        if *s == 0 {
+            *s = rows.len() as u32;
+            rows.push(i as u32);
+        }
+    }
+    let slot = &slot;
+    // 3. Their gradients, one range of rows per thread.
+    let touched = rows.len();
+    let rows_per = touched.div_ceil(threads.min(touched.max(1))).max(1);
+    let w1_grad = new_f32(&[touched as i64, l1 as i64], true, |dst| {
         std::thread::scope(|scope| {
-            for (t, rows) in dst.chunks_mut(rows_per * l1).enumerate() {
+            for (t, chunk) in dst.chunks_mut(rows_per * l1).enumerate() {
                 let lo = t * rows_per;
-                scope.spawn(move || kernels::scatter(rows, lo, masked, idx, off, l1));
+                scope.spawn(move || kernels::scatter(chunk, lo, masked, idx, off, l1, slot));
             }
         });
     });
-    // 3. b1.
+    // 4. b1.
     let mut b1 = vec![0f32; l1];
     kernels::sum_rows(&mut b1, &partial, l1);
-    (w1_grad, Tensor::from_slice(&b1))
+    (rows, w1_grad, Tensor::from_slice(&b1))
 }
 
 /// The loops of the CPU first layer, compiled for AVX-512, AVX2 and the baseline and chosen at
@@ -561,15 +617,23 @@ mod kernels {
     }
 
     #[inline(always)]
-    fn scatter_impl(rows: &mut [f32], lo: usize, g: &[f32], idx: &[i64], off: &[i64], l1: usize) {
+    fn scatter_impl(
+        rows: &mut [f32],
+        lo: usize,
+        g: &[f32],
+        idx: &[i64],
+        off: &[i64],
+        l1: usize,
+        slot: &[u32],
+    ) {
         let hi = lo + rows.len() / l1;
         for (j, &start) in off.iter().enumerate() {
             let end = off.get(j + 1).map_or(idx.len(), |&e| e as usize);
             let gj = &g[j * l1..(j + 1) * l1];
             for &i in &idx[start as usize..end] {
-                let i = i as usize;
-                if i >= lo && i < hi {
-                    add(&mut rows[(i - lo) * l1..(i - lo + 1) * l1], gj);
+                let s = slot[i as usize] as usize;
+                if s >= lo && s < hi {
+                    add(&mut rows[(s - lo) * l1..(s - lo + 1) * l1], gj);
                 }
             }
         }
@@ -606,7 +670,7 @@ mod kernels {
     dispatch!(forward, forward_impl, (dst: &mut [f32], first: usize, w: &[f32], b: &[f32], idx: &[i64], off: &[i64], l1: usize));
     dispatch!(mask, mask_impl, (dst: &mut [f32], g: &[f32], x: &[f32]));
     dispatch!(sum_rows, sum_rows_impl, (sum: &mut [f32], rows: &[f32], l1: usize));
-    dispatch!(scatter, scatter_impl, (rows: &mut [f32], lo: usize, g: &[f32], idx: &[i64], off: &[i64], l1: usize));
+    dispatch!(scatter, scatter_impl, (rows: &mut [f32], lo: usize, g: &[f32], idx: &[i64], off: &[i64], l1: usize, slot: &[u32]));
 }
 
 /// A tensor's values as a flat CPU `f32` vector.
@@ -727,6 +791,13 @@ mod tests {
             },
             &input,
         );
+        assert!(manual.w1_rows.is_some() && auto.w1_rows.is_none());
+        let dense = |g: &Gradients| {
+            let mut t = g.tensors.each_ref().map(|t| t.shallow_clone());
+            t[0] = g.dense_w1(40);
+            t
+        };
+        let (manual, auto) = (dense(&manual), dense(&auto));
         for (a, b) in manual.iter().zip(&auto) {
             let (a, b) = (tensor_to_vec(a), tensor_to_vec(b));
             let scale = b.iter().fold(1e-6f32, |s, v| s.max(v.abs()));

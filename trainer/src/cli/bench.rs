@@ -6,6 +6,8 @@ use plugin_api::FeatureSet;
 
 use super::device::{DeviceArg, apply_threads};
 use trainer::train::bench::{BenchConfig, bench};
+use trainer::train::optim::AdamConfig;
+use trainer::train::settings::OptimizerName;
 use trainer::train::settings::TrainSettings;
 
 /// Arguments of `trainer bench`.
@@ -36,6 +38,9 @@ pub struct BenchArgs {
     /// Measure the PQR method (a step sees 3 positions per triplet) instead of score targets.
     #[arg(long)]
     pub pqr: bool,
+    /// Optimizer.
+    #[arg(long, value_enum, default_value_t = TrainSettings::default().optimizer)]
+    pub optimizer: OptimizerName,
     /// Device and threads.
     #[command(flatten)]
     pub device: DeviceArg,
@@ -67,6 +72,10 @@ pub fn run(args: &BenchArgs, set: &FeatureSet) -> Result<()> {
             device,
             seed: 1,
             min_pieces: args.min_pieces,
+            adam: AdamConfig {
+                sparse_first_layer: args.optimizer == OptimizerName::SparseAdam,
+                ..AdamConfig::default()
+            },
         };
         let r = bench(set, &config)?;
         println!(

@@ -42,6 +42,8 @@ pub struct BenchConfig {
     /// Only positions with at least this many pieces (random games shed material quickly;
     /// real training data holds about 20 to 32 pieces per position).
     pub min_pieces: u32,
+    /// Adam's settings (plain or sparse).
+    pub adam: AdamConfig,
 }
 
 /// The measurement.
@@ -126,7 +128,7 @@ pub fn bench(set: &FeatureSet, config: &BenchConfig) -> Result<BenchResult> {
         l2: config.l2,
     };
     let mut model = Model::new(shape, config.seed, config.device);
-    let mut adam = Adam::new(AdamConfig::default(), &model.params());
+    let mut adam = Adam::new(config.adam, &model.params());
     let method = if config.pqr {
         Method::Pqr(PqrLoss::default())
     } else {

@@ -197,8 +197,8 @@ pub fn train_step_with(
     let grads = model.gradients(&forward, batch.input());
     drop(forward);
     model.zero_grad();
-    look(&grads);
-    adam.step_scaled(&mut model.params_mut(), &grads, lr, scales);
+    look(&grads.tensors);
+    adam.step_gradients(&mut model.params_mut(), &grads, lr, scales);
     model.clip();
     loss.detach()
 }

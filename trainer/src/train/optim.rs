@@ -9,6 +9,8 @@
 
 use tch::Tensor;
 
+use crate::model::Gradients;
+
 /// The learning-rate factor of each parameter (in the order of [`crate::model::PARAM_NAMES`])
 /// of a network with first-layer width `l1`: 1, except for the hidden weights W2, which learn at
 /// `min(1, width / l1)` (`width`: [`crate::train::settings::TrainSettings::hidden_lr_width`];
@@ -38,6 +40,13 @@ pub struct AdamConfig {
     pub beta2: f64,
     /// ε.
     pub eps: f64,
+    /// Sparse Adam for the first layer (PyTorch's `SparseAdam`, TensorFlow's `LazyAdam`): only
+    /// the rows of W1 that a batch's indices touch are updated (their moments and weights), so
+    /// a step costs the touched rows, not N. Plain Adam also moves the untouched rows (their
+    /// moments decay and keep pushing them). Off, it is not written, so the stored form (and
+    /// the experiment cache's keys) of plain Adam stay what they were.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sparse_first_layer: bool,
 }
 
 impl Default for AdamConfig {
@@ -46,6 +55,7 @@ impl Default for AdamConfig {
             beta1: 0.9,
             beta2: 0.999,
             eps: 1e-8,
+            sparse_first_layer: false,
         }
     }
 }
@@ -80,11 +90,37 @@ impl Adam {
         self.step_scaled(params, grads, lr, &scales);
     }
 
+    /// One update of `params` (in the order of [`crate::model::PARAM_NAMES`]) with a training
+    /// step's gradients, parameter `i` at the learning rate `lr · scales[i]`. A row-compressed
+    /// W1 gradient updates every row (the others with a zero gradient, exactly as the dense
+    /// gradient would) or, with [`AdamConfig::sparse_first_layer`], the touched rows only.
+    pub fn step_gradients(
+        &mut self,
+        params: &mut [&mut Tensor],
+        grads: &Gradients,
+        lr: f64,
+        scales: &[f64],
+    ) {
+        self.step_with(params, &grads.tensors, grads.w1_rows.as_deref(), lr, scales);
+    }
+
     /// [`step`](Self::step) with parameter `i` at the learning rate `lr · scales[i]`.
     pub fn step_scaled(
         &mut self,
         params: &mut [&mut Tensor],
         grads: &[Tensor],
+        lr: f64,
+        scales: &[f64],
+    ) {
+        self.step_with(params, grads, None, lr, scales);
+    }
+
+    /// The update; `w1_rows`, if given, are the rows of parameter 0 that `grads[0]` holds.
+    fn step_with(
+        &mut self,
+        params: &mut [&mut Tensor],
+        grads: &[Tensor],
+        w1_rows: Option<&[u32]>,
         lr: f64,
         scales: &[f64],
     ) {
@@ -96,14 +132,33 @@ impl Adam {
         let step_size = lr / bc1;
         let bc2_sqrt = bc2.sqrt();
         tch::no_grad(|| {
-            for ((((p, m), v), g), scale) in params
+            for (i, ((((p, m), v), g), scale)) in params
                 .iter_mut()
                 .zip(&mut self.m)
                 .zip(&mut self.v)
                 .zip(grads)
                 .zip(scales)
+                .enumerate()
             {
-                if fused_step(p, m, v, g, c, -step_size * scale, bc2_sqrt) {
+                let k = FusedConstants::new(c, -step_size * scale, bc2_sqrt);
+                let dense;
+                let g = match w1_rows.filter(|_| i == 0) {
+                    Some(rows) => {
+                        if rows_step(p, m, v, rows, g, k, !c.sparse_first_layer) {
+                            continue;
+                        }
+                        // Not a layout the row kernel takes (a GPU tensor): expand it.
+                        let index: Vec<i64> = rows.iter().map(|&r| i64::from(r)).collect();
+                        dense = p.zeros_like().index_copy(
+                            0,
+                            &Tensor::from_slice(&index).to_device(p.device()),
+                            g,
+                        );
+                        &dense
+                    }
+                    None => g,
+                };
+                if fused_step(p, m, v, g, k) {
                     continue;
                 }
                 let _ = m.g_mul_scalar_(c.beta1);
@@ -133,13 +188,8 @@ fn fused_step(
     m: &mut Tensor,
     v: &mut Tensor,
     g: &Tensor,
-    c: AdamConfig,
-    neg_step: f64,
-    bc2_sqrt: f64,
+    k: FusedConstants,
 ) -> bool {
-    let usable = |t: &Tensor| {
-        t.device() == tch::Device::Cpu && t.kind() == tch::Kind::Float && t.is_contiguous()
-    };
     let n = p.numel();
     if n < FUSED_MIN
         || ![&*p, &*m, &*v, g]
@@ -148,16 +198,6 @@ fn fused_step(
     {
         return false;
     }
-    // libtorch computes float tensors' scalar operations in f32, the scalars rounded first.
-    let k = FusedConstants {
-        beta1: c.beta1 as f32,
-        one_minus_beta1: (1.0 - c.beta1) as f32,
-        beta2: c.beta2 as f32,
-        one_minus_beta2: (1.0 - c.beta2) as f32,
-        bc2_sqrt: bc2_sqrt as f32,
-        eps: c.eps as f32,
-        neg_step: neg_step as f32,
-    };
     let threads = (tch::get_num_threads().max(1) as usize)
         .min(n / FUSED_MIN)
         .max(1);
@@ -179,6 +219,119 @@ fn fused_step(
         });
     }
     true
+}
+
+/// Whether the fused kernels can take `t`: a contiguous CPU `f32` tensor.
+fn usable(t: &Tensor) -> bool {
+    t.device() == tch::Device::Cpu && t.kind() == tch::Kind::Float && t.is_contiguous()
+}
+
+/// Adam's update of a row-compressed gradient: `g` holds the gradients of `rows` (ascending) of
+/// `p`, a `[n, l1]` CPU `f32` parameter. With `all_rows` every row is updated, the others with
+/// a zero gradient (the arithmetic of [`fused_step`] on the dense gradient, to the bit);
+/// without, only `rows` (sparse Adam). Returns false, touching nothing, for tensors it does not
+/// handle.
+fn rows_step(
+    p: &mut Tensor,
+    m: &mut Tensor,
+    v: &mut Tensor,
+    rows: &[u32],
+    g: &Tensor,
+    k: FusedConstants,
+    all_rows: bool,
+) -> bool {
+    let size = p.size();
+    let [n, l1] = size[..] else {
+        return false;
+    };
+    let (n, l1) = (n as usize, l1 as usize);
+    let shapes_fit = m.size() == size
+        && v.size() == size
+        && g.size() == [rows.len() as i64, l1 as i64]
+        && rows.last().is_none_or(|&r| (r as usize) < n);
+    if !shapes_fit || ![&*p, &*m, &*v, g].iter().all(|t| usable(t)) {
+        return false;
+    }
+    let threads = (tch::get_num_threads().max(1) as usize).max(1);
+    let zeros = vec![0f32; l1];
+    // SAFETY: distinct contiguous CPU f32 tensors of the sizes checked above, alive for the
+    // call, and nothing else reads or writes them meanwhile.
+    unsafe {
+        let (p, m, v) = (f32_mut(p, n * l1), f32_mut(m, n * l1), f32_mut(v, n * l1));
+        let g = f32_ref(g, rows.len() * l1);
+        let zeros = &zeros;
+        if all_rows {
+            // Ranges of rows; each finds its first touched row by binary search.
+            let per = n.div_ceil(threads).max(1);
+            std::thread::scope(|scope| {
+                for (t, ((p, m), v)) in p
+                    .chunks_mut(per * l1)
+                    .zip(m.chunks_mut(per * l1))
+                    .zip(v.chunks_mut(per * l1))
+                    .enumerate()
+                {
+                    let lo = t * per;
+                    scope.spawn(move || {
+                        let mut next = rows.partition_point(|&r| (r as usize) < lo);
+                        for (local, ((p, m), v)) in p
+                            .chunks_mut(l1)
+                            .zip(m.chunks_mut(l1))
+                            .zip(v.chunks_mut(l1))
+                            .enumerate()
+                        {
+                            let row = lo + local;
+                            let grad = if rows.get(next).is_some_and(|&r| r as usize == row) {
+                                next += 1;
+                                &g[(next - 1) * l1..next * l1]
+                            } else {
+                                zeros.as_slice()
+                            };
+                            k.apply(p, m, v, grad);
+                        }
+                    });
+                }
+            });
+        } else {
+            // The touched rows only, split among the threads.
+            let per = rows.len().div_ceil(threads).max(1);
+            let (p, m, v) = (
+                SharedRows(p.as_mut_ptr()),
+                SharedRows(m.as_mut_ptr()),
+                SharedRows(v.as_mut_ptr()),
+            );
+            std::thread::scope(|scope| {
+                for (chunk, grads) in rows.chunks(per).zip(g.chunks(per * l1)) {
+                    let (p, m, v) = (&p, &m, &v);
+                    scope.spawn(move || {
+                        for (&row, grad) in chunk.iter().zip(grads.chunks(l1)) {
+                            let at = row as usize * l1;
+                            // SAFETY: rows are distinct, so no two threads touch one row.
+                            let (p, m, v) = (p.row(at, l1), m.row(at, l1), v.row(at, l1));
+                            k.apply(p, m, v, grad);
+                        }
+                    });
+                }
+            });
+        }
+    }
+    true
+}
+
+/// A parameter's storage shared by threads that update distinct rows of it.
+struct SharedRows(*mut f32);
+
+// SAFETY: only used by `rows_step`, whose threads touch disjoint rows.
+unsafe impl Sync for SharedRows {}
+
+impl SharedRows {
+    /// The `len` values from `at`.
+    ///
+    /// # Safety
+    /// In bounds, and no other live reference to them.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn row(&self, at: usize, len: usize) -> &mut [f32] {
+        unsafe { std::slice::from_raw_parts_mut(self.0.add(at), len) }
+    }
 }
 
 /// # Safety
@@ -206,6 +359,21 @@ struct FusedConstants {
 }
 
 impl FusedConstants {
+    /// The scalars of a step with learning rate `-neg_step` (bias correction included) and
+    /// `√(1 − β2^t)` = `bc2_sqrt`: libtorch computes float tensors' scalar operations in f32,
+    /// the scalars rounded first.
+    fn new(c: AdamConfig, neg_step: f64, bc2_sqrt: f64) -> Self {
+        FusedConstants {
+            beta1: c.beta1 as f32,
+            one_minus_beta1: (1.0 - c.beta1) as f32,
+            beta2: c.beta2 as f32,
+            one_minus_beta2: (1.0 - c.beta2) as f32,
+            bc2_sqrt: bc2_sqrt as f32,
+            eps: c.eps as f32,
+            neg_step: neg_step as f32,
+        }
+    }
+
     /// The update of one parameter's elements.
     fn apply(self, p: &mut [f32], m: &mut [f32], v: &mut [f32], g: &[f32]) {
         #[cfg(target_arch = "x86_64")]
@@ -298,6 +466,73 @@ mod tests {
             .double_value(&[]);
         assert!(rel < 1e-6, "relative difference {rel}");
         assert!(!fused.equal(&p0), "the parameters moved");
+    }
+
+    #[test]
+    fn row_compressed_gradients_update_as_dense_ones_or_only_their_rows() {
+        let (n, l1) = (300i64, 64i64);
+        tch::manual_seed(11);
+        let opts = (tch::Kind::Float, tch::Device::Cpu);
+        let p0 = Tensor::randn([n, l1], opts);
+        // Row 3 has a gradient at every step; rows 4, 100 and 299 only at the first.
+        let touched: [Vec<u32>; 3] = [vec![3, 4, 100, 299], vec![3], vec![3, 200]];
+        let steps: Vec<Gradients> = touched
+            .iter()
+            .map(|rows| Gradients {
+                tensors: [
+                    Tensor::randn([rows.len() as i64, l1], opts) * 1e-2,
+                    Tensor::zeros([1], opts),
+                    Tensor::zeros([1], opts),
+                    Tensor::zeros([1], opts),
+                    Tensor::zeros([1], opts),
+                    Tensor::zeros([1], opts),
+                ],
+                w1_rows: Some(rows.clone()),
+            })
+            .collect();
+        let run = |sparse: bool, compressed: bool| {
+            let mut p = p0.copy();
+            let config = AdamConfig {
+                sparse_first_layer: sparse,
+                ..AdamConfig::default()
+            };
+            let mut others: Vec<Tensor> = (0..5).map(|_| Tensor::zeros([1], opts)).collect();
+            let mut adam = Adam::new(
+                config,
+                &[
+                    &p, &others[0], &others[1], &others[2], &others[3], &others[4],
+                ],
+            );
+            for g in &steps {
+                let [o0, o1, o2, o3, o4] = &mut others[..] else {
+                    unreachable!()
+                };
+                let mut params = [&mut p, o0, o1, o2, o3, o4];
+                if compressed {
+                    adam.step_gradients(&mut params, g, 1e-3, &[1.0; 6]);
+                } else {
+                    let mut dense = g.tensors.each_ref().map(|t| t.shallow_clone());
+                    dense[0] = g.dense_w1(n as usize);
+                    adam.step_scaled(&mut params, &dense, 1e-3, &[1.0; 6]);
+                }
+            }
+            p
+        };
+        // Plain Adam: the compressed gradient gives the dense result to the bit.
+        let (dense, compressed) = (run(false, false), run(false, true));
+        assert!(dense.equal(&compressed));
+        // Sparse Adam: never-touched rows stay, as under plain Adam (their moments are zero);
+        // a row touched at every step moves exactly as under plain Adam; a row whose gradient
+        // stopped keeps moving under plain Adam (its moments) but not under sparse Adam.
+        let sparse = run(true, true);
+        let row = |t: &Tensor, r: i64| t.get(r);
+        assert!(row(&sparse, 0).equal(&row(&p0, 0)) && row(&dense, 0).equal(&row(&p0, 0)));
+        assert!(row(&sparse, 3).equal(&row(&dense, 3)));
+        assert!(!row(&sparse, 4).equal(&row(&dense, 4)));
+        assert!(
+            !row(&sparse, 4).equal(&row(&p0, 4)),
+            "moved at its own step"
+        );
     }
 
     #[test]

@@ -39,12 +39,15 @@ pub enum MethodName {
     Pqr,
 }
 
-/// The optimizer (the thesis used Adam only; the key exists so manifests say so).
+/// The optimizer (the thesis used Adam).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum OptimizerName {
     /// Adam with the thesis's betas.
     Adam,
+    /// Adam, but a step updates only the first-layer rows of the batch's indices (PyTorch's
+    /// SparseAdam): a step's cost no longer grows with N (king-relative sets, small batches).
+    SparseAdam,
 }
 
 /// A fitted win-rate model σ((e − a) / b) for target and output alike: `A,B` on the command
@@ -110,8 +113,8 @@ pub struct TrainSettings {
     /// Training method.
     #[arg(long, value_enum, default_value_t = TrainSettings::default().method)]
     pub method: MethodName,
-    /// Optimizer (only "adam").
-    #[arg(skip = TrainSettings::default().optimizer)]
+    /// Optimizer.
+    #[arg(long, value_enum, default_value_t = TrainSettings::default().optimizer)]
     pub optimizer: OptimizerName,
     /// Adam's learning rate in the first epoch.
     #[arg(long, default_value_t = TrainSettings::default().lr)]
@@ -295,7 +298,10 @@ impl TrainSettings {
             batch_size: self.batch_size.0 as usize,
             lr: self.lr.0,
             gamma: self.gamma.0,
-            adam: AdamConfig::default(),
+            adam: AdamConfig {
+                sparse_first_layer: self.optimizer == OptimizerName::SparseAdam,
+                ..AdamConfig::default()
+            },
             hidden_lr_width: Some(self.hidden_lr_width.0),
             seed: self.seed,
             shuffle_buffer: self.shuffle,
