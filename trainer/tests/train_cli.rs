@@ -277,3 +277,27 @@ fn bad_settings_are_one_line_errors() {
         );
     }
 }
+
+#[test]
+fn a_product_too_large_for_a_network_is_refused_before_any_allocation() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let o = run(&[
+        "train",
+        "--spec",
+        "halfkp*kr",
+        "--in",
+        "tests/data/stockfish-sample-train.binpack",
+        "--val",
+        "tests/data/stockfish-sample-val.binpack",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr).trim().to_string();
+    assert_eq!(
+        err,
+        "error: the network of 'halfkp*kr' is too large: its number of features N = 110764800 is not between 1 and 16777216"
+    );
+    assert!(!out.exists(), "nothing written");
+}

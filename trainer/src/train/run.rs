@@ -164,6 +164,14 @@ impl TrainConfig {
         if self.shape.l2 == 0 || self.shape.n == 0 {
             bail!("L2 and N must be positive");
         }
+        // The network format's limits, checked before anything is allocated: a product such
+        // as `halfkp*kr` (110M features) would otherwise abort on its first allocation.
+        host::nnue::check_sizes(
+            self.shape.n as u64,
+            self.shape.l1 as u64,
+            self.shape.l2 as u64,
+        )
+        .map_err(|e| anyhow::anyhow!("the network of '{}' is too large: {e}", self.feature_set))?;
         if self.batch_size == 0 || self.epoch_size == 0 || self.epochs == 0 || self.val_size == 0 {
             bail!("batch size, epoch size, epochs and validation size must be positive");
         }
