@@ -456,13 +456,14 @@ impl RelativePiece {
     }
 }
 
-/// `active` for a block in which every piece contributes one index of its own.
+/// `active` for a block in which every piece contributes one index of its own; `index` may
+/// return an `Option` to leave some pieces out (`p`: kings).
 #[inline]
-pub fn piece_block_active(
+pub fn piece_block_active<I: Into<Option<u32>>>(
     board: &Board,
     perspective: Color,
     out: &mut IndexList<'_>,
-    index: impl Fn(RelativePiece) -> u32,
+    index: impl Fn(RelativePiece) -> I,
 ) {
     board.for_each_piece(|square, color, role| {
         let piece = PieceOnSquare {
@@ -470,26 +471,33 @@ pub fn piece_block_active(
             color,
             role,
         };
-        out.push(index(RelativePiece::new(perspective, piece)));
+        if let Some(ix) = index(RelativePiece::new(perspective, piece)).into() {
+            out.push(ix);
+        }
     });
 }
 
-/// `delta` for a block in which every piece contributes one index of its own: the move's piece
-/// removals and additions (see [`decompose`]) mapped through `index` for both perspectives.
+/// `delta` for a block in which every piece contributes one index of its own (or none, see
+/// [`piece_block_active`]): the move's piece removals and additions (see [`decompose`]) mapped
+/// through `index` for both perspectives.
 #[inline]
-pub fn piece_block_delta(
+pub fn piece_block_delta<I: Into<Option<u32>>>(
     board: &Board,
     mv: &Move,
     out: &mut MoveDelta<'_>,
-    index: impl Fn(RelativePiece) -> u32,
+    index: impl Fn(RelativePiece) -> I,
 ) {
     let changes = decompose(board, mv);
     for p in Color::ALL {
         for &piece in changes.removed() {
-            out.removed[p.index()].push(index(RelativePiece::new(p, piece)));
+            if let Some(ix) = index(RelativePiece::new(p, piece)).into() {
+                out.removed[p.index()].push(ix);
+            }
         }
         for &piece in changes.added() {
-            out.added[p.index()].push(index(RelativePiece::new(p, piece)));
+            if let Some(ix) = index(RelativePiece::new(p, piece)).into() {
+                out.added[p.index()].push(ix);
+            }
         }
     }
 }

@@ -70,16 +70,14 @@ pub fn product_layout_id(factor_ids: &[u64]) -> u64 {
 
 impl Term {
     fn new(factors: Vec<RegisteredBlock>, offset: u32, spec: &str) -> Result<Term, LoadError> {
+        let name = factors
+            .iter()
+            .map(|f| f.descriptor.name.as_str())
+            .collect::<Vec<_>>()
+            .join("*");
         let too_big = |what: &str| LoadError::BadSpec {
             spec: spec.to_string(),
-            reason: format!(
-                "the {what} of '{}' does not fit in 32 bits",
-                factors
-                    .iter()
-                    .map(|f| f.descriptor.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join("*")
-            ),
+            reason: format!("the {what} of '{name}' does not fit in 32 bits"),
         };
         let product = |f: fn(&RegisteredBlock) -> u32, of: &[RegisteredBlock]| {
             of.iter().try_fold(1u32, |acc, b| acc.checked_mul(f(b)))
@@ -101,11 +99,7 @@ impl Term {
             ),
         };
         Ok(Term {
-            name: factors
-                .iter()
-                .map(|f| f.descriptor.name.as_str())
-                .collect::<Vec<_>>()
-                .join("*"),
+            name,
             factors,
             offset,
             size,
@@ -246,9 +240,14 @@ impl Term {
         Ok(())
     }
 
-    /// Appends the term's active indices (unoffset) of `board` from `p`.
-    fn active(&self, board: &Board, p: Color, out: &mut Vec<u32>) -> Result<(), BlockError> {
-        combined_active(&self.factors, board, p, out)
+    /// Appends the term's active indices of `board` from `p`, offset into the feature set.
+    fn active_offset(&self, board: &Board, p: Color, out: &mut Vec<u32>) -> Result<(), BlockError> {
+        let start = out.len();
+        combined_active(&self.factors, board, p, out)?;
+        for ix in &mut out[start..] {
+            *ix += self.offset;
+        }
+        Ok(())
     }
 }
 
@@ -370,30 +369,21 @@ impl FeatureSet {
         self.terms.iter().any(|t| t.factorized)
     }
 
-    /// [`active`](Self::active) followed by the virtual features of the factorized terms' active
-    /// indices: a position in the training layout.
+    /// A position in the training layout: [`active`](Self::active)'s indices, each factorized
+    /// term's followed by the virtual features of its active indices.
     pub fn active_training(
         &self,
         board: &Board,
         perspective: Color,
         out: &mut Vec<u32>,
     ) -> Result<(), BlockError> {
-        let start = out.len();
-        self.active(board, perspective, out)?;
-        if !self.is_factorized() {
-            return Ok(());
-        }
-        let end = out.len();
-        for k in start..end {
-            let ix = out[k];
-            let term = self
-                .terms
-                .iter()
-                .find(|t| ix >= t.offset && ix < t.offset + t.size)
-                .expect("active indices lie in a term");
+        for term in &self.terms {
+            let from = out.len();
+            term.active_offset(board, perspective, out)?;
             if term.factorized {
-                let v = term.virtual_index(ix - term.offset)?;
-                out.push(v);
+                for k in from..out.len() {
+                    out.push(term.virtual_index(out[k] - term.offset)?);
+                }
             }
         }
         Ok(())
@@ -467,11 +457,7 @@ impl FeatureSet {
         out: &mut Vec<u32>,
     ) -> Result<(), BlockError> {
         for term in &self.terms {
-            let start = out.len();
-            term.active(board, perspective, out)?;
-            for ix in &mut out[start..] {
-                *ix += term.offset;
-            }
+            term.active_offset(board, perspective, out)?;
         }
         Ok(())
     }

@@ -105,18 +105,18 @@ impl Gradients {
     pub fn dense_w1(&self, n: usize) -> Tensor {
         match &self.w1_rows {
             None => self.tensors[0].shallow_clone(),
-            Some(rows) => {
-                let l1 = self.tensors[0].size()[1];
-                let index =
-                    Tensor::from_slice(&rows.iter().map(|&r| i64::from(r)).collect::<Vec<_>>());
-                Tensor::zeros([n as i64, l1], (Kind::Float, self.tensors[0].device())).index_copy(
-                    0,
-                    &index,
-                    &self.tensors[0],
-                )
-            }
+            Some(rows) => dense_rows(&self.tensors[0], rows, n),
         }
     }
+}
+
+/// The `[n, cols]` tensor whose rows `rows` (one per row of `values`) are `values` and whose
+/// other rows are zero: a row-compressed gradient made dense.
+pub fn dense_rows(values: &Tensor, rows: &[u32], n: usize) -> Tensor {
+    let index: Vec<i64> = rows.iter().map(|&r| i64::from(r)).collect();
+    let index = Tensor::from_slice(&index).to_device(values.device());
+    let cols = values.size()[1];
+    Tensor::zeros([n as i64, cols], (values.kind(), values.device())).index_copy(0, &index, values)
 }
 
 /// The model's input: the CSR indices of both perspectives of B positions, as `embedding_bag`

@@ -157,6 +157,8 @@ impl<'a> AccumulatorStack<'a> {
         let (l1, n) = (net.l1(), net.n());
         let max_delta = set.max_delta();
         let max_active = set.max_active();
+        // A binary set's counts would only mirror membership: none are kept.
+        let counted = !set.binary();
         // Per ply and perspective: added + removed of a delta, or old + new indices of a refresh.
         let per_ply = 2 * 2 * max_delta.max(max_active);
         let mut stack = AccumulatorStack {
@@ -168,11 +170,7 @@ impl<'a> AccumulatorStack<'a> {
             ply: 0,
             boards: vec![Board::default_empty(); max_ply + 1],
             acc: AlignedVec::zeroed((max_ply + 1) * 2 * l1),
-            counts: if set.binary() {
-                Vec::new()
-            } else {
-                vec![0; 2 * n]
-            },
+            counts: if counted { vec![0; 2 * n] } else { Vec::new() },
             log: Vec::with_capacity(per_ply * max_ply),
             log_marks: vec![0; max_ply + 1],
             delta: set.delta_buffer(),
@@ -182,7 +180,7 @@ impl<'a> AccumulatorStack<'a> {
             scratch: ForwardScratch::new(l1, net.l2()),
             stats: StackStats::default(),
             cache: None,
-            counted: !set.binary(),
+            counted,
         };
         stack.set_refresh_cache(set.refresh_trigger() == RefreshTrigger::OwnKingMove);
         // The empty board has no active index: accumulators are the bias.
@@ -252,12 +250,11 @@ impl<'a> AccumulatorStack<'a> {
             .copied()
     }
 
-    /// Checks that a binary set's index lies in the feature set (counted sets check it when
-    /// counting).
+    /// Checks that an index lies in the feature set.
     #[inline(always)]
-    fn in_range(&self, index: u32) -> Result<u32, EvalError> {
+    fn in_range(&self, index: u32) -> Result<(), EvalError> {
         if (index as usize) < self.n {
-            Ok(index)
+            Ok(())
         } else {
             Err(EvalError::IndexOutOfRange {
                 index,
@@ -305,10 +302,7 @@ impl<'a> AccumulatorStack<'a> {
         self.add_rows.clear();
         for k in 0..self.active.len() {
             let index = self.active[k];
-            if !self.counted {
-                let index = self.in_range(index)?;
-                self.add_rows.push(index);
-            } else if self.bump(p, base, index, ply > 0)? == 1 {
+            if self.bump(p, base, index, ply > 0)? == 1 {
                 self.add_rows.push(index);
             }
         }
@@ -323,14 +317,13 @@ impl<'a> AccumulatorStack<'a> {
         Ok(())
     }
 
-    /// Increments a count (logged if `log`); returns the new count.
+    /// Increments a count (logged if `log`); returns the new count (1 for a binary set, which
+    /// keeps no counts).
     #[inline(always)]
     fn bump(&mut self, p: Color, base: usize, index: u32, log: bool) -> Result<u16, EvalError> {
-        if index as usize >= self.n {
-            return Err(EvalError::IndexOutOfRange {
-                index,
-                size: self.n as u32,
-            });
+        self.in_range(index)?;
+        if !self.counted {
+            return Ok(1);
         }
         let c = &mut self.counts[base + index as usize];
         *c = c.checked_add(1).ok_or(EvalError::CountOverflow { index })?;
@@ -341,14 +334,12 @@ impl<'a> AccumulatorStack<'a> {
         Ok(new)
     }
 
-    /// Decrements a count (always logged); returns the new count.
+    /// Decrements a count (always logged); returns the new count (0 for a binary set).
     #[inline(always)]
     fn drop_count(&mut self, p: Color, base: usize, index: u32) -> Result<u16, EvalError> {
-        if index as usize >= self.n {
-            return Err(EvalError::IndexOutOfRange {
-                index,
-                size: self.n as u32,
-            });
+        self.in_range(index)?;
+        if !self.counted {
+            return Ok(0);
         }
         let c = &mut self.counts[base + index as usize];
         *c = c.checked_sub(1).ok_or(EvalError::CountUnderflow {
@@ -421,20 +412,14 @@ impl<'a> AccumulatorStack<'a> {
         let added = self.delta.added(p).len();
         for k in 0..added {
             let index = self.delta.added(p)[k];
-            if !self.counted {
-                let index = self.in_range(index)?;
-                self.add_rows.push(index);
-            } else if self.bump(p, base, index, true)? == 1 {
+            if self.bump(p, base, index, true)? == 1 {
                 self.add_rows.push(index);
             }
         }
         let removed = self.delta.removed(p).len();
         for k in 0..removed {
             let index = self.delta.removed(p)[k];
-            if !self.counted {
-                let index = self.in_range(index)?;
-                self.sub_rows.push(index);
-            } else if self.drop_count(p, base, index)? == 0 {
+            if self.drop_count(p, base, index)? == 0 {
                 self.sub_rows.push(index);
             }
         }

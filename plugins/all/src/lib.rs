@@ -4,8 +4,8 @@
 //! without the kings, the right operand of the thesis's KP = `k*p`.
 
 use plugin_api::{
-    Board, Color, FeatureBlock, IndexList, Move, MoveDelta, PieceOnSquare, RefreshTrigger,
-    RelativePiece, Role, decompose, file_of, piece_block_active, piece_block_delta, rank_of,
+    Board, Color, FeatureBlock, IndexList, Move, MoveDelta, RefreshTrigger, RelativePiece, Role,
+    file_of, piece_block_active, piece_block_delta, rank_of,
 };
 
 /// The ALL block (768 indices). The thesis networks call it `hv`.
@@ -65,32 +65,11 @@ impl FeatureBlock for P {
     const PIECEWISE: bool = true;
 
     fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
-        board.for_each_piece(|square, color, role| {
-            let piece = PieceOnSquare {
-                square,
-                color,
-                role,
-            };
-            if let Some(ix) = p_index(RelativePiece::new(perspective, piece)) {
-                out.push(ix);
-            }
-        });
+        piece_block_active(board, perspective, out, p_index);
     }
 
     fn delta(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
-        let changes = decompose(board, mv);
-        for p in Color::ALL {
-            for &piece in changes.removed() {
-                if let Some(ix) = p_index(RelativePiece::new(p, piece)) {
-                    out.removed[p.index()].push(ix);
-                }
-            }
-            for &piece in changes.added() {
-                if let Some(ix) = p_index(RelativePiece::new(p, piece)) {
-                    out.added[p.index()].push(ix);
-                }
-            }
-        }
+        piece_block_delta(board, mv, out, p_index);
     }
 }
 
@@ -99,6 +78,7 @@ plugin_api::export_plugin!(All, P);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use plugin_api::PieceOnSquare;
 
     plugin_api::conformance_test!(All, P);
 

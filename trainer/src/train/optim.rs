@@ -9,7 +9,7 @@
 
 use tch::Tensor;
 
-use crate::model::Gradients;
+use crate::model::{Gradients, dense_rows};
 
 /// The learning-rate factor of each parameter (in the order of [`crate::model::PARAM_NAMES`])
 /// of a network with first-layer width `l1`: 1, except for the hidden weights W2, which learn at
@@ -148,12 +148,7 @@ impl Adam {
                             continue;
                         }
                         // Not a layout the row kernel takes (a GPU tensor): expand it.
-                        let index: Vec<i64> = rows.iter().map(|&r| i64::from(r)).collect();
-                        dense = p.zeros_like().index_copy(
-                            0,
-                            &Tensor::from_slice(&index).to_device(p.device()),
-                            g,
-                        );
+                        dense = dense_rows(g, rows, p.size()[0] as usize);
                         &dense
                     }
                     None => g,
