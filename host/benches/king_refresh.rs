@@ -21,14 +21,12 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use host::nnue::{
-    AccumulatorStack, BlockInfo, Kernels, Network, NetworkParts, Nnue, Quantization, RefreshCache,
-};
+use host::nnue::{AccumulatorStack, Kernels, Network, NetworkParts, Nnue, RefreshCache};
 use plugin_api::{
     Board, Color, Move, PluginRegistry, Square, board_from_position, move_from_shakmaty,
 };
+use rand::SeedableRng;
 use rand::seq::IndexedRandom;
-use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess, Position};
@@ -39,23 +37,7 @@ const L2: usize = 32;
 #[allow(non_snake_case)]
 fn network(registry: &PluginRegistry, L1: usize) -> Nnue {
     let set = registry.feature_set("halfka_v2_hm").unwrap();
-    let n = set.size() as usize;
-    let mut rng = ChaCha8Rng::seed_from_u64(1);
-    let parts = NetworkParts {
-        feature_set: set.name().to_string(),
-        blocks: BlockInfo::of_set(&set),
-        l1: L1,
-        l2: L2,
-        quantization: Quantization::THESIS,
-        w1: (0..n * L1).map(|_| rng.random_range(-40..=40)).collect(),
-        b1: (0..L1).map(|_| rng.random_range(-60..=120)).collect(),
-        w2: (0..L2 * 2 * L1)
-            .map(|_| rng.random_range(-60..=60))
-            .collect(),
-        b2: (0..L2).map(|_| rng.random_range(-9000..=9000)).collect(),
-        w3: (0..L2).map(|_| rng.random_range(-60..=60)).collect(),
-        b3: 0,
-    };
+    let parts = NetworkParts::synthetic(&set, L1, L2, 1);
     Nnue::bind(Network::from_parts(parts).unwrap(), "synthetic", registry).unwrap()
 }
 

@@ -17,6 +17,9 @@
 //! - `nnue_forward/NET/LEVEL`: the forward pass alone (clipped ReLU, hidden layer, output).
 //! - `nnue_counts_copy/N`: what copy-make would add per move: copying the 2·N counts.
 //!
+//! Networks: every thesis network in `shared/nets/thesis/`, and synthetic networks (random
+//! weights, L1 = 256) of the king-relative and threat sets, named `SET@256`.
+//!
 //! `cargo bench -p host --bench nnue` (about four minutes on 2 cores; filter with
 //! `-- nnue_nodes/all.nn`). Plugins are found next to the bench executable (the host crate
 //! dev-depends on the plugin crates, so cargo builds them).
@@ -33,11 +36,26 @@ use rand_chacha::ChaCha8Rng;
 use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess, Position};
 
-use host::nnue::{AccumulatorStack, Kernels, Nnue, SimdLevel};
+use host::nnue::{AccumulatorStack, Kernels, Network, NetworkParts, Nnue, SimdLevel};
 
 fn shared() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared")
 }
+
+/// Feature sets measured with synthetic networks (seeded random weights, `NAME@L1`) beside the
+/// thesis's networks: the king-relative and threat sets, whose cost per move does not depend on
+/// trained values.
+const SYNTHETIC: &[&str] = &[
+    "all",
+    "all+full_threats",
+    "halfka_v2_hm",
+    "halfka_v2_hm+full_threats",
+    "halfka_v2_hm+full_threats+pp_3wide",
+];
+
+/// First-layer width of the synthetic networks (Stockfish's threat networks are far wider; this
+/// is the width of the project's experiments).
+const SYNTHETIC_L1: usize = 256;
 
 fn thesis_nets() -> Vec<PathBuf> {
     let mut nets: Vec<PathBuf> = std::fs::read_dir(shared().join("nets/thesis"))
@@ -160,6 +178,13 @@ fn benches(c: &mut Criterion) {
             }
         })
         .collect();
+    let synthetic = SYNTHETIC.iter().filter_map(|spec| {
+        let set = registry.feature_set(spec).ok()?;
+        let parts = NetworkParts::synthetic(&set, SYNTHETIC_L1, 32, 1);
+        let nnue = Nnue::bind(Network::from_parts(parts).ok()?, spec, &registry).ok()?;
+        Some((format!("{spec}@{SYNTHETIC_L1}"), nnue))
+    });
+    let nets: Vec<(String, Nnue)> = nets.into_iter().chain(synthetic).collect();
 
     let mut g = c.benchmark_group("nnue_nodes");
     g.throughput(Throughput::Elements(nodes));
@@ -177,6 +202,16 @@ fn benches(c: &mut Criterion) {
     g.throughput(Throughput::Elements(nodes));
     for (name, nnue) in &nets {
         let mut stack = AccumulatorStack::new(nnue, Kernels::best());
+        // What the walk asks of the accumulators, per push (both perspectives).
+        walk(&mut stack, &games, false, &mut 0);
+        let s = stack.stats();
+        let per_push = |x: u64| x as f64 / nodes as f64;
+        eprintln!(
+            "{name}: per push {:.3} refreshes, {:.1} rows by updates, {:.1} rows by refreshes",
+            per_push(s.refreshes),
+            per_push(s.rows),
+            per_push(s.refresh_rows)
+        );
         g.bench_function(BenchmarkId::from_parameter(name.as_str()), |b| {
             b.iter_custom(|iters| timed_walks(&mut stack, &games, false, iters))
         });
@@ -222,10 +257,9 @@ fn benches(c: &mut Criterion) {
     // indices are exactly the rows a push touches.
     let mut g = c.benchmark_group("nnue_rows");
     g.throughput(Throughput::Elements(deltas.len() as u64));
-    for (name, nnue) in nets
-        .iter()
-        .filter(|(n, _)| ["all.nn", "best.nn", "all+mb.nn", "all+mc.nn"].contains(&n.as_str()))
-    {
+    for (name, nnue) in nets.iter().filter(|(n, _)| {
+        ["all.nn", "best.nn", "all+mb.nn", "all+mc.nn"].contains(&n.as_str()) || n.contains('@')
+    }) {
         let set = nnue.features();
         let net = nnue.network();
         let mut buf = set.delta_buffer();

@@ -40,15 +40,13 @@ fn features_match_thesis_parity_files() {
     assert!(checked >= 13 * 40, "checked only {checked} positions");
 }
 
-/// `host features` gives Stockfish's own HalfKAv2_hm (Stockfish 18) and HalfKP (Stockfish 12)
-/// indices, line for line, on 62 positions that the blocks' code was never tuned on: castling,
-/// en passant, promotions, kings on both wings, both sides to move
-/// (`tests/data/stockfish-features`, computed by Stockfish's C++ code; README there).
-#[test]
-fn king_relative_blocks_match_stockfish() {
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/stockfish-features");
-    for spec in ["halfka_v2_hm", "halfkp"] {
+/// `host features --spec SPEC` equals, line for line, `SPEC.tsv` in `tests/data/DIR`, computed
+/// by the reference project's own code on `positions.fen` there (`lines` positions).
+fn assert_matches_reference(dir: &str, specs: &[&str], lines: usize, reference: &str) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(dir);
+    for spec in specs {
         let out = run_ok(
             host()
                 .args(["features", "--spec", spec, "--fens"])
@@ -56,9 +54,38 @@ fn king_relative_blocks_match_stockfish() {
         );
         let ours = String::from_utf8(out.stdout).unwrap();
         let expected = std::fs::read_to_string(dir.join(format!("{spec}.tsv"))).unwrap();
-        assert_eq!(ours.lines().count(), 62, "{spec}");
+        assert_eq!(ours.lines().count(), lines, "{spec}");
+        assert_eq!(expected.lines().count(), lines, "{spec}");
         for (o, e) in ours.lines().zip(expected.lines()) {
-            assert_eq!(o, e, "{spec}: ours (left) against Stockfish's (right)");
+            assert_eq!(o, e, "{spec}: ours (left) against {reference}'s (right)");
         }
     }
+}
+
+/// `host features` gives Stockfish's own HalfKAv2_hm (Stockfish 18) and HalfKP (Stockfish 12)
+/// indices, line for line, on 62 positions that the blocks' code was never tuned on: castling,
+/// en passant, promotions, kings on both wings, both sides to move
+/// (`tests/data/stockfish-features`, computed by Stockfish's C++ code; README there).
+#[test]
+fn king_relative_blocks_match_stockfish() {
+    assert_matches_reference(
+        "stockfish-features",
+        &["halfka_v2_hm", "halfkp"],
+        62,
+        "Stockfish",
+    );
+}
+
+/// `host features` gives nnue-pytorch's own Full_Threats and PP_3Wide indices (its C++ data
+/// loader of July 2026), line for line, on 344 positions the blocks were never tuned on:
+/// crowded middlegames with every king-side combination, promoted pieces, en passant, checks
+/// (`tests/data/nnue-pytorch-features`; README there).
+#[test]
+fn threat_blocks_match_nnue_pytorch() {
+    assert_matches_reference(
+        "nnue-pytorch-features",
+        &["full_threats", "pp_3wide"],
+        344,
+        "nnue-pytorch",
+    );
 }

@@ -35,6 +35,8 @@ fn every_loaded_block_conforms() {
         "kr",
         "halfka_v2_hm",
         "halfkp",
+        "full_threats",
+        "pp_3wide",
     ] {
         assert!(
             names.iter().any(|n| n == expected),
@@ -93,6 +95,41 @@ fn products_conform_and_refresh_only_on_own_king_moves() {
             "{king_only:?}"
         );
     }
+}
+
+#[test]
+fn threat_sets_conform_and_refresh_only_when_the_king_changes_side() {
+    use plugin_api::RefreshTrigger;
+    let registry = registry();
+    let set = |s: &str| registry.feature_set(s).unwrap_or_else(|e| panic!("{e}"));
+    let side_only = [set("all+full_threats+pp_3wide"), set("k+pp_3wide")];
+    for s in &side_only {
+        assert_eq!(
+            s.refresh_trigger(),
+            RefreshTrigger::OwnKingSide,
+            "{}",
+            s.name()
+        );
+    }
+    let stockfish = set("halfka_v2_hm+full_threats+pp_3wide");
+    assert_eq!(stockfish.refresh_trigger(), RefreshTrigger::OwnKingMove);
+    assert_eq!(stockfish.size(), 22_528 + 59_808 + 4_560);
+    let settings = Settings {
+        plies: 3000,
+        seed: 0x7468_7265,
+        ..Settings::default()
+    };
+    let report = check_feature_sets(&side_only, settings).unwrap_or_else(|e| panic!("{e}"));
+    assert!(report.covers_king_events(), "{report:?}");
+    // Each set refreshes a perspective exactly when its own king crosses the d/e line.
+    for c in 0..2 {
+        assert_eq!(
+            report.refreshes_by_perspective[c],
+            2 * report.mirror_crossings[c],
+            "{report:?}"
+        );
+    }
+    check_feature_sets(&[stockfish], settings).unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]

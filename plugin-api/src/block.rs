@@ -158,6 +158,9 @@ pub enum RefreshTrigger {
     /// alone, so they change only when that king moves (`k`). A product whose left factors all
     /// promise this refreshes only on own king moves.
     OwnKingSquare = 3,
+    /// The block asks for perspective `p`'s refresh only when `p`'s own king moves between
+    /// files a–d and e–h: blocks mirrored by the king's side alone, such as `full_threats`.
+    OwnKingSide = 4,
 }
 
 /// Everything the host knows about one feature block: identity, bounds and entry points.

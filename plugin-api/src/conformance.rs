@@ -13,8 +13,9 @@
 //! - for blocks that promise it, Black's indices of a board equal White's indices of the
 //!   colour-flipped mirror;
 //! - blocks keep their [`RefreshTrigger`] promise (no refresh for `Never`, refreshes only when
-//!   the perspective's own king moves for `OwnKingMove`, and for `OwnKingSquare` no refresh and
-//!   no change at all unless that king moves), and binary blocks never emit an index twice;
+//!   the perspective's own king moves for `OwnKingMove`, only when it crosses between the d- and
+//!   e-files for `OwnKingSide`, and for `OwnKingSquare` no refresh and no change at all unless
+//!   that king moves), and binary blocks never emit an index twice;
 //! - a block's factor map sends the indices of one board to distinct factors below its factor
 //!   size;
 //! - a piecewise block's indices of a board are those of the own king alone plus what each
@@ -56,6 +57,10 @@ pub const START_FENS: &[&str] = &[
     "r1bq1rk1/pp3ppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 9",
     "8/5pk1/3p2p1/2pP4/2P1K3/6P1/8/8 w - - 0 40",
     "2k5/8/1p6/1P1r4/8/3RK3/8/8 b - - 0 50",
+    // Batteries and x-rays (queen behind bishop, doubled rooks) for threat blocks.
+    "r4rk1/pp1bqppp/2nbpn2/3p4/2PP4/1PNBPN2/PB1Q1PPP/R4RK1 w - - 0 1",
+    // Promoted pieces: several queens and knights on an open board.
+    "1k1q4/2N1Q3/8/3n4/8/2q5/Q4N2/7K w - - 0 1",
 ];
 
 /// How much the kit plays.
@@ -153,6 +158,8 @@ impl Tracker<'_> {
     /// Checks the set's refresh promise for perspective `p` on the move `before` → `after`.
     fn check_promises(&self, p: Color, before: &Board, after: &Board) -> Result<(), String> {
         let king_moved = before.king(p) != after.king(p);
+        let side = |b: &Board| b.king(p).map(|k| file_of(k) >= 4);
+        let king_changed_side = side(before) != side(after);
         let refresh = self.delta.needs_refresh(p);
         let changed =
             refresh || !self.delta.added(p).is_empty() || !self.delta.removed(p).is_empty();
@@ -163,6 +170,9 @@ impl Tracker<'_> {
                 .then_some("asked for a refresh without an own king move but promises OwnKingMove"),
             RefreshTrigger::OwnKingSquare => (changed && !king_moved)
                 .then_some("changed without an own king move but promises OwnKingSquare"),
+            RefreshTrigger::OwnKingSide => (refresh && !king_changed_side).then_some(
+                "asked for a refresh without the own king changing side but promises OwnKingSide",
+            ),
         };
         match broken {
             Some(what) => Err(format!("{p:?}: {what}")),

@@ -413,7 +413,8 @@ impl FeatureSet {
     }
 
     /// When the set asks for refreshes: no promise if a term makes none; else only on own king
-    /// moves if a term refreshes then; else never ([`RefreshTrigger::OwnKingSquare`] only if
+    /// moves if a term refreshes then; else only when the own king changes side if a term
+    /// refreshes then; else never ([`RefreshTrigger::OwnKingSquare`] only if
     /// every term promises it).
     pub fn refresh_trigger(&self) -> RefreshTrigger {
         let triggers: Vec<RefreshTrigger> = self.terms.iter().map(Term::refresh_trigger).collect();
@@ -421,6 +422,8 @@ impl FeatureSet {
             RefreshTrigger::AnyMove
         } else if triggers.contains(&RefreshTrigger::OwnKingMove) {
             RefreshTrigger::OwnKingMove
+        } else if triggers.contains(&RefreshTrigger::OwnKingSide) {
+            RefreshTrigger::OwnKingSide
         } else if triggers.iter().all(|&t| t == RefreshTrigger::OwnKingSquare) {
             RefreshTrigger::OwnKingSquare
         } else {

@@ -252,6 +252,32 @@ pub struct NetworkParts {
     pub b3: i32,
 }
 
+impl NetworkParts {
+    /// A network of seeded random weights for `set`, in the ranges trained networks use: what
+    /// benchmarks measure the cost of a feature set with before any network of it is trained
+    /// (the work per move and per evaluation does not depend on the values).
+    pub fn synthetic(set: &FeatureSet, l1: usize, l2: usize, seed: u64) -> NetworkParts {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let n = set.size() as usize;
+        NetworkParts {
+            feature_set: set.name().to_string(),
+            blocks: BlockInfo::of_set(set),
+            l1,
+            l2,
+            quantization: Quantization::THESIS,
+            w1: (0..n * l1).map(|_| rng.random_range(-40..=40)).collect(),
+            b1: (0..l1).map(|_| rng.random_range(-60..=120)).collect(),
+            w2: (0..l2 * 2 * l1)
+                .map(|_| rng.random_range(-60..=60))
+                .collect(),
+            b2: (0..l2).map(|_| rng.random_range(-9000..=9000)).collect(),
+            w3: (0..l2).map(|_| rng.random_range(-60..=60)).collect(),
+            b3: 0,
+        }
+    }
+}
+
 /// A quantized NNUE network (thesis §4.3): N → L1 (shared by both perspectives), 2·L1 → L2, L2 → 1.
 ///
 /// The tensors are row-major in the thesis's layout: `w1[i * L1 .. (i + 1) * L1]` is the row added

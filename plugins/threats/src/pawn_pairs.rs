@@ -1,0 +1,150 @@
+//! The `pp_3wide` block: pairs of pawns (either colour) on the same or adjacent files, as
+//! nnue-pytorch's `PP_3Wide`.
+
+use plugin_api::{
+    Board, Color, FeatureBlock, IndexList, Move, MoveDelta, RefreshTrigger, Role, Square, decompose,
+};
+
+use crate::king_side::orientations_after;
+use crate::layout::orientation;
+
+/// Number of `PP_3Wide` indices: unordered pairs of 96 pawn ids.
+pub const PAWN_PAIR_FEATURES: u32 = 96 * 95 / 2;
+
+/// Ranks 2–7, where pawns stand.
+const PAWN_RANKS: u64 = 0x00ff_ffff_ffff_ff00;
+
+/// The squares paired with a pawn on `sq`: its own and the adjacent files, ranks 2–7, `sq`
+/// itself left out.
+#[inline(always)]
+pub const fn pair_mask(sq: Square) -> u64 {
+    const FILE_A: u64 = 0x0101_0101_0101_0101;
+    let f = sq & 7;
+    let mut files = FILE_A << f;
+    if f > 0 {
+        files |= FILE_A << (f - 1);
+    }
+    if f < 7 {
+        files |= FILE_A << (f + 1);
+    }
+    files & PAWN_RANKS & !(1u64 << sq)
+}
+
+/// nnue-pytorch's `PP_3Wide` (`data_loader/cpp/training_data_loader.cpp`, struct `PP_3Wide`,
+/// official-stockfish/nnue-pytorch at 9f72946, 2026-07-26): 4,560 indices.
+///
+/// A pawn's id from perspective `p` is `48 · c + (s ^ orient) − 8`, with `c` 0 for `p`'s own
+/// pawns and 1 for the opponent's and the orientation of [`crate::layout`] (vertical for Black,
+/// horizontal when `p`'s king is on files e–h). A pair of pawns `a`, `b` within each other's
+/// [`pair_mask`] is the index `hi · (hi − 1) / 2 + lo` of their ids `hi > lo`; each pair counts
+/// once. Worked example: the start position from White's view (king e1, orient 7) has the pair
+/// of own pawns a2, b2, oriented h2 and g2, ids 7 and 6: index 7 · 6 / 2 + 6 = 27.
+///
+/// `delta` re-pairs only the pawns on the squares a move changes; perspectives are refreshed
+/// only when their own king changes side.
+pub struct PawnPairs3Wide;
+
+/// The index of the pair of pawns `a` and `b` (colour, board square) from `perspective`.
+#[inline(always)]
+pub fn pawn_pair_index(
+    perspective: Color,
+    orient: u8,
+    a: (Color, Square),
+    b: (Color, Square),
+) -> u32 {
+    let id = |(c, s): (Color, Square)| 48 * u32::from(c != perspective) + u32::from(s ^ orient) - 8;
+    let (x, y) = (id(a), id(b));
+    let (hi, lo) = (x.max(y), x.min(y));
+    hi * (hi - 1) / 2 + lo
+}
+
+#[inline(always)]
+fn color_at(board: &Board, sq: Square) -> Color {
+    if board.by_color[0] & (1u64 << sq) != 0 {
+        Color::White
+    } else {
+        Color::Black
+    }
+}
+
+/// Calls `f` with every pair of `pawns` on `board` that has an end in `ends`, each pair once.
+#[inline(always)]
+fn for_each_pair(
+    board: &Board,
+    pawns: u64,
+    ends: u64,
+    mut f: impl FnMut((Color, Square), (Color, Square)),
+) {
+    let mut bb = ends;
+    while bb != 0 {
+        let s = bb.trailing_zeros() as Square;
+        bb &= bb - 1;
+        // A partner that is itself an end pairs from the higher square only.
+        let above = if s == 63 { 0 } else { !0u64 << (s + 1) };
+        let mut partners = pair_mask(s) & pawns & !(ends & above);
+        while partners != 0 {
+            let t = partners.trailing_zeros() as Square;
+            partners &= partners - 1;
+            f((color_at(board, s), s), (color_at(board, t), t));
+        }
+    }
+}
+
+impl FeatureBlock for PawnPairs3Wide {
+    const NAME: &'static str = "pp_3wide";
+    const DESCRIPTION: &'static str =
+        "PP_3Wide: pairs of pawns on the same or adjacent files, king-side mirrored (4560)";
+    const SIZE: u32 = PAWN_PAIR_FEATURES;
+    /// Every pair of 16 pawns.
+    const MAX_ACTIVE: u32 = 120;
+    /// A move changes at most two pawns, each paired with at most 15 others.
+    const MAX_DELTA: u32 = 30;
+    const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::OwnKingSide;
+    const BINARY: bool = true;
+
+    fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
+        let Some(king) = board.king(perspective) else {
+            return;
+        };
+        let orient = orientation(perspective, king);
+        let pawns = board.by_role[Role::Pawn.index()] & PAWN_RANKS;
+        for_each_pair(board, pawns, pawns, |a, b| {
+            out.push(pawn_pair_index(perspective, orient, a, b));
+        });
+    }
+
+    fn delta(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
+        let changed = decompose(board, mv).changed_squares();
+        let after = board.play(mv);
+        let orient = orientations_after(board, &after, out);
+        let pawns0 = board.by_role[Role::Pawn.index()] & PAWN_RANKS;
+        let pawns1 = after.by_role[Role::Pawn.index()] & PAWN_RANKS;
+        for p in Color::ALL {
+            let Some(o) = orient[p.index()] else {
+                continue;
+            };
+            let pi = p.index();
+            for_each_pair(board, pawns0, pawns0 & changed, |a, b| {
+                out.removed[pi].push(pawn_pair_index(p, o, a, b));
+            });
+            for_each_pair(&after, pawns1, pawns1 & changed, |a, b| {
+                out.added[pi].push(pawn_pair_index(p, o, a, b));
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use plugin_api::square;
+
+    #[test]
+    fn worked_example() {
+        let o = orientation(Color::White, square(4, 0));
+        let a2 = (Color::White, square(0, 1));
+        let b2 = (Color::White, square(1, 1));
+        assert_eq!(pawn_pair_index(Color::White, o, a2, b2), 27);
+        assert_eq!(pawn_pair_index(Color::White, o, b2, a2), 27);
+    }
+}
