@@ -1,12 +1,55 @@
-//! Helpers for the unit tests of plugin crates (worked index examples): the start position as
-//! a board and a block's active indices, sorted. The conformance kit ([`crate::conformance`])
-//! checks the rules; these make the examples short.
+//! Helpers for the unit tests and benchmarks of plugin crates: the start position as a board, a
+//! block's active indices, sorted (worked index examples), and the fixed move sequence the
+//! `delta` benchmarks replay. The conformance kit ([`crate::conformance`]) checks the rules;
+//! these make the examples and benchmarks short.
 
-use shakmaty::Chess;
+use rand::seq::IndexedRandom;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use shakmaty::fen::Fen;
+use shakmaty::{CastlingMode, Chess, Position};
 
 use crate::block::{FeatureBlock, IndexList};
-use crate::convert::board_from_position;
-use crate::types::{Board, Color};
+use crate::convert::{board_from_position, move_from_shakmaty};
+use crate::types::{Board, Color, Move};
+
+/// The openings of [`delta_bench_moves`]: the start position and three middlegames rich in
+/// sliders.
+const DELTA_BENCH_STARTS: &[&str] = &[
+    "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+    "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+    "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 8",
+    "2r2rk1/1bqnbppp/p2ppn2/1p6/3NP3/1BN1BP2/PPPQ2PP/2KR3R w - - 0 13",
+];
+
+/// Board and move before every ply of seeded random games (three rounds of up to 90 plies from
+/// each of four openings, 1,030 moves): the fixed workload of the plugins' `delta` benchmarks,
+/// so that their numbers compare across blocks.
+pub fn delta_bench_moves() -> Vec<(Board, Move)> {
+    let mut rng = ChaCha8Rng::seed_from_u64(2026);
+    let mut out = Vec::new();
+    for _round in 0..3 {
+        for fen in DELTA_BENCH_STARTS {
+            let mut pos: Chess = fen
+                .parse::<Fen>()
+                .expect("a valid FEN")
+                .into_position(CastlingMode::Standard)
+                .expect("a legal position");
+            for _ in 0..90 {
+                let moves = pos.legal_moves();
+                let Some(&m) = moves.choose(&mut rng) else {
+                    break;
+                };
+                out.push((
+                    board_from_position(&pos),
+                    move_from_shakmaty(&m).expect("a legal move converts"),
+                ));
+                pos = pos.play(m).expect("a legal move plays");
+            }
+        }
+    }
+    out
+}
 
 /// The standard start position as an ABI board (White to move, all castling rights).
 pub fn start_board() -> Board {

@@ -21,46 +21,8 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use nnue_plugin_all::All;
 use nnue_plugin_mobility::rules::{Placement, type_parts, unions};
 use nnue_plugin_mobility::{CAP, Mb, Mc, mc_index};
-use plugin_api::{
-    Board, Color, FeatureBlock, IndexList, Move, MoveDelta, board_from_position, full_diff_delta,
-    move_from_shakmaty,
-};
-use rand::SeedableRng;
-use rand::seq::IndexedRandom;
-use rand_chacha::ChaCha8Rng;
-use shakmaty::fen::Fen;
-use shakmaty::{CastlingMode, Chess, Position};
-
-const STARTS: &[&str] = &[
-    "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
-    "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
-    "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 8",
-    "2r2rk1/1bqnbppp/p2ppn2/1p6/3NP3/1BN1BP2/PPPQ2PP/2KR3R w - - 0 13",
-];
-
-/// Board and move before every ply of a few seeded random games (about 1000 moves).
-fn sequence() -> Vec<(Board, Move)> {
-    let mut rng = ChaCha8Rng::seed_from_u64(2026);
-    let mut out = Vec::new();
-    for _round in 0..3 {
-        for fen in STARTS {
-            let mut pos: Chess = fen
-                .parse::<Fen>()
-                .unwrap()
-                .into_position(CastlingMode::Standard)
-                .unwrap();
-            for _ in 0..90 {
-                let moves = pos.legal_moves();
-                let Some(&m) = moves.choose(&mut rng) else {
-                    break;
-                };
-                out.push((board_from_position(&pos), move_from_shakmaty(&m).unwrap()));
-                pos = pos.play(m).unwrap();
-            }
-        }
-    }
-    out
-}
+use plugin_api::testing::delta_bench_moves;
+use plugin_api::{Board, Color, FeatureBlock, IndexList, Move, MoveDelta, full_diff_delta};
 
 /// `mc`'s delta from the unions of both whole boards (no sorting, no allocation): what the
 /// incremental `delta` saves over a plain recomputation done well.
@@ -81,7 +43,7 @@ fn recompute_mc(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
 }
 
 fn bench_delta(c: &mut Criterion) {
-    let seq = sequence();
+    let seq = delta_bench_moves();
     eprintln!("delta benchmark: {} moves per iteration", seq.len());
     let mut bufs = vec![vec![0u32; 768]; 4];
     let [a0, a1, r0, r1] = &mut bufs[..] else {

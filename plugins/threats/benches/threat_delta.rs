@@ -6,8 +6,8 @@
 //! - `delta/pp_3wide`, `delta/full_diff_pp_3wide`;
 //!
 //! and, for scale, `active/full_threats`, `active/pp_3wide`: one `active` call per perspective
-//! and position (a refresh). The moves are a fixed sequence of seeded random games from a few
-//! start positions rich in sliders (about 1000 moves); each benchmark plays the whole sequence
+//! and position (a refresh). The moves are plugin-api's fixed `delta_bench_moves` (seeded random
+//! games from four openings rich in sliders, 1,030 moves); each benchmark plays the whole sequence
 //! once per iteration, so criterion's throughput line gives moves per second. The average number
 //! of indices per move and perspective is printed at start.
 //!
@@ -17,51 +17,13 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use nnue_plugin_threats::{FullThreats, PawnPairs3Wide};
-use plugin_api::{
-    Board, Color, FeatureBlock, IndexList, Move, MoveDelta, board_from_position, full_diff_delta,
-    move_from_shakmaty,
-};
-use rand::SeedableRng;
-use rand::seq::IndexedRandom;
-use rand_chacha::ChaCha8Rng;
-use shakmaty::fen::Fen;
-use shakmaty::{CastlingMode, Chess, Position};
-
-const STARTS: &[&str] = &[
-    "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
-    "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
-    "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 8",
-    "2r2rk1/1bqnbppp/p2ppn2/1p6/3NP3/1BN1BP2/PPPQ2PP/2KR3R w - - 0 13",
-];
-
-/// Board and move before every ply of a few seeded random games.
-fn sequence() -> Vec<(Board, Move)> {
-    let mut rng = ChaCha8Rng::seed_from_u64(2026);
-    let mut out = Vec::new();
-    for _round in 0..3 {
-        for fen in STARTS {
-            let mut pos: Chess = fen
-                .parse::<Fen>()
-                .unwrap()
-                .into_position(CastlingMode::Standard)
-                .unwrap();
-            for _ in 0..90 {
-                let moves = pos.legal_moves();
-                let Some(&m) = moves.choose(&mut rng) else {
-                    break;
-                };
-                out.push((board_from_position(&pos), move_from_shakmaty(&m).unwrap()));
-                pos = pos.play(m).unwrap();
-            }
-        }
-    }
-    out
-}
+use plugin_api::testing::delta_bench_moves;
+use plugin_api::{Board, Color, FeatureBlock, IndexList, Move, MoveDelta, full_diff_delta};
 
 type DeltaFn = fn(&Board, &Move, &mut MoveDelta<'_>);
 
 fn bench_delta(c: &mut Criterion) {
-    let seq = sequence();
+    let seq = delta_bench_moves();
     eprintln!("threat delta benchmark: {} moves per iteration", seq.len());
     let mut bufs = vec![vec![0u32; 512]; 4];
     let [a0, a1, r0, r1] = &mut bufs[..] else {

@@ -10,6 +10,9 @@ fn ssq(sq: Square) -> SSquare {
     SSquare::new(u32::from(sq))
 }
 
+/// Ranks 2–7, where pawns stand in legal positions (the layouts know no pawn elsewhere).
+pub const PAWN_RANKS: u64 = 0x00ff_ffff_ffff_ff00;
+
 /// The squares a `role` of `color` on `sq` attacks with `occupied` as blockers (a pawn's two
 /// capture squares; never called for kings, which are no attackers in these layouts).
 #[inline(always)]

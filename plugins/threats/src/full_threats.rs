@@ -5,7 +5,7 @@ use plugin_api::{
     Board, Color, FeatureBlock, IndexList, Move, MoveDelta, RefreshTrigger, Role, Square, decompose,
 };
 
-use crate::attacks::{attacks, pseudo_attacks};
+use crate::attacks::{PAWN_RANKS, attacks, pseudo_attacks};
 use crate::king_side::orientations_after;
 use crate::layout::{Piece, THREAT_FEATURES, VICTIM_ROLES, orientation, threat_index};
 
@@ -70,7 +70,7 @@ fn for_each_victim(board: &Board, squares: u64, mut f: impl FnMut(Piece, Square)
 fn attackers(board: &Board, color: Color, role: Role) -> u64 {
     let pieces = board.pieces(color, role);
     if role == Role::Pawn {
-        pieces & 0x00ff_ffff_ffff_ff00
+        pieces & PAWN_RANKS
     } else {
         pieces
     }

@@ -5,14 +5,12 @@ use plugin_api::{
     Board, Color, FeatureBlock, IndexList, Move, MoveDelta, RefreshTrigger, Role, Square, decompose,
 };
 
+use crate::attacks::PAWN_RANKS;
 use crate::king_side::orientations_after;
 use crate::layout::orientation;
 
 /// Number of `PP_3Wide` indices: unordered pairs of 96 pawn ids.
 pub const PAWN_PAIR_FEATURES: u32 = 96 * 95 / 2;
-
-/// Ranks 2–7, where pawns stand.
-const PAWN_RANKS: u64 = 0x00ff_ffff_ffff_ff00;
 
 /// The squares paired with a pawn on `sq`: its own and the adjacent files, ranks 2–7, `sq`
 /// itself left out.
