@@ -23,13 +23,16 @@ use crate::pgn::{self, Outcome};
 use crate::uci::{Engine, EngineSpec};
 
 /// Who plays whom.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Format {
     /// Every player against every other.
     #[default]
     RoundRobin,
     /// The first player against each of the others (the others do not meet).
     Gauntlet,
+    /// Only these pairings `(first, second)` of player indices (an A/B comparison of several
+    /// pairs at once, with all the games spent on the pairs that matter).
+    Pairs(Vec<(usize, usize)>),
 }
 
 /// Everything a tournament needs.
@@ -78,11 +81,12 @@ impl TournamentConfig {
     /// The pairings `(first, second)` by player index, in schedule order.
     pub fn pairings(&self) -> Vec<(usize, usize)> {
         let n = self.players.len();
-        match self.format {
+        match &self.format {
             Format::RoundRobin => (0..n)
                 .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
                 .collect(),
             Format::Gauntlet => (1..n).map(|b| (0, b)).collect(),
+            Format::Pairs(pairs) => pairs.clone(),
         }
     }
 
@@ -314,6 +318,17 @@ fn check_config(config: &TournamentConfig) -> Result<(), String> {
             return Err(format!(
                 "two engines are named '{}'; give one another name (name=...)",
                 a.name
+            ));
+        }
+    }
+    if let Format::Pairs(pairs) = &config.format {
+        let n = config.players.len();
+        if pairs.is_empty() {
+            return Err("a tournament of pairs needs at least one pair".to_string());
+        }
+        if let Some(&(a, b)) = pairs.iter().find(|&&(a, b)| a >= n || b >= n || a == b) {
+            return Err(format!(
+                "pair ({a}, {b}) is not two different engines of the {n}"
             ));
         }
     }

@@ -21,7 +21,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use host::nnue::{AccumulatorStack, Kernels, Network, NetworkParts, Nnue, RefreshCache};
+use host::nnue::{AccumulatorStack, Kernels, Network, NetworkParts, Nnue, RefreshCache, RowLists};
 use plugin_api::{
     Board, Color, Move, PluginRegistry, Square, board_from_position, move_from_shakmaty,
 };
@@ -130,19 +130,22 @@ fn refreshes(
     let (set, net) = (nnue.features(), nnue.arranged().network());
     let kernels = Kernels::best();
     let mut active = Vec::with_capacity(set.max_active());
+    let mut rows = RowLists::with_capacity(set.max_active());
     let mut dst = vec![0i16; net.l1()];
     let start = Instant::now();
     for (after, p, king) in positions {
         match cache.as_deref_mut() {
             Some(cache) => {
                 cache
-                    .refresh(kernels, set, net.b1(), net.w1(), *p, *king, after, &mut dst)
+                    .refresh(kernels, set, u64::MAX, net, *p, *king, after, &mut dst)
                     .unwrap();
             }
             None => {
                 active.clear();
                 set.active(after, *p, &mut active).unwrap();
-                kernels.update(&mut dst, net.b1(), net.w1(), &active, &[]);
+                rows.clear();
+                active.iter().for_each(|&i| rows.add(net.w1(), i));
+                kernels.update(&mut dst, net.b1(), net.w1(), &rows);
             }
         }
         black_box(&dst);

@@ -18,7 +18,8 @@
 //! - `nnue_counts_copy/N`: what copy-make would add per move: copying the 2·N counts.
 //!
 //! Networks: every thesis network in `shared/nets/thesis/`, and synthetic networks (random
-//! weights, L1 = 256) of the king-relative and threat sets, named `SET@256`.
+//! weights, L1 = 256) of the king-relative and threat sets, named `SET@256`; the sets with
+//! threat blocks also as `SET@256-i8`, their threat blocks stored as `i8`.
 //!
 //! `cargo bench -p host --bench nnue` (about four minutes on 2 cores; filter with
 //! `-- nnue_nodes/all.nn`). Plugins are found next to the bench executable (the host crate
@@ -36,7 +37,10 @@ use rand_chacha::ChaCha8Rng;
 use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess, Position};
 
-use host::nnue::{AccumulatorStack, Kernels, Network, NetworkParts, Nnue, SimdLevel};
+use host::nnue::{
+    AccumulatorStack, BlockInfo, Kernels, Network, NetworkParts, Nnue, RowLists, SimdLevel,
+    WeightType,
+};
 
 fn shared() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared")
@@ -52,6 +56,9 @@ const SYNTHETIC: &[&str] = &[
     "halfka_v2_hm+full_threats",
     "halfka_v2_hm+full_threats+pp_3wide",
 ];
+
+/// Blocks the `-i8` synthetic networks store as `i8` (as Stockfish stores its threat weights).
+const NARROW_BLOCKS: &[&str] = &["full_threats", "pp_3wide"];
 
 /// First-layer width of the synthetic networks (Stockfish's threat networks are far wider; this
 /// is the width of the project's experiments).
@@ -178,12 +185,26 @@ fn benches(c: &mut Criterion) {
             }
         })
         .collect();
-    let synthetic = SYNTHETIC.iter().filter_map(|spec| {
-        let set = registry.feature_set(spec).ok()?;
-        let parts = NetworkParts::synthetic(&set, SYNTHETIC_L1, 32, 1);
-        let nnue = Nnue::bind(Network::from_parts(parts).ok()?, spec, &registry).ok()?;
-        Some((format!("{spec}@{SYNTHETIC_L1}"), nnue))
-    });
+    // Each set as all-i16, and, where it has threat blocks, with those stored as i8 (`-i8`).
+    let narrow: Vec<String> = NARROW_BLOCKS.iter().map(|b| b.to_string()).collect();
+    let synthetic = SYNTHETIC
+        .iter()
+        .flat_map(|spec| {
+            let threats = NARROW_BLOCKS.iter().any(|b| spec.contains(b));
+            [(spec, false), (spec, true)]
+                .into_iter()
+                .take(1 + usize::from(threats))
+        })
+        .filter_map(|(spec, i8_threats)| {
+            let set = registry.feature_set(spec).ok()?;
+            let mut parts = NetworkParts::synthetic(&set, SYNTHETIC_L1, 32, 1);
+            if i8_threats {
+                parts.blocks = BlockInfo::with_weight_type(parts.blocks, &narrow, WeightType::I8);
+            }
+            let nnue = Nnue::bind(Network::from_parts(parts).ok()?, spec, &registry).ok()?;
+            let suffix = if i8_threats { "-i8" } else { "" };
+            Some((format!("{spec}@{SYNTHETIC_L1}{suffix}"), nnue))
+        });
     let nets: Vec<(String, Nnue)> = nets.into_iter().chain(synthetic).collect();
 
     let mut g = c.benchmark_group("nnue_nodes");
@@ -263,21 +284,29 @@ fn benches(c: &mut Criterion) {
         let set = nnue.features();
         let net = nnue.network();
         let mut buf = set.delta_buffer();
-        let mut rows: Vec<[(Vec<u32>, Vec<u32>); 2]> = Vec::new();
+        let mut rows: Vec<[RowLists; 2]> = Vec::new();
         for (board, mv) in &deltas {
             set.delta(board, mv, &mut buf).unwrap();
-            rows.push(
-                plugin_api::Color::ALL.map(|p| (buf.added(p).to_vec(), buf.removed(p).to_vec())),
-            );
+            rows.push(plugin_api::Color::ALL.map(|p| {
+                let mut r = RowLists::default();
+                buf.added(p).iter().for_each(|&i| r.add(net.w1(), i));
+                buf.removed(p).iter().for_each(|&i| r.sub(net.w1(), i));
+                r
+            }));
         }
-        let per_node: usize = rows
-            .iter()
-            .map(|r| r.iter().map(|(a, s)| a.len() + s.len()).sum::<usize>())
-            .sum();
+        let count = |ty: WeightType| -> usize {
+            rows.iter()
+                .flatten()
+                .map(|r| r.added(ty).len() + r.removed(ty).len())
+                .sum()
+        };
+        let pushes = rows.len() as f64;
+        let (wide, narrow) = (count(WeightType::I16), count(WeightType::I8));
         eprintln!(
-            "{name}: {:.1} rows per push (both perspectives), {:.0} bytes of first-layer rows",
-            per_node as f64 / rows.len() as f64,
-            per_node as f64 / rows.len() as f64 * net.l1() as f64 * 2.0
+            "{name}: {:.1} rows per push (both perspectives; {:.1} of them i8), {:.0} bytes of first-layer rows",
+            (wide + narrow) as f64 / pushes,
+            narrow as f64 / pushes,
+            (2 * wide + narrow) as f64 / pushes * net.l1() as f64
         );
         let kernels = Kernels::best();
         let l1 = net.l1();
@@ -291,9 +320,9 @@ fn benches(c: &mut Criterion) {
                     // straight down the game).
                     let (low, high) = accs.split_at_mut(2 * l1);
                     let (parent, child) = if i % 2 == 0 { (low, high) } else { (high, low) };
-                    for (p, (add, sub)) in r.iter().enumerate() {
+                    for (p, lists) in r.iter().enumerate() {
                         let src = &parent[p * l1..(p + 1) * l1];
-                        kernels.update(&mut child[p * l1..(p + 1) * l1], src, net.w1(), add, sub);
+                        kernels.update(&mut child[p * l1..(p + 1) * l1], src, net.w1(), lists);
                     }
                 }
                 black_box(accs[0])

@@ -97,6 +97,28 @@ enum NetCommand {
         #[arg(long)]
         net: PathBuf,
     },
+    /// Write a network of seeded random weights for a feature set: what the speed of a set
+    /// (`host bench --net`) is measured with before any network of it is trained.
+    Random {
+        /// Feature set (as for `host features`).
+        #[arg(long)]
+        spec: String,
+        /// First-layer width (a multiple of 32).
+        #[arg(long, default_value_t = 256)]
+        l1: usize,
+        /// Hidden width.
+        #[arg(long, default_value_t = 32)]
+        l2: usize,
+        /// Seed of the weights.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Blocks whose first-layer rows are stored as i8.
+        #[arg(long = "i8-blocks", value_name = "BLOCK,...", value_delimiter = ',')]
+        i8_blocks: Vec<String>,
+        /// Output file (this project's format).
+        #[arg(long = "out", value_name = "FILE")]
+        output: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -147,6 +169,21 @@ fn main() -> ExitCode {
                 format,
             } => cli::net::convert(args.plugin_dir.as_deref(), input, output, format),
             NetCommand::Info { net } => cli::net::info(args.plugin_dir.as_deref(), net, &mut out),
+            NetCommand::Random {
+                spec,
+                l1,
+                l2,
+                seed,
+                i8_blocks,
+                output,
+            } => cli::net::random(
+                args.plugin_dir.as_deref(),
+                spec,
+                [*l1, *l2],
+                *seed,
+                i8_blocks,
+                output,
+            ),
         },
     };
     // Whatever was computed before an error is kept: flush first, then report.

@@ -141,8 +141,65 @@ fn net_info_describes_both_formats() {
     );
     let out = run_ok(host().args(["net", "info", "--net"]).arg(&own));
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("format\town (version 1, crc32 "), "{text}");
+    assert!(text.contains("format\town (version 2, crc32 "), "{text}");
     assert!(text.contains("N\t960"), "{text}");
+}
+
+#[test]
+fn random_networks_are_written_with_their_weight_types_and_searched() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = dir.path().join("r.nnue");
+    let spec = "halfka_v2_hm+full_threats+pp_3wide";
+    run_ok(
+        host()
+            .args(["net", "random", "--spec", spec, "--l1", "64", "--l2", "8"])
+            .args(["--i8-blocks", "full_threats,pp_3wide", "--out"])
+            .arg(&net),
+    );
+    let text =
+        String::from_utf8(run_ok(host().args(["net", "info", "--net"]).arg(&net)).stdout).unwrap();
+    for expected in [
+        "block\thalfka_v2_hm\tsize 22528\toffset 0",
+        "weights i16",
+        "block\tfull_threats\tsize 59808\toffset 22528",
+        "weights i8",
+        // 22,528 rows of 64 i16 and 64,368 rows of 64 i8.
+        "W1 bytes\t7003136",
+    ] {
+        assert!(
+            text.contains(expected),
+            "missing '{expected}' in:
+{text}"
+        );
+    }
+    let out = run_ok(host().args(["bench", "--depth", "3", "--net"]).arg(&net));
+    let last = String::from_utf8(out.stdout).unwrap();
+    assert!(last.trim_end().ends_with("nps"), "{last}");
+    for (args, needle) in [
+        (
+            vec!["--spec", "all", "--i8-blocks", "h"],
+            "'h' is not a block of the feature set 'all'",
+        ),
+        (vec!["--spec", "all", "--l1", "100"], "multiple of 32"),
+        (
+            vec!["--spec", "k*all", "--i8-blocks", "all"],
+            "different weight types",
+        ),
+    ] {
+        let out = host()
+            .args(["net", "random"])
+            .args(&args)
+            .arg("--out")
+            .arg(dir.path().join("bad.nnue"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.lines().count() == 1,
+            "{args:?}: {stderr}"
+        );
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
 }
 
 /// Runs `host ARGS` expecting a failure with one line on stderr containing `needle`.

@@ -17,8 +17,9 @@ use plugin_api::{
 
 use host::fens::{board_from_setup, parse_fen};
 use host::nnue::{
-    AccumulatorStack, DecodeError, EvalError, Kernels, NetError, NetErrorKind, NetFormat, Network,
-    Nnue, Quantization, ShapeError, SimdLevel, format, read_own, reference, write_network,
+    AccumulatorStack, BlockInfo, DecodeError, EvalError, Kernels, NetError, NetErrorKind,
+    NetFormat, Network, NetworkParts, Nnue, Quantization, ShapeError, SimdLevel, WeightType,
+    format, read_own, reference, write_network,
 };
 
 fn kernels() -> Vec<Kernels> {
@@ -151,7 +152,11 @@ fn thesis_bytes(name: &str, n: u32, l1: u32, l2: u32, tensor_fill: Option<usize>
         b.extend_from_slice(&v.to_le_bytes());
     }
     let len = tensor_fill.unwrap_or_else(|| {
-        format::tensor_bytes(u64::from(n), u64::from(l1), u64::from(l2)) as usize
+        format::tensor_bytes(
+            2 * u64::from(n) * u64::from(l1),
+            u64::from(l1),
+            u64::from(l2),
+        ) as usize
     });
     b.resize(b.len() + len, 0);
     b
@@ -181,6 +186,9 @@ fn own_bytes(s: &OwnSpec) -> Vec<u8> {
         b.extend_from_slice(&size.to_le_bytes());
         b.extend_from_slice(&version.to_le_bytes());
         b.extend_from_slice(&id.to_le_bytes());
+        if s.version >= 2 {
+            b.push(0); // i16 rows
+        }
     }
     for v in [s.n, s.l1, s.l2] {
         b.extend_from_slice(&v.to_le_bytes());
@@ -188,7 +196,8 @@ fn own_bytes(s: &OwnSpec) -> Vec<u8> {
     b.extend_from_slice(&s.quant.0.to_le_bytes());
     b.extend_from_slice(&s.quant.1.to_le_bytes());
     b.extend_from_slice(&s.quant.2.to_le_bytes());
-    let t = format::tensor_bytes(u64::from(s.n), u64::from(s.l1), u64::from(s.l2)) as usize;
+    let w1 = 2 * u64::from(s.n) * u64::from(s.l1);
+    let t = format::tensor_bytes(w1, u64::from(s.l1), u64::from(s.l2)) as usize;
     b.resize(b.len() + t, 0);
     let crc = crc32fast::hash(&b);
     b.extend_from_slice(&crc.to_le_bytes());
@@ -210,6 +219,32 @@ fn malformed_and_mismatching_files_are_refused_with_one_sentence() {
     };
     // The hand-written own file is valid: the cases below differ from it in one thing each.
     Nnue::from_bytes(&own_bytes(&good_own), "good.nnue", &reg).unwrap();
+    // Version 2 is version 1 with a weight type per block.
+    let good_v2 = own_bytes(&OwnSpec {
+        version: 2,
+        ..clone_spec(&good_own)
+    });
+    Nnue::from_bytes(&good_v2, "good-v2.nnue", &reg).unwrap();
+    // magic, version, name, block count, block name, size, layout version, layout id.
+    let weight_code_at = 8 + 4 + (2 + 3) + 2 + (2 + 3) + 4 + 4 + 8;
+    assert_eq!(good_v2[weight_code_at], 0);
+    let mut bad_code = good_v2.clone();
+    bad_code[weight_code_at] = 7;
+    let end = bad_code.len() - 4;
+    let crc = crc32fast::hash(&bad_code[..end]);
+    bad_code[end..].copy_from_slice(&crc.to_le_bytes());
+    let err = Nnue::from_bytes(&bad_code, "bad-code.nnue", &reg).unwrap_err();
+    assert!(
+        err.to_string().contains("weight type") && err.to_string().contains("code 7"),
+        "{err}"
+    );
+    assert!(matches!(
+        one_line(err, "bad-code.nnue"),
+        NetErrorKind::Decode(DecodeError::BadText {
+            field: "weight type",
+            ..
+        })
+    ));
     let thesis = std::fs::read(shared().join("nets/thesis/all.nn")).unwrap();
     let own = load(&reg, &shared().join("nets/thesis/all.nn")).to_bytes(NetFormat::Own);
 
@@ -379,10 +414,10 @@ fn malformed_and_mismatching_files_are_refused_with_one_sentence() {
         (
             "own version",
             own_bytes(&OwnSpec {
-                version: 2,
+                version: 3,
                 ..clone_spec(&good_own)
             }),
-            Box::new(|k| matches!(k, NetErrorKind::Decode(DecodeError::UnsupportedVersion(2)))),
+            Box::new(|k| matches!(k, NetErrorKind::Decode(DecodeError::UnsupportedVersion(3)))),
         ),
         (
             "own version 0",
@@ -869,12 +904,54 @@ fn king_relative_sets_and_products_update_exactly_through_the_refresh_cache() {
         );
         assert!(plain.cache_stats().is_none());
     }
-    // A set that is not piecewise (mobility) never uses the cache, even when asked to.
-    let net = random_network(&reg, "halfka_v2_hm+mb", 64, 8, Weights::Moderate, 3);
+    // A set with no king-relative term never uses the cache, even when asked to.
+    let net = random_network(&reg, "all+mb", 64, 8, Weights::Moderate, 3);
     let nnue = Nnue::bind(net, "synthetic", &reg).unwrap();
     let mut stack = AccumulatorStack::new(&nnue, Kernels::best());
     stack.set_refresh_cache(true);
-    assert!(stack.cache_stats().is_none());
+    assert!(stack.cache_stats().is_none() && stack.parts() == 1);
+}
+
+#[test]
+fn sets_mixing_king_relative_and_other_terms_keep_two_exact_accumulators() {
+    let reg = registry();
+    for (i, spec) in [
+        "halfka_v2_hm+mb",
+        "halfka_v2_hm+full_threats+pp_3wide",
+        "k*all+h",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let net = random_network(&reg, spec, 64, 8, Weights::Moderate, 50 + i as u64);
+        let nnue = Nnue::bind(net, "synthetic", &reg).unwrap();
+        let walk = check_incremental(&nnue, 60 + i as u64, 400, 20, 20);
+        assert!(walk.king_moves > 20, "{walk:?}");
+        // The king-relative part refreshes through the cache on king moves; the other part
+        // only when its own terms ask (mobility: often; threats: the king changing side).
+        let mut stack = AccumulatorStack::new(&nnue, Kernels::best());
+        assert_eq!(stack.parts(), 2, "{spec}");
+        let mut king_moves = 0;
+        random_walk(70 + i as u64, 400, 60, |step| match step {
+            Step::Start(b) => stack.reset(b).unwrap(),
+            Step::Push(mv, _) => {
+                king_moves += usize::from(mv.role == plugin_api::Role::King);
+                stack.push(mv).unwrap()
+            }
+            Step::Pop(_) => stack.pop(),
+        });
+        let cache = stack.cache_stats().expect("the first part has a cache");
+        assert!(cache.hits > 0, "{spec}: {cache:?}");
+        if spec.contains("threats") {
+            let refreshes = stack.stats().refreshes as usize;
+            // Each king move refreshes the first part of one perspective; the threat part
+            // far less often than once per king move.
+            assert!(
+                refreshes > king_moves && refreshes < 2 * king_moves,
+                "{spec}: {refreshes} refreshes for {king_moves} king moves"
+            );
+        }
+    }
 }
 
 #[test]
@@ -940,7 +1017,7 @@ fn arranging_the_neurons_groups_the_zero_activations_of_unseen_positions() {
             for (k, &j) in order.iter().enumerate() {
                 file[j as usize] = acc[k];
             }
-            arranged_zero += zero_groups(acc);
+            arranged_zero += zero_groups(&acc);
             file_zero += zero_groups(&file);
             groups += l1 / 4;
         }
@@ -949,4 +1026,112 @@ fn arranging_the_neurons_groups_the_zero_activations_of_unseen_positions() {
         "all-zero groups: {file_zero} in the file's order, {arranged_zero} arranged, of {groups}"
     );
     assert!(2 * arranged_zero >= 3 * file_zero && 5 * arranged_zero >= groups);
+}
+
+/// A threat set's network with its threat blocks stored as `i8` and the same values as `i16`.
+fn narrow_and_wide(reg: &PluginRegistry, spec: &str, l1: usize) -> (Network, Network) {
+    let set = reg.feature_set(spec).unwrap();
+    let wide = NetworkParts::synthetic(&set, l1, 8, 5);
+    let mut narrow = wide.clone();
+    let threats = ["full_threats".to_string(), "pp_3wide".to_string()];
+    narrow.blocks = BlockInfo::with_weight_type(narrow.blocks, &threats, WeightType::I8);
+    (
+        Network::from_parts(narrow).unwrap(),
+        Network::from_parts(wide).unwrap(),
+    )
+}
+
+#[test]
+fn i8_blocks_evaluate_exactly_like_the_same_values_in_i16_and_take_half_the_bytes() {
+    let reg = registry();
+    let spec = "halfka_v2_hm+full_threats+pp_3wide";
+    let (narrow, wide) = narrow_and_wide(&reg, spec, 64);
+    let threat_rows = 59_808 + 4_560;
+    assert_eq!(wide.w1().bytes() - narrow.w1().bytes(), threat_rows * 64);
+    assert_eq!(narrow.w1().weight_type(0), WeightType::I16);
+    assert_eq!(narrow.w1().weight_type(22_528), WeightType::I8);
+    assert_eq!(narrow.to_parts().w1, wide.to_parts().w1);
+
+    // The own format keeps the types (smaller by a byte per threat weight); the thesis format
+    // has none and stores the values widened.
+    let own = format::encode_own(&narrow);
+    assert_eq!(
+        format::encode_own(&wide).len() - own.len(),
+        threat_rows * 64
+    );
+    let (back, header) = format::decode_own(&own).unwrap();
+    assert_eq!(
+        (back, header.version),
+        (narrow.clone(), format::FORMAT_VERSION)
+    );
+    assert_eq!(format::encode_thesis(&narrow), format::encode_thesis(&wide));
+
+    // Incremental == refresh for every kernel, the reference, and the i16 copy's outputs.
+    let narrow = Nnue::bind(narrow, "narrow", &reg).unwrap();
+    let wide = Nnue::bind(wide, "wide", &reg).unwrap();
+    check_incremental(&narrow, 77, 300, 10, 20);
+    let mut n = AccumulatorStack::new(&narrow, Kernels::best());
+    let mut w = AccumulatorStack::new(&wide, Kernels::new(SimdLevel::Scalar).unwrap());
+    let mut compared = 0;
+    random_walk(78, 400, 60, |step| {
+        match step {
+            Step::Start(board) => {
+                n.reset(board).unwrap();
+                w.reset(board).unwrap();
+            }
+            Step::Push(mv, _) => {
+                n.push(mv).unwrap();
+                w.push(mv).unwrap();
+            }
+            Step::Pop(_) => {
+                n.pop();
+                w.pop();
+            }
+        }
+        for p in Color::ALL {
+            assert_eq!(
+                n.accumulator(p),
+                w.accumulator(p),
+                "{p:?} at ply {}",
+                n.ply()
+            );
+        }
+        assert_eq!(n.evaluate(), w.evaluate());
+        compared += 1;
+    });
+    assert!(compared > 400);
+}
+
+#[test]
+fn weight_types_are_checked_against_values_and_product_terms() {
+    let reg = registry();
+    let set = reg.feature_set("all+h").unwrap();
+    let mut parts = NetworkParts::synthetic(&set, 32, 4, 9);
+    parts.blocks = BlockInfo::with_weight_type(parts.blocks, &["h".into()], WeightType::I8);
+    let index = 768 + 5;
+    parts.w1[index * 32 + 3] = 128;
+    let err = Network::from_parts(parts).unwrap_err();
+    assert_eq!(
+        err,
+        ShapeError::WeightOutOfRange {
+            index: index as u32,
+            value: 128,
+            ty: WeightType::I8
+        }
+    );
+    assert!(
+        err.to_string()
+            .contains("does not fit the block's weight type i8"),
+        "{err}"
+    );
+
+    let set = reg.feature_set("k*all").unwrap();
+    let mut parts = NetworkParts::synthetic(&set, 32, 4, 9);
+    parts.blocks = BlockInfo::with_weight_type(parts.blocks, &["all".into()], WeightType::I8);
+    assert_eq!(
+        Network::from_parts(parts).unwrap_err(),
+        ShapeError::MixedWeightTypes {
+            term: "k*all".into()
+        }
+    );
 }

@@ -465,6 +465,22 @@ impl FeatureSet {
         Ok(())
     }
 
+    /// Appends the active indices of the terms in `mask` (bit t for term t, see [`term_bit`]).
+    pub fn active_terms(
+        &self,
+        board: &Board,
+        perspective: Color,
+        mask: u64,
+        out: &mut Vec<u32>,
+    ) -> Result<(), BlockError> {
+        for (t, term) in self.terms.iter().enumerate() {
+            if mask & term_bit(t) != 0 {
+                term.active_offset(board, perspective, out)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Sorted unique active indices: the binary network input.
     pub fn active_set(&self, board: &Board, perspective: Color) -> Result<Vec<u32>, BlockError> {
         let mut v = Vec::with_capacity(self.max_active());
@@ -498,6 +514,7 @@ impl FeatureSet {
             n_added: [0; 2],
             n_removed: [0; 2],
             refresh: [false; 2],
+            refresh_terms: [0; 2],
             factor_lists: std::array::from_fn(|_| vec![0; factor_cap]),
             prefix: Vec::with_capacity(prefix_cap),
         }
@@ -515,9 +532,18 @@ impl FeatureSet {
         buf.n_added = [0; 2];
         buf.n_removed = [0; 2];
         buf.refresh = [false; 2];
-        for term in &self.terms {
+        buf.refresh_terms = [0; 2];
+        for (t, term) in self.terms.iter().enumerate() {
             if term.is_product() {
+                let before = buf.refresh;
+                buf.refresh = [false; 2];
                 self.product_delta(term, board, mv, buf)?;
+                for (p, was) in before.into_iter().enumerate() {
+                    if buf.refresh[p] {
+                        buf.refresh_terms[p] |= term_bit(t);
+                    }
+                    buf.refresh[p] |= was;
+                }
                 continue;
             }
             let block = &term.factors[0];
@@ -539,6 +565,9 @@ impl FeatureSet {
             let refresh = md.refresh;
             for p in 0..2 {
                 buf.refresh[p] |= refresh[p];
+                if refresh[p] {
+                    buf.refresh_terms[p] |= term_bit(t);
+                }
                 for ix in &mut buf.added[p][starts_a[p]..starts_a[p] + counts_a[p]] {
                     *ix += term.offset;
                 }
@@ -648,6 +677,13 @@ fn call_delta<'b>(
     Ok(md)
 }
 
+/// The bit of term `t` in the term masks of [`FeatureSet::active_terms`] and
+/// [`FeatureDelta::refresh_terms`]; terms from the 64th on share the last bit.
+#[inline(always)]
+pub fn term_bit(t: usize) -> u64 {
+    1 << t.min(63)
+}
+
 fn split_pair(
     lists: &mut [Vec<u32>; 2],
     starts: [usize; 2],
@@ -669,6 +705,8 @@ pub struct FeatureDelta {
     n_added: [usize; 2],
     n_removed: [usize; 2],
     refresh: [bool; 2],
+    /// Per perspective, the terms that asked for the refresh ([`term_bit`]).
+    refresh_terms: [u64; 2],
     /// A product's factor deltas: added White, added Black, removed White, removed Black.
     factor_lists: [Vec<u32>; 4],
     /// A product's left factors' combined active indices.
@@ -694,5 +732,13 @@ impl FeatureDelta {
     #[inline(always)]
     pub fn needs_refresh(&self, perspective: Color) -> bool {
         self.refresh[perspective.index()]
+    }
+
+    /// The terms whose indices must be recomputed for `perspective` (bit t for term t, see
+    /// [`term_bit`]): their lists are meaningless, the other terms' lists are exact. An
+    /// evaluator that keeps terms apart refreshes only these.
+    #[inline(always)]
+    pub fn refresh_terms(&self, perspective: Color) -> u64 {
+        self.refresh_terms[perspective.index()]
     }
 }

@@ -40,7 +40,7 @@ pub use block::{
 };
 pub use convert::{board_from_position, move_from_shakmaty};
 pub use decompose::{decompose, PieceChanges, PieceOnSquare};
-pub use feature_set::{FeatureDelta, FeatureSet, Term};
+pub use feature_set::{term_bit, FeatureDelta, FeatureSet, Term};
 pub use loader::{BlockError, LoadError, PluginRegistry, RegisteredBlock, PLUGIN_DIR_ENV};
 pub use module::{PluginModule, PluginModule_Ref, API_VERSION};
 pub use spec::Spec;

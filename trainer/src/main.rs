@@ -113,9 +113,11 @@ fn run(args: Args) -> Result<()> {
             cli::bench::run(a, &set)
         }
         Command::Train(a) => {
-            let set = registry()
-                .map_err(anyhow::Error::msg)?
-                .feature_set(&a.spec)?;
+            let registry = registry().map_err(anyhow::Error::msg)?;
+            a.settings
+                .check_i8_blocks(&registry)
+                .map_err(anyhow::Error::msg)?;
+            let set = registry.feature_set(&a.spec)?;
             cli::train::run_train(a, &set)
         }
         Command::Export(a) => cli::train::run_export(a, args.plugin_dir.as_deref()),

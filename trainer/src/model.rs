@@ -47,6 +47,9 @@ pub const WEIGHT_SCALE: f64 = 64.0;
 pub const MAX_HIDDEN_WEIGHT: f64 = 127.0 / 64.0;
 /// Largest float first-layer weight or bias: 32767 / 127 (an `i16` after ×127).
 pub const MAX_L1_WEIGHT: f64 = 32767.0 / 127.0;
+/// Largest float first-layer weight of a block stored as `i8`: 127 / 127 (nnue-pytorch clamps
+/// its threat weights the same way, to `±127 / ft_quantized_one`).
+pub const MAX_NARROW_L1_WEIGHT: f64 = 127.0 / ACTIVATION_SCALE;
 /// Largest float hidden bias: an `i32` after ×64·127.
 pub const MAX_HIDDEN_BIAS: f64 = 2_147_483_647.0 / (64.0 * 127.0) * 0.999;
 /// Largest float output bias: an `i32` after ×16·508.
@@ -83,6 +86,9 @@ pub struct Model {
     pub w3: Tensor,
     /// Output bias, `[1]`, in units of [`OUTPUT_SCALE`].
     pub b3: Tensor,
+    /// Runs of W1 rows (first row, number of rows) exported as `i8`: [`clip`](Self::clip)
+    /// keeps them within ±[`MAX_NARROW_L1_WEIGHT`].
+    pub narrow_rows: Vec<(i64, i64)>,
 }
 
 /// The gradients of one training step, in the order of [`PARAM_NAMES`].
@@ -222,6 +228,7 @@ impl Model {
             b2,
             w3,
             b3,
+            narrow_rows: Vec::new(),
         }
     }
 
@@ -368,10 +375,17 @@ impl Model {
     }
 
     /// Clips every parameter to the range its quantized form can hold (after each optimizer
-    /// step): hidden and output weights to ±127/64, the first layer to the `i16` range.
+    /// step): hidden and output weights to ±127/64, the first layer to the `i16` range (its
+    /// [`narrow_rows`](Self::narrow_rows) to ±127 as `i8`).
     pub fn clip(&mut self) {
         tch::no_grad(|| {
             let _ = self.w1.clamp_(-MAX_L1_WEIGHT, MAX_L1_WEIGHT);
+            for &(start, len) in &self.narrow_rows {
+                let _ = self
+                    .w1
+                    .narrow(0, start, len)
+                    .clamp_(-MAX_NARROW_L1_WEIGHT, MAX_NARROW_L1_WEIGHT);
+            }
             let _ = self.b1.clamp_(-MAX_L1_WEIGHT, MAX_L1_WEIGHT);
             let _ = self.w2.clamp_(-MAX_HIDDEN_WEIGHT, MAX_HIDDEN_WEIGHT);
             let _ = self.b2.clamp_(-MAX_HIDDEN_BIAS, MAX_HIDDEN_BIAS);
@@ -744,11 +758,24 @@ mod tests {
         tch::no_grad(|| {
             let _ = m.w2.fill_(5.0);
             let _ = m.w3.fill_(-5.0);
+            let _ = m.w1.fill_(-3.0);
         });
+        // Rows 2..5 are stored as i8: they stay within ±1 (127 after ×127); the others within
+        // the i16 range.
+        m.narrow_rows = vec![(2, 3)];
         m.clip();
         let v = m.to_vecs();
         assert!(v[2].iter().all(|&w| w == MAX_HIDDEN_WEIGHT as f32));
         assert!(v[4].iter().all(|&w| w == -MAX_HIDDEN_WEIGHT as f32));
+        let l1 = tiny().l1;
+        for (k, &w) in v[0].iter().enumerate() {
+            let expected = if (2..5).contains(&(k / l1)) {
+                -1.0
+            } else {
+                -3.0
+            };
+            assert_eq!(w, expected, "W1 value {k}");
+        }
     }
 
     #[test]

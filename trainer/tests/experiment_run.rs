@@ -48,11 +48,15 @@ reference = "all"
 tournament = {{ rounds = 4, nodes = 300, openings = "{book}", concurrency = 2 }}
 puzzles = {{ file = "{puzzles}", count = 20, nodes = 300, threads = 2 }}
 
+[evaluation.f]
+tournament = {{ rounds = 3, nodes = 200, openings = "{book}", concurrency = 2, pairs = [["all", "all+pv"]] }}
+speed = {{ depth = 4, repeats = 2 }}
+
 [[experiment]]
 name = "tiny"
 feature_sets = ["all", "all+pv"]
 data = "tiny"
-evaluation = "e"
+evaluation = ["e", "f"]
 l1 = 32
 l2 = 8
 batch_size = 256
@@ -105,14 +109,12 @@ fn kill_at(manifest: &Path, out: &Path, marker: &str) -> bool {
     seen
 }
 
-/// The PGN of the (only) tournament under `out`.
+/// The PGNs of the tournaments under `out`, one after the other.
 fn tournament_pgn(out: &Path) -> String {
-    let dir = std::fs::read_dir(out.join("tournament"))
+    std::fs::read_dir(out.join("tournament"))
         .unwrap()
-        .next()
-        .unwrap()
-        .unwrap();
-    std::fs::read_to_string(dir.path().join("games.pgn")).unwrap()
+        .map(|dir| std::fs::read_to_string(dir.unwrap().path().join("games.pgn")).unwrap())
+        .collect()
 }
 
 fn report_json(out: &Path) -> serde_json::Value {
@@ -157,6 +159,10 @@ fn runs_a_manifest_end_to_end_caches_and_resumes_after_kills() {
         "| all+pv | 1920 |",
         "all vs all+pv",
         "val-loss.svg",
+        "Pairs, head to head",
+        "| all+pv vs all |",
+        "### Evaluation `f, go nodes 200`",
+        "pairs.svg",
     ] {
         assert!(report.contains(needle), "report lacks {needle}:\n{report}");
     }
@@ -172,13 +178,31 @@ fn runs_a_manifest_end_to_end_caches_and_resumes_after_kills() {
         let acc = row["puzzles"]["accuracy"].as_f64().unwrap();
         assert!((0.0..=1.0).contains(&acc), "{acc}");
         assert_eq!(row["puzzles"]["puzzles"].as_u64(), Some(20));
+        assert!(row["nps"].as_f64().unwrap() > 1000.0, "{row}");
+        assert_eq!(row["elo"].as_array().unwrap().len(), 2);
     }
+    let pair = &json["evaluations"][1]["pairs"][0];
+    assert_eq!(
+        (pair["a"].as_str(), pair["b"].as_str()),
+        (Some("all"), Some("all+pv"))
+    );
+    let games = ["wins", "draws", "losses"].map(|k| pair[k].as_u64().unwrap());
+    assert_eq!(games.iter().sum::<u64>(), 6, "{pair}");
+    assert_eq!(
+        json["evaluations"][1]["speed"][0]["samples"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert!(clean.join("reports/tiny/pairs.svg").exists());
+    // The round robin's 8 games and the pair's 6.
     let games = tournament_pgn(&clean);
-    assert_eq!(games.matches("[Result ").count(), 8, "{out}");
+    assert_eq!(games.matches("[Result ").count(), 14, "{out}");
 
     // A rerun redoes nothing.
     let again = text(&run_to_end(&manifest, &clean));
-    assert_eq!(again.matches("(cached").count(), 6, "{again}");
+    assert_eq!(again.matches("(cached").count(), 8, "{again}");
     assert_eq!(report_json(&clean), json);
 
     // Killed in the middle of the second training run, then in the tournament.
@@ -192,7 +216,7 @@ fn runs_a_manifest_end_to_end_caches_and_resumes_after_kills() {
     let games = tournament_pgn(&resumed);
     assert_eq!(
         games.matches("[Result ").count(),
-        8,
+        14,
         "a replayed tournament, not appended"
     );
 }
@@ -289,6 +313,25 @@ fn bad_manifests_name_the_file_the_line_and_the_key() {
             ),
             vec!["m.toml:", "reference: 'nobody' is not a player", "players: all"],
         ),
+        (
+            ok.replace(
+                "data = \"d\"\n",
+                &format!("data = \"d\"\nevaluation = [\"e\"]\n[evaluation.e]\ntournament = {{ rounds = 1, nodes = 10, openings = \"{}\", pairs = [[\"all\", \"all+h\"]] }}\n", shared().join("data/noob_3moves.epd").display()),
+            ),
+            vec!["m.toml:", "tournament.pairs: 'all+h' is not a player"],
+        ),
+        (
+            ok.replace("data = \"d\"\n", "data = \"d\"\nevaluation = [\"e\", 3]\n[evaluation.e]\n"),
+            vec!["m.toml:8: evaluation:", "non-string"],
+        ),
+        (
+            ok.replace("data = \"d\"\n", "data = \"d\"\nevaluation = [\"e\", \"g\"]\n[evaluation.e]\n"),
+            vec!["m.toml:8: evaluation:", "no [evaluation.g]"],
+        ),
+        (
+            format!("{ok}i8_blocks = [\"nosuch\"]\n"),
+            vec!["m.toml: experiment 'x': i8_blocks:", "nosuch"],
+        ),
     ];
     for (manifest, needles) in cases {
         let err = check(&manifest);
@@ -363,6 +406,7 @@ fn the_repositorys_manifest_is_valid() {
         "pairwise:",
         "mobility:",
         "pqr-from-score:",
+        "threats:",
     ] {
         assert!(out.contains(name), "{name} missing from the plan:\n{out}");
     }

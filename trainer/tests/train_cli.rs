@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use host::nnue::Nnue;
+use host::nnue::{Nnue, WeightType};
 use plugin_api::PluginRegistry;
 use trainer::data::synthetic::random_games;
 use trainer::data::{self, Format, Sample};
@@ -181,6 +181,37 @@ fn train_export_and_report_from_the_command_line() {
     let o = run(&args);
     assert!(!o.status.success());
     assert!(text(&o).contains("unknown device 'tpu'"), "{}", text(&o));
+}
+
+#[test]
+fn i8_blocks_are_exported_as_i8_and_a_stray_name_is_refused() {
+    let f = files();
+    let out = f.dir.path().join("narrow");
+    let mut args = train_args(&f, &out, 1, 8);
+    let spec = args.iter().position(|a| a == "--spec").unwrap() + 1;
+    args[spec] = "all+h".into();
+    args.extend(["--i8-blocks".to_string(), "h".to_string()]);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    let registry = PluginRegistry::discover(Some(&plugin_dir())).unwrap();
+    let nnue = Nnue::load(&out.join("nets/epoch-0001.nnue"), &registry).unwrap();
+    let net = nnue.network();
+    let types: Vec<WeightType> = net.blocks().iter().map(|b| b.weight_type).collect();
+    assert_eq!(types, [WeightType::I16, WeightType::I8]);
+    assert_eq!(net.w1().weight_type(768), WeightType::I8);
+    let h = net.blocks()[1].size as usize;
+    assert_eq!(net.w1().bytes(), (768 * 2 + h) * 64);
+
+    let mut args = train_args(&f, &f.dir.path().join("stray"), 1, 1);
+    args.extend(["--i8-blocks".to_string(), "nosuch".to_string()]);
+    let o = run(&args);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr).trim().to_string();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("i8_blocks: ") && err.contains("nosuch"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -1,11 +1,11 @@
-//! `host net convert` and `host net info`: network files in either format.
+//! `host net convert`, `host net info` and `host net random`: network files in either format.
 
 use std::io::Write;
 use std::path::Path;
 
 use plugin_api::PluginRegistry;
 
-use host::nnue::{NetFormat, Nnue};
+use host::nnue::{BlockInfo, NetFormat, Network, NetworkParts, Nnue, write_network};
 
 /// `host net convert --in FILE --out FILE [--format own|thesis]`: reads either format, checks it
 /// against the plugins and writes it in `format`.
@@ -19,6 +19,36 @@ pub fn convert(
     let registry = PluginRegistry::discover(plugin_dir).map_err(|e| e.to_string())?;
     let nnue = Nnue::load(input, &registry).map_err(|e| e.to_string())?;
     nnue.write(output, format).map_err(|e| e.to_string())
+}
+
+/// `host net random --spec S [--l1 W] [--l2 H] [--seed K] [--i8-blocks B,...] --out FILE`: a
+/// network of seeded random weights ([`NetworkParts::synthetic`]) for `spec`, in this project's
+/// format.
+pub fn random(
+    plugin_dir: Option<&Path>,
+    spec: &str,
+    [l1, l2]: [usize; 2],
+    seed: u64,
+    i8_blocks: &[String],
+    output: &Path,
+) -> Result<(), String> {
+    let registry = PluginRegistry::discover(plugin_dir).map_err(|e| e.to_string())?;
+    let set = registry.feature_set(spec).map_err(|e| e.to_string())?;
+    host::nnue::check_sizes(u64::from(set.size()), l1 as u64, l2 as u64)
+        .map_err(|e| format!("cannot make a network of '{spec}': {e}"))?;
+    if let Some(stray) = i8_blocks.iter().find(|b| {
+        !set.operands()
+            .any(|o| o.descriptor.name.as_str() == b.as_str())
+    }) {
+        return Err(format!(
+            "--i8-blocks: '{stray}' is not a block of the feature set '{spec}'"
+        ));
+    }
+    let mut parts = NetworkParts::synthetic(&set, l1, l2, seed);
+    parts.blocks = BlockInfo::of_set_with_i8(&set, i8_blocks)?;
+    let net = Network::from_parts(parts)
+        .map_err(|e| format!("cannot make a network of '{spec}': {e}"))?;
+    write_network(&net, output, NetFormat::Own).map_err(|e| e.to_string())
 }
 
 /// `host net info --net FILE`: format, feature set, its terms and blocks, N, L1, L2,
@@ -60,8 +90,8 @@ pub fn info(plugin_dir: Option<&Path>, net: &Path, out: &mut impl Write) -> Resu
             };
             writeln!(
                 out,
-                "{label}\t{}\tsize {}{offset}\tlayout version {}\tlayout id {:016x}\t{}",
-                b.name, b.size, b.layout_version, b.layout_id, block.origin
+                "{label}\t{}\tsize {}{offset}\tlayout version {}\tlayout id {:016x}\tweights {}\t{}",
+                b.name, b.size, b.layout_version, b.layout_id, b.weight_type, block.origin
             )
             .map_err(io)?;
         }
@@ -69,6 +99,7 @@ pub fn info(plugin_dir: Option<&Path>, net: &Path, out: &mut impl Write) -> Resu
     writeln!(out, "N\t{}", n.n()).map_err(io)?;
     writeln!(out, "L1\t{}", n.l1()).map_err(io)?;
     writeln!(out, "L2\t{}", n.l2()).map_err(io)?;
+    writeln!(out, "W1 bytes\t{}", n.w1().bytes()).map_err(io)?;
     let q = n.quantization();
     writeln!(
         out,

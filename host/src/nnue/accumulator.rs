@@ -21,9 +21,12 @@
 
 use std::fmt;
 
-use plugin_api::{BlockError, Board, Color, FeatureDelta, FeatureSet, Move, RefreshTrigger};
+use plugin_api::{
+    BlockError, Board, Color, FeatureDelta, FeatureSet, Move, RefreshTrigger, term_bit,
+};
 
 use super::aligned::AlignedVec;
+use super::first_layer::RowLists;
 use super::load::Nnue;
 use super::refresh_cache::{CacheStats, RefreshCache};
 use super::simd::{ForwardScratch, Kernels};
@@ -113,6 +116,19 @@ pub struct StackStats {
     pub refresh_rows: u64,
 }
 
+/// A group of terms kept in an accumulator of their own (see the module docs): the terms a
+/// [`RefreshCache`] can serve, or the others.
+struct Part {
+    /// The part's terms ([`plugin_api::term_bit`]).
+    mask: u64,
+    /// The cache of its refreshes, if it has one.
+    cache: Option<RefreshCache>,
+    /// Whether its terms can use a cache (binary, piecewise, refreshed on own king moves).
+    cacheable: bool,
+    /// Whether counts are kept for its indices (its terms are not all binary).
+    counted: bool,
+}
+
 /// The evaluator of one search thread: accumulators and counts for a root position and up to
 /// `max_ply` moves on top of it.
 pub struct AccumulatorStack<'a> {
@@ -123,7 +139,11 @@ pub struct AccumulatorStack<'a> {
     max_ply: usize,
     ply: usize,
     boards: Vec<Board>,
-    /// `(max_ply + 1) × 2 × L1`: ply-major, then perspective.
+    /// One part, or two: the cacheable terms (part 0, holding the bias) and the others.
+    parts: Vec<Part>,
+    /// With two parts: the end of each term's indices and its part, in index order.
+    term_parts: Vec<(u32, u8)>,
+    /// `(max_ply + 1) × parts × 2 × L1`: ply-major, then part, then perspective.
     acc: AlignedVec<i16>,
     /// `2 × N` counts, perspective-major.
     counts: Vec<u16>,
@@ -131,15 +151,15 @@ pub struct AccumulatorStack<'a> {
     log: Vec<u32>,
     log_marks: Vec<usize>,
     delta: FeatureDelta,
-    add_rows: Vec<u32>,
-    sub_rows: Vec<u32>,
+    /// The rows a push or refresh adds and subtracts, by part and storage.
+    rows: Vec<RowLists>,
     active: Vec<u32>,
+    /// The parts' accumulators summed, per perspective (with two parts).
+    summed: AlignedVec<i16>,
+    /// L1 zeros: where the accumulators of parts other than 0 start.
+    zeros: AlignedVec<i16>,
     scratch: ForwardScratch,
     stats: StackStats,
-    /// Accumulators per perspective and king square, for sets that refresh on king moves.
-    cache: Option<RefreshCache>,
-    /// Whether counts are kept (the set is not binary).
-    counted: bool,
 }
 
 impl<'a> AccumulatorStack<'a> {
@@ -157,10 +177,11 @@ impl<'a> AccumulatorStack<'a> {
         let (l1, n) = (net.l1(), net.n());
         let max_delta = set.max_delta();
         let max_active = set.max_active();
-        // A binary set's counts would only mirror membership: none are kept.
-        let counted = !set.binary();
         // Per ply and perspective: added + removed of a delta, or old + new indices of a refresh.
         let per_ply = 2 * 2 * max_delta.max(max_active);
+        let (parts, term_parts) = split_terms(set);
+        // A binary part's counts would only mirror membership: none are kept.
+        let counted = parts.iter().any(|part| part.counted);
         let mut stack = AccumulatorStack {
             nnue,
             kernels,
@@ -169,24 +190,26 @@ impl<'a> AccumulatorStack<'a> {
             max_ply,
             ply: 0,
             boards: vec![Board::default_empty(); max_ply + 1],
-            acc: AlignedVec::zeroed((max_ply + 1) * 2 * l1),
+            acc: AlignedVec::zeroed((max_ply + 1) * parts.len() * 2 * l1),
+            rows: (0..parts.len())
+                .map(|_| RowLists::with_capacity(max_delta.max(max_active)))
+                .collect(),
+            parts,
+            term_parts,
             counts: if counted { vec![0; 2 * n] } else { Vec::new() },
             log: Vec::with_capacity(per_ply * max_ply),
             log_marks: vec![0; max_ply + 1],
             delta: set.delta_buffer(),
-            add_rows: Vec::with_capacity(max_delta.max(max_active)),
-            sub_rows: Vec::with_capacity(max_delta),
             active: Vec::with_capacity(max_active),
+            summed: AlignedVec::zeroed(2 * l1),
+            zeros: AlignedVec::zeroed(l1),
             scratch: ForwardScratch::new(l1, net.l2()),
             stats: StackStats::default(),
-            cache: None,
-            counted,
         };
-        stack.set_refresh_cache(set.refresh_trigger() == RefreshTrigger::OwnKingMove);
-        // The empty board has no active index: accumulators are the bias.
+        stack.set_refresh_cache(true);
+        // The empty board has no active index: accumulators are the bias (part 0) and zero.
         for p in 0..2 {
-            let b1 = net.b1();
-            stack.acc_slot_mut(0, p).copy_from_slice(b1);
+            stack.slot_mut(0, 0, p).copy_from_slice(net.b1());
         }
         stack
     }
@@ -221,25 +244,44 @@ impl<'a> AccumulatorStack<'a> {
         self.stats
     }
 
-    /// Turns the [`RefreshCache`] on or off (on by default for sets that refresh only on own king
-    /// moves; off, every refresh sums all rows). Only sets
-    /// that are binary and piecewise can use it; for others it stays off. The results are the
-    /// same either way.
+    /// Number of accumulators per perspective: 1, or 2 when the set mixes terms a
+    /// [`RefreshCache`] can serve (king-relative piece-square terms) with others (threats),
+    /// which then refresh on their own triggers only.
+    pub fn parts(&self) -> usize {
+        self.parts.len()
+    }
+
+    /// Turns the [`RefreshCache`] on or off (on by default; off, every refresh sums all rows).
+    /// Only terms that are binary, piecewise and refreshed on own king moves can use it; for
+    /// others it stays off. The results are the same either way.
     pub fn set_refresh_cache(&mut self, on: bool) {
         let set = self.nnue.features();
-        let usable = set.binary() && set.piecewise();
-        self.cache = (on && usable).then(|| RefreshCache::new(self.l1, set.max_active()));
+        for part in &mut self.parts {
+            part.cache =
+                (on && part.cacheable).then(|| RefreshCache::new(self.l1, set.max_active()));
+        }
     }
 
     /// What the refresh cache did, if it is on.
     pub fn cache_stats(&self) -> Option<CacheStats> {
-        self.cache.as_ref().map(RefreshCache::stats)
+        self.parts
+            .iter()
+            .find_map(|p| p.cache.as_ref().map(RefreshCache::stats))
     }
 
-    /// The current accumulator of `perspective` (L1 values).
-    pub fn accumulator(&self, perspective: Color) -> &[i16] {
-        let start = (self.ply * 2 + perspective.index()) * self.l1;
-        &self.acc[start..start + self.l1]
+    /// The current accumulator of `perspective` (L1 values; with two parts their sum, which is
+    /// what the network reads).
+    pub fn accumulator(&self, perspective: Color) -> Vec<i16> {
+        let mut out = self.slot(self.ply, 0, perspective.index()).to_vec();
+        for part in 1..self.parts.len() {
+            for (o, &v) in out
+                .iter_mut()
+                .zip(self.slot(self.ply, part, perspective.index()))
+            {
+                *o = o.wrapping_add(v);
+            }
+        }
+        out
     }
 
     /// How many times the current position emits `index` from `perspective`; `None` for a
@@ -263,8 +305,27 @@ impl<'a> AccumulatorStack<'a> {
         }
     }
 
-    fn acc_slot_mut(&mut self, ply: usize, p: usize) -> &mut [i16] {
-        let start = (ply * 2 + p) * self.l1;
+    /// The part of feature `index` (in range).
+    #[inline(always)]
+    fn part_of(&self, index: u32) -> usize {
+        match self.term_parts.iter().find(|&&(end, _)| index < end) {
+            Some(&(_, part)) => part as usize,
+            None => 0,
+        }
+    }
+
+    #[inline(always)]
+    fn slot_start(&self, ply: usize, part: usize, p: usize) -> usize {
+        ((ply * self.parts.len() + part) * 2 + p) * self.l1
+    }
+
+    fn slot(&self, ply: usize, part: usize, p: usize) -> &[i16] {
+        let start = self.slot_start(ply, part, p);
+        &self.acc[start..start + self.l1]
+    }
+
+    fn slot_mut(&mut self, ply: usize, part: usize, p: usize) -> &mut [i16] {
+        let start = self.slot_start(ply, part, p);
         &mut self.acc[start..start + self.l1]
     }
 
@@ -275,54 +336,72 @@ impl<'a> AccumulatorStack<'a> {
         self.counts.fill(0);
         self.boards[0] = *board;
         for p in Color::ALL {
-            if let Err(e) = self.refresh(p, board, 0) {
-                self.counts.fill(0);
-                return Err(e);
+            for part in 0..self.parts.len() {
+                if let Err(e) = self.refresh(p, part, board, 0) {
+                    self.counts.fill(0);
+                    return Err(e);
+                }
             }
         }
         Ok(())
     }
 
-    /// Counts the indices of `board` for `p` (logging the increments when `ply > 0`) and writes
-    /// ply `ply`'s accumulator of `p` as `b1 + Σ` rows of the distinct indices.
-    fn refresh(&mut self, p: Color, board: &Board, ply: usize) -> Result<(), EvalError> {
+    /// Counts the indices of `part`'s terms on `board` for `p` (logging the increments when
+    /// `ply > 0`) and writes ply `ply`'s accumulator of `part` and `p` as its start (`b1` for
+    /// part 0, zero for the others) plus the rows of the distinct indices.
+    fn refresh(
+        &mut self,
+        p: Color,
+        part: usize,
+        board: &Board,
+        ply: usize,
+    ) -> Result<(), EvalError> {
         let set: &FeatureSet = self.nnue.features();
-        if let (Some(cache), Some(king), true) = (&mut self.cache, board.king(p), ply > 0) {
-            // A binary, piecewise set: no counts to keep, and only the changed pieces to ask for.
-            let net = self.nnue.arranged().network();
-            let start = (ply * 2 + p.index()) * self.l1;
+        let net = self.nnue.arranged().network();
+        let mask = self.parts[part].mask;
+        let start = self.slot_start(ply, part, p.index());
+        if let (Some(cache), Some(king), true) =
+            (&mut self.parts[part].cache, board.king(p), ply > 0)
+        {
+            // A binary, piecewise part: no counts to keep, and only the changed pieces to ask for.
             let dst = &mut self.acc[start..start + self.l1];
-            let rows = cache.refresh(self.kernels, set, net.b1(), net.w1(), p, king, board, dst)?;
+            let rows = cache.refresh(self.kernels, set, mask, net, p, king, board, dst)?;
             self.stats.refresh_rows += rows as u64;
             return Ok(());
         }
         self.active.clear();
-        set.active(board, p, &mut self.active)?;
+        set.active_terms(board, p, mask, &mut self.active)?;
         let base = p.index() * self.n;
-        self.add_rows.clear();
+        let counted = self.parts[part].counted;
+        self.rows[part].clear();
         for k in 0..self.active.len() {
             let index = self.active[k];
-            if self.bump(p, base, index, ply > 0)? == 1 {
-                self.add_rows.push(index);
+            if self.bump(p, base, index, ply > 0, counted)? == 1 {
+                self.rows[part].add(net.w1(), index);
             }
         }
-        let net = self.nnue.arranged().network();
-        let start = (ply * 2 + p.index()) * self.l1;
         let dst = &mut self.acc[start..start + self.l1];
-        self.kernels
-            .update(dst, net.b1(), net.w1(), &self.add_rows, &[]);
+        let origin = if part == 0 { net.b1() } else { &self.zeros[..] };
+        self.kernels.update(dst, origin, net.w1(), &self.rows[part]);
         if ply > 0 {
-            self.stats.refresh_rows += self.add_rows.len() as u64;
+            self.stats.refresh_rows += self.rows[part].len() as u64;
         }
         Ok(())
     }
 
-    /// Increments a count (logged if `log`); returns the new count (1 for a binary set, which
-    /// keeps no counts).
+    /// Increments a count (logged if `log`) of a part that keeps them (`counted`); returns the
+    /// new count (1 for a binary part, which keeps none).
     #[inline(always)]
-    fn bump(&mut self, p: Color, base: usize, index: u32, log: bool) -> Result<u16, EvalError> {
+    fn bump(
+        &mut self,
+        p: Color,
+        base: usize,
+        index: u32,
+        log: bool,
+        counted: bool,
+    ) -> Result<u16, EvalError> {
         self.in_range(index)?;
-        if !self.counted {
+        if !counted {
             return Ok(1);
         }
         let c = &mut self.counts[base + index as usize];
@@ -334,11 +413,18 @@ impl<'a> AccumulatorStack<'a> {
         Ok(new)
     }
 
-    /// Decrements a count (always logged); returns the new count (0 for a binary set).
+    /// Decrements a count (always logged) of a part that keeps them (`counted`); returns the new
+    /// count (0 for a binary part).
     #[inline(always)]
-    fn drop_count(&mut self, p: Color, base: usize, index: u32) -> Result<u16, EvalError> {
+    fn drop_count(
+        &mut self,
+        p: Color,
+        base: usize,
+        index: u32,
+        counted: bool,
+    ) -> Result<u16, EvalError> {
         self.in_range(index)?;
-        if !self.counted {
+        if !counted {
             return Ok(0);
         }
         let c = &mut self.counts[base + index as usize];
@@ -387,12 +473,7 @@ impl<'a> AccumulatorStack<'a> {
         let after = before.play(mv);
         let mark = self.log.len();
         for p in Color::ALL {
-            let r = if self.delta.needs_refresh(p) {
-                self.refresh_child(p, &before, &after)
-            } else {
-                self.update_child(p)
-            };
-            if let Err(e) = r {
+            if let Err(e) = self.push_perspective(p, &before, &after) {
                 self.unwind(mark);
                 return Err(e);
             }
@@ -403,58 +484,109 @@ impl<'a> AccumulatorStack<'a> {
         Ok(())
     }
 
-    /// Incremental update of perspective `p` from the delta buffer into ply + 1.
+    /// Writes perspective `p` of ply + 1: each part refreshed if one of its terms asks for it,
+    /// else updated from the delta buffer.
+    fn push_perspective(
+        &mut self,
+        p: Color,
+        before: &Board,
+        after: &Board,
+    ) -> Result<(), EvalError> {
+        let refresh = if self.delta.needs_refresh(p) {
+            self.delta.refresh_terms(p)
+        } else {
+            0
+        };
+        let stale = |part: &Part| part.mask & refresh != 0;
+        if self.parts.iter().all(|part| !stale(part)) {
+            return self.update_child(p, u64::MAX);
+        }
+        let fresh: u64 = self
+            .parts
+            .iter()
+            .filter(|&part| !stale(part))
+            .fold(0, |m, part| m | part.mask);
+        if fresh != 0 {
+            self.update_child(p, fresh)?;
+        }
+        for part in 0..self.parts.len() {
+            if stale(&self.parts[part]) {
+                self.refresh_child(p, part, before, after)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Incremental update of perspective `p` from the delta buffer into ply + 1, for the parts
+    /// whose terms are all in `mask` (`u64::MAX`: every part).
     #[inline]
-    fn update_child(&mut self, p: Color) -> Result<(), EvalError> {
+    fn update_child(&mut self, p: Color, mask: u64) -> Result<(), EvalError> {
         let base = p.index() * self.n;
-        self.add_rows.clear();
-        self.sub_rows.clear();
+        let net = self.nnue.arranged().network();
+        let split = self.parts.len() > 1;
+        self.rows.iter_mut().for_each(RowLists::clear);
         let added = self.delta.added(p).len();
         for k in 0..added {
             let index = self.delta.added(p)[k];
-            if self.bump(p, base, index, true)? == 1 {
-                self.add_rows.push(index);
+            let part = if split { self.part_of(index) } else { 0 };
+            if self.parts[part].mask & mask == 0 {
+                continue;
+            }
+            if self.bump(p, base, index, true, self.parts[part].counted)? == 1 {
+                self.rows[part].add(net.w1(), index);
             }
         }
         let removed = self.delta.removed(p).len();
         for k in 0..removed {
             let index = self.delta.removed(p)[k];
-            if self.drop_count(p, base, index)? == 0 {
-                self.sub_rows.push(index);
+            let part = if split { self.part_of(index) } else { 0 };
+            if self.parts[part].mask & mask == 0 {
+                continue;
+            }
+            if self.drop_count(p, base, index, self.parts[part].counted)? == 0 {
+                self.rows[part].sub(net.w1(), index);
             }
         }
-        self.stats.updates += 1;
-        self.stats.rows += (self.add_rows.len() + self.sub_rows.len()) as u64;
-        let net = self.nnue.arranged().network();
-        let l1 = self.l1;
-        let parent = (self.ply * 2 + p.index()) * l1;
-        let child = parent + 2 * l1;
-        let (head, tail) = self.acc.split_at_mut(child);
-        self.kernels.update(
-            &mut tail[..l1],
-            &head[parent..parent + l1],
-            net.w1(),
-            &self.add_rows,
-            &self.sub_rows,
-        );
+        for part in 0..self.parts.len() {
+            if self.parts[part].mask & mask == 0 {
+                continue;
+            }
+            self.stats.updates += 1;
+            self.stats.rows += self.rows[part].len() as u64;
+            let parent = self.slot_start(self.ply, part, p.index());
+            let child = self.slot_start(self.ply + 1, part, p.index());
+            let (head, tail) = self.acc.split_at_mut(child);
+            self.kernels.update(
+                &mut tail[..self.l1],
+                &head[parent..parent + self.l1],
+                net.w1(),
+                &self.rows[part],
+            );
+        }
         Ok(())
     }
 
-    /// Full recomputation of perspective `p` into ply + 1: the counts of `before` are taken out
-    /// (logged) and those of `after` put in (logged).
-    fn refresh_child(&mut self, p: Color, before: &Board, after: &Board) -> Result<(), EvalError> {
-        if self.counted {
+    /// Full recomputation of `part` of perspective `p` into ply + 1: the counts of `before` are
+    /// taken out (logged) and those of `after` put in (logged).
+    fn refresh_child(
+        &mut self,
+        p: Color,
+        part: usize,
+        before: &Board,
+        after: &Board,
+    ) -> Result<(), EvalError> {
+        if self.parts[part].counted {
             let set = self.nnue.features();
             let base = p.index() * self.n;
             self.active.clear();
-            set.active(before, p, &mut self.active)?;
+            set.active_terms(before, p, self.parts[part].mask, &mut self.active)?;
             for k in 0..self.active.len() {
                 let index = self.active[k];
-                self.drop_count(p, base, index)?;
+                self.drop_count(p, base, index, true)?;
             }
         }
         self.stats.refreshes += 1;
-        self.refresh(p, after, self.ply + 1)
+        self.refresh(p, part, after, self.ply + 1)
     }
 
     /// Undoes the last [`push`](Self::push). Panics at the root.
@@ -469,15 +601,81 @@ impl<'a> AccumulatorStack<'a> {
     pub fn evaluate(&mut self) -> i32 {
         let stm = self.boards[self.ply].turn;
         let l1 = self.l1;
-        let start = self.ply * 2 * l1;
-        let (white, black) = self.acc[start..start + 2 * l1].split_at(l1);
-        let (s, o) = match stm {
-            Color::White => (white, black),
-            Color::Black => (black, white),
+        let start = self.slot_start(self.ply, 0, 0);
+        let (s, o) = if self.parts.len() == 1 {
+            let (white, black) = self.acc[start..start + 2 * l1].split_at(l1);
+            match stm {
+                Color::White => (white, black),
+                Color::Black => (black, white),
+            }
+        } else {
+            // Both parts' accumulators are contiguous: part 0 White, Black, part 1 White, Black.
+            let (first, second) = self.acc[start..start + 4 * l1].split_at(2 * l1);
+            for ((s, &a), &b) in self.summed.iter_mut().zip(first).zip(second) {
+                *s = a.wrapping_add(b);
+            }
+            let (white, black) = self.summed.split_at(l1);
+            match stm {
+                Color::White => (white, black),
+                Color::Black => (black, white),
+            }
         };
         self.kernels
             .forward(self.nnue.arranged(), s, o, &mut self.scratch)
     }
+}
+
+/// The parts of `set` and, with two, each term's end and part in index order.
+///
+/// Terms a [`RefreshCache`] can serve are binary and piecewise (its refreshes diff pieces); it
+/// pays when one of them is refreshed on own king moves. A set whose terms can all be served
+/// is one part with a cache if it has such a term; a set that mixes them with others
+/// (threats, which are not piecewise) is split in two when it has such a term and at most 64
+/// terms, so that a king move refreshes only the first part, through the cache, and the
+/// others keep their incremental updates; otherwise it is one part without a cache.
+fn split_terms(set: &FeatureSet) -> (Vec<Part>, Vec<(u32, u8)>) {
+    let terms = set.terms();
+    let servable = |t: &plugin_api::Term| t.binary() && t.piecewise();
+    let king_moved = |t: &plugin_api::Term| t.refresh_trigger() == RefreshTrigger::OwnKingMove;
+    let mask_of = |want: bool| {
+        terms
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| servable(t) == want)
+            .fold(0u64, |m, (i, _)| m | term_bit(i))
+    };
+    let (served, other) = (mask_of(true), mask_of(false));
+    let pays = terms.iter().any(|t| servable(t) && king_moved(t));
+    if other == 0 || served == 0 || !pays || terms.len() > 64 {
+        let part = Part {
+            mask: u64::MAX,
+            cache: None,
+            cacheable: other == 0
+                && set.binary()
+                && set.refresh_trigger() == RefreshTrigger::OwnKingMove,
+            counted: !set.binary(),
+        };
+        return (vec![part], Vec::new());
+    }
+    let parts = vec![
+        Part {
+            mask: served,
+            cache: None,
+            cacheable: true,
+            counted: false,
+        },
+        Part {
+            mask: other,
+            cache: None,
+            cacheable: false,
+            counted: terms.iter().any(|t| !servable(t) && !t.binary()),
+        },
+    ];
+    let term_parts = terms
+        .iter()
+        .map(|t| (t.offset + t.size, u8::from(!servable(t))))
+        .collect();
+    (parts, term_parts)
 }
 
 /// An empty board, White to move (the root of a fresh stack).

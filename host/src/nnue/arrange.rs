@@ -26,6 +26,7 @@ use rand_chacha::ChaCha8Rng;
 use shakmaty::{Chess, Position};
 
 use super::aligned::AlignedVec;
+use super::first_layer::RowLists;
 use super::network::Network;
 use super::simd::Kernels;
 
@@ -67,7 +68,7 @@ impl Arranged {
         );
         let mut arranged = net;
         // W1 rows, b1 and both halves of every W2 row are runs of L1 values in neuron order.
-        permute_runs(&mut arranged.w1, order);
+        arranged.w1.permute_columns(order);
         permute_runs(&mut arranged.b1, order);
         permute_runs(&mut arranged.w2, order);
         let l2_pad = l2.div_ceil(HIDDEN_TILE) * HIDDEN_TILE;
@@ -110,7 +111,7 @@ impl Arranged {
             inverse[j as usize] = k as u32;
         }
         let mut net = self.net.clone();
-        permute_runs(&mut net.w1, &inverse);
+        net.w1.permute_columns(&inverse);
         permute_runs(&mut net.b1, &inverse);
         permute_runs(&mut net.w2, &inverse);
         net
@@ -139,7 +140,7 @@ impl Arranged {
 }
 
 /// `dst[r·L1 + k] = src[r·L1 + order[k]]` for every run `r` of L1 = `order.len()` values.
-fn permute_runs<T: Copy>(values: &mut [T], order: &[u32]) {
+pub(super) fn permute_runs<T: Copy>(values: &mut [T], order: &[u32]) {
     let l1 = order.len();
     let mut run: Vec<T> = Vec::with_capacity(l1);
     for chunk in values.chunks_exact_mut(l1) {
@@ -171,10 +172,14 @@ fn zero_bits(net: &Network, features: &FeatureSet) -> Option<Vec<Vec<u64>>> {
     let mut zero = vec![vec![0u64; words]; l1];
     let kernels = Kernels::best();
     let mut acc = AlignedVec::<i16>::zeroed(l1);
+    let mut rows = RowLists::default();
     for (i, board) in boards.iter().enumerate() {
         for p in Color::ALL {
-            let active = features.active_set(board, p).ok()?;
-            kernels.update(&mut acc, net.b1(), net.w1(), &active, &[]);
+            rows.clear();
+            for index in features.active_set(board, p).ok()? {
+                rows.add(net.w1(), index);
+            }
+            kernels.update(&mut acc, net.b1(), net.w1(), &rows);
             let sample = 2 * i + p.index();
             for (bits, &a) in zero.iter_mut().zip(acc.iter()) {
                 if a <= 0 {

@@ -4,14 +4,18 @@
 
 use std::fmt;
 
+use super::first_layer::WeightType;
 use super::network::{
     BlockInfo, Network, NetworkParts, Quantization, ShapeError, check_sizes, feature_count,
+    term_runs,
 };
 
 /// The first eight bytes of a network file in this project's format.
 pub const MAGIC: [u8; 8] = *b"NNUEFSET";
-/// The format version this code reads and writes.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version this code writes (version 2: a weight type per block).
+pub const FORMAT_VERSION: u32 = 2;
+/// The oldest format version this code reads (version 1: every block `i16`).
+pub const OLDEST_FORMAT_VERSION: u32 = 1;
 /// Longest feature-set name a thesis file may start with.
 pub const MAX_THESIS_NAME: usize = 256;
 /// Most blocks a feature set of this project's format may list.
@@ -122,7 +126,7 @@ impl fmt::Display for DecodeError {
             ),
             DecodeError::UnsupportedVersion(v) => write!(
                 f,
-                "its format version {v} is not supported (this build reads version {FORMAT_VERSION})"
+                "its format version {v} is not supported (this build reads versions {OLDEST_FORMAT_VERSION} to {FORMAT_VERSION})"
             ),
             DecodeError::TruncatedHeader { len } => {
                 write!(
@@ -181,9 +185,16 @@ pub fn detect(bytes: &[u8]) -> NetFormat {
     }
 }
 
-/// Bytes of the tensors of a network with these sizes (W1, b1, W2, b2, W3, b3).
-pub fn tensor_bytes(n: u64, l1: u64, l2: u64) -> u64 {
-    2 * n * l1 + 2 * l1 + 2 * l1 * l2 + 4 * l2 + l2 + 4
+/// Bytes of the tensors of a network with these sizes (W1 of `w1_bytes`, b1, W2, b2, W3, b3).
+pub fn tensor_bytes(w1_bytes: u64, l1: u64, l2: u64) -> u64 {
+    w1_bytes + 2 * l1 + 2 * l1 * l2 + 4 * l2 + l2 + 4
+}
+
+/// Bytes of a first layer of `runs` (rows and weight type per term) and width `l1`.
+fn w1_bytes(runs: &[(u32, WeightType)], l1: u64) -> u64 {
+    runs.iter()
+        .map(|&(rows, ty)| u64::from(rows) * l1 * ty.bytes() as u64)
+        .sum()
 }
 
 /// A bounds-checked little-endian reader over a header.
@@ -239,7 +250,7 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// The tensors of a file, decoded from exactly `tensor_bytes(n, l1, l2)` bytes.
+/// The tensors of a file, decoded from exactly `tensor_bytes(..)` bytes (W1 widened to `i16`).
 struct Tensors {
     w1: Vec<i16>,
     b1: Vec<i16>,
@@ -249,7 +260,7 @@ struct Tensors {
     b3: i32,
 }
 
-fn decode_tensors(bytes: &[u8], n: usize, l1: usize, l2: usize) -> Tensors {
+fn decode_tensors(bytes: &[u8], runs: &[(u32, WeightType)], l1: usize, l2: usize) -> Tensors {
     let mut pos = 0;
     let mut next = |len: usize| {
         let s = &bytes[pos..pos + len];
@@ -267,7 +278,14 @@ fn decode_tensors(bytes: &[u8], n: usize, l1: usize, l2: usize) -> Tensors {
             .collect()
     };
     let i8s = |s: &[u8]| -> Vec<i8> { s.iter().map(|&b| b as i8).collect() };
-    let w1 = i16s(next(2 * n * l1));
+    let mut w1 = Vec::new();
+    for &(rows, ty) in runs {
+        let raw = next(rows as usize * l1 * ty.bytes());
+        match ty {
+            WeightType::I16 => w1.extend(i16s(raw)),
+            WeightType::I8 => w1.extend(raw.iter().map(|&b| i16::from(b as i8))),
+        }
+    }
     let b1 = i16s(next(2 * l1));
     let w2 = i8s(next(2 * l1 * l2));
     let b2 = i32s(next(4 * l2));
@@ -283,9 +301,21 @@ fn decode_tensors(bytes: &[u8], n: usize, l1: usize, l2: usize) -> Tensors {
     }
 }
 
-fn encode_tensors(net: &Network, out: &mut Vec<u8>) {
-    out.reserve(tensor_bytes(net.n() as u64, net.l1() as u64, net.l2() as u64) as usize);
-    for v in net.w1().iter().chain(net.b1()) {
+/// Appends the tensors of `net`, W1 in each block's weight type if `typed`, else all `i16`.
+fn encode_tensors(net: &Network, typed: bool, out: &mut Vec<u8>) {
+    let w1 = net.w1();
+    let (l1, rows) = (net.l1(), w1.rows() as u32);
+    out.reserve(tensor_bytes(w1.bytes() as u64, l1 as u64, net.l2() as u64) as usize);
+    let values = w1.to_values();
+    for (index, row) in (0..rows).zip(values.chunks_exact(l1)) {
+        match (typed, w1.weight_type(index)) {
+            (true, WeightType::I8) => out.extend(row.iter().map(|&v| v as i8 as u8)),
+            _ => row
+                .iter()
+                .for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
+        }
+    }
+    for v in net.b1() {
         out.extend_from_slice(&v.to_le_bytes());
     }
     out.extend(net.w2().iter().map(|&v| v as u8));
@@ -296,14 +326,16 @@ fn encode_tensors(net: &Network, out: &mut Vec<u8>) {
     out.extend_from_slice(&net.b3().to_le_bytes());
 }
 
-/// Checks that `len` bytes hold exactly a header of `header` bytes, the tensors and `trailer`.
+/// Checks that `len` bytes hold exactly a header of `header` bytes, the tensors (W1 of
+/// `w1_bytes`) and `trailer`.
 fn check_length(
     len: usize,
     header: usize,
     trailer: u64,
     sizes: [u64; 3],
+    w1_bytes: u64,
 ) -> Result<usize, DecodeError> {
-    let expected = header as u64 + tensor_bytes(sizes[0], sizes[1], sizes[2]) + trailer;
+    let expected = header as u64 + tensor_bytes(w1_bytes, sizes[1], sizes[2]) + trailer;
     if (len as u64) < expected {
         Err(DecodeError::Truncated {
             len,
@@ -340,7 +372,13 @@ pub struct ThesisHeader {
 /// file length that holds exactly the tensors.
 pub fn thesis_header(bytes: &[u8]) -> Result<ThesisHeader, DecodeError> {
     let header = thesis_header_fields(bytes)?;
-    check_length(bytes.len(), header.tensors_at, 0, header.sizes())?;
+    check_length(
+        bytes.len(),
+        header.tensors_at,
+        0,
+        header.sizes(),
+        header.w1_bytes(),
+    )?;
     Ok(header)
 }
 
@@ -379,6 +417,11 @@ impl ThesisHeader {
     fn sizes(&self) -> [u64; 3] {
         [u64::from(self.n), u64::from(self.l1), u64::from(self.l2)]
     }
+
+    /// A thesis file's W1 is all `i16`.
+    fn w1_bytes(&self) -> u64 {
+        2 * u64::from(self.n) * u64::from(self.l1)
+    }
 }
 
 /// Decodes a thesis file whose header is `header`, with `blocks` the identities of the blocks
@@ -397,7 +440,7 @@ pub fn decode_thesis(
     }
     let t = decode_tensors(
         &bytes[header.tensors_at..],
-        header.n as usize,
+        &[(header.n, WeightType::I16)],
         header.l1 as usize,
         header.l2 as usize,
     );
@@ -424,7 +467,7 @@ pub fn encode_thesis(net: &Network) -> Vec<u8> {
     for v in [net.n(), net.l1(), net.l2()] {
         out.extend_from_slice(&(v as u32).to_le_bytes());
     }
-    encode_tensors(net, &mut out);
+    encode_tensors(net, false, &mut out);
     out
 }
 
@@ -444,6 +487,8 @@ struct OwnFields {
     blocks: Vec<BlockInfo>,
     sizes: [u64; 3],
     quantization: Quantization,
+    /// The terms' rows and weight types (version 1: all `i16`, one run of N).
+    runs: Vec<(u32, WeightType)>,
     tensors_at: usize,
 }
 
@@ -455,7 +500,7 @@ fn own_header_fields(bytes: &[u8]) -> Result<OwnFields, DecodeError> {
         return Err(DecodeError::NotANetwork);
     }
     let version = c.u32()?;
-    if version != FORMAT_VERSION {
+    if !(OLDEST_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) {
         return Err(DecodeError::UnsupportedVersion(version));
     }
     let feature_set = c.text("feature-set name")?;
@@ -472,11 +517,22 @@ fn own_header_fields(bytes: &[u8]) -> Result<OwnFields, DecodeError> {
         let size = c.u32()?;
         let layout_version = c.u32()?;
         let layout_id = c.u64()?;
+        let weight_type = match version {
+            1 => WeightType::I16,
+            _ => {
+                let code = c.take(1)?[0];
+                WeightType::from_code(code).ok_or_else(|| DecodeError::BadText {
+                    field: "weight type",
+                    reason: format!("code {code} of block '{name}' is neither 0 (i16) nor 1 (i8)"),
+                })?
+            }
+        };
         blocks.push(BlockInfo {
             name,
             size,
             layout_version,
             layout_id,
+            weight_type,
         });
     }
     let (n, l1, l2) = (c.u32()?, c.u32()?, c.u32()?);
@@ -487,12 +543,24 @@ fn own_header_fields(bytes: &[u8]) -> Result<OwnFields, DecodeError> {
     };
     let sizes = [u64::from(n), u64::from(l1), u64::from(l2)];
     check_sizes(sizes[0], sizes[1], sizes[2])?;
+    let runs = match version {
+        1 => vec![(n, WeightType::I16)],
+        _ => term_runs(&feature_set, &blocks)?,
+    };
+    let rows: u64 = runs.iter().map(|&(r, _)| u64::from(r)).sum();
+    if rows != sizes[0] {
+        return Err(DecodeError::BlockSum {
+            n: sizes[0],
+            sum: rows,
+        });
+    }
     Ok(OwnFields {
         version,
         feature_set,
         blocks,
         sizes,
         quantization,
+        runs,
         tensors_at: c.pos,
     })
 }
@@ -501,17 +569,18 @@ fn own_header_fields(bytes: &[u8]) -> Result<OwnFields, DecodeError> {
 /// needs to read the rest in bounded memory. `TruncatedHeader` means more bytes are needed.
 /// Returns the length and the sizes N, L1, L2.
 pub fn declared_length(prefix: &[u8]) -> Result<(u64, [u64; 3]), DecodeError> {
-    let (tensors_at, trailer, [n, l1, l2]) = match detect(prefix) {
+    let (tensors_at, trailer, [n, l1, l2], w1) = match detect(prefix) {
         NetFormat::Own => {
             let h = own_header_fields(prefix)?;
-            (h.tensors_at, 4, h.sizes)
+            let w1 = w1_bytes(&h.runs, h.sizes[1]);
+            (h.tensors_at, 4, h.sizes, w1)
         }
         NetFormat::Thesis => {
             let h = thesis_header_fields(prefix)?;
-            (h.tensors_at, 0, h.sizes())
+            (h.tensors_at, 0, h.sizes(), h.w1_bytes())
         }
     };
-    let len = tensors_at as u64 + tensor_bytes(n, l1, l2) + trailer;
+    let len = tensors_at as u64 + tensor_bytes(w1, l1, l2) + trailer;
     Ok((len, [n, l1, l2]))
 }
 
@@ -524,10 +593,11 @@ pub fn decode_own(bytes: &[u8]) -> Result<(Network, OwnHeader), DecodeError> {
         blocks,
         sizes,
         quantization,
+        runs,
         tensors_at,
     } = own_header_fields(bytes)?;
-    let [n, l1, l2] = sizes;
-    let total = check_length(bytes.len(), tensors_at, 4, sizes)?;
+    let [_, l1, l2] = sizes;
+    let total = check_length(bytes.len(), tensors_at, 4, sizes, w1_bytes(&runs, l1))?;
     let stored = u32::from_le_bytes(bytes[total - 4..].try_into().unwrap());
     let computed = crc32fast::hash(&bytes[..total - 4]);
     if stored != computed {
@@ -539,7 +609,7 @@ pub fn decode_own(bytes: &[u8]) -> Result<(Network, OwnHeader), DecodeError> {
     }
     let t = decode_tensors(
         &bytes[tensors_at..total - 4],
-        n as usize,
+        &runs,
         l1 as usize,
         l2 as usize,
     );
@@ -583,6 +653,7 @@ pub fn encode_own(net: &Network) -> Vec<u8> {
         out.extend_from_slice(&b.size.to_le_bytes());
         out.extend_from_slice(&b.layout_version.to_le_bytes());
         out.extend_from_slice(&b.layout_id.to_le_bytes());
+        out.push(b.weight_type.code());
     }
     for v in [net.n(), net.l1(), net.l2()] {
         out.extend_from_slice(&(v as u32).to_le_bytes());
@@ -591,7 +662,7 @@ pub fn encode_own(net: &Network) -> Vec<u8> {
     out.extend_from_slice(&q.activation_clip.to_le_bytes());
     out.extend_from_slice(&q.hidden_shift.to_le_bytes());
     out.extend_from_slice(&q.output_shift.to_le_bytes());
-    encode_tensors(net, &mut out);
+    encode_tensors(net, true, &mut out);
     let crc = crc32fast::hash(&out);
     out.extend_from_slice(&crc.to_le_bytes());
     out

@@ -49,24 +49,29 @@
 //! Nothing follows. The file stores no block identities: they are taken from the loaded plugins,
 //! which must provide every block named, with sizes adding up to N.
 //!
-//! ### This project's format, version 1
+//! ### This project's format, version 2
 //!
 //! | offset | bytes | field |
 //! | --- | --- | --- |
 //! | 0 | 8 | magic `NNUEFSET` (ASCII) |
-//! | 8 | 4 | `u32` format version = 1 |
+//! | 8 | 4 | `u32` format version = 2 |
 //! | 12 | 2 | `u16` F, length of the feature-set name |
 //! | 14 | F | feature-set name, UTF-8, as given (a thesis name keeps its `hv`) |
 //! | 14+F | 2 | `u16` B, number of blocks (1..=64), in the order of the name |
-//! | | B × (18+K) | per block: `u16` K, the canonical block name (K bytes), `u32` size, `u32` layout version, `u64` layout identity ([`plugin_api::BlockDescriptor::layout_id`]) |
+//! | | B × (19+K) | per block: `u16` K, the canonical block name (K bytes), `u32` size, `u32` layout version, `u64` layout identity ([`plugin_api::BlockDescriptor::layout_id`]), `u8` weight type of its first-layer rows (0 = `i16`, 1 = `i8`; the operands of a product term agree) |
 //! | | 4 | `u32` N (must equal the sum of the block sizes) |
 //! | | 4 | `u32` L1 (a multiple of 32, at most 8192) |
 //! | | 4 | `u32` L2 (1 to 4096) |
 //! | | 4 | `i32` activation clip = 127 (s_a) |
 //! | | 4 | `u32` hidden shift = 6 (s_W = 2⁶ = 64) |
 //! | | 4 | `u32` output shift = 4 (output scale 2⁴ = 16) |
-//! | | … | W1, b1, W2, b2, W3, b3 exactly as in the thesis format |
+//! | | … | W1: for each term of the name in order, its rows (the product of its blocks' sizes) of L1 values in the term's weight type (`i16`: 2 bytes each, `i8`: 1 byte); then b1, W2, b2, W3, b3 exactly as in the thesis format |
 //! | end−4 | 4 | `u32` CRC-32 (IEEE 802.3, the one of zlib and `crc32fast`) of every byte before it |
+//!
+//! Version 1 is version 2 without the weight-type byte, every block `i16`; it is still read.
+//! `i8` rows are widened to `i16` while accumulating ([`FirstLayer`]), so the evaluation is the
+//! one of the same values stored as `i16`; a thesis file written from a network with `i8` blocks
+//! stores them widened.
 //!
 //! Loading checks, in this order: magic, version, the header fields, the sizes (N ≥ 1, L1 a
 //! multiple of 32, L2 ≥ 1, and upper limits), the file length (truncated or trailing bytes), the
@@ -78,6 +83,7 @@
 mod accumulator;
 mod aligned;
 pub mod arrange;
+mod first_layer;
 pub mod format;
 mod load;
 mod network;
@@ -88,12 +94,13 @@ mod simd;
 pub use accumulator::{AccumulatorStack, DEFAULT_MAX_PLY, EvalError, StackStats};
 pub use aligned::{ALIGN, AlignedVec, Element};
 pub use arrange::Arranged;
+pub use first_layer::{FirstLayer, OutOfRange, RowLists, WeightType};
 pub use format::{DecodeError, FORMAT_VERSION, MAGIC, NetFormat, OwnHeader};
 pub use load::{NetError, NetErrorKind, Nnue, check_network_file, read_own, write_network};
 pub use network::{
     ACTIVATION_CLIP, BlockInfo, HIDDEN_SHIFT, L1_MULTIPLE, MAX_FEATURES, MAX_L1, MAX_L2,
     MAX_W1_BYTES, Network, NetworkParts, OUTPUT_SHIFT, Quantization, ShapeError, check_sizes,
-    feature_count,
+    feature_count, term_runs,
 };
 pub use refresh_cache::{CacheStats, RefreshCache};
 pub use simd::{ForwardScratch, Kernels, SIMD_ENV, SimdLevel};

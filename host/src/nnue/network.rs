@@ -6,6 +6,7 @@ use std::fmt;
 use plugin_api::{FeatureSet, Spec};
 
 use super::aligned::AlignedVec;
+use super::first_layer::{FirstLayer, WeightType};
 
 /// Clip of the first-layer and hidden activations: `clamp(x, 0, 127)` (the activation scale
 /// s_a = 127 of the thesis §4.4.1, so a float activation of 1.0 is 127).
@@ -64,6 +65,9 @@ pub struct BlockInfo {
     pub layout_version: u32,
     /// The block's layout identity ([`plugin_api::BlockDescriptor::layout_id`]).
     pub layout_id: u64,
+    /// How the block's first-layer rows are stored (every operand of a product term has the
+    /// term's type).
+    pub weight_type: WeightType,
 }
 
 impl BlockInfo {
@@ -76,8 +80,36 @@ impl BlockInfo {
                 size: b.descriptor.size,
                 layout_version: b.descriptor.layout_version,
                 layout_id: b.descriptor.layout_id,
+                weight_type: WeightType::I16,
             })
             .collect()
+    }
+
+    /// The identities of `set`'s blocks with the blocks named in `i8_blocks` stored as `i8`
+    /// (names of blocks `set` does not have are ignored: one list serves every set of an
+    /// experiment). Fails, in a clause, on a product term whose operands would get different
+    /// types.
+    pub fn of_set_with_i8(
+        set: &FeatureSet,
+        i8_blocks: &[String],
+    ) -> Result<Vec<BlockInfo>, String> {
+        let blocks = BlockInfo::with_weight_type(BlockInfo::of_set(set), i8_blocks, WeightType::I8);
+        term_runs(set.plain_name(), &blocks).map_err(|e| format!("i8_blocks: {e}"))?;
+        Ok(blocks)
+    }
+
+    /// `blocks` with the weight type `ty` for every block named in `names` (canonical names).
+    pub fn with_weight_type(
+        mut blocks: Vec<BlockInfo>,
+        names: &[String],
+        ty: WeightType,
+    ) -> Vec<BlockInfo> {
+        for b in &mut blocks {
+            if names.contains(&b.name) {
+                b.weight_type = ty;
+            }
+        }
+        blocks
     }
 }
 
@@ -127,6 +159,20 @@ pub enum ShapeError {
         /// The sum of the block sizes.
         sum: u64,
     },
+    /// The operands of a product term have different weight types.
+    MixedWeightTypes {
+        /// The term (`k*all`).
+        term: String,
+    },
+    /// A first-layer weight does not fit its block's weight type.
+    WeightOutOfRange {
+        /// The feature index.
+        index: u32,
+        /// The weight.
+        value: i16,
+        /// The type of its block.
+        ty: WeightType,
+    },
     /// Quantization parameters other than the supported ones.
     Quantization {
         /// The parameters found.
@@ -174,6 +220,14 @@ impl fmt::Display for ShapeError {
                 f,
                 "its block sizes add up to {sum} but it has N = {n} features"
             ),
+            ShapeError::MixedWeightTypes { term } => write!(
+                f,
+                "the operands of its term '{term}' have different weight types (a product term is stored in one)"
+            ),
+            ShapeError::WeightOutOfRange { index, value, ty } => write!(
+                f,
+                "its first-layer weight {value} of feature {index} does not fit the block's weight type {ty}"
+            ),
             ShapeError::Quantization { found } => write!(
                 f,
                 "its quantization (activation clip {}, hidden shift {}, output shift {}) is not the supported one (clip {ACTIVATION_CLIP}, hidden shift {HIDDEN_SHIFT}, output shift {OUTPUT_SHIFT})",
@@ -189,6 +243,16 @@ impl std::error::Error for ShapeError {}
 /// `blocks`: for each term of the name, the product of its blocks' sizes, summed. Checks that
 /// `blocks` are the operands the name lists, in order.
 pub fn feature_count(name: &str, blocks: &[BlockInfo]) -> Result<u64, ShapeError> {
+    Ok(term_runs(name, blocks)?
+        .iter()
+        .map(|&(rows, _)| u64::from(rows))
+        .sum())
+}
+
+/// Each term of a network named `name` with operand blocks `blocks`, in order: its number of
+/// rows (the product of its blocks' sizes) and its weight type (its operands', which must
+/// agree). Checks that `blocks` are the operands the name lists, in order.
+pub fn term_runs(name: &str, blocks: &[BlockInfo]) -> Result<Vec<(u32, WeightType)>, ShapeError> {
     let spec = Spec::parse(name).map_err(|e| ShapeError::BadName {
         name: name.to_string(),
         reason: e.to_string(),
@@ -199,13 +263,29 @@ pub fn feature_count(name: &str, blocks: &[BlockInfo]) -> Result<u64, ShapeError
             listed: blocks.iter().map(|b| b.name.clone()).collect(),
         });
     }
-    let sizes: Vec<u32> = blocks.iter().map(|b| b.size).collect();
-    spec.size(&sizes)
-        .map(u64::from)
-        .ok_or_else(|| ShapeError::BadName {
-            name: name.to_string(),
-            reason: "its number of features does not fit in 32 bits".into(),
-        })
+    let too_large = || ShapeError::BadName {
+        name: name.to_string(),
+        reason: "its number of features does not fit in 32 bits".into(),
+    };
+    let mut operands = blocks.iter();
+    let mut runs = Vec::with_capacity(spec.terms().len());
+    let mut total = 0u32;
+    for term in spec.terms() {
+        let factors: Vec<&BlockInfo> = operands.by_ref().take(term.factors.len()).collect();
+        let ty = factors[0].weight_type;
+        if factors.iter().any(|b| b.weight_type != ty) {
+            return Err(ShapeError::MixedWeightTypes {
+                term: term.factors.join("*"),
+            });
+        }
+        let rows = factors
+            .iter()
+            .try_fold(1u32, |p, b| p.checked_mul(b.size))
+            .ok_or_else(too_large)?;
+        total = total.checked_add(rows).ok_or_else(too_large)?;
+        runs.push((rows, ty));
+    }
+    Ok(runs)
 }
 
 /// Checks N, L1 and L2 against the limits of this implementation.
@@ -293,7 +373,7 @@ pub struct Network {
     l1: usize,
     l2: usize,
     quantization: Quantization,
-    pub(crate) w1: AlignedVec<i16>,
+    pub(crate) w1: FirstLayer,
     pub(crate) b1: AlignedVec<i16>,
     pub(crate) w2: AlignedVec<i8>,
     pub(crate) b2: AlignedVec<i32>,
@@ -305,7 +385,8 @@ impl Network {
     /// Builds a network from its parts, checking every size, the block list against the name,
     /// and the quantization.
     pub fn from_parts(parts: NetworkParts) -> Result<Network, ShapeError> {
-        let n = feature_count(&parts.feature_set, &parts.blocks)?;
+        let runs = term_runs(&parts.feature_set, &parts.blocks)?;
+        let n: u64 = runs.iter().map(|&(rows, _)| u64::from(rows)).sum();
         check_sizes(n, parts.l1 as u64, parts.l2 as u64)?;
         if parts.quantization != Quantization::THESIS {
             return Err(ShapeError::Quantization {
@@ -337,7 +418,13 @@ impl Network {
             l1,
             l2,
             quantization: parts.quantization,
-            w1: AlignedVec::from_slice(&parts.w1),
+            w1: FirstLayer::new(l1, &runs, &parts.w1).map_err(|e| {
+                ShapeError::WeightOutOfRange {
+                    index: e.index,
+                    value: e.value,
+                    ty: e.ty,
+                }
+            })?,
             b1: AlignedVec::from_slice(&parts.b1),
             w2: AlignedVec::from_slice(&parts.w2),
             b2: AlignedVec::from_slice(&parts.b2),
@@ -354,7 +441,7 @@ impl Network {
             l1: self.l1,
             l2: self.l2,
             quantization: self.quantization,
-            w1: self.w1.to_vec(),
+            w1: self.w1.to_values(),
             b1: self.b1.to_vec(),
             w2: self.w2.to_vec(),
             b2: self.b2.to_vec(),
@@ -393,15 +480,9 @@ impl Network {
         self.quantization
     }
 
-    /// First-layer weights (N × L1, row-major).
-    pub fn w1(&self) -> &[i16] {
+    /// First-layer weights (N rows of L1, each term in its weight type).
+    pub fn w1(&self) -> &FirstLayer {
         &self.w1
-    }
-
-    /// The first-layer row of feature `index`.
-    #[inline(always)]
-    pub fn w1_row(&self, index: usize) -> &[i16] {
-        &self.w1[index * self.l1..(index + 1) * self.l1]
     }
 
     /// First-layer bias (L1).

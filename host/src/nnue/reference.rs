@@ -20,7 +20,7 @@ pub fn evaluate(net: &Network, active: [&[u32]; 2], stm: Color) -> i32 {
                 let sum: i64 = i64::from(net.b1()[k])
                     + indices
                         .iter()
-                        .map(|&i| i64::from(net.w1()[i as usize * l1 + k]))
+                        .map(|&i| i64::from(net.w1().value(i, k)))
                         .sum::<i64>();
                 i64::from(sum as i16)
             })

@@ -16,6 +16,8 @@
 use plugin_api::{BlockError, Board, Color, FeatureSet, Role, Square};
 
 use super::aligned::AlignedVec;
+use super::first_layer::RowLists;
+use super::network::Network;
 use super::simd::Kernels;
 
 /// Entries: one per perspective and king square.
@@ -42,6 +44,8 @@ pub struct RefreshCache {
     boards: Vec<Option<Board>>,
     add: Vec<u32>,
     sub: Vec<u32>,
+    /// `add` and `sub` by storage.
+    rows: RowLists,
     stats: CacheStats,
 }
 
@@ -55,6 +59,7 @@ impl RefreshCache {
             boards: vec![None; ENTRIES],
             add: Vec::with_capacity(2 * max_active),
             sub: Vec::with_capacity(2 * max_active),
+            rows: RowLists::with_capacity(2 * max_active),
             stats: CacheStats::default(),
         }
     }
@@ -65,7 +70,8 @@ impl RefreshCache {
     }
 
     /// Writes into `dst` the accumulator `b1 + Σ w1[i]` of `board` for perspective `p`, whose own
-    /// king stands on `king`, for `set` (piecewise and binary), starting from that king square's
+    /// king stands on `king`, over the indices of `set`'s terms in `mask` (piecewise and binary,
+    /// see [`plugin_api::term_bit`]), starting from that king square's
     /// entry (or from `b1` when that takes fewer rows), and makes the entry hold the result.
     /// Returns the rows it added or subtracted.
     #[allow(clippy::too_many_arguments)]
@@ -73,8 +79,8 @@ impl RefreshCache {
         &mut self,
         kernels: Kernels,
         set: &FeatureSet,
-        b1: &[i16],
-        w1: &[i16],
+        mask: u64,
+        net: &Network,
         p: Color,
         king: Square,
         board: &Board,
@@ -104,8 +110,8 @@ impl RefreshCache {
                 }
                 // Beyond half the board's pieces the bias is the nearer start.
                 if 2 * changed as usize <= board.occupied().count_ones() as usize {
-                    set.active(&came, p, &mut self.add)?;
-                    set.active(&gone, p, &mut self.sub)?;
+                    set.active_terms(&came, p, mask, &mut self.add)?;
+                    set.active_terms(&gone, p, mask, &mut self.sub)?;
                     cancel_common(&mut self.add, &mut self.sub);
                     true
                 } else {
@@ -114,15 +120,20 @@ impl RefreshCache {
             }
             None => false,
         };
+        let w1 = net.w1();
+        self.rows.clear();
         let rows = if from_entry {
-            kernels.update(dst, entry, w1, &self.add, &self.sub);
+            self.add.iter().for_each(|&i| self.rows.add(w1, i));
+            self.sub.iter().for_each(|&i| self.rows.sub(w1, i));
+            kernels.update(dst, entry, w1, &self.rows);
             self.stats.hits += 1;
             let rows = self.add.len() + self.sub.len();
             self.stats.rows += rows as u64;
             rows
         } else {
-            set.active(board, p, &mut self.add)?;
-            kernels.update(dst, b1, w1, &self.add, &[]);
+            set.active_terms(board, p, mask, &mut self.add)?;
+            self.add.iter().for_each(|&i| self.rows.add(w1, i));
+            kernels.update(dst, net.b1(), w1, &self.rows);
             self.stats.fills += 1;
             self.add.len()
         };

@@ -16,6 +16,7 @@ use std::fmt;
 
 use super::aligned::AlignedVec;
 use super::arrange::{Arranged, HIDDEN_TILE};
+use super::first_layer::{FirstLayer, RowLists, WeightType};
 use super::network::{ACTIVATION_CLIP, HIDDEN_SHIFT, OUTPUT_SHIFT};
 
 /// Environment variable that forces a kernel version: `scalar`, `avx2`, `avx512` or
@@ -186,27 +187,44 @@ impl Kernels {
         self.level
     }
 
-    /// `dst = src + Σ w1 rows of add − Σ w1 rows of sub` (16-bit wrapping), rows of `l1` values.
+    /// `dst = src + Σ rows.added − Σ rows.removed` (16-bit wrapping), rows of `w1` of L1 =
+    /// `dst.len()` values; the `i8` rows are widened as they are added.
     ///
-    /// Panics if the lengths disagree or an index is not a row of `w1`.
+    /// Panics if the lengths disagree or a row is not one of `w1`'s.
     #[inline]
-    pub fn update(self, dst: &mut [i16], src: &[i16], w1: &[i16], add: &[u32], sub: &[u32]) {
+    pub fn update(self, dst: &mut [i16], src: &[i16], w1: &FirstLayer, rows: &RowLists) {
         let l1 = dst.len();
-        assert!(src.len() == l1 && l1.is_multiple_of(32) && w1.len().is_multiple_of(l1.max(1)));
-        let rows = w1.len() / l1.max(1);
+        assert!(src.len() == l1 && l1 == w1.l1() && l1.is_multiple_of(32));
+        let rows = Rows {
+            wide: w1.wide(),
+            narrow: w1.narrow(),
+            add16: rows.added(WeightType::I16),
+            sub16: rows.removed(WeightType::I16),
+            add8: rows.added(WeightType::I8),
+            sub8: rows.removed(WeightType::I8),
+        };
+        let (wide_rows, narrow_rows) = (rows.wide.len() / l1, rows.narrow.len() / l1);
         assert!(
-            add.iter().chain(sub).all(|&i| (i as usize) < rows),
-            "feature index out of range"
+            rows.add16
+                .iter()
+                .chain(rows.sub16)
+                .all(|&i| (i as usize) < wide_rows)
+                && rows
+                    .add8
+                    .iter()
+                    .chain(rows.sub8)
+                    .all(|&i| (i as usize) < narrow_rows),
+            "feature row out of range"
         );
         match self.level {
-            SimdLevel::Scalar => update_scalar(dst, src, w1, add, sub),
+            SimdLevel::Scalar => update_scalar(dst, src, &rows),
             #[cfg(target_arch = "x86_64")]
             // SAFETY: the level was checked against the CPU; lengths and indices checked above.
-            SimdLevel::Avx2 => unsafe { x86::update_avx2(dst, src, w1, add, sub) },
+            SimdLevel::Avx2 => unsafe { x86::update_avx2(dst, src, &rows) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above.
             SimdLevel::Avx512 | SimdLevel::Avx512Vnni => unsafe {
-                x86::update_avx512(dst, src, w1, add, sub)
+                x86::update_avx512(dst, src, &rows)
             },
             #[cfg(not(target_arch = "x86_64"))]
             _ => unreachable!("only the scalar kernels exist on this architecture"),
@@ -269,20 +287,40 @@ impl Kernels {
     }
 }
 
+/// The operands of an accumulator update: both storages of W1 and the storage rows to add and
+/// subtract from each.
+struct Rows<'a> {
+    wide: &'a [i16],
+    narrow: &'a [i8],
+    add16: &'a [u32],
+    sub16: &'a [u32],
+    add8: &'a [u32],
+    sub8: &'a [u32],
+}
+
 /// Scalar accumulator update.
-fn update_scalar(dst: &mut [i16], src: &[i16], w1: &[i16], add: &[u32], sub: &[u32]) {
+fn update_scalar(dst: &mut [i16], src: &[i16], rows: &Rows) {
     let l1 = dst.len();
     dst.copy_from_slice(src);
-    for &i in add {
-        let row = &w1[i as usize * l1..(i as usize + 1) * l1];
-        for (d, &w) in dst.iter_mut().zip(row) {
+    let range = |i: u32| i as usize * l1..(i as usize + 1) * l1;
+    for &i in rows.add16 {
+        for (d, &w) in dst.iter_mut().zip(&rows.wide[range(i)]) {
             *d = d.wrapping_add(w);
         }
     }
-    for &i in sub {
-        let row = &w1[i as usize * l1..(i as usize + 1) * l1];
-        for (d, &w) in dst.iter_mut().zip(row) {
+    for &i in rows.sub16 {
+        for (d, &w) in dst.iter_mut().zip(&rows.wide[range(i)]) {
             *d = d.wrapping_sub(w);
+        }
+    }
+    for &i in rows.add8 {
+        for (d, &w) in dst.iter_mut().zip(&rows.narrow[range(i)]) {
+            *d = d.wrapping_add(i16::from(w));
+        }
+    }
+    for &i in rows.sub8 {
+        for (d, &w) in dst.iter_mut().zip(&rows.narrow[range(i)]) {
+            *d = d.wrapping_sub(i16::from(w));
         }
     }
 }
@@ -329,37 +367,53 @@ mod x86 {
 
     use std::arch::x86_64::*;
 
-    use super::{ACTIVATION_CLIP, Arranged, HIDDEN_SHIFT, HIDDEN_TILE};
+    use super::{ACTIVATION_CLIP, Arranged, HIDDEN_SHIFT, HIDDEN_TILE, Rows};
 
-    /// One tile of `R` AVX2 registers (16 lanes each) at `off`: load src, add/sub rows, store.
+    /// One tile of `R` AVX2 registers (16 lanes each) at `off`: load src, add/sub the wide
+    /// rows, add/sub the narrow rows sign-extended, store.
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn tile_avx2<const R: usize>(
         dst: *mut i16,
         src: *const i16,
-        w1: *const i16,
+        rows: &Rows,
         l1: usize,
         off: usize,
-        add: &[u32],
-        sub: &[u32],
     ) {
         // SAFETY (whole body): the caller guarantees off + 16·R <= l1 and valid row indices.
         unsafe {
+            let (wide, narrow) = (rows.wide.as_ptr(), rows.narrow.as_ptr());
             let mut r = [_mm256_setzero_si256(); R];
             for (k, reg) in r.iter_mut().enumerate() {
                 *reg = _mm256_loadu_si256(src.add(off + 16 * k) as *const __m256i);
             }
-            for &i in add {
-                let row = w1.add(i as usize * l1 + off);
+            for &i in rows.add16 {
+                let row = wide.add(i as usize * l1 + off);
                 for (k, reg) in r.iter_mut().enumerate() {
                     let w = _mm256_loadu_si256(row.add(16 * k) as *const __m256i);
                     *reg = _mm256_add_epi16(*reg, w);
                 }
             }
-            for &i in sub {
-                let row = w1.add(i as usize * l1 + off);
+            for &i in rows.sub16 {
+                let row = wide.add(i as usize * l1 + off);
                 for (k, reg) in r.iter_mut().enumerate() {
                     let w = _mm256_loadu_si256(row.add(16 * k) as *const __m256i);
+                    *reg = _mm256_sub_epi16(*reg, w);
+                }
+            }
+            for &i in rows.add8 {
+                let row = narrow.add(i as usize * l1 + off);
+                for (k, reg) in r.iter_mut().enumerate() {
+                    let w =
+                        _mm256_cvtepi8_epi16(_mm_loadu_si128(row.add(16 * k) as *const __m128i));
+                    *reg = _mm256_add_epi16(*reg, w);
+                }
+            }
+            for &i in rows.sub8 {
+                let row = narrow.add(i as usize * l1 + off);
+                for (k, reg) in r.iter_mut().enumerate() {
+                    let w =
+                        _mm256_cvtepi8_epi16(_mm_loadu_si128(row.add(16 * k) as *const __m128i));
                     *reg = _mm256_sub_epi16(*reg, w);
                 }
             }
@@ -371,18 +425,18 @@ mod x86 {
 
     /// AVX2 accumulator update: tiles of 128 lanes (8 registers), then tiles of 32.
     #[target_feature(enable = "avx2")]
-    pub unsafe fn update_avx2(dst: &mut [i16], src: &[i16], w1: &[i16], add: &[u32], sub: &[u32]) {
+    pub unsafe fn update_avx2(dst: &mut [i16], src: &[i16], rows: &Rows) {
         let l1 = dst.len();
-        let (d, s, w) = (dst.as_mut_ptr(), src.as_ptr(), w1.as_ptr());
+        let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
         let mut off = 0;
         // SAFETY: every tile lies inside [0, l1) (l1 is a multiple of 32).
         unsafe {
             while off + 128 <= l1 {
-                tile_avx2::<8>(d, s, w, l1, off, add, sub);
+                tile_avx2::<8>(d, s, rows, l1, off);
                 off += 128;
             }
             while off < l1 {
-                tile_avx2::<2>(d, s, w, l1, off, add, sub);
+                tile_avx2::<2>(d, s, rows, l1, off);
                 off += 32;
             }
         }
@@ -394,29 +448,44 @@ mod x86 {
     unsafe fn tile_avx512<const R: usize>(
         dst: *mut i16,
         src: *const i16,
-        w1: *const i16,
+        rows: &Rows,
         l1: usize,
         off: usize,
-        add: &[u32],
-        sub: &[u32],
     ) {
         // SAFETY (whole body): the caller guarantees off + 32·R <= l1 and valid row indices.
         unsafe {
+            let (wide, narrow) = (rows.wide.as_ptr(), rows.narrow.as_ptr());
             let mut r = [_mm512_setzero_si512(); R];
             for (k, reg) in r.iter_mut().enumerate() {
                 *reg = _mm512_loadu_si512(src.add(off + 32 * k) as *const _);
             }
-            for &i in add {
-                let row = w1.add(i as usize * l1 + off);
+            for &i in rows.add16 {
+                let row = wide.add(i as usize * l1 + off);
                 for (k, reg) in r.iter_mut().enumerate() {
                     let w = _mm512_loadu_si512(row.add(32 * k) as *const _);
                     *reg = _mm512_add_epi16(*reg, w);
                 }
             }
-            for &i in sub {
-                let row = w1.add(i as usize * l1 + off);
+            for &i in rows.sub16 {
+                let row = wide.add(i as usize * l1 + off);
                 for (k, reg) in r.iter_mut().enumerate() {
                     let w = _mm512_loadu_si512(row.add(32 * k) as *const _);
+                    *reg = _mm512_sub_epi16(*reg, w);
+                }
+            }
+            for &i in rows.add8 {
+                let row = narrow.add(i as usize * l1 + off);
+                for (k, reg) in r.iter_mut().enumerate() {
+                    let w =
+                        _mm512_cvtepi8_epi16(_mm256_loadu_si256(row.add(32 * k) as *const __m256i));
+                    *reg = _mm512_add_epi16(*reg, w);
+                }
+            }
+            for &i in rows.sub8 {
+                let row = narrow.add(i as usize * l1 + off);
+                for (k, reg) in r.iter_mut().enumerate() {
+                    let w =
+                        _mm512_cvtepi8_epi16(_mm256_loadu_si256(row.add(32 * k) as *const __m256i));
                     *reg = _mm512_sub_epi16(*reg, w);
                 }
             }
@@ -429,28 +498,22 @@ mod x86 {
     /// AVX-512 accumulator update: tiles of 512 lanes (16 of the 32 registers, so an L1 of 512
     /// — the thesis networks — reads each row once, front to back), then of 256, then of 32.
     #[target_feature(enable = "avx512f,avx512bw")]
-    pub unsafe fn update_avx512(
-        dst: &mut [i16],
-        src: &[i16],
-        w1: &[i16],
-        add: &[u32],
-        sub: &[u32],
-    ) {
+    pub unsafe fn update_avx512(dst: &mut [i16], src: &[i16], rows: &Rows) {
         let l1 = dst.len();
-        let (d, s, w) = (dst.as_mut_ptr(), src.as_ptr(), w1.as_ptr());
+        let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
         let mut off = 0;
         // SAFETY: every tile lies inside [0, l1) (l1 is a multiple of 32).
         unsafe {
             while off + 512 <= l1 {
-                tile_avx512::<16>(d, s, w, l1, off, add, sub);
+                tile_avx512::<16>(d, s, rows, l1, off);
                 off += 512;
             }
             while off + 256 <= l1 {
-                tile_avx512::<8>(d, s, w, l1, off, add, sub);
+                tile_avx512::<8>(d, s, rows, l1, off);
                 off += 256;
             }
             while off < l1 {
-                tile_avx512::<1>(d, s, w, l1, off, add, sub);
+                tile_avx512::<1>(d, s, rows, l1, off);
                 off += 32;
             }
         }
@@ -725,26 +788,46 @@ mod tests {
     }
 
     #[test]
-    fn update_kernels_agree_including_wrapping() {
+    fn update_kernels_agree_with_the_plain_sum_including_wrapping_and_narrow_rows() {
         let mut rng = Lcg(7);
         for l1 in [32usize, 64, 96, 128, 160, 256, 288, 512, 544, 800, 1024] {
+            // Rows 0..20 and 40..50 in i16, 20..40 in i8.
+            let runs = [
+                (20, WeightType::I16),
+                (20, WeightType::I8),
+                (10, WeightType::I16),
+            ];
             let rows = 50;
-            let w1: Vec<i16> = (0..rows * l1).map(|_| rng.i16()).collect();
+            let values: Vec<i16> = (0..rows * l1)
+                .map(|k| match (20..40).contains(&(k / l1)) {
+                    true => rng.i16() >> 8,
+                    false => rng.i16(),
+                })
+                .collect();
+            let w1 = FirstLayer::new(l1, &runs, &values).unwrap();
             let src: Vec<i16> = (0..l1).map(|_| rng.i16()).collect();
-            for n_add in 0..5 {
-                let add: Vec<u32> = (0..n_add)
-                    .map(|_| (rng.next() % rows as u64) as u32)
-                    .collect();
-                let sub: Vec<u32> = (0..(5 - n_add))
-                    .map(|_| (rng.next() % rows as u64) as u32)
-                    .collect();
-                let mut expected = vec![0i16; l1];
-                update_scalar(&mut expected, &src, &w1, &add, &sub);
+            for n_add in 0..9 {
+                let pick = |rng: &mut Lcg| (rng.next() % rows as u64) as u32;
+                let add: Vec<u32> = (0..n_add).map(|_| pick(&mut rng)).collect();
+                let sub: Vec<u32> = (0..(9 - n_add)).map(|_| pick(&mut rng)).collect();
+                let mut expected = src.clone();
+                for (&i, sign) in add
+                    .iter()
+                    .map(|i| (i, 1i16))
+                    .chain(sub.iter().map(|i| (i, -1)))
+                {
+                    for (k, e) in expected.iter_mut().enumerate() {
+                        *e = e.wrapping_add(sign.wrapping_mul(values[i as usize * l1 + k]));
+                    }
+                }
+                let mut lists = RowLists::with_capacity(9);
+                add.iter().for_each(|&i| lists.add(&w1, i));
+                sub.iter().for_each(|&i| lists.sub(&w1, i));
                 for level in SimdLevel::supported() {
                     let mut got = vec![0i16; l1];
                     Kernels::new(level)
                         .unwrap()
-                        .update(&mut got, &src, &w1, &add, &sub);
+                        .update(&mut got, &src, &w1, &lists);
                     assert_eq!(got, expected, "{level} l1={l1}");
                 }
             }

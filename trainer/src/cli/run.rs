@@ -47,6 +47,13 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
                     .feature_set(fs)
                     .with_context(|| format!("{place}: feature_sets"))?;
             }
+            e.settings.check_i8_blocks(&registry).map_err(|err| {
+                anyhow!(
+                    "{}: experiment '{}': {err}",
+                    args.manifest.display(),
+                    e.name
+                )
+            })?;
             if let DataSource::Generate(g) = &e.data.source {
                 g.check_inputs().map_err(|err| {
                     anyhow!(
@@ -66,7 +73,15 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
                 e.settings.epochs,
                 e.settings.epoch_positions,
                 e.data.name,
-                e.evaluation.as_ref().map_or("none", |v| v.name.as_str())
+                match e.evaluations.is_empty() {
+                    true => "none".to_string(),
+                    false => e
+                        .evaluations
+                        .iter()
+                        .map(|v| v.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                }
             );
         }
         return Ok(());

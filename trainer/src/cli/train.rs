@@ -4,7 +4,6 @@ use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use host::nnue::BlockInfo;
 use host::nnue::{Kernels, Nnue};
 use plugin_api::{FeatureSet, PluginRegistry};
 
@@ -13,7 +12,9 @@ use super::device::{DeviceArg, apply_threads};
 use trainer::data::filter::FilterConfig;
 use trainer::data::{self, Format, ReadOptions, Sample};
 use trainer::train::checkpoint;
-use trainer::train::export::{calibration_activations, export, fold_factors, quantize_calibrated};
+use trainer::train::export::{
+    calibration_activations, export, fold_factors, network_blocks, quantize_calibrated,
+};
 use trainer::train::quant::{compare, plot_histogram};
 use trainer::train::run::{DataFile, Runtime, TrainConfig, TrainError, TrainState, train};
 use trainer::train::settings::{MethodName, TrainSettings};
@@ -187,7 +188,8 @@ pub fn run_export(args: &ExportArgs, plugin_dir: Option<&Path>) -> Result<()> {
     // The plugins give the blocks' identities and a factorized set's virtual features.
     let registry = PluginRegistry::discover(plugin_dir)?;
     let set = registry.feature_set(&state.config.feature_set)?;
-    if BlockInfo::of_set(&set) != state.block_infos()? {
+    let blocks = network_blocks(&set, &state.config.i8_blocks)?;
+    if blocks != state.block_infos()? {
         bail!(
             "{}: the loaded plugins' blocks of '{}' differ from the checkpoint's (another layout version?)",
             args.checkpoint.display(),
@@ -204,7 +206,7 @@ pub fn run_export(args: &ExportArgs, plugin_dir: Option<&Path>) -> Result<()> {
             calibration_activations(&model, &[], 0)
         }
     };
-    let net = export(&model, &set, &x, &args.out)?;
+    let net = export(&model, &set, blocks, &x, &args.out)?;
     println!(
         "wrote {} ({} -> {} -> {} -> 1, feature set {}, epoch {})",
         args.out.display(),
@@ -273,7 +275,8 @@ pub fn run_quant(args: &QuantArgs, registry: &PluginRegistry) -> Result<()> {
         None => {
             let cal_samples = read_samples(&args.data, args.format, cal)?;
             let x = calibration(&model, &set, &cal_samples)?;
-            let net = quantize_calibrated(&model, set.name(), BlockInfo::of_set(&set), &x)?;
+            let blocks = network_blocks(&set, &state.config.i8_blocks)?;
+            let net = quantize_calibrated(&model, set.name(), blocks, &x)?;
             Nnue::bind(net, "(quantized checkpoint)", registry)?
         }
     };

@@ -15,7 +15,9 @@ use arena::uci::{EngineSpec, SearchLimit};
 use serde::{Deserialize, Serialize};
 
 use super::cache::{self, file_digest, key_of, stage_dir};
-use super::manifest::{Evaluation, LimitTable, PuzzlesTable, TournamentTable, parse_tc};
+use super::manifest::{
+    Evaluation, LimitTable, PuzzlesTable, SpeedTable, TournamentTable, parse_tc,
+};
 
 /// A trained network taking part in the evaluation.
 #[derive(Clone, Debug)]
@@ -64,17 +66,90 @@ pub struct PuzzleScore {
     pub puzzles: usize,
 }
 
-/// What the evaluation of one experiment found.
+/// The head-to-head result of a pair of a tournament's `pairs`, from the second player's side
+/// (the change the pair compares: `b` against `a`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairResult {
+    /// The first player (the baseline).
+    pub a: String,
+    /// The second player.
+    pub b: String,
+    /// Wins of `b`.
+    pub wins: u32,
+    /// Draws.
+    pub draws: u32,
+    /// Losses of `b`.
+    pub losses: u32,
+    /// `b`'s Elo against `a` from their games (infinite for a perfect score).
+    #[serde(with = "any_float")]
+    pub elo: f64,
+    /// Its 95% error (trinomial; infinite or NaN when the interval reaches a perfect score).
+    #[serde(with = "any_float")]
+    pub error95: f64,
+    /// Likelihood of superiority of `b`.
+    pub los: f64,
+}
+
+/// Floats that may be infinite or NaN, which JSON numbers cannot hold: those are written as
+/// the strings `inf`, `-inf` and `NaN` (the cached records must read back what was written).
+mod any_float {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_finite() {
+            s.serialize_f64(*v)
+        } else {
+            s.serialize_str(&v.to_string())
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Repr {
+        Number(f64),
+        Text(String),
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        match Repr::deserialize(d)? {
+            Repr::Number(v) => Ok(v),
+            Repr::Text(t) => t.parse().map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// A network's search speed: `host bench` (fixed positions, fixed depth, one thread).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SpeedResult {
+    /// Name.
+    pub name: String,
+    /// Nodes of one bench (the same in every repeat).
+    pub nodes: u64,
+    /// Median nodes per second over the repeats.
+    pub nps: f64,
+    /// Every repeat's nodes per second.
+    pub samples: Vec<f64>,
+}
+
+/// What one evaluation of one experiment found.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EvaluationResult {
+    /// The evaluation's name in the manifest.
+    pub name: String,
+    /// The tournament's move limit (`go nodes 5000`), if a tournament was played.
+    pub limit: Option<String>,
     /// The reference player (rating 0).
     pub reference: Option<String>,
     /// Ratings of all tournament players, best first.
     pub ratings: Option<Vec<RatedPlayer>>,
     /// Markdown: pairings' W/D/L, crashes and time losses, the PGN's path.
     pub tournament_summary: Option<String>,
+    /// The tournament's `pairs`, head to head.
+    pub pairs: Vec<PairResult>,
     /// Puzzle accuracy per player.
     pub puzzles: Vec<PuzzleScore>,
+    /// Search speed per player.
+    pub speed: Vec<SpeedResult>,
 }
 
 /// The search limit of a limit table (exactly one key is set; checked when parsing).
@@ -160,13 +235,17 @@ pub fn evaluate(
         .clone()
         .or_else(|| players.first().map(|p| p.name.clone()));
     let mut result = EvaluationResult {
+        name: ev.name.clone(),
+        limit: None,
         reference: reference.clone(),
         ratings: None,
         tournament_summary: None,
+        pairs: Vec::new(),
         puzzles: Vec::new(),
+        speed: Vec::new(),
     };
     if let Some(t) = &ev.tournament {
-        let (ratings, summary) = tournament_stage(
+        let record = tournament_stage(
             experiment,
             t,
             players,
@@ -175,8 +254,10 @@ pub fn evaluate(
             out_root,
             progress,
         )?;
-        result.ratings = Some(ratings);
-        result.tournament_summary = Some(summary);
+        result.limit = Some(search_limit(&t.limit())?.go_command());
+        result.ratings = t.pairs.is_empty().then_some(record.ratings);
+        result.tournament_summary = Some(record.summary);
+        result.pairs = record.pairs;
     }
     if let Some(pz) = &ev.puzzles {
         for (p, (_, digest)) in players.iter().zip(&digests) {
@@ -185,6 +266,9 @@ pub fn evaluate(
                 .push(puzzle_stage(experiment, pz, p, digest, out_root, progress)?);
         }
     }
+    if let Some(speed) = &ev.speed {
+        result.speed = speed_stage(experiment, speed, players, &digests, out_root)?;
+    }
     Ok(result)
 }
 
@@ -192,6 +276,80 @@ pub fn evaluate(
 struct TournamentRecord {
     ratings: Vec<RatedPlayer>,
     summary: String,
+    #[serde(default)]
+    pairs: Vec<PairResult>,
+}
+
+/// Measures (or finds cached) every player's `host bench` speed, the repeats interleaved
+/// across players so that a slow spell of the machine hits all of them alike.
+fn speed_stage(
+    experiment: &str,
+    speed: &SpeedTable,
+    players: &[Player],
+    digests: &[(String, String)],
+    out_root: &Path,
+) -> Result<Vec<SpeedResult>> {
+    let key = key_of(&("speed-v1", digests, speed));
+    let dir = stage_dir(out_root, "speed", experiment, &key);
+    if let Some(record) = cache::done::<Vec<SpeedResult>>(&dir) {
+        eprintln!("==> [{experiment}] speed (cached, {})", dir.display());
+        return Ok(record);
+    }
+    let host = EngineSpec::host("host")
+        .map_err(anyhow::Error::msg)?
+        .command;
+    let repeats = speed.repeats.0 as usize;
+    eprintln!(
+        "==> [{experiment}] speed: host bench --depth {} of {} networks, {repeats} times each",
+        speed.depth.0,
+        players.len()
+    );
+    let mut samples: Vec<(u64, Vec<f64>)> = vec![(0, Vec::new()); players.len()];
+    for _ in 0..repeats {
+        for (p, (nodes, nps)) in players.iter().zip(&mut samples) {
+            let mut cmd = std::process::Command::new(&host);
+            if let Some(dir) = &p.plugin_dir {
+                cmd.arg("--plugin-dir").arg(dir);
+            }
+            cmd.args(["bench", "--depth", &speed.depth.0.to_string(), "--net"])
+                .arg(&p.net);
+            let out = cmd
+                .output()
+                .with_context(|| format!("cannot run {}", host.display()))?;
+            let text = String::from_utf8_lossy(&out.stdout);
+            let last = text.lines().last().unwrap_or("");
+            let parsed = match last.split_whitespace().collect::<Vec<_>>()[..] {
+                [n, "nodes", v, "nps"] => n.parse::<u64>().ok().zip(v.parse::<f64>().ok()),
+                _ => None,
+            };
+            let Some((n, v)) = parsed.filter(|_| out.status.success()) else {
+                bail!(
+                    "[{experiment}] speed of {}: host bench printed no 'N nodes M nps' line: {}",
+                    p.name,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                );
+            };
+            *nodes = n;
+            nps.push(v);
+        }
+    }
+    let record: Vec<SpeedResult> = players
+        .iter()
+        .zip(samples)
+        .map(|(p, (nodes, nps))| {
+            let mut sorted = nps.clone();
+            sorted.sort_by(f64::total_cmp);
+            SpeedResult {
+                name: p.name.clone(),
+                nodes,
+                nps: sorted[sorted.len() / 2],
+                samples: nps,
+            }
+        })
+        .collect();
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    cache::mark_done(&dir, &record)?;
+    Ok(record)
 }
 
 fn tournament_stage(
@@ -202,7 +360,7 @@ fn tournament_stage(
     reference: Option<&str>,
     out_root: &Path,
     progress: bool,
-) -> Result<(Vec<RatedPlayer>, String)> {
+) -> Result<TournamentRecord> {
     let mut extra_digests = Vec::new();
     for text in &t.players {
         let path = Path::new(text);
@@ -216,7 +374,7 @@ fn tournament_stage(
     let dir = stage_dir(out_root, "tournament", experiment, &key);
     if let Some(record) = cache::done::<TournamentRecord>(&dir) {
         eprintln!("==> [{experiment}] tournament (cached, {})", dir.display());
-        return Ok((record.ratings, record.summary));
+        return Ok(record);
     }
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let pgn_path = dir.join("games.pgn");
@@ -256,7 +414,22 @@ fn tournament_stage(
         max_moves: Some(250),
     };
     let mut config = TournamentConfig::new(specs, game);
-    config.format = Format::RoundRobin;
+    config.format = if t.pairs.is_empty() {
+        Format::RoundRobin
+    } else {
+        let index = |n: &String| {
+            names
+                .iter()
+                .position(|x| x == n)
+                .ok_or_else(|| anyhow!("[{experiment}] tournament.pairs: '{n}' is not a player"))
+        };
+        Format::Pairs(
+            t.pairs
+                .iter()
+                .map(|[a, b]| Ok((index(a)?, index(b)?)))
+                .collect::<Result<_>>()?,
+        )
+    };
     config.openings =
         openings::read_openings(Path::new(&t.openings)).map_err(anyhow::Error::msg)?;
     config.opening_order = OpeningOrder::Random;
@@ -292,10 +465,14 @@ fn tournament_stage(
         None => Anchor::PoolAverage(0.0),
     };
     // A degenerate tournament (say, the reference lost every game) has no finite ratings; the
-    // report says why instead of failing the whole run.
-    let (fitted, fit_note) = match rating::fit(&games, anchor, FitOptions::default()) {
-        Ok(f) => (Some(f), String::new()),
-        Err(e) => (None, format!("\nNo ratings: {e}.\n")),
+    // report says why instead of failing the whole run. Pairs are rated head to head only.
+    let (fitted, fit_note) = if !t.pairs.is_empty() {
+        (None, String::new())
+    } else {
+        match rating::fit(&games, anchor, FitOptions::default()) {
+            Ok(f) => (Some(f), String::new()),
+            Err(e) => (None, format!("\nNo ratings: {e}.\n")),
+        }
     };
     let ratings: Vec<RatedPlayer> = fitted
         .iter()
@@ -351,9 +528,28 @@ fn tournament_stage(
         pgn_path.display()
     ));
     summary.push_str(&fit_note);
-    let record = TournamentRecord { ratings, summary };
+    let pairs = t
+        .pairs
+        .iter()
+        .filter_map(|[a, b]| rating::pairwise(&games, b, a))
+        .map(|p| PairResult {
+            a: p.b,
+            b: p.a,
+            wins: p.wins,
+            draws: p.draws,
+            losses: p.losses,
+            elo: p.elo,
+            error95: p.error,
+            los: p.los,
+        })
+        .collect();
+    let record = TournamentRecord {
+        ratings,
+        summary,
+        pairs,
+    };
     cache::mark_done(&dir, &record)?;
-    Ok((record.ratings, record.summary))
+    Ok(record)
 }
 
 fn puzzle_stage(

@@ -150,6 +150,11 @@ pub struct TournamentTable {
     pub movetime: Option<Positive>,
     /// Time control `base+increment` in seconds.
     pub tc: Option<String>,
+    /// Play only these pairings (`[["a", "b"], ...]`, player names) instead of a round robin:
+    /// A/B comparisons, each reported head to head with its own error bars. (Not written when
+    /// empty, so the stage keys of round robins stay as they were.)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pairs: Vec<[String; 2]>,
 }
 
 impl TournamentTable {
@@ -203,7 +208,27 @@ impl PuzzlesTable {
     }
 }
 
-/// `[evaluation.NAME]`: a tournament and/or puzzles.
+/// `speed = { ... }` of an evaluation: each network's search speed, `host bench --net`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SpeedTable {
+    /// Search depth of the bench positions.
+    #[serde(default = "bench_depth")]
+    pub depth: Positive,
+    /// Measurements per network (interleaved across networks; the median is reported).
+    #[serde(default = "three")]
+    pub repeats: Positive,
+}
+
+fn bench_depth() -> Positive {
+    Positive(u64::from(host::engine::bench::DEFAULT_DEPTH))
+}
+
+fn three() -> Positive {
+    Positive(3)
+}
+
+/// `[evaluation.NAME]`: a tournament, puzzles and/or a speed measurement.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EvaluationTable {
@@ -213,6 +238,8 @@ pub struct EvaluationTable {
     pub tournament: Option<Spanned<TournamentTable>>,
     /// Puzzle accuracy of each network.
     pub puzzles: Option<Spanned<PuzzlesTable>>,
+    /// Search speed of each network.
+    pub speed: Option<SpeedTable>,
 }
 
 /// The whole file as written.
@@ -263,6 +290,8 @@ pub struct Evaluation {
     pub tournament: Option<TournamentTable>,
     /// The puzzles.
     pub puzzles: Option<PuzzlesTable>,
+    /// The speed measurement.
+    pub speed: Option<SpeedTable>,
 }
 
 /// One experiment, ready to run.
@@ -278,8 +307,9 @@ pub struct Experiment {
     pub settings: TrainSettings,
     /// The dataset.
     pub data: Dataset,
-    /// The evaluation, if any.
-    pub evaluation: Option<Evaluation>,
+    /// The evaluations (`evaluation = "NAME"` or a list of names: the same networks under
+    /// several conditions, say fixed nodes and fixed time).
+    pub evaluations: Vec<Evaluation>,
     /// Experiment whose final networks initialize this one's runs.
     pub init_from: Option<String>,
 }
@@ -505,6 +535,7 @@ impl Manifest {
                     reference: table.reference.clone(),
                     tournament,
                     puzzles,
+                    speed: table.speed.clone(),
                 },
             );
         }
@@ -525,7 +556,7 @@ impl Manifest {
             let mut merged = file.defaults.clone();
             merged.extend(own);
             let data_ref = take::<String>(&mut merged, "data", &place)?;
-            let evaluation_ref = take::<String>(&mut merged, "evaluation", &place)?;
+            let evaluation_ref = take::<toml::Value>(&mut merged, "evaluation", &place)?;
             let name = e_name.get_ref().trim().to_string();
             let name_place = place(e_name.span().start);
             if name.is_empty()
@@ -578,34 +609,64 @@ impl Manifest {
                     )
                 })?
                 .clone();
-            let evaluation = match &evaluation_ref {
-                Some(r) => Some(
-                    evaluations
-                        .get(r.get_ref())
+            let mut chosen = Vec::new();
+            if let Some(r) = &evaluation_ref {
+                let at = place(r.span().start);
+                let names: Vec<&str> = match r.get_ref() {
+                    toml::Value::String(s) => vec![s.as_str()],
+                    toml::Value::Array(a) if !a.is_empty() => a
+                        .iter()
+                        .map(|v| v.as_str())
+                        .collect::<Option<Vec<&str>>>()
                         .ok_or_else(|| {
                             anyhow!(
-                                "{}: evaluation: no [evaluation.{}] in the manifest",
-                                place(r.span().start),
-                                r.get_ref()
+                                "{at}: evaluation: a list of evaluation names holds a non-string"
                             )
-                        })?
-                        .clone(),
-                ),
-                None => None,
-            };
-            if let Some(ev) = &evaluation
-                && let Some(reference) = &ev.reference
-            {
+                        })?,
+                    _ => bail!(
+                        "{at}: evaluation: give an evaluation's name or a non-empty list of names"
+                    ),
+                };
+                for n in names {
+                    let ev = evaluations.get(n).ok_or_else(|| {
+                        anyhow!("{at}: evaluation: no [evaluation.{n}] in the manifest")
+                    })?;
+                    if chosen.iter().any(|c: &Evaluation| c.name == n) {
+                        bail!("{at}: evaluation: '{n}' is listed twice");
+                    }
+                    chosen.push(ev.clone());
+                }
+            }
+            for ev in &chosen {
                 let players = match &ev.tournament {
                     Some(t) => super::evaluate::player_names(t, &feature_sets)
                         .with_context(|| format!("{name_place}: evaluation.{}", ev.name))?,
                     None => feature_sets.clone(),
                 };
-                if !players.contains(reference) {
+                let named = ev.reference.iter().map(|r| ("reference", r)).chain(
+                    ev.tournament
+                        .iter()
+                        .flat_map(|t| t.pairs.iter().flatten())
+                        .map(|p| ("tournament.pairs", p)),
+                );
+                for (key, player) in named {
+                    if !players.contains(player) {
+                        bail!(
+                            "{name_place}: evaluation.{}.{key}: '{player}' is not a player of experiment '{name}' (players: {})",
+                            ev.name,
+                            players.join(", ")
+                        );
+                    }
+                }
+                if let Some([a, b]) = ev
+                    .tournament
+                    .iter()
+                    .flat_map(|t| &t.pairs)
+                    .find(|[a, b]| a == b)
+                {
                     bail!(
-                        "{name_place}: evaluation.{}.reference: '{reference}' is not a player of experiment '{name}' (players: {})",
-                        ev.name,
-                        players.join(", ")
+                        "{name_place}: evaluation.{}.tournament.pairs: ['{a}', '{b}'] pairs a player with itself",
+                        ev.name
                     );
                 }
             }
@@ -641,7 +702,7 @@ impl Manifest {
                 feature_set_places,
                 settings,
                 data,
-                evaluation,
+                evaluations: chosen,
                 init_from,
             });
         }

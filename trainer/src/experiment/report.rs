@@ -1,6 +1,8 @@
 //! Reports: per experiment, a Markdown table in the shape of the thesis's result tables
-//! (feature set, N, validation loss, Elo against the reference ± error, puzzle accuracy,
-//! training time) and plots (validation loss of every run, Elo with error bars).
+//! (feature set, N, validation loss, Elo against the reference ± error under each evaluation,
+//! puzzle accuracy, search speed, training time), the pairs each evaluation compared head to
+//! head side by side with the speed cost, and plots (validation loss of every run, Elo with
+//! error bars).
 
 use anyhow::{Context, Result};
 use std::fmt::Write as _;
@@ -8,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::evaluate::{EvaluationResult, PuzzleScore, RatedPlayer};
+use super::evaluate::{EvaluationResult, PuzzleScore};
 use crate::analysis::plot::{self, Series, SeriesKind};
 use crate::atomic_file::write_atomic;
 use crate::train::settings::{MethodName, TrainSettings};
@@ -37,10 +39,13 @@ pub struct FeatureSetRow {
     pub features: u64,
     /// Its runs.
     pub runs: Vec<RunSummary>,
-    /// Rating of its best run's network, if a tournament was played.
-    pub elo: Option<RatedPlayer>,
+    /// Rating of its best run's network under each evaluation (in the report's order), where
+    /// a tournament was played and rated.
+    pub elo: Vec<Option<super::evaluate::RatedPlayer>>,
     /// Puzzle accuracy of its best run's network, if puzzles were solved.
     pub puzzles: Option<PuzzleScore>,
+    /// Search speed (nodes per second) of its best run's network, if measured.
+    pub nps: Option<f64>,
 }
 
 impl FeatureSetRow {
@@ -64,8 +69,16 @@ pub struct ExperimentReport {
     pub data: String,
     /// One row per feature set, in the manifest's order.
     pub rows: Vec<FeatureSetRow>,
-    /// Tournament and puzzle results.
-    pub evaluation: Option<EvaluationResult>,
+    /// Tournament, puzzle and speed results, one per evaluation.
+    pub evaluations: Vec<EvaluationResult>,
+}
+
+/// A short label of an evaluation: its name and move limit (`threats-time, go movetime 40`).
+fn label(ev: &EvaluationResult) -> String {
+    match &ev.limit {
+        Some(limit) => format!("{}, {limit}", ev.name),
+        None => ev.name.clone(),
+    }
 }
 
 /// `h:mm:ss`, as the thesis's tables write training time.
@@ -96,16 +109,22 @@ pub fn markdown(r: &ExperimentReport) -> String {
         s.runs,
         r.data
     );
-    let reference = r
-        .evaluation
-        .as_ref()
-        .and_then(|e| e.reference.clone())
-        .unwrap_or_else(|| "—".into());
-    let _ = writeln!(
-        out,
-        "| Feature set | N | Val. loss (min) | Val. loss (mean ± sd of runs) | Elo vs {reference} (95%) | Puzzles (move acc.) | Training time |"
-    );
-    let _ = writeln!(out, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    let rated: Vec<&EvaluationResult> = r
+        .evaluations
+        .iter()
+        .filter(|ev| ev.ratings.is_some())
+        .collect();
+    let mut header =
+        String::from("| Feature set | N | Val. loss (min) | Val. loss (mean ± sd of runs) |");
+    let mut rule = String::from("| --- | ---: | ---: | ---: |");
+    for ev in &rated {
+        let reference = ev.reference.as_deref().unwrap_or("—");
+        let _ = write!(header, " Elo vs {reference} (95%, {}) |", label(ev));
+        rule.push_str(" ---: |");
+    }
+    header.push_str(" Puzzles (move acc.) | nps | Training time |");
+    rule.push_str(" ---: | ---: | ---: |");
+    let _ = writeln!(out, "{header}\n{rule}");
     for row in &r.rows {
         let losses: Vec<f64> = row.runs.iter().map(|r| r.min_val_loss).collect();
         let mean = losses.iter().sum::<f64>() / losses.len() as f64;
@@ -115,35 +134,47 @@ pub fn markdown(r: &ExperimentReport) -> String {
         } else {
             0.0
         };
-        let elo = row.elo.as_ref().map_or("—".into(), |p| {
-            if p.is_reference {
-                "0 (reference)".to_string()
-            } else {
-                format!("{:+.1} ± {:.1}", p.elo, p.error95)
+        let mut cells = String::new();
+        for (ev, elo) in r.evaluations.iter().zip(&row.elo) {
+            if ev.ratings.is_none() {
+                continue;
             }
-        });
+            let cell = elo.as_ref().map_or("—".into(), |p| {
+                if p.is_reference {
+                    "0 (reference)".to_string()
+                } else if p.elo.is_finite() {
+                    format!("{}{:+.1} ± {:.1}", p.bound, p.elo, p.error95)
+                } else {
+                    "—".to_string()
+                }
+            });
+            let _ = write!(cells, " {cell} |");
+        }
         let puzzles = row
             .puzzles
             .as_ref()
             .map_or("—".into(), |p| format!("{:.4}", p.accuracy));
+        let nps = row.nps.map_or("—".into(), |v| format!("{:.0}", v));
         let _ = writeln!(
             out,
-            "| {} | {} | {:.6} | {:.6} ± {:.6} | {} | {} | {} |",
+            "| {} | {} | {:.6} | {:.6} ± {:.6} |{cells} {} | {} | {} |",
             row.feature_set,
             row.features,
             row.best().min_val_loss,
             mean,
             sd,
-            elo,
             puzzles,
+            nps,
             hms(row.runs.iter().map(|r| r.seconds).sum())
         );
     }
-    if let Some(ev) = &r.evaluation {
+    let _ = write!(out, "{}", pairs_markdown(r));
+    for ev in &r.evaluations {
+        let _ = writeln!(out, "\n### Evaluation `{}`\n", label(ev));
         if let Some(t) = &ev.tournament_summary {
-            let _ = writeln!(out, "\n{t}");
+            let _ = writeln!(out, "{t}");
         }
-        let extra: Vec<&RatedPlayer> = ev
+        let extra: Vec<_> = ev
             .ratings
             .iter()
             .flatten()
@@ -155,6 +186,85 @@ pub fn markdown(r: &ExperimentReport) -> String {
                 let _ = writeln!(out, "- {}: {:+.1} ± {:.1}", p.name, p.elo, p.error95);
             }
         }
+        if !ev.speed.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nSpeed (`host bench`, one thread; median of {} runs):\n",
+                ev.speed[0].samples.len()
+            );
+            let _ = writeln!(
+                out,
+                "| Network | Nodes | nps (median) | runs |\n| --- | ---: | ---: | --- |"
+            );
+            for s in &ev.speed {
+                let runs: Vec<String> = s.samples.iter().map(|v| format!("{v:.0}")).collect();
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {:.0} | {} |",
+                    s.name,
+                    s.nodes,
+                    s.nps,
+                    runs.join(", ")
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The pairs the evaluations compared head to head, side by side: per pair (b against its
+/// baseline a), b's Elo under each evaluation that played it and b's speed relative to a.
+fn pairs_markdown(r: &ExperimentReport) -> String {
+    let with_pairs: Vec<&EvaluationResult> = r
+        .evaluations
+        .iter()
+        .filter(|ev| !ev.pairs.is_empty())
+        .collect();
+    let Some(first) = with_pairs.first() else {
+        return String::new();
+    };
+    let mut out = String::from(
+        "\nPairs, head to head (Elo of the second against the first, 95% error, likelihood of superiority):\n\n| Pair |",
+    );
+    let mut rule = String::from("| --- |");
+    for ev in &with_pairs {
+        let _ = write!(out, " {} |", label(ev));
+        rule.push_str(" ---: |");
+    }
+    out.push_str(" nps of the second / the first |\n");
+    rule.push_str(" ---: |\n");
+    out.push_str(&rule);
+    let nps = |name: &str| {
+        r.rows
+            .iter()
+            .find(|row| row.feature_set == name)
+            .and_then(|row| row.nps)
+    };
+    for pair in &first.pairs {
+        let _ = write!(out, "| {} vs {} |", pair.b, pair.a);
+        for ev in &with_pairs {
+            let cell = ev
+                .pairs
+                .iter()
+                .find(|p| p.a == pair.a && p.b == pair.b)
+                .map_or("—".into(), |p| {
+                    format!(
+                        "{:+.1} ± {:.1} (+{} ={} −{}, LOS {:.0}%)",
+                        p.elo,
+                        p.error95,
+                        p.wins,
+                        p.draws,
+                        p.losses,
+                        100.0 * p.los
+                    )
+                });
+            let _ = write!(out, " {cell} |");
+        }
+        let ratio = match (nps(&pair.b), nps(&pair.a)) {
+            (Some(b), Some(a)) if a > 0.0 => format!("{:.2}", b / a),
+            _ => "—".into(),
+        };
+        let _ = writeln!(out, " {ratio} |");
     }
     out
 }
@@ -164,9 +274,14 @@ pub fn write(r: &ExperimentReport, dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let mut md = markdown(r);
     md.push_str("\n![validation loss](val-loss.svg)\n");
-    let rated = r.rows.iter().any(|row| row.elo.is_some());
-    if rated {
+    // The first rated evaluation's ratings, and every evaluation's pairs.
+    let rated = r.evaluations.iter().position(|ev| ev.ratings.is_some());
+    let paired = r.evaluations.iter().any(|ev| !ev.pairs.is_empty());
+    if rated.is_some() {
         md.push_str("\n![Elo](elo.svg)\n");
+    }
+    if paired {
+        md.push_str("\n![pairs](pairs.svg)\n");
     }
     write_atomic(&dir.join("report.md"), md.as_bytes())?;
     let json = serde_json::to_vec_pretty(r)?;
@@ -198,19 +313,49 @@ pub fn write(r: &ExperimentReport, dir: &Path) -> Result<()> {
         "validation loss",
         &series,
     )?;
-    if rated {
+    if let Some(k) = rated {
         let points: Vec<(String, f64, f64)> = r
             .rows
             .iter()
             .filter_map(|row| {
-                row.elo
+                row.elo[k]
                     .as_ref()
+                    .filter(|p| p.elo.is_finite())
                     .map(|p| (row.feature_set.clone(), p.elo, p.error95))
             })
             .collect();
         plot::error_bars(
             &dir.join("elo.svg"),
-            &format!("Elo with 95% intervals ({})", r.experiment),
+            &format!(
+                "Elo with 95% intervals ({}, {})",
+                r.experiment,
+                label(&r.evaluations[k])
+            ),
+            "Elo",
+            &points,
+        )?;
+    }
+    if paired {
+        let points: Vec<(String, f64, f64)> = r
+            .evaluations
+            .iter()
+            .flat_map(|ev| {
+                ev.pairs.iter().map(move |p| {
+                    (
+                        format!("{} vs {} ({})", p.b, p.a, ev.name),
+                        p.elo,
+                        p.error95,
+                    )
+                })
+            })
+            .filter(|(_, elo, _)| elo.is_finite())
+            .collect();
+        plot::error_bars(
+            &dir.join("pairs.svg"),
+            &format!(
+                "Pairs head to head, Elo with 95% intervals ({})",
+                r.experiment
+            ),
             "Elo",
             &points,
         )?;

@@ -77,6 +77,13 @@ pub fn run_manifest(
                 .feature_set(fs)
                 .with_context(|| format!("{place}: feature_sets"))?;
         }
+        e.settings.check_i8_blocks(registry).map_err(|err| {
+            anyhow::anyhow!(
+                "{}: experiment '{}': {err}",
+                manifest.path.display(),
+                e.name
+            )
+        })?;
     }
     std::fs::create_dir_all(&options.out)
         .with_context(|| format!("cannot create {}", options.out.display()))?;
@@ -124,47 +131,52 @@ fn run_experiment(
             feature_set: fs.clone(),
             features: set.size() as u64,
             runs,
-            elo: None,
+            elo: Vec::new(),
             puzzles: None,
+            nps: None,
         });
     }
-    let evaluation = match &e.evaluation {
-        Some(ev) => {
-            let players: Vec<Player> = rows
-                .iter()
-                .map(|r| Player {
-                    name: r.feature_set.clone(),
-                    net: r.best().net.clone(),
-                    plugin_dir: options.plugin_dir.clone(),
-                })
-                .collect();
-            Some(evaluate::evaluate(
-                &e.name,
-                ev,
-                &players,
-                &options.out,
-                options.progress,
-            )?)
+    let players: Vec<Player> = rows
+        .iter()
+        .map(|r| Player {
+            name: r.feature_set.clone(),
+            net: r.best().net.clone(),
+            plugin_dir: options.plugin_dir.clone(),
+        })
+        .collect();
+    let mut evaluations = Vec::new();
+    for ev in &e.evaluations {
+        evaluations.push(evaluate::evaluate(
+            &e.name,
+            ev,
+            &players,
+            &options.out,
+            options.progress,
+        )?);
+    }
+    for row in &mut rows {
+        let name = &row.feature_set;
+        for EvaluationResult { ratings, .. } in &evaluations {
+            row.elo
+                .push(ratings.iter().flatten().find(|p| &p.name == name).cloned());
         }
-        None => None,
-    };
-    if let Some(EvaluationResult {
-        ratings, puzzles, ..
-    }) = &evaluation
-    {
-        for row in &mut rows {
-            row.elo = ratings
-                .as_ref()
-                .and_then(|r| r.iter().find(|p| p.name == row.feature_set).cloned());
-            row.puzzles = puzzles.iter().find(|p| p.name == row.feature_set).cloned();
-        }
+        row.puzzles = evaluations
+            .iter()
+            .flat_map(|ev| &ev.puzzles)
+            .find(|p| &p.name == name)
+            .cloned();
+        row.nps = evaluations
+            .iter()
+            .flat_map(|ev| &ev.speed)
+            .find(|s| &s.name == name)
+            .map(|s| s.nps);
     }
     Ok(ExperimentReport {
         experiment: e.name.clone(),
         settings: e.settings.clone(),
         data: e.data.name.clone(),
         rows,
-        evaluation,
+        evaluations,
     })
 }
 

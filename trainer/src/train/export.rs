@@ -28,7 +28,7 @@ use anyhow::{Context, Result, bail};
 use std::path::Path;
 
 use host::nnue::format::encode_own;
-use host::nnue::{BlockInfo, Network, NetworkParts, Quantization};
+use host::nnue::{BlockInfo, Network, NetworkParts, Quantization, WeightType, term_runs};
 use plugin_api::FeatureSet;
 use tch::{Device, Tensor};
 
@@ -60,10 +60,40 @@ where
         .collect()
 }
 
-/// The quantized network of `model` for the feature set `name` with `blocks`.
+/// The identities of `set`'s blocks as a network of it records them, the blocks named in
+/// `i8_blocks` stored as `i8`. Fails on a name that is not a block of `set`, or on a product
+/// term whose operands would get different types.
+pub fn network_blocks(set: &FeatureSet, i8_blocks: &[String]) -> Result<Vec<BlockInfo>> {
+    BlockInfo::of_set_with_i8(set, i8_blocks).map_err(anyhow::Error::msg)
+}
+
+/// The runs of first-layer rows (first row, rows) that `blocks` store as `i8`, for
+/// [`Model::narrow_rows`].
+pub fn narrow_rows(name: &str, blocks: &[BlockInfo]) -> Result<Vec<(i64, i64)>> {
+    let mut start = 0i64;
+    let mut out = Vec::new();
+    for (rows, ty) in term_runs(name, blocks)? {
+        if ty == WeightType::I8 {
+            out.push((start, i64::from(rows)));
+        }
+        start += i64::from(rows);
+    }
+    Ok(out)
+}
+
+/// The quantized network of `model` for the feature set `name` with `blocks` (the rows of `i8`
+/// blocks saturated to ±127, as training clips them).
 pub fn quantize(model: &Model, name: &str, blocks: Vec<BlockInfo>) -> Result<Network> {
     let [w1, b1, w2, b2, w3, b3] = model.to_vecs();
     let (i16_lo, i16_hi) = (i64::from(i16::MIN), i64::from(i16::MAX));
+    let mut w1: Vec<i16> = quantize_vec(&w1, ACTIVATION_SCALE, 0, i16_lo, i16_hi);
+    let l1 = model.shape.l1;
+    for (start, rows) in narrow_rows(name, &blocks)? {
+        let range = start as usize * l1..(start + rows) as usize * l1;
+        w1[range]
+            .iter_mut()
+            .for_each(|v| *v = (*v).clamp(-127, 127));
+    }
     let (i8_lo, i8_hi) = (i64::from(i8::MIN), i64::from(i8::MAX));
     let (i32_lo, i32_hi) = (i64::from(i32::MIN), i64::from(i32::MAX));
     let parts = NetworkParts {
@@ -72,7 +102,7 @@ pub fn quantize(model: &Model, name: &str, blocks: Vec<BlockInfo>) -> Result<Net
         l1: model.shape.l1,
         l2: model.shape.l2,
         quantization: Quantization::THESIS,
-        w1: quantize_vec(&w1, ACTIVATION_SCALE, 0, i16_lo, i16_hi),
+        w1,
         b1: quantize_vec(&b1, ACTIVATION_SCALE, 0, i16_lo, i16_hi),
         w2: quantize_vec(&w2, WEIGHT_SCALE, 0, i8_lo, i8_hi),
         b2: quantize_vec(
@@ -232,6 +262,7 @@ pub fn dequantize(net: &Network) -> (Shape, [Tensor; 6]) {
     let tensors = [
         f(
             net.w1()
+                .to_values()
                 .iter()
                 .map(|&x| (f64::from(x) / ACTIVATION_SCALE) as f32)
                 .collect(),
@@ -281,10 +312,12 @@ pub fn model_of_network(net: &Network, device: Device) -> Model {
 
 /// Quantizes `model`, trained on `set` (its virtual features folded in, see [`fold_factors`]),
 /// calibrated with the activations `calibration` if any rows, and writes it to `path` in the
-/// project's format (atomically): an ordinary network of `set`'s plain name.
+/// project's format (atomically): an ordinary network of `set`'s plain name, its blocks
+/// recorded as `blocks` say ([`network_blocks`]).
 pub fn export(
     model: &Model,
     set: &FeatureSet,
+    blocks: Vec<BlockInfo>,
     calibration: &Tensor,
     path: &Path,
 ) -> Result<Network> {
@@ -292,7 +325,7 @@ pub fn export(
     let net = quantize_calibrated(
         folded.as_ref().unwrap_or(model),
         set.plain_name(),
-        BlockInfo::of_set(set),
+        blocks,
         calibration,
     )?;
     write_atomic(path, &encode_own(&net))?;

@@ -30,7 +30,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use host::nnue::BlockInfo;
+use host::nnue::{BlockInfo, WeightType};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use plugin_api::FeatureSet;
 use serde::{Deserialize, Serialize};
@@ -38,7 +38,10 @@ use tch::{Device, Kind, Tensor};
 
 use super::checkpoint;
 use super::diagnostics::{GradientNormSum, GradientNorms, UnitHealth, gradient_columns};
-use super::export::{CALIBRATION_POSITIONS, calibration_activations, export, model_of_network};
+use super::export::{
+    CALIBRATION_POSITIONS, calibration_activations, export, model_of_network, narrow_rows,
+    network_blocks,
+};
 use super::objective::{Batch, Method, PqrBatch, ScoreBatch, evaluate, train_step_with};
 use super::optim::{Adam, AdamConfig, layer_rates};
 use super::settings::TrainSettings;
@@ -131,6 +134,10 @@ pub struct TrainConfig {
     pub export_every: u64,
     /// Also export at these epochs.
     pub export_epochs: Vec<u64>,
+    /// Blocks whose first-layer rows are trained within ±127/127 and exported as `i8` (not
+    /// written when empty, so the stage keys of runs without it stay as they were).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub i8_blocks: Vec<String>,
 }
 
 impl TrainConfig {
@@ -286,6 +293,9 @@ pub struct BlockRecord {
     pub layout_version: u32,
     /// Layout identity (as a string: JSON numbers lose 64-bit precision in many readers).
     pub layout_id: String,
+    /// The weight type its first-layer rows are exported in (`i16` or `i8`).
+    #[serde(default)]
+    pub weight_type: String,
 }
 
 impl BlockRecord {
@@ -296,6 +306,7 @@ impl BlockRecord {
             size: b.size,
             layout_version: b.layout_version,
             layout_id: format!("{:016x}", b.layout_id),
+            weight_type: b.weight_type.name().to_string(),
         }
     }
 
@@ -307,6 +318,10 @@ impl BlockRecord {
             layout_version: self.layout_version,
             layout_id: u64::from_str_radix(&self.layout_id, 16)
                 .with_context(|| format!("bad layout id '{}'", self.layout_id))?,
+            weight_type: match self.weight_type.as_str() {
+                "" => WeightType::I16,
+                name => name.parse().map_err(anyhow::Error::msg)?,
+            },
         })
     }
 }
@@ -744,7 +759,10 @@ pub fn train(
     let io = |what: &Path, e: std::io::Error| format!("cannot create {}: {e}", what.display());
     std::fs::create_dir_all(rt.out.join("nets")).map_err(|e| io(&rt.out, e))?;
     let ckpt_path = rt.checkpoint_path();
-    let blocks = BlockInfo::of_set(set);
+    let blocks =
+        network_blocks(set, &config.i8_blocks).map_err(|e| TrainError::Failed(format!("{e:#}")))?;
+    let narrow =
+        narrow_rows(set.plain_name(), &blocks).map_err(|e| TrainError::Failed(format!("{e:#}")))?;
     let records: Vec<BlockRecord> = blocks.iter().map(BlockRecord::from_info).collect();
 
     let (mut model, mut adam, mut state) = if ckpt_path.exists() {
@@ -792,12 +810,13 @@ pub fn train(
         };
         (model, adam, state)
     };
+    model.narrow_rows = narrow;
 
     let (val, val_constant) = validation_set(&config, set, rt)?;
     let export_now = |model: &Model, epoch: u64| -> Result<()> {
         let inputs: Vec<&SparseInput> = val.iter().map(Batch::input).collect();
         let x = calibration_activations(model, &inputs, CALIBRATION_POSITIONS);
-        export(model, set, &x, &rt.net_path(epoch)).map(|_| ())
+        export(model, set, blocks.clone(), &x, &rt.net_path(epoch)).map(|_| ())
     };
     // A kill between the checkpoint and the export of its epoch leaves the export missing.
     if state.epoch > 0 && config.exports_at(state.epoch) && !rt.net_path(state.epoch).exists() {

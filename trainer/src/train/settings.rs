@@ -8,6 +8,7 @@
 //! and using it in [`TrainSettings::config`].
 
 use clap::{Args, ValueEnum};
+use plugin_api::PluginRegistry;
 use serde::{Deserialize, Serialize};
 
 use super::loss::{PqrLoss, ScoreLoss, Wdl};
@@ -182,6 +183,11 @@ pub struct TrainSettings {
     /// 1.28,297.21; `trainer wdl-fit` fits one).
     #[arg(long, value_name = "A,B")]
     pub wdl: Option<WdlModel>,
+    /// Blocks whose first-layer weights are stored as `i8` (trained within ±1, as nnue-pytorch
+    /// does for Stockfish's threat weights): half the engine's memory traffic per row.
+    #[arg(long = "i8-blocks", value_name = "BLOCK,...", value_delimiter = ',')]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub i8_blocks: Vec<String>,
 }
 
 impl Default for TrainSettings {
@@ -217,6 +223,7 @@ impl Default for TrainSettings {
             target_scale: PositiveReal(target.target_b),
             output_scale: PositiveReal(target.output_b),
             wdl: None,
+            i8_blocks: Vec::new(),
         }
     }
 }
@@ -231,6 +238,17 @@ impl TrainSettings {
             return Err(format!(
                 "min_ply: {min} is after max_ply {max}: no position would be used"
             ));
+        }
+        Ok(())
+    }
+
+    /// Checks that a loaded plugin provides every block of `i8_blocks` (a feature set without
+    /// one of them ignores it, so a misspelt name would otherwise go unnoticed).
+    pub fn check_i8_blocks(&self, registry: &PluginRegistry) -> Result<(), String> {
+        for name in &self.i8_blocks {
+            registry
+                .block(name)
+                .map_err(|e| format!("i8_blocks: {e}"))?;
         }
         Ok(())
     }
@@ -308,6 +326,7 @@ impl TrainSettings {
             init: None,
             export_every: 0,
             export_epochs: Vec::new(),
+            i8_blocks: self.i8_blocks.clone(),
         }
     }
 }

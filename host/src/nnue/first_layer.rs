@@ -1,0 +1,391 @@
+//! The first layer's weights as the engine reads them: each term of the feature set stored in its
+//! own weight type, `i16` or `i8`, and widened to `i16` while accumulating.
+//!
+//! Threat blocks have many active features and tens of thousands of rows, so their rows are what
+//! a move reads most and what falls out of the caches first. Stockfish stores its threat weights
+//! as `int8` and widens them in the accumulator update (nnue-pytorch clamps them to
+//! `±127 / ft_quantized_one` during training, `model/quantize.py`, `min_threat_weight`, at
+//! official-stockfish/nnue-pytorch 9f72946); this project does the same per block: a network
+//! file records a weight type per block ([`super::BlockInfo::weight_type`]), all operands of a
+//! product term share one, and every term is stored in its type. The accumulators stay `i16`
+//! and the values are the same integers whatever the storage, so an `i8` term evaluates exactly
+//! like the `i16` network holding the same values.
+
+use std::fmt;
+
+use super::aligned::AlignedVec;
+
+/// How a block's first-layer rows are stored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum WeightType {
+    /// 16-bit rows (the thesis's networks; any value of the accumulator's type).
+    #[default]
+    I16,
+    /// 8-bit rows, widened to 16 bits while accumulating: half the memory traffic per row.
+    I8,
+}
+
+impl WeightType {
+    /// Both types, by their file codes.
+    pub const ALL: [WeightType; 2] = [WeightType::I16, WeightType::I8];
+
+    /// The byte that stands for the type in a network file: 0 for `i16`, 1 for `i8`.
+    pub fn code(self) -> u8 {
+        match self {
+            WeightType::I16 => 0,
+            WeightType::I8 => 1,
+        }
+    }
+
+    /// The type of a file code.
+    pub fn from_code(code: u8) -> Option<WeightType> {
+        WeightType::ALL.into_iter().find(|t| t.code() == code)
+    }
+
+    /// `i16` or `i8`.
+    pub fn name(self) -> &'static str {
+        match self {
+            WeightType::I16 => "i16",
+            WeightType::I8 => "i8",
+        }
+    }
+
+    /// Bytes per weight.
+    pub fn bytes(self) -> usize {
+        match self {
+            WeightType::I16 => 2,
+            WeightType::I8 => 1,
+        }
+    }
+
+    /// The smallest and largest value the type holds.
+    pub fn range(self) -> (i16, i16) {
+        match self {
+            WeightType::I16 => (i16::MIN, i16::MAX),
+            WeightType::I8 => (i16::from(i8::MIN), i16::from(i8::MAX)),
+        }
+    }
+
+    fn slot(self) -> usize {
+        self.code() as usize
+    }
+}
+
+impl fmt::Display for WeightType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for WeightType {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        WeightType::ALL
+            .into_iter()
+            .find(|t| t.name() == s.trim())
+            .ok_or_else(|| format!("unknown weight type '{s}' (expected i16 or i8)"))
+    }
+}
+
+/// A run of consecutive feature indices stored in one type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Segment {
+    /// First feature index of the run.
+    start: u32,
+    /// One past the last.
+    end: u32,
+    /// The storage.
+    ty: WeightType,
+    /// The storage row of `start`.
+    base: u32,
+}
+
+/// A value that does not fit the weight type its term is stored in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutOfRange {
+    /// The feature index.
+    pub index: u32,
+    /// The value.
+    pub value: i16,
+    /// The term's type.
+    pub ty: WeightType,
+}
+
+/// The first-layer weights, N rows of L1 values, each run of rows in its own type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FirstLayer {
+    l1: usize,
+    segments: Vec<Segment>,
+    wide: AlignedVec<i16>,
+    narrow: AlignedVec<i8>,
+}
+
+impl FirstLayer {
+    /// The layer of the row-major `values` (N × `l1`), whose consecutive runs of `rows` indices
+    /// are stored in `types` (`runs` in index order, summing to N). Fails on the first value a
+    /// run's type cannot hold.
+    pub fn new(
+        l1: usize,
+        runs: &[(u32, WeightType)],
+        values: &[i16],
+    ) -> Result<FirstLayer, OutOfRange> {
+        let mut segments: Vec<Segment> = Vec::new();
+        let (mut start, mut next_base) = (0u32, [0u32; 2]);
+        for &(rows, ty) in runs.iter().filter(|r| r.0 > 0) {
+            match segments.last_mut() {
+                Some(last) if last.ty == ty => last.end += rows,
+                _ => segments.push(Segment {
+                    start,
+                    end: start + rows,
+                    ty,
+                    base: next_base[ty.slot()],
+                }),
+            }
+            start += rows;
+            next_base[ty.slot()] += rows;
+        }
+        assert_eq!(
+            start as usize * l1,
+            values.len(),
+            "the runs cover the first layer's rows"
+        );
+        let mut wide = AlignedVec::zeroed(next_base[0] as usize * l1);
+        let mut narrow = AlignedVec::zeroed(next_base[1] as usize * l1);
+        for s in &segments {
+            let from = &values[s.start as usize * l1..s.end as usize * l1];
+            let at = s.base as usize * l1;
+            match s.ty {
+                WeightType::I16 => wide[at..at + from.len()].copy_from_slice(from),
+                WeightType::I8 => {
+                    for (k, (d, &v)) in narrow[at..at + from.len()].iter_mut().zip(from).enumerate()
+                    {
+                        *d = i8::try_from(v).map_err(|_| OutOfRange {
+                            index: s.start + (k / l1) as u32,
+                            value: v,
+                            ty: s.ty,
+                        })?;
+                    }
+                }
+            }
+        }
+        Ok(FirstLayer {
+            l1,
+            segments,
+            wide,
+            narrow,
+        })
+    }
+
+    /// L1, the length of a row.
+    pub fn l1(&self) -> usize {
+        self.l1
+    }
+
+    /// Number of rows N.
+    pub fn rows(&self) -> usize {
+        self.segments.last().map_or(0, |s| s.end as usize)
+    }
+
+    /// The storage of feature `index`: its type and its row in [`wide`](Self::wide) or
+    /// [`narrow`](Self::narrow). Panics if `index` is not a row.
+    #[inline(always)]
+    pub fn locate(&self, index: u32) -> (WeightType, u32) {
+        for s in &self.segments {
+            if index < s.end {
+                return (s.ty, s.base + (index - s.start));
+            }
+        }
+        panic!("feature index {index} is not a row of the first layer");
+    }
+
+    /// The weight type of feature `index`'s row.
+    pub fn weight_type(&self, index: u32) -> WeightType {
+        self.locate(index).0
+    }
+
+    /// Weight `k` of feature `index`'s row, widened.
+    pub fn value(&self, index: u32, k: usize) -> i16 {
+        let at = |row: u32| row as usize * self.l1 + k;
+        match self.locate(index) {
+            (WeightType::I16, row) => self.wide[at(row)],
+            (WeightType::I8, row) => i16::from(self.narrow[at(row)]),
+        }
+    }
+
+    /// The 16-bit rows, in index order of the `i16` runs.
+    pub fn wide(&self) -> &[i16] {
+        &self.wide
+    }
+
+    /// The 8-bit rows, in index order of the `i8` runs.
+    pub fn narrow(&self) -> &[i8] {
+        &self.narrow
+    }
+
+    /// Every row widened to `i16`, row-major in index order (a copy: for tools and files).
+    pub fn to_values(&self) -> Vec<i16> {
+        let mut out = Vec::with_capacity(self.rows() * self.l1);
+        for s in &self.segments {
+            let (from, to) = (
+                s.base as usize * self.l1,
+                (s.base + s.end - s.start) as usize * self.l1,
+            );
+            match s.ty {
+                WeightType::I16 => out.extend_from_slice(&self.wide[from..to]),
+                WeightType::I8 => out.extend(self.narrow[from..to].iter().map(|&v| i16::from(v))),
+            }
+        }
+        out
+    }
+
+    /// Bytes the rows take in memory (and in a file).
+    pub fn bytes(&self) -> usize {
+        self.wide.len() * 2 + self.narrow.len()
+    }
+
+    /// Reorders every row's values: value `k` becomes the old value `order[k]` (the neuron
+    /// order of [`super::Arranged`]).
+    pub(crate) fn permute_columns(&mut self, order: &[u32]) {
+        super::arrange::permute_runs(&mut self.wide, order);
+        super::arrange::permute_runs(&mut self.narrow, order);
+    }
+}
+
+/// The rows an accumulator update adds and subtracts, sorted by storage: what
+/// [`super::Kernels::update`] takes. Owned by the caller and reused, so the per-move path does
+/// not allocate.
+#[derive(Clone, Debug, Default)]
+pub struct RowLists {
+    add: [Vec<u32>; 2],
+    sub: [Vec<u32>; 2],
+}
+
+impl RowLists {
+    /// Empty lists with room for `capacity` rows of each kind.
+    pub fn with_capacity(capacity: usize) -> RowLists {
+        let v = || Vec::with_capacity(capacity);
+        RowLists {
+            add: [v(), v()],
+            sub: [v(), v()],
+        }
+    }
+
+    /// Empties the lists (keeping their memory).
+    pub fn clear(&mut self) {
+        self.add
+            .iter_mut()
+            .chain(&mut self.sub)
+            .for_each(Vec::clear);
+    }
+
+    /// Adds feature `index`'s row.
+    #[inline(always)]
+    pub fn add(&mut self, layer: &FirstLayer, index: u32) {
+        let (ty, row) = layer.locate(index);
+        self.add[ty.slot()].push(row);
+    }
+
+    /// Subtracts feature `index`'s row.
+    #[inline(always)]
+    pub fn sub(&mut self, layer: &FirstLayer, index: u32) {
+        let (ty, row) = layer.locate(index);
+        self.sub[ty.slot()].push(row);
+    }
+
+    /// The rows of `ty` added (storage rows, see [`FirstLayer::locate`]).
+    pub fn added(&self, ty: WeightType) -> &[u32] {
+        &self.add[ty.slot()]
+    }
+
+    /// The rows of `ty` subtracted.
+    pub fn removed(&self, ty: WeightType) -> &[u32] {
+        &self.sub[ty.slot()]
+    }
+
+    /// Rows added and subtracted, of both types.
+    pub fn len(&self) -> usize {
+        self.add.iter().chain(&self.sub).map(Vec::len).sum()
+    }
+
+    /// Whether no row is added or subtracted.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layer() -> FirstLayer {
+        // 5 rows of 2: rows 0-1 i16, 2-3 i8, 4 i16.
+        let values: Vec<i16> = vec![300, -2, 5, 6, 7, -8, 127, -128, 1000, 9];
+        let runs = [
+            (2, WeightType::I16),
+            (1, WeightType::I8),
+            (1, WeightType::I8),
+            (1, WeightType::I16),
+        ];
+        FirstLayer::new(2, &runs, &values).unwrap()
+    }
+
+    #[test]
+    fn rows_are_stored_by_type_and_read_back_widened() {
+        let l = layer();
+        assert_eq!(l.wide(), &[300, -2, 5, 6, 1000, 9]);
+        assert_eq!(l.narrow(), &[7, -8, 127, -128]);
+        assert_eq!(l.locate(3), (WeightType::I8, 1));
+        assert_eq!(l.locate(4), (WeightType::I16, 2));
+        assert_eq!(l.value(3, 1), -128);
+        assert_eq!(
+            l.to_values(),
+            vec![300, -2, 5, 6, 7, -8, 127, -128, 1000, 9]
+        );
+        assert_eq!(l.bytes(), 6 * 2 + 4);
+    }
+
+    #[test]
+    fn a_value_outside_the_narrow_type_is_refused_with_its_index() {
+        let err = FirstLayer::new(
+            2,
+            &[(1, WeightType::I16), (1, WeightType::I8)],
+            &[0, 0, 3, 128],
+        )
+        .unwrap_err();
+        assert_eq!(
+            err,
+            OutOfRange {
+                index: 1,
+                value: 128,
+                ty: WeightType::I8
+            }
+        );
+    }
+
+    #[test]
+    fn row_lists_sort_indices_by_storage() {
+        let l = layer();
+        let mut r = RowLists::with_capacity(4);
+        r.add(&l, 0);
+        r.add(&l, 3);
+        r.sub(&l, 2);
+        r.sub(&l, 4);
+        assert_eq!(r.added(WeightType::I16), &[0]);
+        assert_eq!(r.added(WeightType::I8), &[1]);
+        assert_eq!(r.removed(WeightType::I8), &[0]);
+        assert_eq!(r.removed(WeightType::I16), &[2]);
+        assert_eq!(r.len(), 4);
+        r.clear();
+        assert!(r.is_empty());
+    }
+
+    #[test]
+    fn weight_types_round_trip_through_codes_and_names() {
+        for t in WeightType::ALL {
+            assert_eq!(WeightType::from_code(t.code()), Some(t));
+            assert_eq!(t.name().parse::<WeightType>(), Ok(t));
+        }
+        assert_eq!(WeightType::from_code(2), None);
+        assert!("i4".parse::<WeightType>().is_err());
+    }
+}
