@@ -18,6 +18,14 @@
 //! new board with [`FeatureSet::active`]; for a set that refreshes only when a perspective's own
 //! king moves, through a [`RefreshCache`] that applies only the difference to the accumulator
 //! last seen with the king on that square.
+//!
+//! A set that mixes such king-relative terms with terms the cache cannot serve (threats and
+//! mobility are not sums over pieces) keeps its terms in two *parts*, each with its own
+//! accumulator per ply and perspective (Stockfish keeps its threat accumulator apart for the
+//! same reason): part 0 holds the bias and the cacheable terms, part 1 the others, and the
+//! network reads their sum. [`FeatureDelta::refresh_terms`] says which terms asked for a refresh,
+//! so a king move recomputes part 0 through the cache while part 1 stays incremental, and part 1
+//! is recomputed only when its own terms ask (for threats, the king changing side).
 
 use std::fmt;
 
