@@ -38,6 +38,25 @@ pub const fn pseudo_attacks(color: Color, role: Role, sq: Square) -> u64 {
     }
 }
 
+/// The squares from which a `role` of `color` attacks some square of `targets` on an empty
+/// board: the union of the targets' own empty-board attacks (the relation is symmetric; for a
+/// pawn, with the colours swapped). A few table lookups instead of one test per attacker.
+#[inline(always)]
+pub fn attacked_from(color: Color, role: Role, mut targets: u64) -> u64 {
+    let by = if role == Role::Pawn {
+        color.other()
+    } else {
+        color
+    };
+    let mut set = 0;
+    while targets != 0 {
+        let x = targets.trailing_zeros() as Square;
+        targets &= targets - 1;
+        set |= pseudo_attacks(by, role, x);
+    }
+    set
+}
+
 const fn step_set(sq: usize, steps: &[(i8, i8)], slide: bool) -> u64 {
     let (f0, r0) = ((sq % 8) as i8, (sq / 8) as i8);
     let mut set = 0u64;
@@ -111,6 +130,30 @@ static PAWN_ATTACKS: [[u64; 64]; 2] = {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn attacked_from_is_the_inverse_of_the_empty_board_attacks() {
+        for color in Color::ALL {
+            for role in [
+                Role::Pawn,
+                Role::Knight,
+                Role::Bishop,
+                Role::Rook,
+                Role::Queen,
+            ] {
+                for x in 0..64u8 {
+                    let expected = (0..64u8)
+                        .filter(|&from| pseudo_attacks(color, role, from) & (1 << x) != 0)
+                        .fold(0u64, |s, from| s | 1 << from);
+                    assert_eq!(
+                        attacked_from(color, role, 1 << x),
+                        expected,
+                        "{color:?} {role:?} {x}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn empty_board_tables_equal_shakmaty() {

@@ -5,7 +5,7 @@ use plugin_api::{
     Board, Color, FeatureBlock, IndexList, Move, MoveDelta, RefreshTrigger, Role, Square, decompose,
 };
 
-use crate::attacks::{PAWN_RANKS, attacks, pseudo_attacks};
+use crate::attacks::{PAWN_RANKS, attacked_from, attacks};
 use crate::king_side::orientations_after;
 use crate::layout::{Piece, THREAT_FEATURES, VICTIM_ROLES, orientation, threat_index};
 
@@ -145,14 +145,12 @@ impl FeatureBlock for FullThreats {
                 let r = role.index();
                 let before = attackers(board, color, role);
                 let now = attackers(&after, color, role);
-                // Attackers on unchanged squares: the same piece on both boards.
-                let mut bb = before & !changed;
+                // Attackers on unchanged squares (the same piece on both boards) whose reach
+                // crosses a changed square.
+                let mut bb = before & !changed & attacked_from(color, role, changed);
                 while bb != 0 {
                     let from = bb.trailing_zeros() as Square;
                     bb &= bb - 1;
-                    if pseudo_attacks(color, role, from) & changed == 0 {
-                        continue;
-                    }
                     let t0 = attacks(color, role, from, occupied0) & victims0[r];
                     let t1 = attacks(color, role, from, occupied1) & victims1[r];
                     let a = (color, role);
