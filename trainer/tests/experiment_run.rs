@@ -156,6 +156,7 @@ fn runs_a_manifest_end_to_end_caches_and_resumes_after_kills() {
     let report = std::fs::read_to_string(clean.join("reports/tiny/report.md")).unwrap();
     for needle in [
         "| all | 768 |",
+        "Elo vs all (95%) | Puzzles (move acc.) | nps | Training time |",
         "| all+pv | 1920 |",
         "all vs all+pv",
         "val-loss.svg",

@@ -117,13 +117,29 @@ pub fn markdown(r: &ExperimentReport) -> String {
     let mut header =
         String::from("| Feature set | N | Val. loss (min) | Val. loss (mean ± sd of runs) |");
     let mut rule = String::from("| --- | ---: | ---: | ---: |");
+    // One Elo column per rated evaluation, named after its condition when there are several;
+    // the speed column only where speed was measured.
     for ev in &rated {
         let reference = ev.reference.as_deref().unwrap_or("—");
-        let _ = write!(header, " Elo vs {reference} (95%, {}) |", label(ev));
+        match rated.len() {
+            1 => {
+                let _ = write!(header, " Elo vs {reference} (95%) |");
+            }
+            _ => {
+                let _ = write!(header, " Elo vs {reference} (95%, {}) |", label(ev));
+            }
+        }
         rule.push_str(" ---: |");
     }
-    header.push_str(" Puzzles (move acc.) | nps | Training time |");
-    rule.push_str(" ---: | ---: | ---: |");
+    let timed = r.rows.iter().any(|row| row.nps.is_some());
+    header.push_str(" Puzzles (move acc.) |");
+    rule.push_str(" ---: |");
+    if timed {
+        header.push_str(" nps |");
+        rule.push_str(" ---: |");
+    }
+    header.push_str(" Training time |");
+    rule.push_str(" ---: |");
     let _ = writeln!(out, "{header}\n{rule}");
     for row in &r.rows {
         let losses: Vec<f64> = row.runs.iter().map(|r| r.min_val_loss).collect();
@@ -154,17 +170,20 @@ pub fn markdown(r: &ExperimentReport) -> String {
             .puzzles
             .as_ref()
             .map_or("—".into(), |p| format!("{:.4}", p.accuracy));
-        let nps = row.nps.map_or("—".into(), |v| format!("{:.0}", v));
+        let nps = match (timed, row.nps) {
+            (false, _) => String::new(),
+            (true, Some(v)) => format!(" {v:.0} |"),
+            (true, None) => " — |".into(),
+        };
         let _ = writeln!(
             out,
-            "| {} | {} | {:.6} | {:.6} ± {:.6} |{cells} {} | {} | {} |",
+            "| {} | {} | {:.6} | {:.6} ± {:.6} |{cells} {} |{nps} {} |",
             row.feature_set,
             row.features,
             row.best().min_val_loss,
             mean,
             sd,
             puzzles,
-            nps,
             hms(row.runs.iter().map(|r| r.seconds).sum())
         );
     }
