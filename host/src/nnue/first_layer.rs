@@ -100,6 +100,15 @@ struct Segment {
     base: u32,
 }
 
+/// Consecutive rows of one storage, row-major (see [`FirstLayer::stored_runs`]).
+#[derive(Clone, Copy, Debug)]
+pub enum StoredRun<'a> {
+    /// `i16` rows.
+    Wide(&'a [i16]),
+    /// `i8` rows.
+    Narrow(&'a [i8]),
+}
+
 /// A value that does not fit the weight type its term is stored in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OutOfRange {
@@ -225,17 +234,24 @@ impl FirstLayer {
     /// Every row widened to `i16`, row-major in index order (a copy: for tools and files).
     pub fn to_values(&self) -> Vec<i16> {
         let mut out = Vec::with_capacity(self.rows() * self.l1);
-        for s in &self.segments {
-            let (from, to) = (
-                s.base as usize * self.l1,
-                (s.base + s.end - s.start) as usize * self.l1,
-            );
-            match s.ty {
-                WeightType::I16 => out.extend_from_slice(&self.wide[from..to]),
-                WeightType::I8 => out.extend(self.narrow[from..to].iter().map(|&v| i16::from(v))),
+        for run in self.stored_runs() {
+            match run {
+                StoredRun::Wide(rows) => out.extend_from_slice(rows),
+                StoredRun::Narrow(rows) => out.extend(rows.iter().map(|&v| i16::from(v))),
             }
         }
         out
+    }
+
+    /// The rows as stored, run by run in index order (what a file writes, with no copy).
+    pub fn stored_runs(&self) -> impl Iterator<Item = StoredRun<'_>> {
+        self.segments.iter().map(|s| {
+            let range = s.base as usize * self.l1..(s.base + s.end - s.start) as usize * self.l1;
+            match s.ty {
+                WeightType::I16 => StoredRun::Wide(&self.wide[range]),
+                WeightType::I8 => StoredRun::Narrow(&self.narrow[range]),
+            }
+        })
     }
 
     /// Bytes the rows take in memory (and in a file).

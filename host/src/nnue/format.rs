@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use super::first_layer::WeightType;
+use super::first_layer::{StoredRun, WeightType};
 use super::network::{
     BlockInfo, Network, NetworkParts, Quantization, ShapeError, check_sizes, feature_count,
     term_runs,
@@ -304,15 +304,13 @@ fn decode_tensors(bytes: &[u8], runs: &[(u32, WeightType)], l1: usize, l2: usize
 /// Appends the tensors of `net`, W1 in each block's weight type if `typed`, else all `i16`.
 fn encode_tensors(net: &Network, typed: bool, out: &mut Vec<u8>) {
     let w1 = net.w1();
-    let (l1, rows) = (net.l1(), w1.rows() as u32);
-    out.reserve(tensor_bytes(w1.bytes() as u64, l1 as u64, net.l2() as u64) as usize);
-    let values = w1.to_values();
-    for (index, row) in (0..rows).zip(values.chunks_exact(l1)) {
-        match (typed, w1.weight_type(index)) {
-            (true, WeightType::I8) => out.extend(row.iter().map(|&v| v as i8 as u8)),
-            _ => row
-                .iter()
-                .for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
+    out.reserve(tensor_bytes(w1.bytes() as u64, net.l1() as u64, net.l2() as u64) as usize);
+    let i16_bytes = |out: &mut Vec<u8>, v: i16| out.extend_from_slice(&v.to_le_bytes());
+    for run in w1.stored_runs() {
+        match run {
+            StoredRun::Wide(rows) => rows.iter().for_each(|&v| i16_bytes(out, v)),
+            StoredRun::Narrow(rows) if typed => out.extend(rows.iter().map(|&v| v as u8)),
+            StoredRun::Narrow(rows) => rows.iter().for_each(|&v| i16_bytes(out, i16::from(v))),
         }
     }
     for v in net.b1() {

@@ -94,7 +94,7 @@ mod simd;
 pub use accumulator::{AccumulatorStack, DEFAULT_MAX_PLY, EvalError, StackStats};
 pub use aligned::{ALIGN, AlignedVec, Element};
 pub use arrange::Arranged;
-pub use first_layer::{FirstLayer, OutOfRange, RowLists, WeightType};
+pub use first_layer::{FirstLayer, OutOfRange, RowLists, StoredRun, WeightType};
 pub use format::{DecodeError, FORMAT_VERSION, MAGIC, NetFormat, OwnHeader};
 pub use load::{NetError, NetErrorKind, Nnue, check_network_file, read_own, write_network};
 pub use network::{
