@@ -12,6 +12,8 @@ use arena::puzzles;
 use arena::rating::{self, Anchor, FitOptions, GameResult};
 use arena::tournament::{self, Format, TournamentConfig};
 use arena::uci::{EngineSpec, SearchLimit};
+use host::engine::bench::{self, BenchConfig};
+use host::engine::evaluation::EvalSource;
 use serde::{Deserialize, Serialize};
 
 use super::cache::{self, file_digest, key_of, stage_dir};
@@ -35,9 +37,11 @@ pub struct Player {
 pub struct RatedPlayer {
     /// Name.
     pub name: String,
-    /// Rating relative to the reference (a bound when `bound` is not empty).
+    /// Rating relative to the reference (a bound when `bound` is not empty; NaN without one).
+    #[serde(with = "any_float")]
     pub elo: f64,
-    /// 95% error against the reference.
+    /// 95% error against the reference (NaN for a bound).
+    #[serde(with = "any_float")]
     pub error95: f64,
     /// `">"` or `"<"` for a perfect or zero score (the rating is a bound), else empty.
     pub bound: String,
@@ -91,7 +95,8 @@ pub struct PairResult {
 }
 
 /// Floats that may be infinite or NaN, which JSON numbers cannot hold: those are written as
-/// the strings `inf`, `-inf` and `NaN` (the cached records must read back what was written).
+/// the strings `inf`, `-inf` and `NaN` (the cached records must read back what was written: a
+/// rating bound's NaN error, written as JSON `null`, made its tournament unreadable as done).
 mod any_float {
     use serde::{Deserialize, Deserializer, Serializer};
 
@@ -280,8 +285,9 @@ struct TournamentRecord {
     pairs: Vec<PairResult>,
 }
 
-/// Measures (or finds cached) every player's `host bench` speed, the repeats interleaved
-/// across players so that a slow spell of the machine hits all of them alike.
+/// Measures (or finds cached) every player's `host bench` speed (the benchmark run in this
+/// process, one thread), the repeats interleaved across players so that a slow spell of the
+/// machine hits all of them alike.
 fn speed_stage(
     experiment: &str,
     speed: &SpeedTable,
@@ -295,42 +301,32 @@ fn speed_stage(
         eprintln!("==> [{experiment}] speed (cached, {})", dir.display());
         return Ok(record);
     }
-    let host = EngineSpec::host("host")
-        .map_err(anyhow::Error::msg)?
-        .command;
     let repeats = speed.repeats.0 as usize;
     eprintln!(
         "==> [{experiment}] speed: host bench --depth {} of {} networks, {repeats} times each",
         speed.depth.0,
         players.len()
     );
+    let configs = players
+        .iter()
+        .map(|p| {
+            let eval = EvalSource::load(&p.net, p.plugin_dir.as_deref())
+                .map_err(|e| anyhow!("[{experiment}] speed of {}: {e}", p.name))?;
+            Ok(BenchConfig {
+                depth: speed.depth.0.min(u64::from(u32::MAX)) as u32,
+                threads: 1,
+                hash_mb: bench::DEFAULT_HASH_MB,
+                eval,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
     let mut samples: Vec<(u64, Vec<f64>)> = vec![(0, Vec::new()); players.len()];
     for _ in 0..repeats {
-        for (p, (nodes, nps)) in players.iter().zip(&mut samples) {
-            let mut cmd = std::process::Command::new(&host);
-            if let Some(dir) = &p.plugin_dir {
-                cmd.arg("--plugin-dir").arg(dir);
-            }
-            cmd.args(["bench", "--depth", &speed.depth.0.to_string(), "--net"])
-                .arg(&p.net);
-            let out = cmd
-                .output()
-                .with_context(|| format!("cannot run {}", host.display()))?;
-            let text = String::from_utf8_lossy(&out.stdout);
-            let last = text.lines().last().unwrap_or("");
-            let parsed = match last.split_whitespace().collect::<Vec<_>>()[..] {
-                [n, "nodes", v, "nps"] => n.parse::<u64>().ok().zip(v.parse::<f64>().ok()),
-                _ => None,
-            };
-            let Some((n, v)) = parsed.filter(|_| out.status.success()) else {
-                bail!(
-                    "[{experiment}] speed of {}: host bench printed no 'N nodes M nps' line: {}",
-                    p.name,
-                    String::from_utf8_lossy(&out.stderr).trim()
-                );
-            };
-            *nodes = n;
-            nps.push(v);
+        for ((p, config), (nodes, nps)) in players.iter().zip(&configs).zip(&mut samples) {
+            let summary = bench::run(config, &mut std::io::sink())
+                .map_err(|e| anyhow!("[{experiment}] speed of {}: {e}", p.name))?;
+            *nodes = summary.nodes;
+            nps.push(summary.nps() as f64);
         }
     }
     let record: Vec<SpeedResult> = players
