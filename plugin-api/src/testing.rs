@@ -1,6 +1,6 @@
 //! Helpers for the unit tests and benchmarks of plugin crates: the start position as a board, a
-//! block's active indices, sorted (worked index examples), and the fixed move sequence the
-//! `delta` benchmarks replay. The conformance kit ([`crate::conformance`]) checks the rules;
+//! block's active indices, sorted (worked index examples), the fixed move sequence the `delta`
+//! benchmarks replay and one pass of `delta` or `active` over it. The conformance kit ([`crate::conformance`]) checks the rules;
 //! these make the examples and benchmarks short.
 
 use rand::seq::IndexedRandom;
@@ -9,7 +9,9 @@ use rand_chacha::ChaCha8Rng;
 use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess, Position};
 
-use crate::block::{FeatureBlock, IndexList};
+use std::hint::black_box;
+
+use crate::block::{FeatureBlock, IndexList, MoveDelta};
 use crate::convert::{board_from_position, move_from_shakmaty};
 use crate::types::{Board, Color, Move};
 
@@ -49,6 +51,43 @@ pub fn delta_bench_moves() -> Vec<(Board, Move)> {
         }
     }
     out
+}
+
+/// A block's `delta` over every move of `moves` (from [`delta_bench_moves`]) into `md`, cleared
+/// before each move, its inputs behind `black_box`: one iteration of a `delta` benchmark.
+/// Returns the indices it added and removed for White and the moves it asked White to refresh
+/// (what a benchmark prints of the block, Black's being alike).
+pub fn delta_pass(
+    moves: &[(Board, Move)],
+    md: &mut MoveDelta<'_>,
+    delta: &dyn Fn(&Board, &Move, &mut MoveDelta<'_>),
+) -> (usize, usize) {
+    let (mut indices, mut refreshes) = (0, 0);
+    for (board, mv) in moves {
+        md.clear();
+        delta(black_box(board), black_box(mv), md);
+        indices += md.added[0].len() + md.removed[0].len();
+        refreshes += usize::from(md.refresh[0]);
+    }
+    (indices, refreshes)
+}
+
+/// A block's `active` for both perspectives of every board of `moves` into `buf`: one iteration
+/// of an `active` benchmark (a refresh per position). Returns the indices emitted.
+pub fn active_pass(
+    moves: &[(Board, Move)],
+    buf: &mut [u32],
+    active: &dyn Fn(&Board, Color, &mut IndexList<'_>),
+) -> usize {
+    let mut indices = 0;
+    for (board, _) in moves {
+        for p in Color::ALL {
+            let mut list = IndexList::new(buf);
+            active(black_box(board), p, &mut list);
+            indices += list.len();
+        }
+    }
+    indices
 }
 
 /// The standard start position as an ABI board (White to move, all castling rights).

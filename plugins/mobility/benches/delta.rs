@@ -15,13 +15,11 @@
 //!
 //! `cargo bench -p nnue-plugin-mobility --bench delta -- --warm-up-time 1 --measurement-time 3`
 
-use std::hint::black_box;
-
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use nnue_plugin_all::All;
 use nnue_plugin_mobility::rules::{Placement, type_parts, unions};
 use nnue_plugin_mobility::{CAP, Mb, Mc, mc_index};
-use plugin_api::testing::delta_bench_moves;
+use plugin_api::testing::{active_pass, delta_bench_moves, delta_pass};
 use plugin_api::{Board, Color, FeatureBlock, IndexList, Move, MoveDelta, full_diff_delta};
 
 /// `mc`'s delta from the unions of both whole boards (no sorting, no allocation): what the
@@ -60,12 +58,7 @@ fn bench_delta(c: &mut Criterion) {
         ("mb", Mb::delta),
         ("mc", Mc::delta),
     ] {
-        let mut n = 0;
-        for (board, mv) in &seq {
-            md.clear();
-            f(board, mv, &mut md);
-            n += md.added[0].len() + md.removed[0].len();
-        }
+        let (n, _) = delta_pass(&seq, &mut md, &f);
         eprintln!(
             "{name}: {:.1} indices (added + removed) per move and perspective",
             n as f64 / seq.len() as f64
@@ -74,15 +67,7 @@ fn bench_delta(c: &mut Criterion) {
     let mut group = c.benchmark_group("delta");
     group.throughput(Throughput::Elements(seq.len() as u64));
     let mut run = |name: &str, f: &dyn Fn(&Board, &Move, &mut MoveDelta<'_>)| {
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                for (board, mv) in &seq {
-                    md.clear();
-                    f(black_box(board), black_box(mv), &mut md);
-                    black_box(&md);
-                }
-            })
-        });
+        group.bench_function(name, |b| b.iter(|| delta_pass(&seq, &mut md, f)));
     };
     run("all", &All::delta);
     run("mb", &Mb::delta);
@@ -101,17 +86,7 @@ fn bench_delta(c: &mut Criterion) {
     group.throughput(Throughput::Elements(seq.len() as u64));
     let mut buf = vec![0u32; 768];
     let mut run = |name: &str, f: &dyn Fn(&Board, Color, &mut IndexList<'_>)| {
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                for (board, _) in &seq {
-                    for p in Color::ALL {
-                        let mut list = IndexList::new(&mut buf);
-                        f(black_box(board), p, &mut list);
-                        black_box(list.len());
-                    }
-                }
-            })
-        });
+        group.bench_function(name, |b| b.iter(|| active_pass(&seq, &mut buf, f)));
     };
     run("mb", &Mb::active);
     run("mc", &Mc::active);

@@ -13,11 +13,9 @@
 //!
 //! `cargo bench -p nnue-plugin-threats --bench threat_delta -- --warm-up-time 1 --measurement-time 3`
 
-use std::hint::black_box;
-
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use nnue_plugin_threats::{FullThreats, PawnPairs3Wide};
-use plugin_api::testing::delta_bench_moves;
+use plugin_api::testing::{active_pass, delta_bench_moves, delta_pass};
 use plugin_api::{Board, Color, FeatureBlock, IndexList, Move, MoveDelta, full_diff_delta};
 
 type DeltaFn = fn(&Board, &Move, &mut MoveDelta<'_>);
@@ -38,13 +36,7 @@ fn bench_delta(c: &mut Criterion) {
         ("full_threats", FullThreats::delta as DeltaFn),
         ("pp_3wide", PawnPairs3Wide::delta),
     ] {
-        let (mut n, mut refreshes) = (0, 0);
-        for (board, mv) in &seq {
-            md.clear();
-            f(board, mv, &mut md);
-            n += md.added[0].len() + md.removed[0].len();
-            refreshes += usize::from(md.refresh[0]);
-        }
+        let (n, refreshes) = delta_pass(&seq, &mut md, &f);
         eprintln!(
             "{name}: {:.1} indices (added + removed) per move and perspective, {refreshes} refreshes",
             n as f64 / seq.len() as f64
@@ -53,15 +45,7 @@ fn bench_delta(c: &mut Criterion) {
     let mut group = c.benchmark_group("delta");
     group.throughput(Throughput::Elements(seq.len() as u64));
     let mut run = |name: &str, f: &dyn Fn(&Board, &Move, &mut MoveDelta<'_>)| {
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                for (board, mv) in &seq {
-                    md.clear();
-                    f(black_box(board), black_box(mv), &mut md);
-                    black_box(&md);
-                }
-            })
-        });
+        group.bench_function(name, |b| b.iter(|| delta_pass(&seq, &mut md, f)));
     };
     run("full_threats", &FullThreats::delta);
     run("full_diff_full_threats", &|b, m, o| {
@@ -89,17 +73,7 @@ fn bench_delta(c: &mut Criterion) {
     group.throughput(Throughput::Elements(seq.len() as u64));
     let mut buf = vec![0u32; 512];
     let mut run = |name: &str, f: &dyn Fn(&Board, Color, &mut IndexList<'_>)| {
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                for (board, _) in &seq {
-                    for p in Color::ALL {
-                        let mut list = IndexList::new(&mut buf);
-                        f(black_box(board), p, &mut list);
-                        black_box(list.len());
-                    }
-                }
-            })
-        });
+        group.bench_function(name, |b| b.iter(|| active_pass(&seq, &mut buf, f)));
     };
     run("full_threats", &FullThreats::active);
     run("pp_3wide", &PawnPairs3Wide::active);
