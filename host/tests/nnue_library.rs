@@ -848,17 +848,15 @@ fn refresh_requests_and_repeated_indices_are_handled() {
     // The refresh path really ran, and counts above one occurred.
     let mut stack = AccumulatorStack::new(&nnue, Kernels::best());
     let mut max_count = 0;
-    random_walk(6, 200, 200, |step| match step {
-        Step::Start(b) => stack.reset(b).unwrap(),
-        Step::Push(mv, _) => {
-            stack.push(mv).unwrap();
+    random_walk(6, 200, 200, |step| {
+        step.follow(&mut stack);
+        if let Step::Push(..) = step {
             for p in Color::ALL {
                 for i in 768..768 + 96 {
                     max_count = max_count.max(stack.count(p, i).unwrap());
                 }
             }
         }
-        Step::Pop(_) => stack.pop(),
     });
     assert!(stack.stats().refreshes > 10, "{:?}", stack.stats());
     assert!(max_count >= 3, "max count {max_count}");
@@ -882,13 +880,8 @@ fn king_relative_sets_and_products_update_exactly_through_the_refresh_cache() {
         let mut plain = AccumulatorStack::new(&nnue, Kernels::best());
         plain.set_refresh_cache(false);
         random_walk(40 + i as u64, 500, 60, |step| {
-            for s in [&mut cached, &mut plain] {
-                match step {
-                    Step::Start(b) => s.reset(b).unwrap(),
-                    Step::Push(mv, _) => s.push(mv).unwrap(),
-                    Step::Pop(_) => s.pop(),
-                }
-            }
+            step.follow(&mut cached);
+            step.follow(&mut plain);
             for p in Color::ALL {
                 assert_eq!(cached.accumulator(p), plain.accumulator(p), "{spec}");
             }
@@ -932,13 +925,11 @@ fn sets_mixing_king_relative_and_other_terms_keep_two_exact_accumulators() {
         let mut stack = AccumulatorStack::new(&nnue, Kernels::best());
         assert_eq!(stack.parts(), 2, "{spec}");
         let mut king_moves = 0;
-        random_walk(70 + i as u64, 400, 60, |step| match step {
-            Step::Start(b) => stack.reset(b).unwrap(),
-            Step::Push(mv, _) => {
+        random_walk(70 + i as u64, 400, 60, |step| {
+            if let Step::Push(mv, _) = step {
                 king_moves += usize::from(mv.role == plugin_api::Role::King);
-                stack.push(mv).unwrap()
             }
-            Step::Pop(_) => stack.pop(),
+            step.follow(&mut stack);
         });
         let cache = stack.cache_stats().expect("the first part has a cache");
         assert!(cache.hits > 0, "{spec}: {cache:?}");
@@ -1074,20 +1065,8 @@ fn i8_blocks_evaluate_exactly_like_the_same_values_in_i16_and_take_half_the_byte
     let mut w = AccumulatorStack::new(&wide, Kernels::new(SimdLevel::Scalar).unwrap());
     let mut compared = 0;
     random_walk(78, 400, 60, |step| {
-        match step {
-            Step::Start(board) => {
-                n.reset(board).unwrap();
-                w.reset(board).unwrap();
-            }
-            Step::Push(mv, _) => {
-                n.push(mv).unwrap();
-                w.push(mv).unwrap();
-            }
-            Step::Pop(_) => {
-                n.pop();
-                w.pop();
-            }
-        }
+        step.follow(&mut n);
+        step.follow(&mut w);
         for p in Color::ALL {
             assert_eq!(
                 n.accumulator(p),

@@ -10,7 +10,7 @@ use rand_chacha::ChaCha8Rng;
 use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess, Position};
 
-use host::nnue::{BlockInfo, Network, NetworkParts, Quantization};
+use host::nnue::{AccumulatorStack, BlockInfo, Network, NetworkParts, Quantization};
 
 /// The plugins built for these tests (found next to the test executable).
 pub fn registry() -> PluginRegistry {
@@ -144,6 +144,17 @@ pub enum Step<'a> {
     Push(&'a Move, &'a Board),
     /// The last move was taken back; the board now.
     Pop(&'a Board),
+}
+
+impl Step<'_> {
+    /// Makes `stack` follow the walk: reset at a new game, push the move, pop it.
+    pub fn follow(&self, stack: &mut AccumulatorStack<'_>) {
+        match self {
+            Step::Start(board) => stack.reset(board).unwrap(),
+            Step::Push(mv, _) => stack.push(mv).unwrap_or_else(|e| panic!("{e}")),
+            Step::Pop(_) => stack.pop(),
+        }
+    }
 }
 
 /// What a random walk did.
