@@ -6,8 +6,8 @@ use plugin_api::{
 };
 
 use crate::attacks::{PAWN_RANKS, attacked_from, attacks};
-use crate::king_side::orientations_after;
-use crate::layout::{Piece, THREAT_FEATURES, VICTIM_ROLES, orientation, threat_index};
+use crate::king_side::{orientation_on, orientations_after};
+use crate::layout::{Piece, THREAT_FEATURES, VICTIM_ROLES, threat_index};
 
 /// The roles that attack in this layout (kings do not).
 const ATTACKERS: [Role; 5] = [
@@ -110,10 +110,9 @@ impl FeatureBlock for FullThreats {
     const BINARY: bool = true;
 
     fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
-        let Some(king) = board.king(perspective) else {
+        let Some(orient) = orientation_on(board, perspective) else {
             return;
         };
-        let orient = orientation(perspective, king);
         for_each_threat(board, |attacker, from, victim, to| {
             if let Some(ix) = threat_index(perspective, orient, attacker, from, victim, to) {
                 out.push(ix);

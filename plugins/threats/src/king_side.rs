@@ -11,6 +11,15 @@ const fn on_king_side(king: Square) -> bool {
     king & 7 >= 4
 }
 
+/// The orientation of `perspective`'s squares on `board`, `None` without its king (then the
+/// blocks emit nothing).
+#[inline(always)]
+pub fn orientation_on(board: &Board, perspective: Color) -> Option<u8> {
+    board
+        .king(perspective)
+        .map(|king| orientation(perspective, king))
+}
+
 /// The orientation of each perspective after `mv` (from `board` to `after`), or `None` where the
 /// perspective must be refreshed (its king changes side, or a king is missing); those refresh
 /// flags are set in `out`.

@@ -6,8 +6,7 @@ use plugin_api::{
 };
 
 use crate::attacks::PAWN_RANKS;
-use crate::king_side::orientations_after;
-use crate::layout::orientation;
+use crate::king_side::{orientation_on, orientations_after};
 
 /// Number of `PP_3Wide` indices: unordered pairs of 96 pawn ids.
 pub const PAWN_PAIR_FEATURES: u32 = 96 * 95 / 2;
@@ -101,10 +100,9 @@ impl FeatureBlock for PawnPairs3Wide {
     const BINARY: bool = true;
 
     fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
-        let Some(king) = board.king(perspective) else {
+        let Some(orient) = orientation_on(board, perspective) else {
             return;
         };
-        let orient = orientation(perspective, king);
         let pawns = board.by_role[Role::Pawn.index()] & PAWN_RANKS;
         for_each_pair(board, pawns, pawns, |a, b| {
             out.push(pawn_pair_index(perspective, orient, a, b));
@@ -135,6 +133,7 @@ impl FeatureBlock for PawnPairs3Wide {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::layout::orientation;
     use plugin_api::square;
 
     #[test]
