@@ -24,11 +24,17 @@ if ! .venv/bin/python -c "import chess, sys; sys.exit(chess.__version__ != '$PYT
 fi
 
 # Debian's Stockfish labels data and plays in the tests that need a strong UCI engine
-# (trainer/tests/gensfen.rs): installed once, only when missing.
-if [ ! -x /usr/games/stockfish ]; then
+# (trainer/tests/gensfen.rs), and Debian's Chromium opens the HTML reports headless to check
+# that they render with their images (trainer/tests/insight.rs, experiment_run.rs): installed
+# once, only when missing.
+MISSING=""
+[ -x /usr/games/stockfish ] || MISSING="$MISSING stockfish"
+[ -x /usr/bin/chromium ] || MISSING="$MISSING chromium"
+if [ -n "$MISSING" ]; then
     SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq stockfish
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $MISSING
 fi
 
 # libtorch for the trainer (tch 0.24 = libtorch 2.11.0): the PyPI wheel torch==2.11.0 in the

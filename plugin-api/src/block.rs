@@ -19,6 +19,7 @@ use abi_stable::std_types::{RResult, RStr, RString};
 use abi_stable::StableAbi;
 
 use crate::decompose::{decompose, PieceOnSquare};
+use crate::geometry::{GeometryDescriptor, Grid, Place};
 use crate::types::{Board, Color, Move, Role, Square};
 
 /// A caller-owned output buffer of feature indices with a fixed capacity.
@@ -202,6 +203,8 @@ pub struct BlockDescriptor {
     pub active: extern "C" fn(&Board, Color, &mut IndexList<'_>) -> RResult<(), PluginError>,
     /// Indices added and removed by a move, both perspectives.
     pub delta: extern "C" fn(&Board, &Move, &mut MoveDelta<'_>) -> RResult<(), PluginError>,
+    /// How the block's indices are drawn (its grid's `sheets` is 0 when it declares nothing).
+    pub geometry: GeometryDescriptor,
 }
 
 /// FNV-1a over the layout's defining data: the identity stored in networks.
@@ -259,6 +262,21 @@ pub trait FeatureBlock: 'static {
         index
     }
 
+    /// The shape of the block's pictures (see [`crate::geometry`]); [`Grid::NONE`] (the
+    /// default) draws the indices in index order.
+    const GEOMETRY: Grid = Grid::NONE;
+
+    /// The name of sheet `sheet` of [`GEOMETRY`](Self::GEOMETRY) (`own pawn`).
+    fn sheet_name(_sheet: u32) -> &'static str {
+        ""
+    }
+
+    /// Where index `index` is drawn in [`GEOMETRY`](Self::GEOMETRY); [`Place::NONE`] for an index
+    /// the block never emits. The conformance kit checks that places are distinct and inside.
+    fn place(_index: u32) -> Place {
+        Place::NONE
+    }
+
     /// Appends every active index of `board` from `perspective`.
     fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>);
 
@@ -288,12 +306,25 @@ impl BlockDescriptor {
             factor: factor_shim::<B>,
             active: active_shim::<B>,
             delta: delta_shim::<B>,
+            geometry: GeometryDescriptor {
+                grid: B::GEOMETRY,
+                sheet_name: sheet_name_shim::<B>,
+                place: place_shim::<B>,
+            },
         }
     }
 }
 
 extern "C" fn factor_shim<B: FeatureBlock>(index: u32) -> u32 {
     catch_unwind(|| B::factor(index)).unwrap_or(u32::MAX)
+}
+
+extern "C" fn sheet_name_shim<B: FeatureBlock>(sheet: u32) -> RStr<'static> {
+    RStr::from_str(catch_unwind(|| B::sheet_name(sheet)).unwrap_or(""))
+}
+
+extern "C" fn place_shim<B: FeatureBlock>(index: u32) -> Place {
+    catch_unwind(|| B::place(index)).unwrap_or(Place::NONE)
 }
 
 extern "C" fn active_shim<B: FeatureBlock>(

@@ -19,7 +19,10 @@
 //! - a block's factor map sends the indices of one board to distinct factors below its factor
 //!   size;
 //! - a piecewise block's indices of a board are those of the own king alone plus what each
-//!   other piece adds to it.
+//!   other piece adds to it;
+//! - a block's (or a product's) declared geometry places indices inside its grid, no two on one
+//!   place, and names every sheet ([`crate::geometry::check`]); every index it emits in the
+//!   games has a place.
 //!
 //! The same checks run on whole feature sets ([`check_feature_sets`]), so products composed by
 //! the host (`k*all`) are held to the same standard as blocks. The games are chosen so that every
@@ -36,7 +39,8 @@ use shakmaty::{CastlingMode, Chess, EnPassantMode, Position};
 
 use crate::block::{BlockDescriptor, RefreshTrigger};
 use crate::convert::{board_from_position, move_from_shakmaty};
-use crate::feature_set::{FeatureDelta, FeatureSet};
+use crate::feature_set::{term_bit, FeatureDelta, FeatureSet};
+use crate::geometry::TermGeometry;
 use crate::loader::PluginRegistry;
 use crate::types::{file_of, Board, Color, Move, MoveKind, Role};
 
@@ -424,6 +428,35 @@ fn check_mirror(set: &FeatureSet, board: &Board, scratch: &mut Vec<u32>) -> Resu
     Ok(())
 }
 
+/// Every index that a term with a geometry emits on `board` has a place: only indices a block
+/// never emits may be left undrawn.
+fn check_placed(
+    set: &FeatureSet,
+    drawn: &[(usize, TermGeometry)],
+    board: &Board,
+    scratch: &mut Vec<u32>,
+) -> Result<(), String> {
+    for (t, g) in drawn {
+        let term = &set.terms()[*t];
+        for p in Color::ALL {
+            scratch.clear();
+            set.active_terms(board, p, term_bit(*t), scratch)
+                .map_err(|e| e.to_string())?;
+            if let Some(ix) = scratch
+                .iter()
+                .find(|&&ix| g.place(ix - term.offset).is_none())
+            {
+                return Err(format!(
+                    "geometry of '{}': index {} that {p:?}'s view emits has no place",
+                    term.name,
+                    ix - term.offset
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Whether every block of `set` promises mirror symmetry (then the set keeps it too).
 fn mirror_symmetric(set: &FeatureSet) -> bool {
     set.operands().all(|b| b.descriptor.mirror_symmetric)
@@ -447,6 +480,22 @@ pub fn check_blocks(blocks: &[BlockDescriptor], settings: Settings) -> Result<Re
 /// Plays the random games and checks every feature set (products included); on failure returns
 /// one paragraph naming the set, the position (FEN), the move (UCI) and what differs.
 pub fn check_feature_sets(sets: &[FeatureSet], settings: Settings) -> Result<Report, String> {
+    for set in sets {
+        for term in set.terms() {
+            crate::geometry::check(term)?;
+        }
+    }
+    // Per set, the terms that declare a geometry: every index they emit must be drawn.
+    let drawn: Vec<Vec<(usize, TermGeometry)>> = sets
+        .iter()
+        .map(|set| {
+            set.terms()
+                .iter()
+                .enumerate()
+                .filter_map(|(t, term)| TermGeometry::of(term).map(|g| (t, g)))
+                .collect()
+        })
+        .collect();
     let mut rng = ChaCha8Rng::seed_from_u64(settings.seed);
     let mut report = Report::default();
     let mut scratch = Vec::new();
@@ -484,6 +533,9 @@ pub fn check_feature_sets(sets: &[FeatureSet], settings: Settings) -> Result<Rep
             for set in sets.iter().filter(|s| mirror_symmetric(s)) {
                 check_mirror(set, &board, &mut scratch).map_err(|e| fail(set, &pos, e))?;
                 report.mirror_checks += 1;
+            }
+            for (set, drawn) in sets.iter().zip(&drawn) {
+                check_placed(set, drawn, &board, &mut scratch).map_err(|e| fail(set, &pos, e))?;
             }
             let Some(m) = pick_move(&pos, &mut rng) else {
                 break;

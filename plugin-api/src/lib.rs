@@ -12,6 +12,7 @@
 //! - [`loader`]: finding plugin files and loading them.
 //! - [`spec`]: the spec language, `+` for the thesis's ⊕ and `*` for its × (`k*all+h`).
 //! - [`feature_set`]: blocks composed into the input of a network, products included.
+//! - [`geometry`]: how a block's indices are drawn (boards, strips, pair matrices), optional.
 //! - [`conformance`]: the kit every plugin runs in its tests ([`conformance_test!`]).
 //! - [`convert`]: shakmaty positions and moves to ABI types.
 //! - [`testing`]: helpers for plugin unit tests (the start board, sorted active indices).
@@ -23,6 +24,7 @@ pub mod conformance;
 pub mod convert;
 pub mod decompose;
 pub mod feature_set;
+pub mod geometry;
 pub mod loader;
 #[allow(non_camel_case_types)]
 pub mod module;
@@ -41,6 +43,7 @@ pub use block::{
 pub use convert::{board_from_position, move_from_shakmaty};
 pub use decompose::{decompose, PieceChanges, PieceOnSquare};
 pub use feature_set::{term_bit, FeatureDelta, FeatureSet, Term};
+pub use geometry::{Axis, GeometryDescriptor, Grid, Place, TermGeometry, PIECE_SHEETS};
 pub use loader::{BlockError, LoadError, PluginRegistry, RegisteredBlock, PLUGIN_DIR_ENV};
 pub use module::{PluginModule, PluginModule_Ref, API_VERSION};
 pub use spec::Spec;

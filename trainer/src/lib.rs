@@ -17,6 +17,8 @@
 //! - [`train`]: the training settings, the two training methods (score targets, PQR
 //!   triplets), the training loop with checkpoints and resume, export to the `host` network
 //!   format, the quantization-error report and the throughput benchmark;
+//! - [`insight`]: what a trained network takes from each block: weight pictures in each
+//!   block's geometry, block attribution, histograms, self-contained HTML;
 //! - [`experiment`]: `trainer run`, the experiment manifest and its cached stages.
 //!
 //! Shared by all: [`atomic_file`] (every result file is written whole or not at all),
@@ -30,6 +32,7 @@ pub mod data;
 pub mod digest;
 pub mod experiment;
 pub mod gensfen;
+pub mod insight;
 pub mod loader;
 pub mod model;
 pub mod train;

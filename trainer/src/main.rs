@@ -61,6 +61,10 @@ enum Command {
     /// Training data by self-play (host search or an external UCI engine): seeded and
     /// reproducible for any thread count, sharded (--shard i/N), resumable.
     Gensfen(Box<cli::gensfen::GensfenArgs>),
+    /// Pictures of a network's neurons in each block's geometry, weight histograms and, with
+    /// --data, the block attribution (loss and evaluation without each block, contributions,
+    /// dead and never-trained features) and activation histograms; writes insight.html.
+    Viz(Box<cli::viz::VizArgs>),
     /// Run an experiment manifest end to end (data, training, export, tournament, puzzles,
     /// report); finished stages are cached, so a rerun resumes where it stopped.
     Run(cli::run::RunArgs),
@@ -121,6 +125,7 @@ fn run(args: Args) -> Result<()> {
             cli::train::run_train(a, &set)
         }
         Command::Export(a) => cli::train::run_export(a, args.plugin_dir.as_deref()),
+        Command::Viz(a) => cli::viz::run(a, &registry().map_err(anyhow::Error::msg)?),
         Command::QuantReport(a) => {
             cli::train::run_quant(a, &registry().map_err(anyhow::Error::msg)?)
         }

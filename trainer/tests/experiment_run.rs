@@ -4,22 +4,16 @@
 //! on the next invocation with the results of an uninterrupted run; bad manifests are one-line
 //! errors naming the file, the line and the key.
 
+#[path = "common/browser.rs"]
+mod browser;
+#[path = "common/paths.rs"]
+mod paths;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+
+use paths::{shared, target_dir};
 use std::process::{Command, Output, Stdio};
-
-fn target_dir() -> PathBuf {
-    // target/<profile>/deps/experiment_run-<hash> -> target/<profile>
-    let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().to_path_buf()
-}
-
-fn shared() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared")
-        .canonicalize()
-        .expect("../shared beside the repository")
-}
 
 fn trainer() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_trainer"));
@@ -197,6 +191,21 @@ fn runs_a_manifest_end_to_end_caches_and_resumes_after_kills() {
         2
     );
     assert!(clean.join("reports/tiny/pairs.svg").exists());
+    // Inside the networks: every feature set attributed block by block, and one page with it
+    // all (3 charts, then per feature set 4 charts and 4 neurons) that a browser renders.
+    assert!(report.contains("## Inside the networks") && report.contains("| pv | 1152 |"));
+    for row in json["rows"].as_array().unwrap() {
+        let terms = row["attribution"]["terms"].as_array().unwrap();
+        assert_eq!(
+            terms.len(),
+            row["feature_set"].as_str().unwrap().split('+').count()
+        );
+        assert!(
+            terms.iter().all(|t| t["never_trained"].as_f64().is_some()),
+            "{row}"
+        );
+    }
+    browser::assert_renders(&clean.join("reports/tiny/report.html"), 3 + 2 * 8);
     // The round robin's 8 games and the pair's 6.
     let games = tournament_pgn(&clean);
     assert_eq!(games.matches("[Result ").count(), 14, "{out}");
@@ -266,6 +275,7 @@ fn bad_manifests_name_the_file_the_line_and_the_key() {
     let cases = [
         (format!("{ok}lrr = 0.1\n"), vec!["m.toml:8", "lrr"]),
         (format!("{ok}l2 = \"wide\"\n"), vec!["m.toml:8: l2:"]),
+        (format!("{ok}insight = \"yes\"\n"), vec!["m.toml:8: insight:"]),
         (
             format!("{ok}l1 = 100\n"),
             vec!["m.toml:8", "multiple of 32"],
@@ -436,4 +446,29 @@ fn the_repositorys_manifest_is_valid() {
         err.contains("--only nothing-*: ") && err.contains("baseline-small-2048x256"),
         "{err}"
     );
+}
+
+#[test]
+fn insight_is_on_unless_the_manifest_turns_it_off() {
+    use trainer::experiment::manifest::Manifest;
+    let data = format!(
+        "[data.d]\ntrain = [\"{0}\"]\nval = [\"{0}\"]\n",
+        shared().join("data/puzzles.csv").display()
+    );
+    let experiment = |name: &str, extra: &str| {
+        format!(
+            "[[experiment]]\nname = \"{name}\"\nfeature_sets = [\"all\"]\ndata = \"d\"\n{extra}"
+        )
+    };
+    let text = format!(
+        "{data}{}{}",
+        experiment("on", ""),
+        experiment("off", "insight = false\n")
+    );
+    let m = Manifest::parse(&text, Path::new("m.toml")).unwrap();
+    let flags: Vec<bool> = m.experiments.iter().map(|e| e.insight).collect();
+    assert_eq!(flags, [true, false]);
+    let text = format!("[defaults]\ninsight = false\n{data}{}", experiment("x", ""));
+    let m = Manifest::parse(&text, Path::new("m.toml")).unwrap();
+    assert!(!m.experiments[0].insight);
 }

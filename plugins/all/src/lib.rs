@@ -2,10 +2,14 @@
 //! square mirrored vertically for Black and colour 0 for the perspective's own pieces (the
 //! thesis's layout, file-major; see `shared/reference/thesis-layouts.md`); and P, the same
 //! without the kings, the right operand of the thesis's KP = `k*p`.
+//!
+//! Both are drawn as one 8 × 8 board per piece kind (`role * 2 + colour`: "own pawn", "their
+//! pawn", ...), in the perspective's own orientation (rank 1 its back rank): [`all_place`] and
+//! [`p_place`] decode an index back to its sheet and square.
 
 use plugin_api::{
-    Board, Color, FeatureBlock, IndexList, Move, MoveDelta, RefreshTrigger, RelativePiece, Role,
-    file_of, piece_block_active, piece_block_delta, rank_of,
+    Board, Color, FeatureBlock, Grid, IndexList, Move, MoveDelta, PIECE_SHEETS, Place,
+    RefreshTrigger, RelativePiece, Role, file_of, piece_block_active, piece_block_delta, rank_of,
 };
 
 /// The ALL block (768 indices). The thesis networks call it `hv`.
@@ -18,6 +22,15 @@ pub fn all_index(p: RelativePiece) -> u32 {
     sq * 12 + p.role as u32 * 2 + u32::from(!p.own)
 }
 
+/// Where ALL index `index` is drawn: sheet `role * 2 + colour` (the index modulo 12, see
+/// [`PIECE_SHEETS`]), cell (file, rank) of the square `index / 12 = file * 8 + rank`. Example:
+/// White's own rook on a1 (index 6) is sheet 6 "own rook", cell [0, 0].
+#[inline]
+pub fn all_place(index: u32) -> Place {
+    let square = index / 12;
+    Place::cell(index % 12, [(square / 8) as u8, (square % 8) as u8])
+}
+
 impl FeatureBlock for All {
     const NAME: &'static str = "all";
     const DESCRIPTION: &'static str = "ALL: piece-square, (file*8+rank)*12 + role*2 + colour (768)";
@@ -27,6 +40,16 @@ impl FeatureBlock for All {
     const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::Never;
     const BINARY: bool = true;
     const PIECEWISE: bool = true;
+    /// Twelve boards, one per piece kind.
+    const GEOMETRY: Grid = Grid::boards(12, "square");
+
+    fn sheet_name(sheet: u32) -> &'static str {
+        PIECE_SHEETS.get(sheet as usize).copied().unwrap_or("")
+    }
+
+    fn place(index: u32) -> Place {
+        all_place(index)
+    }
 
     fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
         piece_block_active(board, perspective, out, all_index);
@@ -53,6 +76,16 @@ pub fn p_index(p: RelativePiece) -> Option<u32> {
     Some(sq * 10 + p.role as u32 * 2 + u32::from(!p.own))
 }
 
+/// Where P index `index` is drawn: sheet `role * 2 + colour` (the index modulo 10: the first
+/// ten of [`PIECE_SHEETS`], no kings), cell (file, rank) of the square `index / 10 = file * 8 +
+/// rank`. Example: the black queen on d8 seen by White (index 319) is sheet 9 "their queen", cell
+/// [3, 7].
+#[inline]
+pub fn p_place(index: u32) -> Place {
+    let square = index / 10;
+    Place::cell(index % 10, [(square / 8) as u8, (square % 8) as u8])
+}
+
 impl FeatureBlock for P {
     const NAME: &'static str = "p";
     const DESCRIPTION: &'static str =
@@ -63,6 +96,19 @@ impl FeatureBlock for P {
     const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::Never;
     const BINARY: bool = true;
     const PIECEWISE: bool = true;
+    /// Ten boards, one per piece kind other than the kings.
+    const GEOMETRY: Grid = Grid::boards(10, "square");
+
+    fn sheet_name(sheet: u32) -> &'static str {
+        PIECE_SHEETS[..10]
+            .get(sheet as usize)
+            .copied()
+            .unwrap_or("")
+    }
+
+    fn place(index: u32) -> Place {
+        p_place(index)
+    }
 
     fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
         piece_block_active(board, perspective, out, p_index);
@@ -109,5 +155,46 @@ mod tests {
             role: Role::Queen,
         };
         assert_eq!(p_index(RelativePiece::new(Color::White, queen)), Some(319));
+    }
+
+    #[test]
+    fn geometry_worked_examples() {
+        // White's own rook a1: sheet 6 "own rook", cell [0, 0], in both blocks.
+        assert_eq!(All::place(6), Place::cell(6, [0, 0]));
+        assert_eq!(All::sheet_name(6), "own rook");
+        assert_eq!(P::place(6), Place::cell(6, [0, 0]));
+        // The white king e1 seen by Black is an enemy king on e8: sheet 11, cell [4, 7].
+        assert_eq!(All::place(479), Place::cell(11, [4, 7]));
+        assert_eq!(All::sheet_name(11), "their king");
+        // P: the black queen d8 seen by White (319) is "their queen" on d8.
+        assert_eq!(P::place(319), Place::cell(9, [3, 7]));
+        assert_eq!(P::sheet_name(9), "their queen");
+        assert_eq!(P::sheet_name(10), "");
+    }
+
+    #[test]
+    fn places_invert_the_indices() {
+        // Every piece on every square, from both perspectives: the index is drawn on the
+        // piece's kind and on the square the perspective sees it on.
+        for square in 0..64 {
+            for color in Color::ALL {
+                for role in Role::ALL {
+                    let piece = PieceOnSquare {
+                        square,
+                        color,
+                        role,
+                    };
+                    for p in Color::ALL {
+                        let rel = RelativePiece::new(p, piece);
+                        let kind = role as u32 * 2 + u32::from(color != p);
+                        let want = Place::square(kind, rel.square);
+                        assert_eq!(all_place(all_index(rel)), want);
+                        if let Some(ix) = p_index(rel) {
+                            assert_eq!(p_place(ix), want);
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -21,10 +21,16 @@
 //! All four blocks depend only on the perspective-relative square, role and ownership of each
 //! piece, so they are mirror-symmetric: Black's indices of a board equal White's indices of the
 //! colour-flipped vertical mirror.
+//!
+//! **Pictures.** Each block is drawn as 12 sheets, one per piece kind `role * 2 + c`
+//! ("own pawn", "their pawn", ...), each a strip of its lines: `h` a row of the 8 files, `v` a
+//! column of the 8 ranks (rank 1 at the bottom), `d1` and `d2` a row of the 15 diagonals in
+//! index order. The line of an index is `index / 12` and its sheet `index % 12`
+//! ([`h_place`], [`v_place`], [`diagonal_place`]).
 
 use plugin_api::{
-    Board, Color, FeatureBlock, IndexList, Move, MoveDelta, RefreshTrigger, RelativePiece, file_of,
-    piece_block_active, piece_block_delta, rank_of,
+    Axis, Board, Color, FeatureBlock, Grid, IndexList, Move, MoveDelta, PIECE_SHEETS, Place,
+    RefreshTrigger, RelativePiece, file_of, piece_block_active, piece_block_delta, rank_of,
 };
 
 /// The `role * 2 + colour` part shared by all axis indices (colour 0 = own piece).
@@ -57,6 +63,47 @@ pub fn d2_index(p: RelativePiece) -> u32 {
     u32::from(file_of(p.square) + 7 - rank_of(p.square)) * 12 + piece_code(p)
 }
 
+/// Where an `h` index is drawn: sheet `index % 12` (the piece kind), cell (file, 0) of an 8 × 1
+/// strip, `file = index / 12`.
+#[inline]
+pub fn h_place(index: u32) -> Place {
+    Place::cell(index % 12, [(index / 12) as u8, 0])
+}
+
+/// Where a `v` index is drawn: sheet `index % 12` (the piece kind), cell (0, rank) of a 1 × 8
+/// strip, `rank = index / 12` (perspective-relative, rank 1 at the bottom).
+#[inline]
+pub fn v_place(index: u32) -> Place {
+    Place::cell(index % 12, [0, (index / 12) as u8])
+}
+
+/// Where a `d1` or `d2` index is drawn: sheet `index % 12` (the piece kind), cell (diagonal, 0)
+/// of a 15 × 1 strip, `diagonal = index / 12` (`file + rank` for `d1`, `file + 7 - rank` for
+/// `d2`).
+#[inline]
+pub fn diagonal_place(index: u32) -> Place {
+    Place::cell(index % 12, [(index / 12) as u8, 0])
+}
+
+/// 12 sheets (piece kinds) of a strip of the 8 files.
+const H_GRID: Grid = Grid::cells(12, [8, 1], [Axis::File, Axis::Index], "file");
+/// 12 sheets (piece kinds) of a column of the 8 ranks, rank 1 at the bottom.
+const V_GRID: Grid = Grid::cells(12, [1, 8], [Axis::Index, Axis::Rank], "rank");
+/// 12 sheets (piece kinds) of a strip of the 15 `file + rank` diagonals.
+const D1_GRID: Grid = Grid::cells(
+    12,
+    [15, 1],
+    [Axis::Index, Axis::Index],
+    "diagonal (file + rank)",
+);
+/// 12 sheets (piece kinds) of a strip of the 15 `file + 7 - rank` diagonals.
+const D2_GRID: Grid = Grid::cells(
+    12,
+    [15, 1],
+    [Axis::Index, Axis::Index],
+    "diagonal (file + 7 − rank)",
+);
+
 /// The `h` block (96 indices): pieces counted per file.
 pub struct H;
 
@@ -71,7 +118,15 @@ pub struct D2;
 
 /// Implements [`FeatureBlock`] for an axis block from its index function.
 macro_rules! axis_block {
-    ($block:ty, $name:literal, $description:literal, $size:literal, $index:path) => {
+    (
+        $block:ty,
+        $name:literal,
+        $description:literal,
+        $size:literal,
+        $index:path,
+        $grid:expr,
+        $place:path
+    ) => {
         impl FeatureBlock for $block {
             const NAME: &'static str = $name;
             const DESCRIPTION: &'static str = $description;
@@ -81,6 +136,15 @@ macro_rules! axis_block {
             /// A move removes at most two pieces and adds at most two.
             const MAX_DELTA: u32 = 2;
             const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::Never;
+            const GEOMETRY: Grid = $grid;
+
+            fn sheet_name(sheet: u32) -> &'static str {
+                PIECE_SHEETS.get(sheet as usize).copied().unwrap_or("")
+            }
+
+            fn place(index: u32) -> Place {
+                $place(index)
+            }
 
             fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
                 piece_block_active(board, perspective, out, $index);
@@ -98,28 +162,36 @@ axis_block!(
     "h",
     "H: pieces per file, file*12 + role*2 + colour (96)",
     96,
-    h_index
+    h_index,
+    H_GRID,
+    h_place
 );
 axis_block!(
     V,
     "v",
     "V: pieces per rank, rank*12 + role*2 + colour (96)",
     96,
-    v_index
+    v_index,
+    V_GRID,
+    v_place
 );
 axis_block!(
     D1,
     "d1",
     "D1: pieces per diagonal, (file+rank)*12 + role*2 + colour (180)",
     180,
-    d1_index
+    d1_index,
+    D1_GRID,
+    diagonal_place
 );
 axis_block!(
     D2,
     "d2",
     "D2: pieces per anti-diagonal, (file+7-rank)*12 + role*2 + colour (180)",
     180,
-    d2_index
+    d2_index,
+    D2_GRID,
+    diagonal_place
 );
 
 plugin_api::export_plugin!(H, V, D1, D2);
@@ -177,6 +249,50 @@ mod tests {
         assert_eq!(v_index(pawn_h7), 73);
         assert_eq!(d1_index(pawn_h7), 13 * 12 + 1);
         assert_eq!(d2_index(pawn_h7), 8 * 12 + 1);
+    }
+
+    #[test]
+    fn geometry_worked_examples() {
+        use Color::{Black, White};
+        // White's own rook a1: sheet 6 "own rook"; file a, rank 1, diagonals 0 and 7.
+        let rook_a1 = rel(White, 0, 0, White, Role::Rook);
+        assert_eq!(H::place(h_index(rook_a1)), Place::cell(6, [0, 0]));
+        assert_eq!(V::place(v_index(rook_a1)), Place::cell(6, [0, 0]));
+        assert_eq!(D1::place(d1_index(rook_a1)), Place::cell(6, [0, 0]));
+        assert_eq!(D2::place(d2_index(rook_a1)), Place::cell(6, [7, 0]));
+        assert_eq!(H::sheet_name(6), "own rook");
+        // Black sees the white rook a1 as an enemy rook on a8: sheet 7, rank 8, diagonals 7, 0.
+        let rook_a1_b = rel(Black, 0, 0, White, Role::Rook);
+        assert_eq!(V::place(91), Place::cell(7, [0, 7]));
+        assert_eq!(V::place(v_index(rook_a1_b)), Place::cell(7, [0, 7]));
+        assert_eq!(D1::place(d1_index(rook_a1_b)), Place::cell(7, [7, 0]));
+        assert_eq!(D2::place(d2_index(rook_a1_b)), Place::cell(7, [0, 0]));
+        // Black's pawn h7 seen by White: "their pawn", file h, rank 7, diagonals 13 and 8.
+        let pawn_h7 = rel(White, 7, 6, Black, Role::Pawn);
+        assert_eq!(H::place(h_index(pawn_h7)), Place::cell(1, [7, 0]));
+        assert_eq!(V::place(v_index(pawn_h7)), Place::cell(1, [0, 6]));
+        assert_eq!(D1::place(d1_index(pawn_h7)), Place::cell(1, [13, 0]));
+        assert_eq!(D2::place(d2_index(pawn_h7)), Place::cell(1, [8, 0]));
+        assert_eq!(D2::sheet_name(1), "their pawn");
+    }
+
+    #[test]
+    fn places_invert_the_indices() {
+        for sq in 0..64 {
+            for color in Color::ALL {
+                for role in Role::ALL {
+                    for p in Color::ALL {
+                        let r = rel(p, sq % 8, sq / 8, color, role);
+                        let kind = role as u32 * 2 + u32::from(color != p);
+                        let (f, k) = (file_of(r.square), rank_of(r.square));
+                        assert_eq!(H::place(h_index(r)), Place::cell(kind, [f, 0]));
+                        assert_eq!(V::place(v_index(r)), Place::cell(kind, [0, k]));
+                        assert_eq!(D1::place(d1_index(r)), Place::cell(kind, [f + k, 0]));
+                        assert_eq!(D2::place(d2_index(r)), Place::cell(kind, [f + 7 - k, 0]));
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! Stockfish's HalfKAv2_hm, index for index.
 
 use plugin_api::{
-    Board, Color, FeatureBlock, IndexList, Move, MoveDelta, PieceOnSquare, RefreshTrigger, Role,
-    Square, file_of, rank_of,
+    Axis, Board, Color, FeatureBlock, Grid, IndexList, Move, MoveDelta, PIECE_SHEETS,
+    PieceOnSquare, Place, RefreshTrigger, Role, Square, file_of, rank_of,
 };
 
 use crate::relative::KingRelative;
@@ -33,7 +33,48 @@ use crate::relative::KingRelative;
 /// plane without the bucket, 768 virtual features, with the kings' shared plane split in two:
 /// `index % 704`, plus 64 when it is the king plane and the king is not the own one (its square's
 /// bucket differs from the index's).
+///
+/// **Picture** ([`halfka_v2_hm_place`]): one sheet per piece plane (Stockfish's order: own and
+/// their pawn, knight, bishop, rook, queen, then the kings' shared plane), each a grid of 4 × 8
+/// tiles, one per king bucket, and each tile an 8 × 8 board of the piece's square. Everything is
+/// drawn in the index's own (oriented) frame: the tile is the oriented own king square `o`,
+/// which always lies on files e–h, so tile column `j` is file e + `j`, labelled 0–3 (a file
+/// axis would wrongly label them a–d), and the tile row is `o`'s rank (rank 1 at the bottom); the
+/// cell is the oriented piece square `s ^ orient` (for a real king on files a–d the board is
+/// mirrored, so cell file a holds the real h-file).
 pub struct HalfKav2Hm;
+
+/// The sheets of [`HalfKav2Hm`]: its 11 piece planes.
+const HALFKA_SHEETS: [&str; 11] = [
+    PIECE_SHEETS[0],
+    PIECE_SHEETS[1],
+    PIECE_SHEETS[2],
+    PIECE_SHEETS[3],
+    PIECE_SHEETS[4],
+    PIECE_SHEETS[5],
+    PIECE_SHEETS[6],
+    PIECE_SHEETS[7],
+    PIECE_SHEETS[8],
+    PIECE_SHEETS[9],
+    "both kings",
+];
+
+/// Where HalfKAv2_hm index `index = s' + plane · 64 + 704 · bucket` is drawn (see
+/// [`HalfKav2Hm`]): sheet `plane`; tile (file(o) − 4, rank(o)) of the oriented king square `o`
+/// of the bucket, which inverts `bucket = (7 − rank(o)) · 4 + (7 − file(o))` as
+/// (3 − bucket % 4, 7 − bucket / 4); cell (file, rank) of the oriented piece square `s'`.
+/// Example: White's rook a1 with its king on e1 (22,208: bucket 31, plane 6, square 0) is sheet 6
+/// "own rook", tile [0, 0] (king e1), cell [0, 0].
+#[inline]
+pub fn halfka_v2_hm_place(index: u32) -> Place {
+    let (bucket, plane_square) = (index / 704, index % 704);
+    let square = plane_square % 64;
+    Place {
+        sheet: plane_square / 64,
+        tile: [(3 - bucket % 4) as u8, (7 - bucket / 4) as u8],
+        cell: [(square % 8) as u8, (square / 8) as u8],
+    }
+}
 
 /// The virtual feature of HalfKAv2_hm index `index` (see [`HalfKav2Hm`]).
 #[inline]
@@ -84,6 +125,20 @@ impl FeatureBlock for HalfKav2Hm {
     const BINARY: bool = true;
     const PIECEWISE: bool = true;
     const FACTOR_SIZE: u32 = 768;
+    /// 11 piece planes of 32 king buckets (4 × 8, files e–h) of boards.
+    const GEOMETRY: Grid = Grid::boards(11, "piece square").with_tiles(
+        [4, 8],
+        [Axis::Index, Axis::Rank],
+        "own king square (mirrored to files e–h; column 0 = e)",
+    );
+
+    fn sheet_name(sheet: u32) -> &'static str {
+        HALFKA_SHEETS.get(sheet as usize).copied().unwrap_or("")
+    }
+
+    fn place(index: u32) -> Place {
+        halfka_v2_hm_place(index)
+    }
 
     fn factor(index: u32) -> u32 {
         halfka_v2_hm_factor(index)
@@ -125,6 +180,65 @@ mod tests {
         );
         let pawn = piece(0, 1, Color::White, Role::Pawn);
         assert_eq!(halfka_v2_hm_index(Color::White, square(2, 0), pawn), 21_135);
+    }
+
+    #[test]
+    fn geometry_worked_examples() {
+        // White's rook a1, king e1: "own rook", tile of the king e1 (column 0 = e), cell a1.
+        let rook = halfka_v2_hm_place(22_208);
+        assert_eq!(rook.sheet, 6);
+        assert_eq!(rook.tile, [0, 0]);
+        assert_eq!(rook.cell, [0, 0]);
+        assert_eq!(HalfKav2Hm::sheet_name(6), "own rook");
+        // King e1 on the kings' plane.
+        let king = HalfKav2Hm::place(22_468);
+        assert_eq!((king.sheet, king.tile, king.cell), (10, [0, 0], [4, 0]));
+        assert_eq!(HalfKav2Hm::sheet_name(10), "both kings");
+        // White's king on c1 is mirrored to f1 (tile column 1); the pawn a2 is drawn on h2.
+        let pawn = HalfKav2Hm::place(21_135);
+        assert_eq!((pawn.sheet, pawn.tile, pawn.cell), (0, [1, 0], [7, 1]));
+        // Black's king g8 is seen on g1 (tile [2, 0]); White's queen d1 is an enemy queen on d8.
+        let queen = halfka_v2_hm_index(
+            Color::Black,
+            square(6, 7),
+            piece(3, 0, Color::White, Role::Queen),
+        );
+        let q = HalfKav2Hm::place(queen);
+        assert_eq!((q.sheet, q.tile, q.cell), (9, [2, 0], [3, 7]));
+    }
+
+    #[test]
+    fn places_invert_the_indices() {
+        for p in Color::ALL {
+            for king in 0..64 {
+                let orient = (if p == Color::Black { 56 } else { 0 })
+                    ^ (if file_of(king) < 4 { 7 } else { 0 });
+                let o = king ^ orient;
+                for sq in 0..64 {
+                    for color in Color::ALL {
+                        for role in Role::ALL {
+                            let pc = PieceOnSquare {
+                                square: sq,
+                                color,
+                                role,
+                            };
+                            let plane = if role == Role::King {
+                                10
+                            } else {
+                                role as u32 * 2 + u32::from(color != p)
+                            };
+                            let s = sq ^ orient;
+                            let want = Place {
+                                sheet: plane,
+                                tile: [file_of(o) - 4, rank_of(o)],
+                                cell: [file_of(s), rank_of(s)],
+                            };
+                            assert_eq!(halfka_v2_hm_place(halfka_v2_hm_index(p, king, pc)), want);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! Stockfish 12's HalfKP, index for index.
 
 use plugin_api::{
-    Board, Color, FeatureBlock, IndexList, Move, MoveDelta, PieceOnSquare, RefreshTrigger, Role,
-    Square,
+    Axis, Board, Color, FeatureBlock, Grid, IndexList, Move, MoveDelta, PIECE_SHEETS,
+    PieceOnSquare, Place, RefreshTrigger, Role, Square,
 };
 
 use crate::relative::KingRelative;
@@ -22,7 +22,31 @@ use crate::relative::KingRelative;
 ///
 /// Worked examples, start position: White's rook a1 is 0 + 1 + 6·64 + 641·4 = 2,949; Black's
 /// own rook a8 is (56 ^ 63) + 1 + 384 + 641·(60 ^ 63) = 7 + 385 + 1,923 = 2,315.
+///
+/// **Picture** ([`halfkp_place`]): one sheet per piece plane (own and their pawn .. queen), each
+/// an 8 × 8 grid of tiles, the own king's square, and each tile an 8 × 8 board of the piece's
+/// square. Both squares are drawn in the index's own frame: as they are for White, rotated by
+/// 180° for Black (so from Black's side the file labels a–h name the real files h–a).
 pub struct HalfKp;
+
+/// Where HalfKP index `index = s' + 1 + plane · 64 + 641 · k'` is drawn (see [`HalfKp`]): sheet
+/// `plane`, tile (file, rank) of the oriented king square `k' = index / 641`, cell (file, rank) of
+/// the oriented piece square `s'`; index 0 of each king square (`PS_NONE`, never active) is not
+/// drawn. Example: White's rook a1 with its king on e1 (2,949) is sheet 6 "own rook", tile
+/// [4, 0], cell [0, 0].
+#[inline]
+pub fn halfkp_place(index: u32) -> Place {
+    let (king, rest) = (index / 641, index % 641);
+    let Some(plane_square) = rest.checked_sub(1) else {
+        return Place::NONE;
+    };
+    let square = plane_square % 64;
+    Place {
+        sheet: plane_square / 64,
+        tile: [(king % 8) as u8, (king / 8) as u8],
+        cell: [(square % 8) as u8, (square / 8) as u8],
+    }
+}
 
 /// The index of `piece` for `perspective`, whose king stands on `king`; `None` for kings.
 #[inline(always)]
@@ -53,6 +77,23 @@ impl FeatureBlock for HalfKp {
     const BINARY: bool = true;
     const PIECEWISE: bool = true;
     const MIRROR_SYMMETRIC: bool = false;
+    /// 10 piece planes of 64 own king squares (8 × 8) of boards.
+    const GEOMETRY: Grid = Grid::boards(10, "piece square").with_tiles(
+        [8, 8],
+        [Axis::File, Axis::Rank],
+        "own king square",
+    );
+
+    fn sheet_name(sheet: u32) -> &'static str {
+        PIECE_SHEETS[..10]
+            .get(sheet as usize)
+            .copied()
+            .unwrap_or("")
+    }
+
+    fn place(index: u32) -> Place {
+        halfkp_place(index)
+    }
 
     fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
         <HalfKp as KingRelative>::active(board, perspective, out);
@@ -89,5 +130,50 @@ mod tests {
             role: Role::King,
         };
         assert_eq!(halfkp_index(Color::White, square(4, 0), king), None);
+    }
+
+    #[test]
+    fn geometry_worked_examples() {
+        // White's rook a1, king e1: "own rook", tile e1, cell a1.
+        let p = HalfKp::place(2949);
+        assert_eq!((p.sheet, p.tile, p.cell), (6, [4, 0], [0, 0]));
+        assert_eq!(HalfKp::sheet_name(6), "own rook");
+        // Black's rook a8, king e8, rotated: tile 60 ^ 63 = 3 (d1), cell 56 ^ 63 = 7 (h1).
+        let p = HalfKp::place(2315);
+        assert_eq!((p.sheet, p.tile, p.cell), (6, [3, 0], [7, 0]));
+        // PS_NONE of every king square is not drawn.
+        assert!(HalfKp::place(0).is_none());
+        assert!(HalfKp::place(641 * 63).is_none());
+        assert_eq!(HalfKp::sheet_name(10), "");
+    }
+
+    #[test]
+    fn places_invert_the_indices() {
+        for p in Color::ALL {
+            let rotate = if p == Color::Black { 63 } else { 0 };
+            for king in 0..64u8 {
+                for sq in 0..64u8 {
+                    for color in Color::ALL {
+                        for role in Role::ALL {
+                            let pc = PieceOnSquare {
+                                square: sq,
+                                color,
+                                role,
+                            };
+                            let Some(ix) = halfkp_index(p, king, pc) else {
+                                continue;
+                            };
+                            let (k, s) = (king ^ rotate, sq ^ rotate);
+                            let want = Place {
+                                sheet: role as u32 * 2 + u32::from(color != p),
+                                tile: [k % 8, k / 8],
+                                cell: [s % 8, s / 8],
+                            };
+                            assert_eq!(halfkp_place(ix), want);
+                        }
+                    }
+                }
+            }
+        }
     }
 }

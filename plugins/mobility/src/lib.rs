@@ -93,10 +93,20 @@
 //! positions and from random legal placements) check it.
 //!
 //! No allocation: all sets are `u64` bitboards on the stack.
+//!
+//! # Pictures
+//!
+//! Both blocks are drawn per (role, colour) type, one sheet per piece kind `role * 2 + c`
+//! ("own pawn", "their pawn", ...): `mb` as a board of the union's squares ([`mb_place`]), `mc`
+//! as a bar of the capped counts 0..=`CAP[role]` ([`mc_place`]; the bars are as long as the
+//! largest cap, and the roles with smaller caps leave their right-hand cells unused).
 
 pub mod rules;
 
-use plugin_api::{Board, Color, FeatureBlock, IndexList, Move, MoveDelta, RefreshTrigger};
+use plugin_api::{
+    Axis, Board, Color, FeatureBlock, Grid, IndexList, Move, MoveDelta, PIECE_SHEETS, Place,
+    RefreshTrigger,
+};
 
 use rules::{Placement, TYPES, move_unions, squares, type_parts, unions};
 
@@ -105,6 +115,18 @@ pub const CAP: [u32; 6] = [8, 15, 16, 25, 25, 8];
 
 /// Offset of each role's counts in `mc`, in pairs of indices (own, opponent).
 pub const OFF: [u32; 6] = [0, 9, 25, 42, 68, 94];
+
+/// The largest count cap: `mc`'s bars have `MAX_CAP + 1` cells.
+pub const MAX_CAP: u32 = {
+    let (mut max, mut r) = (0, 0);
+    while r < CAP.len() {
+        if CAP[r] > max {
+            max = CAP[r];
+        }
+        r += 1;
+    }
+    max
+};
 
 /// The colour bit of `color` seen from `perspective`: 0 own, 1 opponent.
 #[inline(always)]
@@ -127,6 +149,25 @@ pub fn mc_index(perspective: Color, color: Color, role: usize, count: u32) -> u3
     2 * OFF[role] + 2 * count.min(CAP[role]) + colour_bit(perspective, color)
 }
 
+/// Where `mb` index `index` is drawn: sheet `index % 12` (the type `role * 2 + c`), cell (file,
+/// rank) of the perspective-relative square `index / 12 = rank * 8 + file`. Example: White's
+/// knight reaching a3, seen by White (16 · 12 + 2 = 194), is sheet 2 "own knight", cell [0, 2].
+#[inline]
+pub fn mb_place(index: u32) -> Place {
+    Place::square(index % 12, (index / 12) as u8)
+}
+
+/// Where `mc` index `index` is drawn: sheet `role * 2 + c` and cell (count, 0) of its bar, from
+/// `index = 2 * (OFF[role] + count) + c` (the role is the last one whose offset is at most
+/// `index / 2`). Example: White's knights with 4 kept squares, seen by White
+/// (2 · 9 + 2 · 4 = 26), are sheet 2 "own knight", cell [4, 0].
+#[inline]
+pub fn mc_place(index: u32) -> Place {
+    let (pair, c) = (index / 2, index % 2);
+    let role = OFF.partition_point(|&off| off <= pair) - 1;
+    Place::cell(role as u32 * 2 + c, [(pair - OFF[role]) as u8, 0])
+}
+
 /// The MB block: mobility bitset (768 indices).
 pub struct Mb;
 
@@ -139,6 +180,16 @@ impl FeatureBlock for Mb {
     /// A list holds at most one change per square per type: never overflows.
     const MAX_DELTA: u32 = 768;
     const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::Never;
+    /// One board per (role, colour) type.
+    const GEOMETRY: Grid = Grid::boards(12, "square");
+
+    fn sheet_name(sheet: u32) -> &'static str {
+        PIECE_SHEETS.get(sheet as usize).copied().unwrap_or("")
+    }
+
+    fn place(index: u32) -> Place {
+        mb_place(index)
+    }
 
     fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
         let u = unions(&Placement::of(board));
@@ -183,6 +234,21 @@ impl FeatureBlock for Mc {
     /// At most one change per type.
     const MAX_DELTA: u32 = TYPES as u32;
     const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::Never;
+    /// One bar of the counts 0..=`MAX_CAP` per (role, colour) type.
+    const GEOMETRY: Grid = Grid::cells(
+        12,
+        [MAX_CAP as u8 + 1, 1],
+        [Axis::Index, Axis::Index],
+        "mobility count",
+    );
+
+    fn sheet_name(sheet: u32) -> &'static str {
+        PIECE_SHEETS.get(sheet as usize).copied().unwrap_or("")
+    }
+
+    fn place(index: u32) -> Place {
+        mc_place(index)
+    }
 
     fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
         let u = unions(&Placement::of(board));

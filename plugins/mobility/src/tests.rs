@@ -355,6 +355,58 @@ fn start_position() {
 }
 
 #[test]
+fn geometry_worked_examples() {
+    // mb: White's knight reaching a3, seen by White (194): "own knight", a3.
+    assert_eq!(Mb::place(194), Place::cell(2, [0, 2]));
+    assert_eq!(Mb::sheet_name(2), "own knight");
+    // Black's knight reaching a6 seen by Black is its own knight on a3: the same place.
+    assert_eq!(
+        Mb::place(mb_index(Color::Black, Color::Black, 1, sq("a6").into())),
+        Place::cell(2, [0, 2])
+    );
+    // ... and seen by White an enemy knight on a6.
+    assert_eq!(
+        Mb::place(mb_index(Color::White, Color::Black, 1, sq("a6").into())),
+        Place::cell(3, [0, 5])
+    );
+    // mc, start position: own knights 4 squares (26), enemy knights (27), enemy pawns 8 (17),
+    // own kings 0 (188); an own queen at the cap (2*68 + 2*25 = 186), the last index (205).
+    assert_eq!(Mc::place(26), Place::cell(2, [4, 0]));
+    assert_eq!(Mc::place(27), Place::cell(3, [4, 0]));
+    assert_eq!(Mc::place(17), Place::cell(1, [8, 0]));
+    assert_eq!(Mc::place(188), Place::cell(10, [0, 0]));
+    assert_eq!(Mc::place(186), Place::cell(8, [25, 0]));
+    assert_eq!(Mc::place(205), Place::cell(11, [8, 0]));
+    assert_eq!(Mc::sheet_name(11), "their king");
+    assert_eq!(<Mc as FeatureBlock>::GEOMETRY.cells, [26, 1]);
+}
+
+#[test]
+fn places_invert_the_indices() {
+    for p in Color::ALL {
+        for color in Color::ALL {
+            for (role, &cap) in CAP.iter().enumerate() {
+                let kind = role as u32 * 2 + u32::from(p != color);
+                for s in 0..64u32 {
+                    let rel = p.relative(s as u8);
+                    assert_eq!(
+                        mb_place(mb_index(p, color, role, s)),
+                        Place::square(kind, rel)
+                    );
+                }
+                for count in 0..=64 {
+                    let shown = count.min(cap) as u8;
+                    assert_eq!(
+                        mc_place(mc_index(p, color, role, count)),
+                        Place::cell(kind, [shown, 0])
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn pinned_pieces_move_only_along_the_pin() {
     // White rook e2 pinned by the rook e7, and vice versa; the knight d2 is free.
     let b = board("4k3/4r3/8/8/8/8/3NR3/4K3 w - - 0 1");

@@ -48,10 +48,16 @@
 //! as removed and those after the move as added. Every other pair keeps both pieces and stays
 //! consecutive. Pairs that appear on both sides (a piece sliding along its line without passing
 //! another piece) cancel out before they are written, so a pawn push leaves `ph` untouched.
+//!
+//! **Pictures.** Each block is drawn as one pair matrix per line ("file a" .. "file h",
+//! "rank 1" .. "rank 8", "diagonal 0" .. "diagonal 14"): 12 × 12 cells whose row is the first
+//! piece's kind and whose column is the second's, in the [`Axis::Piece`] order of all other
+//! blocks (`role * 2 + c'` with **c' = 0 for the own piece**, the reverse of the pairwise
+//! colour bit; see [`pair_place`]).
 
 use plugin_api::{
-    Board, Color, FeatureBlock, IndexList, Move, MoveDelta, RefreshTrigger, Role, Square,
-    decompose, file_of, rank_of,
+    Axis, Board, Color, FeatureBlock, Grid, IndexList, Move, MoveDelta, Place, RefreshTrigger,
+    Role, Square, decompose, file_of, rank_of,
 };
 
 /// Number of indices per line: 12 piece kinds (role and colour) for each end of a pair.
@@ -78,10 +84,56 @@ const fn piece_code(role: Role, own: bool) -> u32 {
     role as u32 * 2 + own as u32
 }
 
+/// Where pair index `index` is drawn: sheet `index / 144` (the line), and in its 12 × 12
+/// matrix row = the first piece's kind, column = the second's. A pairwise code `role * 2 + c`
+/// (c = 1 own) becomes the drawing's kind `role * 2 + (1 - c)` (0 own) by flipping its low bit.
+/// Example: `ph` file a of the start position, own rook then own pawn (index 85 = 7 · 12 + 1),
+/// is sheet 0, row 6 (own rook), column 0 (own pawn).
+#[inline]
+pub fn pair_place(index: u32) -> Place {
+    let pair = index % PAIRS_PER_LINE;
+    let (first, second) = (pair / 12, pair % 12);
+    Place::cell(
+        index / PAIRS_PER_LINE,
+        [(second ^ 1) as u8, (first ^ 1) as u8],
+    )
+}
+
+/// The sheets of `ph`: one per file.
+const FILE_SHEETS: [&str; 8] = [
+    "file a", "file b", "file c", "file d", "file e", "file f", "file g", "file h",
+];
+
+/// The sheets of `pv`: one per (perspective-relative) rank.
+const RANK_SHEETS: [&str; 8] = [
+    "rank 1", "rank 2", "rank 3", "rank 4", "rank 5", "rank 6", "rank 7", "rank 8",
+];
+
+/// The sheets of `pd1` and `pd2`: one per diagonal, by its line number.
+const DIAGONAL_SHEETS: [&str; 15] = [
+    "diagonal 0",
+    "diagonal 1",
+    "diagonal 2",
+    "diagonal 3",
+    "diagonal 4",
+    "diagonal 5",
+    "diagonal 6",
+    "diagonal 7",
+    "diagonal 8",
+    "diagonal 9",
+    "diagonal 10",
+    "diagonal 11",
+    "diagonal 12",
+    "diagonal 13",
+    "diagonal 14",
+];
+
 /// A family of parallel lines on the perspective-relative board.
 trait Lines {
     /// Number of lines; the block's size is `COUNT * 144`.
     const COUNT: u32;
+    /// The name of each line (the sheets of the block's picture).
+    const NAMES: &'static [&'static str];
     /// Whether pieces are paired in ascending square order along a line (otherwise descending).
     const ASCENDING: bool;
     /// The line through a square.
@@ -118,6 +170,7 @@ const ANTI_MASKS: [u64; 15] = {
 struct Files;
 impl Lines for Files {
     const COUNT: u32 = 8;
+    const NAMES: &'static [&'static str] = &FILE_SHEETS;
     const ASCENDING: bool = true;
     #[inline(always)]
     fn line(sq: Square) -> u32 {
@@ -133,6 +186,7 @@ impl Lines for Files {
 struct Ranks;
 impl Lines for Ranks {
     const COUNT: u32 = 8;
+    const NAMES: &'static [&'static str] = &RANK_SHEETS;
     const ASCENDING: bool = true;
     #[inline(always)]
     fn line(sq: Square) -> u32 {
@@ -149,6 +203,7 @@ impl Lines for Ranks {
 struct Diagonals;
 impl Lines for Diagonals {
     const COUNT: u32 = 15;
+    const NAMES: &'static [&'static str] = &DIAGONAL_SHEETS;
     const ASCENDING: bool = false;
     #[inline(always)]
     fn line(sq: Square) -> u32 {
@@ -164,6 +219,7 @@ impl Lines for Diagonals {
 struct AntiDiagonals;
 impl Lines for AntiDiagonals {
     const COUNT: u32 = 15;
+    const NAMES: &'static [&'static str] = &DIAGONAL_SHEETS;
     const ASCENDING: bool = true;
     #[inline(always)]
     fn line(sq: Square) -> u32 {
@@ -390,6 +446,24 @@ macro_rules! pair_block {
             const MAX_ACTIVE: u32 = MAX_PAIRS_ACTIVE;
             const MAX_DELTA: u32 = MAX_PAIRS_DELTA;
             const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::Never;
+            /// One 12 × 12 pair matrix per line.
+            const GEOMETRY: Grid = Grid::cells(
+                <$lines as Lines>::COUNT,
+                [12, 12],
+                [Axis::Piece, Axis::Piece],
+                "first piece (row) × second piece (column)",
+            );
+
+            fn sheet_name(sheet: u32) -> &'static str {
+                <$lines as Lines>::NAMES
+                    .get(sheet as usize)
+                    .copied()
+                    .unwrap_or("")
+            }
+
+            fn place(index: u32) -> Place {
+                pair_place(index)
+            }
 
             fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
                 pairs_active::<$lines>(&relative_pieces(board, perspective), out);
@@ -503,6 +577,47 @@ mod tests {
         assert_eq!(<Pv as FeatureBlock>::SIZE, 1152);
         assert_eq!(<Pd1 as FeatureBlock>::SIZE, 2160);
         assert_eq!(<Pd2 as FeatureBlock>::SIZE, 2160);
+    }
+
+    #[test]
+    fn geometry_worked_examples() {
+        // ph, start position, file a: (own R, own P) = 85 is row 6 (R), column 0 (P);
+        // (own P, enemy p) = 12 is row 0, column 1; (enemy p, enemy r) = 6 is row 1, column 7.
+        assert_eq!(Ph::place(85), Place::cell(0, [0, 6]));
+        assert_eq!(Ph::place(12), Place::cell(0, [1, 0]));
+        assert_eq!(Ph::place(6), Place::cell(0, [7, 1]));
+        assert_eq!(Ph::sheet_name(0), "file a");
+        // pv, Black's view of the asymmetric board: rank 8, enemy rook then enemy king (1090):
+        // row 7 (r), column 11 (k).
+        assert_eq!(Pv::place(1090), Place::cell(7, [11, 7]));
+        assert_eq!(Pv::sheet_name(7), "rank 8");
+        // pd1 diagonal 1 of the start position: own pawn a2 then own knight b1 (159).
+        assert_eq!(Pd1::place(159), Place::cell(1, [2, 0]));
+        assert_eq!(Pd2::sheet_name(14), "diagonal 14");
+        assert_eq!(Pd2::sheet_name(15), "");
+        // Own king then own queen on line 14 (2157): row 10 (K), column 8 (Q).
+        assert_eq!(
+            Pd2::place(pair_index(14, Role::King, true, Role::Queen, true)),
+            Place::cell(14, [8, 10])
+        );
+    }
+
+    #[test]
+    fn places_invert_the_indices() {
+        for line in 0..15 {
+            for (r1, r2) in Role::ALL
+                .into_iter()
+                .flat_map(|a| Role::ALL.map(|b| (a, b)))
+            {
+                for (own1, own2) in [(true, true), (true, false), (false, true), (false, false)] {
+                    let kind = |r: Role, own: bool| r as u8 * 2 + u8::from(!own);
+                    assert_eq!(
+                        pair_place(pair_index(line, r1, own1, r2, own2)),
+                        Place::cell(line, [kind(r2, own2), kind(r1, own1)])
+                    );
+                }
+            }
+        }
     }
 
     #[test]

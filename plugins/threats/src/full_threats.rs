@@ -2,12 +2,16 @@
 //! its square) pair that the layout keeps, updated incrementally.
 
 use plugin_api::{
-    Board, Color, FeatureBlock, IndexList, Move, MoveDelta, RefreshTrigger, Role, Square, decompose,
+    Board, Color, FeatureBlock, Grid, IndexList, Move, MoveDelta, Place, RefreshTrigger, Role,
+    Square, decompose,
 };
 
 use crate::attacks::{PAWN_RANKS, attacked_from, attacks};
 use crate::king_side::{orientation_on, orientations_after};
-use crate::layout::{Piece, THREAT_FEATURES, VICTIM_ROLES, threat_index};
+use crate::layout::{
+    Piece, THREAT_FEATURES, THREAT_SHEETS, VICTIM_ROLES, threat_index, threat_place,
+    threat_sheet_name,
+};
 
 /// The roles that attack in this layout (kings do not).
 const ATTACKERS: [Role; 5] = [
@@ -27,6 +31,12 @@ const ATTACKERS: [Role; 5] = [
 /// X whose reach misses X are skipped without a lookup; for the others the victims on both
 /// boards are compared, and attackers on X lose all their threats and gain their new ones.
 /// Perspectives are refreshed only when their own king changes side.
+///
+/// **Picture** ([`threat_place`](crate::layout::threat_place)): one sheet per (attacker kind,
+/// victim kind) pair of the layout (80, "own knight → their rook"), an 8 × 8 grid of tiles (the
+/// attacker's square) of 8 × 8 boards (the victim's square), both in the layout's oriented frame
+/// (Black's view rank-mirrored, the own king always on files a–d). The slots of same-role pairs
+/// that the de-duplication rule drops are not drawn.
 pub struct FullThreats;
 
 /// For each attacker role, the squares of the victims it may threaten on `board`.
@@ -108,6 +118,20 @@ impl FeatureBlock for FullThreats {
     const MAX_DELTA: u32 = 128;
     const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::OwnKingSide;
     const BINARY: bool = true;
+    /// (attacker, victim) kind pairs of attacker squares of victim squares.
+    const GEOMETRY: Grid = Grid::boards(THREAT_SHEETS, "attacked square").with_tiles(
+        [8, 8],
+        [plugin_api::Axis::File, plugin_api::Axis::Rank],
+        "attacker square",
+    );
+
+    fn sheet_name(sheet: u32) -> &'static str {
+        threat_sheet_name(sheet)
+    }
+
+    fn place(index: u32) -> Place {
+        threat_place(index)
+    }
 
     fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
         let Some(orient) = orientation_on(board, perspective) else {

@@ -46,8 +46,15 @@
 //! 4 · 84 = 336 (84 pawn attacks from ranks 2–7), `FROM[1][18]` = 74 (the knight moves from
 //! a1 … b3) and rank 3 (e2 comes after b1, d1 and a2 among c3's knight squares):
 //! index 413. The test `worked_example` checks it.
+//!
+//! **Picture.** [`threat_of_index`] inverts [`threat_index`]; `full_threats` is drawn as one
+//! sheet per (attacker kind, victim kind) pair of the layout, in index order (80 sheets, see
+//! [`threat_sheet`]), each an 8 × 8 grid of tiles, the attacker's oriented square, and each tile
+//! an 8 × 8 board of the victim's oriented square.
 
-use plugin_api::{Color, Role, Square};
+use std::sync::LazyLock;
+
+use plugin_api::{Color, PIECE_SHEETS, Place, Role, Square};
 
 use crate::attacks::pseudo_attacks;
 
@@ -122,6 +129,132 @@ static OFFSETS: Offsets = {
 };
 
 const _: () = assert!(OFFSETS.total == THREAT_FEATURES);
+
+/// The roles that attack, in class order.
+const ROLES: [Role; 5] = [
+    Role::Pawn,
+    Role::Knight,
+    Role::Bishop,
+    Role::Rook,
+    Role::Queen,
+];
+
+/// Number of sheets of the picture: one per (attacker class, victim target), in index order.
+pub const THREAT_SHEETS: u32 = 2 * (TARGETS[0] + TARGETS[1] + TARGETS[2] + TARGETS[3] + TARGETS[4]);
+
+/// A threat as its index names it: relative colours (0 = the perspective's own piece), roles
+/// and oriented squares.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Threat {
+    /// The attacker's relative colour (0 own, 1 the opponent's).
+    pub attacker_colour: u32,
+    /// The attacker's role.
+    pub attacker_role: Role,
+    /// The attacker's oriented square.
+    pub from: Square,
+    /// The victim's relative colour (0 own, 1 the opponent's).
+    pub victim_colour: u32,
+    /// The victim's role.
+    pub victim_role: Role,
+    /// The victim's oriented square.
+    pub to: Square,
+}
+
+/// The attacker class of an index: the last class whose base is at most the index.
+#[inline]
+fn class_of(index: u32) -> usize {
+    OFFSETS.base.partition_point(|&b| b <= index) - 1
+}
+
+/// The picture sheet of `index` (below [`THREAT_FEATURES`]): the classes' targets counted in
+/// index order, `Σ targets(a') over the classes a' before a` plus the target
+/// `victim colour · targets(a)/2 + slot`.
+#[inline]
+pub fn threat_sheet(index: u32) -> u32 {
+    let class = class_of(index);
+    let before: u32 = (0..class).map(|a| TARGETS[a % 5]).sum();
+    before + (index - OFFSETS.base[class]) / OFFSETS.squares[class]
+}
+
+/// The threat index `index` stands for, inverting [`threat_index`]: the class by the bases, the
+/// victim target and the offset within the class by `SQUARES[a]`, the from-square as the last
+/// square whose `FROM[a]` is at most that offset, and the to-square as the `rank`-th square of
+/// the attacker's empty-board attacks from there. `None` past the layout and for the slots of the
+/// same-role pairs that the de-duplication rule drops (from below to), which are never active.
+/// Example: 413 (the module docs) is the own knight on c3 against an own pawn on e2.
+pub fn threat_of_index(index: u32) -> Option<Threat> {
+    if index >= THREAT_FEATURES {
+        return None;
+    }
+    let class = class_of(index);
+    let (relative, attacker_role) = class_parts(class);
+    let offset = index - OFFSETS.base[class];
+    let (target, within) = (
+        offset / OFFSETS.squares[class],
+        offset % OFFSETS.squares[class],
+    );
+    let half = TARGETS[attacker_role as usize] / 2;
+    let (victim_colour, slot) = (target / half, target % half);
+    let victim_role = ROLES
+        .into_iter()
+        .find(|&v| SLOT[attacker_role as usize][v as usize] == slot as i8)?;
+    let from = OFFSETS.from[class].partition_point(|&f| f <= within) - 1;
+    let rank = within - OFFSETS.from[class][from];
+    let mut reach = pseudo_attacks(relative, attacker_role, from as Square);
+    for _ in 0..rank {
+        reach &= reach - 1;
+    }
+    let to = reach.trailing_zeros() as Square;
+    if attacker_role == victim_role && (from as Square) < to {
+        return None;
+    }
+    Some(Threat {
+        attacker_colour: (class / 5) as u32,
+        attacker_role,
+        from: from as Square,
+        victim_colour,
+        victim_role,
+        to,
+    })
+}
+
+/// Where `full_threats` index `index` is drawn: its [`threat_sheet`], the tile of the attacker's
+/// oriented square and the cell of the victim's ([`Place::NONE`] where [`threat_of_index`] has
+/// no threat). Example: 413 is sheet 4 ("own knight → own pawn"), tile c3 [2, 2], cell e2
+/// [4, 1].
+pub fn threat_place(index: u32) -> Place {
+    match threat_of_index(index) {
+        Some(t) => Place {
+            sheet: threat_sheet(index),
+            tile: [t.from % 8, t.from / 8],
+            cell: [t.to % 8, t.to / 8],
+        },
+        None => Place::NONE,
+    }
+}
+
+/// The names of the [`THREAT_SHEETS`] sheets, "own knight → their rook".
+static SHEET_NAMES: LazyLock<Vec<String>> = LazyLock::new(|| {
+    let mut names = Vec::new();
+    for class in 0..10 {
+        let attacker = class_parts(class).1;
+        let a = PIECE_SHEETS[attacker as usize * 2 + class / 5];
+        for colour in 0..2 {
+            for victim in ROLES {
+                if SLOT[attacker as usize][victim as usize] >= 0 {
+                    let v = PIECE_SHEETS[victim as usize * 2 + colour];
+                    names.push(format!("{a} → {v}"));
+                }
+            }
+        }
+    }
+    names
+});
+
+/// The name of picture sheet `sheet` ("own knight → their rook"), empty past the last.
+pub fn threat_sheet_name(sheet: u32) -> &'static str {
+    SHEET_NAMES.get(sheet as usize).map_or("", String::as_str)
+}
 
 /// The square orientation of `perspective` whose king stands on `king` (see the module docs).
 #[inline(always)]
@@ -200,6 +333,105 @@ mod tests {
             d2,
         );
         assert_eq!(ix, Some(413));
+    }
+
+    #[test]
+    fn geometry_worked_example() {
+        let t = threat_of_index(413).unwrap();
+        assert_eq!(
+            t,
+            Threat {
+                attacker_colour: 0,
+                attacker_role: Role::Knight,
+                from: 18,
+                victim_colour: 0,
+                victim_role: Role::Pawn,
+                to: 12,
+            }
+        );
+        // Sheets 0-3 are the own pawn's (knight, rook) x (own, their); the own knight's start
+        // at 4 with own victims pawn .. queen, then their victims (sheet 9 .. 13).
+        assert_eq!(threat_sheet(413), 4);
+        assert_eq!(
+            threat_place(413),
+            Place {
+                sheet: 4,
+                tile: [2, 2],
+                cell: [4, 1],
+            }
+        );
+        assert_eq!(threat_sheet_name(4), "own knight → own pawn");
+        assert_eq!(threat_sheet_name(0), "own pawn → own knight");
+        assert_eq!(threat_sheet_name(3), "own pawn → their rook");
+        assert_eq!(threat_sheet_name(13), "own knight → their queen");
+        assert_eq!(threat_sheet_name(79), "their queen → their queen");
+        assert_eq!(threat_sheet_name(80), "");
+        assert_eq!(THREAT_SHEETS, 80);
+        assert_eq!(threat_sheet(THREAT_FEATURES - 1), 79);
+        // Two rooks facing on the a-file: only the one on a8 counts; the other slot is unused.
+        let o = 0;
+        let kept = threat_index(
+            Color::White,
+            o,
+            (Color::Black, Role::Rook),
+            56,
+            (Color::White, Role::Rook),
+            0,
+        )
+        .unwrap();
+        let t = threat_of_index(kept).unwrap();
+        assert_eq!(
+            (t.from, t.to, t.attacker_colour, t.victim_colour),
+            (56, 0, 1, 0)
+        );
+        assert_eq!(
+            threat_sheet_name(threat_sheet(kept)),
+            "their rook → own rook"
+        );
+        assert_eq!(threat_place(kept).tile, [0, 7]);
+    }
+
+    #[test]
+    fn threat_of_index_inverts_threat_index() {
+        let mut dropped = 0;
+        for index in 0..THREAT_FEATURES {
+            match threat_of_index(index) {
+                Some(t) => {
+                    let colour = |c: u32| if c == 0 { Color::White } else { Color::Black };
+                    let back = threat_index(
+                        Color::White,
+                        0,
+                        (colour(t.attacker_colour), t.attacker_role),
+                        t.from,
+                        (colour(t.victim_colour), t.victim_role),
+                        t.to,
+                    );
+                    assert_eq!(back, Some(index), "{t:?}");
+                    let sheet = threat_sheet(index);
+                    let name = threat_sheet_name(sheet);
+                    let a = PIECE_SHEETS[t.attacker_role as usize * 2 + t.attacker_colour as usize];
+                    let v = PIECE_SHEETS[t.victim_role as usize * 2 + t.victim_colour as usize];
+                    assert_eq!(name, format!("{a} → {v}"));
+                }
+                None => dropped += 1,
+            }
+        }
+        // The dropped slots: exactly the same-role pairs of `indices_fill_the_layout_exactly`.
+        let same_role_pairs: u32 = (0..10)
+            .map(|class| {
+                let (color, role) = class_parts(class);
+                if role == Role::Pawn {
+                    return 0;
+                }
+                (0..64u8)
+                    .map(|from| {
+                        let below = (1u64 << from) - 1;
+                        2 * (pseudo_attacks(color, role, from) & !below).count_ones()
+                    })
+                    .sum::<u32>()
+            })
+            .sum();
+        assert_eq!(dropped, same_role_pairs);
     }
 
     #[test]

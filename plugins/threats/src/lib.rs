@@ -19,8 +19,10 @@ pub mod layout;
 mod pawn_pairs;
 
 pub use full_threats::{FullThreats, for_each_threat};
-pub use layout::{THREAT_FEATURES, threat_index};
-pub use pawn_pairs::{PAWN_PAIR_FEATURES, PawnPairs3Wide, pair_mask, pawn_pair_index};
+pub use layout::{THREAT_FEATURES, threat_index, threat_place};
+pub use pawn_pairs::{
+    PAWN_PAIR_FEATURES, PawnPairs3Wide, pair_mask, pawn_pair_index, pawn_pair_place,
+};
 
 plugin_api::export_plugin!(FullThreats, PawnPairs3Wide);
 

@@ -2,7 +2,8 @@
 //! nnue-pytorch's `PP_3Wide`.
 
 use plugin_api::{
-    Board, Color, FeatureBlock, IndexList, Move, MoveDelta, RefreshTrigger, Role, Square, decompose,
+    Axis, Board, Color, FeatureBlock, Grid, IndexList, Move, MoveDelta, Place, RefreshTrigger,
+    Role, Square, decompose,
 };
 
 use crate::attacks::PAWN_RANKS;
@@ -39,7 +40,43 @@ pub const fn pair_mask(sq: Square) -> u64 {
 ///
 /// `delta` re-pairs only the pawns on the squares a move changes; perspectives are refreshed
 /// only when their own king changes side.
+///
+/// **Picture** ([`pawn_pair_place`]): three sheets by the pair's colours (own–own, own–their,
+/// their–their), each an 8 × 8 grid of tiles, the square of the pair's lower id (the own pawn of
+/// a mixed pair, else the lower square), and each tile an 8 × 8 board of the other pawn's square,
+/// both oriented as the index (only ranks 2–7 and the same or adjacent files are used).
 pub struct PawnPairs3Wide;
+
+/// The sheets of [`PawnPairs3Wide`], by the colours of the lower and higher id.
+const PAWN_PAIR_SHEETS: [&str; 3] = [
+    "own pawn × own pawn",
+    "own pawn × their pawn",
+    "their pawn × their pawn",
+];
+
+/// Where `pp_3wide` index `index = hi · (hi − 1) / 2 + lo` is drawn: `hi` is the largest id with
+/// `hi · (hi − 1) / 2 ≤ index`, `(1 + ⌊√(1 + 8 · index)⌋) / 2` rounded down (that is,
+/// `⌊√(1 + 8 · index)⌋ / 2` rounded up), and `lo` the rest;
+/// an id is `48 · c + s − 8`. Sheet `c_lo + c_hi`, tile (file, rank) of `lo`'s square, cell
+/// (file, rank) of `hi`'s. Pairs that no position emits (not on the same or adjacent files, or
+/// an own and an enemy pawn on one square) are [`Place::NONE`]. Example: the own pawns a2, b2
+/// of the start position from White's view (27: ids 7 = h2 and 6 = g2, oriented) are sheet 0,
+/// tile g2 [6, 1], cell h2 [7, 1].
+#[inline]
+pub fn pawn_pair_place(index: u32) -> Place {
+    let hi = (1 + 8 * index).isqrt().div_ceil(2);
+    let lo = index - hi * (hi - 1) / 2;
+    let square = |id: u32| (id % 48 + 8) as Square;
+    let (s_lo, s_hi) = (square(lo), square(hi));
+    if hi >= 96 || pair_mask(s_lo) & (1u64 << s_hi) == 0 {
+        return Place::NONE;
+    }
+    Place {
+        sheet: lo / 48 + hi / 48,
+        tile: [s_lo % 8, s_lo / 8],
+        cell: [s_hi % 8, s_hi / 8],
+    }
+}
 
 /// The index of the pair of pawns `a` and `b` (colour, board square) from `perspective`.
 #[inline(always)]
@@ -98,6 +135,20 @@ impl FeatureBlock for PawnPairs3Wide {
     const MAX_DELTA: u32 = 30;
     const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::OwnKingSide;
     const BINARY: bool = true;
+    /// Colour pairs of first-pawn squares of second-pawn squares.
+    const GEOMETRY: Grid = Grid::boards(3, "second pawn's square").with_tiles(
+        [8, 8],
+        [Axis::File, Axis::Rank],
+        "first pawn's square (own, else lower)",
+    );
+
+    fn sheet_name(sheet: u32) -> &'static str {
+        PAWN_PAIR_SHEETS.get(sheet as usize).copied().unwrap_or("")
+    }
+
+    fn place(index: u32) -> Place {
+        pawn_pair_place(index)
+    }
 
     fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
         let Some(orient) = orientation_on(board, perspective) else {
@@ -143,5 +194,82 @@ mod tests {
         let b2 = (Color::White, square(1, 1));
         assert_eq!(pawn_pair_index(Color::White, o, a2, b2), 27);
         assert_eq!(pawn_pair_index(Color::White, o, b2, a2), 27);
+    }
+
+    #[test]
+    fn geometry_worked_examples() {
+        assert_eq!(
+            pawn_pair_place(27),
+            Place {
+                sheet: 0,
+                tile: [6, 1],
+                cell: [7, 1],
+            }
+        );
+        assert_eq!(PawnPairs3Wide::sheet_name(0), "own pawn × own pawn");
+        // White's view, king g1 (orient 7): own pawn e4 (oriented d4) and enemy pawn d5
+        // (oriented e5) are sheet 1, tile d4, cell e5.
+        let o = orientation(Color::White, square(6, 0));
+        let ix = pawn_pair_index(
+            Color::White,
+            o,
+            (Color::White, square(4, 3)),
+            (Color::Black, square(3, 4)),
+        );
+        assert_eq!(
+            pawn_pair_place(ix),
+            Place {
+                sheet: 1,
+                tile: [3, 3],
+                cell: [4, 4],
+            }
+        );
+        // Pawns a2 and c2 are never paired.
+        let ix = pawn_pair_index(
+            Color::White,
+            0,
+            (Color::White, square(0, 1)),
+            (Color::White, square(2, 1)),
+        );
+        assert!(pawn_pair_place(ix).is_none());
+    }
+
+    #[test]
+    fn places_invert_the_indices() {
+        let mut placed = 0;
+        let pawns = || {
+            Color::ALL
+                .into_iter()
+                .flat_map(|c| (8..56u8).map(move |s| (c, s)))
+        };
+        for a in pawns() {
+            for b in pawns() {
+                if a >= b {
+                    continue;
+                }
+                let ix = pawn_pair_index(Color::White, 0, a, b);
+                let place = pawn_pair_place(ix);
+                if pair_mask(a.1) & (1u64 << b.1) == 0 {
+                    assert!(place.is_none());
+                    continue;
+                }
+                placed += 1;
+                // The lower id: the own pawn of a mixed pair, else the lower square.
+                let (lo, hi) = (a.min(b), a.max(b));
+                let sheet = u32::from(lo.0 == Color::Black) + u32::from(hi.0 == Color::Black);
+                assert_eq!(
+                    place,
+                    Place {
+                        sheet,
+                        tile: [lo.1 % 8, lo.1 / 8],
+                        cell: [hi.1 % 8, hi.1 / 8],
+                    }
+                );
+            }
+        }
+        let all = (0..PAWN_PAIR_FEATURES)
+            .filter(|&i| !pawn_pair_place(i).is_none())
+            .count();
+        assert_eq!(all, placed);
     }
 }

@@ -86,6 +86,90 @@ pub fn bars(
     root.present().map_err(err)
 }
 
+/// One chart of [`bar_panels`]: bars spanning `lo..hi` with a height, on a numeric x axis or,
+/// with `categories`, one named bar per whole x (bar `i` spanning about `i ± 0.4`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BarPanel {
+    /// The chart's title.
+    pub title: String,
+    /// The x axis's description.
+    pub x_desc: String,
+    /// The y axis's description.
+    pub y_desc: String,
+    /// `(lo, hi, height)` per bar.
+    pub bars: Vec<(f64, f64, f64)>,
+    /// Names of the whole x positions, for category charts.
+    pub categories: Vec<String>,
+}
+
+impl BarPanel {
+    /// A category chart: one bar per `(name, height)`.
+    pub fn categories(title: &str, y_desc: &str, values: &[(String, f64)]) -> BarPanel {
+        BarPanel {
+            title: title.into(),
+            x_desc: String::new(),
+            y_desc: y_desc.into(),
+            bars: (0..values.len())
+                .map(|i| (i as f64 - 0.4, i as f64 + 0.4, values[i].1))
+                .collect(),
+            categories: values.iter().map(|v| v.0.clone()).collect(),
+        }
+    }
+}
+
+/// Several bar charts in one SVG, `columns` per row, under one title.
+pub fn bar_panels(path: &Path, title: &str, columns: usize, panels: &[BarPanel]) -> Result<()> {
+    let columns = columns.clamp(1, panels.len().max(1));
+    let rows = panels.len().div_ceil(columns).max(1);
+    let size = (
+        (460 * columns as u32).max(SIZE.0 / 2),
+        48 + 320 * rows as u32,
+    );
+    let root = SVGBackend::new(path, size).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let root = root.titled(title, ("sans-serif", 22)).map_err(err)?;
+    for (area, panel) in root.split_evenly((rows, columns)).iter().zip(panels) {
+        let (x0, x1) = if panel.categories.is_empty() {
+            span(panel.bars.iter().flat_map(|d| [d.0, d.1]))
+        } else {
+            (-0.5, panel.categories.len() as f64 - 0.5)
+        };
+        let (y0, y1) = span(panel.bars.iter().map(|d| d.2).chain([0.0]));
+        let names = &panel.categories;
+        let mut chart = ChartBuilder::on(area)
+            .caption(&panel.title, ("sans-serif", 15))
+            .margin(10)
+            .x_label_area_size(if names.is_empty() { 36 } else { 44 })
+            .y_label_area_size(64)
+            .build_cartesian_2d(x0..x1, y0.min(0.0)..(y1 + (y1 - y0) * 0.05))
+            .map_err(err)?;
+        let mut mesh = chart.configure_mesh();
+        mesh.x_desc(panel.x_desc.as_str())
+            .y_desc(panel.y_desc.as_str())
+            .disable_x_mesh();
+        let label = |x: &f64| {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 {
+                names.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        };
+        if !names.is_empty() {
+            mesh.x_labels(names.len()).x_label_formatter(&label);
+        }
+        mesh.draw().map_err(err)?;
+        chart
+            .draw_series(
+                panel.bars.iter().map(|&(lo, hi, v)| {
+                    Rectangle::new([(lo, 0.0), (hi, v)], BLUE.mix(0.6).filled())
+                }),
+            )
+            .map_err(err)?;
+    }
+    root.present().map_err(err)
+}
+
 /// Line and point series on shared axes, with a legend.
 pub fn lines(
     path: &Path,

@@ -8,6 +8,7 @@ pub mod load;
 pub mod run;
 pub mod stats;
 pub mod train;
+pub mod viz;
 
 use std::path::PathBuf;
 

@@ -10,7 +10,7 @@ use plugin_api::{FeatureSet, PluginRegistry};
 use super::FilterArgs;
 use super::device::{DeviceArg, apply_threads};
 use trainer::data::filter::FilterConfig;
-use trainer::data::{self, Format, ReadOptions, Sample};
+use trainer::data::{self, Format, Sample};
 use trainer::train::checkpoint;
 use trainer::train::export::{
     calibration_activations, export, fold_factors, network_blocks, quantize_calibrated,
@@ -151,11 +151,9 @@ pub struct ExportArgs {
     pub calibration: usize,
 }
 
-/// The first `n` readable samples of a data file.
+/// The first `n` samples of a data file.
 fn read_samples(path: &Path, format: Option<Format>, n: usize) -> Result<Vec<Sample>> {
-    let format = Format::resolve(format, path).map_err(anyhow::Error::msg)?;
-    let reader = data::open_reader(path, format, None, ReadOptions::default())?;
-    Ok(reader.filter_map(Result::ok).take(n).collect())
+    Ok(data::first_samples(path, format, n, None)?)
 }
 
 /// The calibration activations of `model` on `samples` (encoded through `set`).

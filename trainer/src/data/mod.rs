@@ -316,6 +316,31 @@ pub fn open_reader(
     })
 }
 
+/// The first `n` samples of a data file (its format from `format` or its extension) that
+/// `filter` keeps (every one without a filter); the first malformed record is an error.
+pub fn first_samples(
+    path: &Path,
+    format: Option<Format>,
+    n: usize,
+    filter: Option<&filter::FilterConfig>,
+) -> Result<Vec<Sample>, DataError> {
+    let name = path.display().to_string();
+    let format =
+        Format::resolve(format, path).map_err(|e| DataError::new(&name, None, ErrorKind::Io, e))?;
+    let mut keep = filter.map(|f| filter::Filter::new(f, 0));
+    let mut out = Vec::with_capacity(n.min(1 << 20));
+    for sample in open_reader(path, format, None, ReadOptions::default())? {
+        if out.len() >= n {
+            break;
+        }
+        let sample = sample?;
+        if keep.as_mut().is_none_or(|f| f.keep(&sample)) {
+            out.push(sample);
+        }
+    }
+    Ok(out)
+}
+
 /// Creates (truncates) `path` and a writer of `format` into it.
 pub fn create_writer(path: &Path, format: Format) -> Result<Box<dyn SampleWriter>, DataError> {
     let name = path.display().to_string();

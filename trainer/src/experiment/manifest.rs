@@ -312,6 +312,9 @@ pub struct Experiment {
     pub evaluations: Vec<Evaluation>,
     /// Experiment whose final networks initialize this one's runs.
     pub init_from: Option<String>,
+    /// Whether the report draws and attributes every feature set's network (`insight`, on
+    /// unless set to false, in the experiment or in `[defaults]`).
+    pub insight: bool,
 }
 
 /// A parsed, validated manifest.
@@ -557,6 +560,8 @@ impl Manifest {
             merged.extend(own);
             let data_ref = take::<String>(&mut merged, "data", &place)?;
             let evaluation_ref = take::<toml::Value>(&mut merged, "evaluation", &place)?;
+            let insight =
+                take::<bool>(&mut merged, "insight", &place)?.is_none_or(Spanned::into_inner);
             let name = e_name.get_ref().trim().to_string();
             let name_place = place(e_name.span().start);
             if name.is_empty()
@@ -704,6 +709,7 @@ impl Manifest {
                 data,
                 evaluations: chosen,
                 init_from,
+                insight,
             });
         }
         Ok(Manifest {

@@ -46,6 +46,12 @@ pub struct FeatureSetRow {
     pub puzzles: Option<PuzzleScore>,
     /// Search speed (nodes per second) of its best run's network, if measured.
     pub nps: Option<f64>,
+    /// The Markdown section of its best network's pictures and attribution
+    /// ([`crate::insight::write`]), image links relative to the report's folder.
+    #[serde(skip)]
+    pub insight: Option<String>,
+    /// Its best network's block attribution, if measured.
+    pub attribution: Option<crate::insight::attribution::Attribution>,
 }
 
 impl FeatureSetRow {
@@ -288,7 +294,8 @@ fn pairs_markdown(r: &ExperimentReport) -> String {
     out
 }
 
-/// Writes `report.md`, `report.json`, `val-loss.svg` and (with ratings) `elo.svg` into `dir`.
+/// Writes `report.md`, `report.json`, `val-loss.svg`, (with ratings) `elo.svg` and
+/// `report.html` (the Markdown with every image inlined: one file to open) into `dir`.
 pub fn write(r: &ExperimentReport, dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let mut md = markdown(r);
@@ -301,6 +308,18 @@ pub fn write(r: &ExperimentReport, dir: &Path) -> Result<()> {
     }
     if paired {
         md.push_str("\n![pairs](pairs.svg)\n");
+    }
+    let inside: Vec<&FeatureSetRow> = r.rows.iter().filter(|row| row.insight.is_some()).collect();
+    if !inside.is_empty() {
+        md.push_str("\n## Inside the networks\n\nFor each feature set's best network: how much it takes from each block (the loss and the evaluation with the block's inputs removed, its share of the accumulators, its dead and never-trained features), its activations and weights, every feature's weight size, and its strongest first-layer neurons drawn in each block's geometry.\n");
+        for row in inside {
+            let _ = write!(
+                md,
+                "\n### {}\n\n{}",
+                row.feature_set,
+                row.insight.as_deref().unwrap_or_default()
+            );
+        }
     }
     write_atomic(&dir.join("report.md"), md.as_bytes())?;
     let json = serde_json::to_vec_pretty(r)?;
@@ -379,6 +398,9 @@ pub fn write(r: &ExperimentReport, dir: &Path) -> Result<()> {
             &points,
         )?;
     }
+    // Last, once every image exists: the whole report as one self-contained page.
+    let page = crate::insight::html::page(&format!("Experiment {}", r.experiment), &md, dir)?;
+    write_atomic(&dir.join("report.html"), page.as_bytes())?;
     Ok(())
 }
 

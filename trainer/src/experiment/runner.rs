@@ -19,6 +19,7 @@ use super::manifest::{DataSource, Dataset, Experiment, GenerateTable, Manifest};
 use super::report::{self, ExperimentReport, FeatureSetRow, RunSummary};
 use crate::data::Format;
 use crate::gensfen::{self, GensfenConfig, Labeler, Target};
+use crate::insight;
 use crate::train::run::{DataFile, Runtime, TrainConfig, TrainError, train};
 
 /// How `trainer run` runs: where outputs go and on what.
@@ -90,13 +91,14 @@ pub fn run_manifest(
     let mut reports = Vec::new();
     for e in selected {
         let report = run_experiment(manifest, e, registry, options)?;
-        let dir = options.out.join("reports").join(&e.name);
+        let dir = report_dir(options, &e.name);
         report::write(&report, &dir)?;
         println!("{}", report::markdown(&report));
         eprintln!(
-            "==> [{}] report: {}",
+            "==> [{}] report: {} and {}",
             e.name,
-            dir.join("report.md").display()
+            dir.join("report.md").display(),
+            dir.join("report.html").display()
         );
         reports.push(report);
     }
@@ -134,6 +136,8 @@ fn run_experiment(
             elo: Vec::new(),
             puzzles: None,
             nps: None,
+            insight: None,
+            attribution: None,
         });
     }
     let players: Vec<Player> = rows
@@ -171,6 +175,11 @@ fn run_experiment(
             .find(|s| &s.name == name)
             .map(|s| s.nps);
     }
+    if e.insight {
+        for row in &mut rows {
+            look_inside(e, row, &data, registry, options)?;
+        }
+    }
     Ok(ExperimentReport {
         experiment: e.name.clone(),
         settings: e.settings.clone(),
@@ -178,6 +187,53 @@ fn run_experiment(
         rows,
         evaluations,
     })
+}
+
+/// Where experiment `name`'s report goes.
+fn report_dir(options: &RunOptions, name: &str) -> PathBuf {
+    options.out.join("reports").join(name)
+}
+
+/// Positions the report's block attribution uses: the first ones of the validation files.
+const INSIGHT_POSITIONS: usize = 10_000;
+
+/// Draws and attributes the best network of `row` into the report's `insight/<feature set>/`
+/// folder: its neurons, weight histograms and, on the first validation positions (filtered as
+/// in training), the block attribution, with the training files telling which features were
+/// never trained.
+fn look_inside(
+    e: &Experiment,
+    row: &mut FeatureSetRow,
+    data: &DataRecord,
+    registry: &PluginRegistry,
+    options: &RunOptions,
+) -> Result<()> {
+    announce(&e.name, "insight", &row.feature_set);
+    let nnue = host::nnue::Nnue::load(&row.best().net, registry)?;
+    let mut samples = Vec::new();
+    for path in &data.val {
+        let wanted = INSIGHT_POSITIONS - samples.len();
+        samples.extend(crate::data::first_samples(
+            path,
+            None,
+            wanted,
+            Some(&e.settings.filter()),
+        )?);
+    }
+    let trained = insight::attribution::trained_features(nnue.features(), &data.train, None)?;
+    let folder = insight::folder_name(&row.feature_set);
+    let result = insight::write(
+        &nnue.network(),
+        nnue.features(),
+        (!samples.is_empty()).then_some(samples.as_slice()),
+        Some(&trained),
+        &insight::Neurons::Top(insight::DEFAULT_NEURONS),
+        &report_dir(options, &e.name).join("insight").join(&folder),
+        &format!("insight/{folder}"),
+    )?;
+    row.insight = Some(result.markdown);
+    row.attribution = result.attribution;
+    Ok(())
 }
 
 /// The final network of run `run` of `fs` in experiment `e` with its dataset `data` (training

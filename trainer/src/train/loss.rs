@@ -120,6 +120,23 @@ impl ScoreLoss {
         mixed * known + w * (known.ones_like() - known)
     }
 
+    /// The WDL-space target of one position (`f64`; [`targets`](Self::targets) for a batch).
+    pub fn sample_target(&self, score: f64, result: Option<i8>) -> f64 {
+        let w = self.wdl.target(score);
+        match result {
+            Some(r) if self.lambda < 1.0 => {
+                self.lambda * w + (1.0 - self.lambda) * (f64::from(r) + 1.0) * 0.5
+            }
+            _ => w,
+        }
+    }
+
+    /// The loss `|t − W(out)|^p` of one output (score units) against its WDL target (`f64`;
+    /// [`loss`](Self::loss) for a batch).
+    pub fn sample_loss(&self, out: f64, target: f64) -> f64 {
+        (target - self.wdl.output(out)).abs().powf(self.power)
+    }
+
     /// The mean loss `|t − W(out)|^p` of outputs `out` (score units) against WDL targets `t`.
     pub fn loss(&self, out: &Tensor, targets: &Tensor) -> Tensor {
         let w = ((out - self.wdl.output_a) / self.wdl.output_b).sigmoid();
@@ -218,6 +235,20 @@ mod tests {
         let e = |s: f64, o: f64| (w.target(s) - w.output(o)).abs().powf(2.6);
         let want = (e(100.0, 50.0) + e(-300.0, -250.0)) / 2.0;
         assert!((got - want).abs() < 1e-6, "{got} vs {want}");
+    }
+
+    #[test]
+    fn one_position_loss_equals_the_batch_loss() {
+        let l = ScoreLoss {
+            lambda: 0.25,
+            ..ScoreLoss::default()
+        };
+        let targets = l.targets(&t(&[120.0, 120.0]), &t(&[1.0, 1.0]), &t(&[1.0, 0.0]));
+        for (k, result) in [(0, Some(1)), (1, None)] {
+            let batch = value(&l.loss(&t(&[-40.0]), &targets.narrow(0, k, 1)));
+            let one = l.sample_loss(-40.0, l.sample_target(120.0, result));
+            assert!((batch - one).abs() < 1e-6, "{batch} vs {one}");
+        }
     }
 
     #[test]

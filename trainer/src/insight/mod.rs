@@ -1,0 +1,343 @@
+//! Seeing inside a trained network: what it takes from each block of its feature set.
+//!
+//! - [`pictures`]: a neuron's first-layer weights drawn per block in the block's own geometry
+//!   (declared by its plugin), and the root mean square of every feature's weights;
+//! - [`attribution`]: per block, the loss and the evaluation without it, its contribution to
+//!   the accumulators, its dead and never-trained features, its weight size;
+//! - histograms of the weights of every layer and of both clipped layers' activations;
+//! - [`html`]: Markdown reports as one self-contained HTML page.
+//!
+//! [`write`] makes all of them for one network into a folder (`trainer viz`, and every
+//! feature set of a `trainer run` report).
+
+pub mod attribution;
+pub mod html;
+pub mod pictures;
+
+use anyhow::{Context, Result};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use host::nnue::Network;
+use plugin_api::FeatureSet;
+
+use self::attribution::Attribution;
+use self::pictures::{Scale, TermLayout};
+use crate::analysis::plot::{self, BarPanel};
+use crate::atomic_file::write_atomic;
+use crate::data::Sample;
+use crate::train::loss::ScoreLoss;
+
+/// Neurons pictured when none are named: the strongest by weight norm.
+pub const DEFAULT_NEURONS: usize = 4;
+
+/// Which first-layer neurons to draw.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Neurons {
+    /// The `k` neurons with the largest first-layer weight norm.
+    Top(usize),
+    /// These neurons.
+    List(Vec<usize>),
+}
+
+/// What [`write`] measured and drew.
+#[derive(Clone, Debug)]
+pub struct Insight {
+    /// The neurons drawn, in order.
+    pub neurons: Vec<usize>,
+    /// The attribution, when positions were given.
+    pub attribution: Option<Attribution>,
+    /// Every file written, relative to the folder.
+    pub files: Vec<PathBuf>,
+    /// The section as Markdown, image links relative to the folder's parent `link_base`.
+    pub markdown: String,
+}
+
+/// The `k` neurons with the largest L2 norm of their first-layer weights, strongest first.
+pub fn top_neurons(net: &Network, k: usize) -> Vec<usize> {
+    let l1 = net.l1();
+    let mut norms = vec![0f64; l1];
+    for (i, w) in net.w1().to_values().iter().enumerate() {
+        norms[i % l1] += f64::from(*w).powi(2);
+    }
+    let mut order: Vec<usize> = (0..l1).collect();
+    order.sort_by(|&a, &b| norms[b].total_cmp(&norms[a]).then(a.cmp(&b)));
+    order.truncate(k);
+    order
+}
+
+/// Neuron `k`'s first-layer weights, one per feature, in float units (1.0 = 127).
+pub fn neuron_weights(net: &Network, k: usize) -> Vec<f64> {
+    (0..net.n() as u32)
+        .map(|i| f64::from(net.w1().value(i, k)) / 127.0)
+        .collect()
+}
+
+/// The root mean square over neurons of every feature's weights (float units): how much a
+/// feature moves the accumulator at all.
+pub fn feature_rms(net: &Network) -> Vec<f64> {
+    let l1 = net.l1();
+    net.w1()
+        .to_values()
+        .chunks(l1)
+        .map(|row| {
+            (row.iter().map(|&w| f64::from(w).powi(2)).sum::<f64>() / l1 as f64).sqrt() / 127.0
+        })
+        .collect()
+}
+
+/// A histogram of `values` in `bins` equal bins over their range: `(lo, hi, count)`.
+fn histogram(values: impl Iterator<Item = f64> + Clone, bins: usize) -> Vec<(f64, f64, f64)> {
+    let (lo, hi) = values
+        .clone()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
+    if !lo.is_finite() {
+        return Vec::new();
+    }
+    let width = ((hi - lo) / bins as f64).max(1e-9);
+    let mut counts = vec![0f64; bins];
+    for v in values {
+        counts[(((v - lo) / width) as usize).min(bins - 1)] += 1.0;
+    }
+    counts
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| (lo + i as f64 * width, lo + (i + 1) as f64 * width, c))
+        .collect()
+}
+
+/// A folder name for a feature set (`k*all^` → `k_all_`).
+pub fn folder_name(feature_set: &str) -> String {
+    feature_set
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "+-_".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Draws and measures `net` (bound to `set`) into `dir`: `neuron-K.svg` per neuron,
+/// `features.svg` (every feature's weight RMS), `weights.svg` (weight histograms per layer) and,
+/// with `samples`, `attribution.svg`, `activations.svg` and `attribution.json` (`trained`:
+/// the features active in the training data, if scanned). `link` is the folder as the Markdown
+/// section's image links name it.
+pub fn write(
+    net: &Network,
+    set: &FeatureSet,
+    samples: Option<&[Sample]>,
+    trained: Option<&[bool]>,
+    neurons: &Neurons,
+    dir: &Path,
+    link: &str,
+) -> Result<Insight> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let l1 = net.l1();
+    let neurons = match neurons {
+        Neurons::Top(k) => top_neurons(net, *k),
+        Neurons::List(list) => {
+            if let Some(&bad) = list.iter().find(|&&k| k >= l1) {
+                anyhow::bail!(
+                    "neuron {bad} does not exist: the network has L1 = {l1} (neurons 0..{})",
+                    l1 - 1
+                );
+            }
+            list.clone()
+        }
+    };
+    let layouts = TermLayout::of_set(set);
+    let name = set.name();
+    let mut files = Vec::new();
+    let save = |files: &mut Vec<PathBuf>, file: &str, text: &str| -> Result<()> {
+        write_atomic(&dir.join(file), text.as_bytes())?;
+        files.push(PathBuf::from(file));
+        Ok(())
+    };
+    let mut md = String::new();
+    let img = |alt: &str, file: &str| format!("![{alt}]({link}/{file})\n\n");
+
+    // Attribution first: it is the answer to "does the network use this block?".
+    let attribution = match samples {
+        Some(samples) => {
+            let a = attribution::attribute(net, set, samples, &ScoreLoss::default(), trained)?;
+            write_atomic(
+                &dir.join("attribution.json"),
+                &serde_json::to_vec_pretty(&a)?,
+            )?;
+            files.push(PathBuf::from("attribution.json"));
+            let cats = |f: fn(&attribution::TermAttribution) -> f64| {
+                a.terms
+                    .iter()
+                    .map(|t| (t.term.clone(), f(t)))
+                    .collect::<Vec<_>>()
+            };
+            let delta = |t: &attribution::TermAttribution| t.loss_without;
+            let mut loss_panel =
+                BarPanel::categories("Loss without the block", "loss", &cats(delta));
+            loss_panel.categories.push("(none removed)".into());
+            let k = loss_panel.categories.len() - 1;
+            loss_panel
+                .bars
+                .push((k as f64 - 0.4, k as f64 + 0.4, a.loss));
+            plot::bar_panels(
+                &dir.join("attribution.svg"),
+                &format!("Block attribution of {name} ({} positions)", a.positions),
+                2,
+                &[
+                    BarPanel::categories(
+                        "Share of |accumulator contribution| (%)",
+                        "%",
+                        &cats(|t| 100.0 * t.contribution_share),
+                    ),
+                    loss_panel,
+                    BarPanel::categories(
+                        "Mean |eval change| without the block",
+                        "score units",
+                        &cats(|t| t.mean_abs_eval_change),
+                    ),
+                    BarPanel::categories(
+                        "Dead features (never active here, %)",
+                        "%",
+                        &cats(|t| 100.0 * t.dead),
+                    ),
+                ],
+            )?;
+            files.push(PathBuf::from("attribution.svg"));
+            let (x0, x127) = a.first_layer_zero_and_saturated();
+            let (h0, h127) = a.hidden_zero_and_saturated();
+            let counts = |c: &[u64]| -> Vec<(f64, f64, f64)> {
+                c.iter()
+                    .enumerate()
+                    .map(|(v, &n)| (v as f64, v as f64 + 1.0, n as f64))
+                    .collect()
+            };
+            plot::bar_panels(
+                &dir.join("activations.svg"),
+                &format!("Activations of {name} over {} positions", a.positions),
+                2,
+                &[
+                    BarPanel {
+                        title: format!(
+                            "First layer: {:.1}% zero, {:.1}% at 127",
+                            100.0 * x0,
+                            100.0 * x127
+                        ),
+                        x_desc: "clamp(accumulator, 0, 127)".into(),
+                        y_desc: "values".into(),
+                        bars: counts(&a.first_layer_activations),
+                        categories: Vec::new(),
+                    },
+                    BarPanel {
+                        title: format!(
+                            "Hidden layer: {:.1}% zero, {:.1}% at 127",
+                            100.0 * h0,
+                            100.0 * h127
+                        ),
+                        x_desc: "hidden activation".into(),
+                        y_desc: "values".into(),
+                        bars: counts(&a.hidden_activations),
+                        categories: Vec::new(),
+                    },
+                ],
+            )?;
+            files.push(PathBuf::from("activations.svg"));
+            md.push_str(&a.markdown());
+            md.push('\n');
+            md.push_str(&img("attribution", "attribution.svg"));
+            let _ = writeln!(
+                md,
+                "First-layer activations: {:.1}% zero (what the sparse hidden layer skips), {:.1}% saturated; hidden activations: {:.1}% zero, {:.1}% saturated.\n",
+                100.0 * x0,
+                100.0 * x127,
+                100.0 * h0,
+                100.0 * h127
+            );
+            md.push_str(&img("activations", "activations.svg"));
+            Some(a)
+        }
+        None => None,
+    };
+
+    let w1 = net.w1().to_values();
+    let panels = [
+        (
+            "W1 (first layer)",
+            w1.iter().map(|&v| f64::from(v)).collect::<Vec<_>>(),
+        ),
+        ("b1", net.b1().iter().map(|&v| f64::from(v)).collect()),
+        (
+            "W2 (hidden)",
+            net.w2().iter().map(|&v| f64::from(v)).collect(),
+        ),
+        ("b2", net.b2().iter().map(|&v| f64::from(v)).collect()),
+        (
+            "W3 (output)",
+            net.w3().iter().map(|&v| f64::from(v)).collect(),
+        ),
+    ]
+    .map(|(title, values)| BarPanel {
+        title: format!("{title}: {} values", values.len()),
+        x_desc: "quantized value".into(),
+        y_desc: "count".into(),
+        bars: histogram(values.iter().copied(), 60),
+        categories: Vec::new(),
+    });
+    plot::bar_panels(
+        &dir.join("weights.svg"),
+        &format!("Weights of {name}"),
+        3,
+        &panels,
+    )?;
+    files.push(PathBuf::from("weights.svg"));
+    md.push_str(&img("weight histograms", "weights.svg"));
+
+    let rms = feature_rms(net);
+    let top = rms.iter().copied().fold(0.0, f64::max);
+    save(
+        &mut files,
+        "features.svg",
+        &pictures::draw(
+            &format!("{name}: RMS over the {l1} neurons of each feature's weights"),
+            &layouts,
+            &rms,
+            Scale::Sequential(top),
+            "RMS weight (float units)",
+        )?,
+    )?;
+    md.push_str(&img("feature weight RMS", "features.svg"));
+    let mut gallery = String::new();
+    for &k in &neurons {
+        let values = neuron_weights(net, k);
+        let m = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let file = format!("neuron-{k}.svg");
+        save(
+            &mut files,
+            &file,
+            &pictures::draw(
+                &format!("{name}: first-layer weights of neuron {k}"),
+                &layouts,
+                &values,
+                Scale::Diverging(m),
+                "weight (float units, 1.0 = 127)",
+            )?,
+        )?;
+        gallery.push_str(img(&format!("neuron {k}"), &file).trim_end());
+        gallery.push('\n');
+    }
+    // One paragraph: the HTML page shows the neurons side by side.
+    let _ = writeln!(
+        md,
+        "Strongest neurons by first-layer weight norm:\n\n{gallery}"
+    );
+    Ok(Insight {
+        neurons,
+        attribution,
+        files,
+        markdown: md,
+    })
+}
