@@ -210,9 +210,12 @@ pub fn write(
             files.push(PathBuf::from("attribution.svg"));
             let (x0, x127) = a.first_layer_zero_and_saturated();
             let (h0, h127) = a.hidden_zero_and_saturated();
+            // The values between the two clips: the spikes at 0 and 127 are in the titles and
+            // would flatten everything else.
             let counts = |c: &[u64]| -> Vec<(f64, f64, f64)> {
                 c.iter()
                     .enumerate()
+                    .filter(|&(v, _)| v != 0 && v != 127)
                     .map(|(v, &n)| (v as f64, v as f64 + 1.0, n as f64))
                     .collect()
             };
@@ -227,7 +230,7 @@ pub fn write(
                             100.0 * x0,
                             100.0 * x127
                         ),
-                        x_desc: "clamp(accumulator, 0, 127)".into(),
+                        x_desc: "clamp(accumulator, 0, 127), values 1 to 126".into(),
                         y_desc: "values".into(),
                         bars: counts(&a.first_layer_activations),
                         categories: Vec::new(),
@@ -238,7 +241,7 @@ pub fn write(
                             100.0 * h0,
                             100.0 * h127
                         ),
-                        x_desc: "hidden activation".into(),
+                        x_desc: "hidden activation, values 1 to 126".into(),
                         y_desc: "values".into(),
                         bars: counts(&a.hidden_activations),
                         categories: Vec::new(),
