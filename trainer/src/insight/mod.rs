@@ -16,7 +16,7 @@ pub mod pictures;
 
 use anyhow::{Context, Result};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use host::nnue::Network;
 use plugin_api::FeatureSet;
@@ -47,9 +47,7 @@ pub struct Insight {
     pub neurons: Vec<usize>,
     /// The attribution, when positions were given.
     pub attribution: Option<Attribution>,
-    /// Every file written, relative to the folder.
-    pub files: Vec<PathBuf>,
-    /// The section as Markdown, image links relative to the folder's parent `link_base`.
+    /// The section as Markdown, its image links starting with [`write`]'s `link`.
     pub markdown: String,
 }
 
@@ -152,12 +150,7 @@ pub fn write(
     };
     let layouts = TermLayout::of_set(set);
     let name = set.name();
-    let mut files = Vec::new();
-    let save = |files: &mut Vec<PathBuf>, file: &str, text: &str| -> Result<()> {
-        write_atomic(&dir.join(file), text.as_bytes())?;
-        files.push(PathBuf::from(file));
-        Ok(())
-    };
+    let save = |file: &str, text: &str| write_atomic(&dir.join(file), text.as_bytes());
     let mut md = String::new();
     let img = |alt: &str, file: &str| format!("![{alt}]({link}/{file})\n\n");
 
@@ -169,7 +162,6 @@ pub fn write(
                 &dir.join("attribution.json"),
                 &serde_json::to_vec_pretty(&a)?,
             )?;
-            files.push(PathBuf::from("attribution.json"));
             let cats = |f: fn(&attribution::TermAttribution) -> f64| {
                 a.terms
                     .iter()
@@ -207,7 +199,6 @@ pub fn write(
                     ),
                 ],
             )?;
-            files.push(PathBuf::from("attribution.svg"));
             let (x0, x127) = a.first_layer_zero_and_saturated();
             let (h0, h127) = a.hidden_zero_and_saturated();
             // The values between the two clips: the spikes at 0 and 127 are in the titles and
@@ -248,7 +239,6 @@ pub fn write(
                     },
                 ],
             )?;
-            files.push(PathBuf::from("activations.svg"));
             md.push_str(&a.markdown());
             md.push('\n');
             md.push_str(&img("attribution", "attribution.svg"));
@@ -296,13 +286,11 @@ pub fn write(
         3,
         &panels,
     )?;
-    files.push(PathBuf::from("weights.svg"));
     md.push_str(&img("weight histograms", "weights.svg"));
 
     let rms = feature_rms(net);
     let top = rms.iter().copied().fold(0.0, f64::max);
     save(
-        &mut files,
         "features.svg",
         &pictures::draw(
             &format!("{name}: RMS over the {l1} neurons of each feature's weights"),
@@ -319,7 +307,6 @@ pub fn write(
         let m = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         let file = format!("neuron-{k}.svg");
         save(
-            &mut files,
             &file,
             &pictures::draw(
                 &format!("{name}: first-layer weights of neuron {k}"),
@@ -340,7 +327,6 @@ pub fn write(
     Ok(Insight {
         neurons,
         attribution,
-        files,
         markdown: md,
     })
 }
