@@ -266,9 +266,14 @@ pub trait FeatureBlock: 'static {
     /// default) draws the indices in index order.
     const GEOMETRY: Grid = Grid::NONE;
 
-    /// The name of sheet `sheet` of [`GEOMETRY`](Self::GEOMETRY) (`own pawn`).
-    fn sheet_name(_sheet: u32) -> &'static str {
-        ""
+    /// The names of the sheets of [`GEOMETRY`](Self::GEOMETRY), in order (`own pawn`, ...).
+    const SHEET_NAMES: &'static [&'static str] = &[];
+
+    /// The name of sheet `sheet` of [`GEOMETRY`](Self::GEOMETRY): its entry of
+    /// [`SHEET_NAMES`](Self::SHEET_NAMES), empty past the end. Override it only for names made
+    /// at run time.
+    fn sheet_name(sheet: u32) -> &'static str {
+        Self::SHEET_NAMES.get(sheet as usize).copied().unwrap_or("")
     }
 
     /// Where index `index` is drawn in [`GEOMETRY`](Self::GEOMETRY); [`Place::NONE`] for an index

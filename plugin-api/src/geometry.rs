@@ -249,24 +249,27 @@ impl TermGeometry {
     /// The place of the term's index `local` (counted from the term's start), or `None` when it
     /// is not drawn (or lies outside the grid: a block that breaks its own declaration).
     pub fn place(&self, local: u32) -> Option<Place> {
-        let place = match self.left {
-            None => (self.right.place)(local),
-            Some((left, right_size)) => {
-                let (l, r) = (
-                    (left.place)(local / right_size),
-                    (self.right.place)(local % right_size),
-                );
-                if l.is_none() || r.is_none() {
-                    return None;
-                }
-                Place {
-                    sheet: r.sheet,
-                    tile: l.cell,
-                    cell: r.cell,
-                }
-            }
-        };
+        let place = self.declared_place(local);
         (!place.is_none() && self.grid.contains(place)).then_some(place)
+    }
+
+    /// The place the blocks declare for `local`, unchecked ([`Place::NONE`] when a factor's is).
+    fn declared_place(&self, local: u32) -> Place {
+        let Some((left, right_size)) = self.left else {
+            return (self.right.place)(local);
+        };
+        let (l, r) = (
+            (left.place)(local / right_size),
+            (self.right.place)(local % right_size),
+        );
+        if l.is_none() || r.is_none() {
+            return Place::NONE;
+        }
+        Place {
+            sheet: r.sheet,
+            tile: l.cell,
+            cell: r.cell,
+        }
     }
 
     /// The name of sheet `sheet`.
@@ -296,10 +299,7 @@ pub fn check(term: &Term) -> Result<(), String> {
     let grid = g.grid();
     let mut seen = std::collections::HashMap::new();
     for local in 0..term.size {
-        let raw = match &g.left {
-            None => (g.right.place)(local),
-            Some(_) => g.place(local).unwrap_or(Place::NONE),
-        };
+        let raw = g.declared_place(local);
         if raw.is_none() {
             continue;
         }

@@ -43,9 +43,7 @@ impl FeatureBlock for All {
     /// Twelve boards, one per piece kind.
     const GEOMETRY: Grid = Grid::boards(12, "square");
 
-    fn sheet_name(sheet: u32) -> &'static str {
-        PIECE_SHEETS.get(sheet as usize).copied().unwrap_or("")
-    }
+    const SHEET_NAMES: &'static [&'static str] = &PIECE_SHEETS;
 
     fn place(index: u32) -> Place {
         all_place(index)
@@ -99,12 +97,7 @@ impl FeatureBlock for P {
     /// Ten boards, one per piece kind other than the kings.
     const GEOMETRY: Grid = Grid::boards(10, "square");
 
-    fn sheet_name(sheet: u32) -> &'static str {
-        PIECE_SHEETS[..10]
-            .get(sheet as usize)
-            .copied()
-            .unwrap_or("")
-    }
+    const SHEET_NAMES: &'static [&'static str] = PIECE_SHEETS.split_at(10).0;
 
     fn place(index: u32) -> Place {
         p_place(index)

@@ -138,9 +138,7 @@ macro_rules! axis_block {
             const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::Never;
             const GEOMETRY: Grid = $grid;
 
-            fn sheet_name(sheet: u32) -> &'static str {
-                PIECE_SHEETS.get(sheet as usize).copied().unwrap_or("")
-            }
+            const SHEET_NAMES: &'static [&'static str] = &PIECE_SHEETS;
 
             fn place(index: u32) -> Place {
                 $place(index)

@@ -132,9 +132,7 @@ impl FeatureBlock for HalfKav2Hm {
         "own king square (mirrored to files e–h; column 0 = e)",
     );
 
-    fn sheet_name(sheet: u32) -> &'static str {
-        HALFKA_SHEETS.get(sheet as usize).copied().unwrap_or("")
-    }
+    const SHEET_NAMES: &'static [&'static str] = &HALFKA_SHEETS;
 
     fn place(index: u32) -> Place {
         halfka_v2_hm_place(index)

@@ -84,12 +84,7 @@ impl FeatureBlock for HalfKp {
         "own king square",
     );
 
-    fn sheet_name(sheet: u32) -> &'static str {
-        PIECE_SHEETS[..10]
-            .get(sheet as usize)
-            .copied()
-            .unwrap_or("")
-    }
+    const SHEET_NAMES: &'static [&'static str] = PIECE_SHEETS.split_at(10).0;
 
     fn place(index: u32) -> Place {
         halfkp_place(index)

@@ -44,9 +44,7 @@ impl FeatureBlock for K {
     /// One board of the own king's square.
     const GEOMETRY: Grid = Grid::boards(1, "own king square");
 
-    fn sheet_name(sheet: u32) -> &'static str {
-        if sheet == 0 { "own king" } else { "" }
-    }
+    const SHEET_NAMES: &'static [&'static str] = &["own king"];
 
     fn place(index: u32) -> Place {
         k_place(index)

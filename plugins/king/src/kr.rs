@@ -70,9 +70,7 @@ impl FeatureBlock for Kr {
         "offset from own king (king at the centre)",
     );
 
-    fn sheet_name(sheet: u32) -> &'static str {
-        PIECE_SHEETS.get(sheet as usize).copied().unwrap_or("")
-    }
+    const SHEET_NAMES: &'static [&'static str] = &PIECE_SHEETS;
 
     fn place(index: u32) -> Place {
         kr_place(index)

@@ -183,9 +183,7 @@ impl FeatureBlock for Mb {
     /// One board per (role, colour) type.
     const GEOMETRY: Grid = Grid::boards(12, "square");
 
-    fn sheet_name(sheet: u32) -> &'static str {
-        PIECE_SHEETS.get(sheet as usize).copied().unwrap_or("")
-    }
+    const SHEET_NAMES: &'static [&'static str] = &PIECE_SHEETS;
 
     fn place(index: u32) -> Place {
         mb_place(index)
@@ -242,9 +240,7 @@ impl FeatureBlock for Mc {
         "mobility count",
     );
 
-    fn sheet_name(sheet: u32) -> &'static str {
-        PIECE_SHEETS.get(sheet as usize).copied().unwrap_or("")
-    }
+    const SHEET_NAMES: &'static [&'static str] = &PIECE_SHEETS;
 
     fn place(index: u32) -> Place {
         mc_place(index)

@@ -454,12 +454,7 @@ macro_rules! pair_block {
                 "first piece (row) × second piece (column)",
             );
 
-            fn sheet_name(sheet: u32) -> &'static str {
-                <$lines as Lines>::NAMES
-                    .get(sheet as usize)
-                    .copied()
-                    .unwrap_or("")
-            }
+            const SHEET_NAMES: &'static [&'static str] = <$lines as Lines>::NAMES;
 
             fn place(index: u32) -> Place {
                 pair_place(index)

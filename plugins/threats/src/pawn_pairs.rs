@@ -142,9 +142,7 @@ impl FeatureBlock for PawnPairs3Wide {
         "first pawn's square (own, else lower)",
     );
 
-    fn sheet_name(sheet: u32) -> &'static str {
-        PAWN_PAIR_SHEETS.get(sheet as usize).copied().unwrap_or("")
-    }
+    const SHEET_NAMES: &'static [&'static str] = &PAWN_PAIR_SHEETS;
 
     fn place(index: u32) -> Place {
         pawn_pair_place(index)

@@ -73,9 +73,7 @@ impl FeatureBlock for KingZone {
         "square around the own king (file offset, rank offset)",
     );
 
-    fn sheet_name(sheet: u32) -> &'static str {
-        PIECE_SHEETS.get(sheet as usize).copied().unwrap_or("")
-    }
+    const SHEET_NAMES: &'static [&'static str] = &PIECE_SHEETS;
 
     fn place(index: u32) -> Place {
         king_zone_place(index)

@@ -176,8 +176,9 @@ fn run_experiment(
             .map(|s| s.nps);
     }
     if e.insight {
+        let samples = insight_positions(e, &data)?;
         for row in &mut rows {
-            look_inside(e, row, &data, registry, options)?;
+            look_inside(e, row, &samples, &data, registry, options)?;
         }
     }
     Ok(ExperimentReport {
@@ -197,19 +198,9 @@ fn report_dir(options: &RunOptions, name: &str) -> PathBuf {
 /// Positions the report's block attribution uses: the first ones of the validation files.
 const INSIGHT_POSITIONS: usize = 10_000;
 
-/// Draws and attributes the best network of `row` into the report's `insight/<feature set>/`
-/// folder: its neurons, weight histograms and, on the first validation positions (filtered as
-/// in training), the block attribution, with the training files telling which features were
-/// never trained.
-fn look_inside(
-    e: &Experiment,
-    row: &mut FeatureSetRow,
-    data: &DataRecord,
-    registry: &PluginRegistry,
-    options: &RunOptions,
-) -> Result<()> {
-    announce(&e.name, "insight", &row.feature_set);
-    let nnue = host::nnue::Nnue::load(&row.best().net, registry)?;
+/// The first [`INSIGHT_POSITIONS`] validation positions of `data` that `e`'s training filter
+/// keeps: what the report attributes every network on.
+fn insight_positions(e: &Experiment, data: &DataRecord) -> Result<Vec<crate::data::Sample>> {
     let mut samples = Vec::new();
     for path in &data.val {
         let wanted = INSIGHT_POSITIONS - samples.len();
@@ -220,12 +211,28 @@ fn look_inside(
             Some(&e.settings.filter()),
         )?);
     }
+    Ok(samples)
+}
+
+/// Draws and attributes the best network of `row` into the report's `insight/<feature set>/`
+/// folder: its neurons, weight histograms and, on `samples`, the block attribution, with the
+/// training files telling which features were never trained.
+fn look_inside(
+    e: &Experiment,
+    row: &mut FeatureSetRow,
+    samples: &[crate::data::Sample],
+    data: &DataRecord,
+    registry: &PluginRegistry,
+    options: &RunOptions,
+) -> Result<()> {
+    announce(&e.name, "insight", &row.feature_set);
+    let nnue = host::nnue::Nnue::load(&row.best().net, registry)?;
     let trained = insight::attribution::trained_features(nnue.features(), &data.train, None)?;
     let folder = insight::folder_name(&row.feature_set);
     let result = insight::write(
         &nnue.network(),
         nnue.features(),
-        (!samples.is_empty()).then_some(samples.as_slice()),
+        (!samples.is_empty()).then_some(samples),
         Some(&trained),
         &insight::Neurons::Top(insight::DEFAULT_NEURONS),
         &report_dir(options, &e.name).join("insight").join(&folder),

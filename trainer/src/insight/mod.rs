@@ -51,11 +51,11 @@ pub struct Insight {
     pub markdown: String,
 }
 
-/// The `k` neurons with the largest L2 norm of their first-layer weights, strongest first.
-pub fn top_neurons(net: &Network, k: usize) -> Vec<usize> {
-    let l1 = net.l1();
+/// The `k` neurons with the largest L2 norm of their first-layer weights, strongest first, from
+/// W1's values (`w1`, N rows of `l1`, as [`host::nnue::FirstLayer::to_values`] gives them).
+pub fn top_neurons(w1: &[i16], l1: usize, k: usize) -> Vec<usize> {
     let mut norms = vec![0f64; l1];
-    for (i, w) in net.w1().to_values().iter().enumerate() {
+    for (i, w) in w1.iter().enumerate() {
         norms[i % l1] += f64::from(*w).powi(2);
     }
     let mut order: Vec<usize> = (0..l1).collect();
@@ -64,20 +64,16 @@ pub fn top_neurons(net: &Network, k: usize) -> Vec<usize> {
     order
 }
 
-/// Neuron `k`'s first-layer weights, one per feature, in float units (1.0 = 127).
-pub fn neuron_weights(net: &Network, k: usize) -> Vec<f64> {
-    (0..net.n() as u32)
-        .map(|i| f64::from(net.w1().value(i, k)) / 127.0)
-        .collect()
+/// Neuron `k`'s first-layer weights, one per feature, in float units (1.0 = 127), from W1's
+/// values (N rows of `l1`).
+pub fn neuron_weights(w1: &[i16], l1: usize, k: usize) -> Vec<f64> {
+    w1.chunks(l1).map(|row| f64::from(row[k]) / 127.0).collect()
 }
 
-/// The root mean square over neurons of every feature's weights (float units): how much a
-/// feature moves the accumulator at all.
-pub fn feature_rms(net: &Network) -> Vec<f64> {
-    let l1 = net.l1();
-    net.w1()
-        .to_values()
-        .chunks(l1)
+/// The root mean square over neurons of every feature's weights (float units), from W1's
+/// values (N rows of `l1`): how much a feature moves the accumulator at all.
+pub fn feature_rms(w1: &[i16], l1: usize) -> Vec<f64> {
+    w1.chunks(l1)
         .map(|row| {
             (row.iter().map(|&w| f64::from(w).powi(2)).sum::<f64>() / l1 as f64).sqrt() / 127.0
         })
@@ -136,8 +132,10 @@ pub fn write(
 ) -> Result<Insight> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let l1 = net.l1();
+    // W1 widened once: the neuron choice, the histograms and every picture read it.
+    let w1 = net.w1().to_values();
     let neurons = match neurons {
-        Neurons::Top(k) => top_neurons(net, *k),
+        Neurons::Top(k) => top_neurons(&w1, l1, *k),
         Neurons::List(list) => {
             if let Some(&bad) = list.iter().find(|&&k| k >= l1) {
                 anyhow::bail!(
@@ -256,7 +254,6 @@ pub fn write(
         None => None,
     };
 
-    let w1 = net.w1().to_values();
     let panels = [
         (
             "W1 (first layer)",
@@ -288,7 +285,7 @@ pub fn write(
     )?;
     md.push_str(&img("weight histograms", "weights.svg"));
 
-    let rms = feature_rms(net);
+    let rms = feature_rms(&w1, l1);
     let top = rms.iter().copied().fold(0.0, f64::max);
     save(
         "features.svg",
@@ -303,7 +300,7 @@ pub fn write(
     md.push_str(&img("feature weight RMS", "features.svg"));
     let mut gallery = String::new();
     for &k in &neurons {
-        let values = neuron_weights(net, k);
+        let values = neuron_weights(&w1, l1, k);
         let m = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         let file = format!("neuron-{k}.svg");
         save(
