@@ -137,7 +137,16 @@ fn refreshes(
         match cache.as_deref_mut() {
             Some(cache) => {
                 cache
-                    .refresh(kernels, set, u64::MAX, net, *p, *king, after, &mut dst)
+                    .refresh(
+                        kernels,
+                        set,
+                        u64::MAX,
+                        net,
+                        *p,
+                        *king,
+                        after,
+                        (&mut dst, &mut []),
+                    )
                     .unwrap();
             }
             None => {
@@ -161,7 +170,7 @@ fn benches(c: &mut Criterion) {
     group.throughput(Throughput::Elements(king_moves(&games)));
     for l1 in [256, 1024] {
         let nnue = network(&registry, l1);
-        let mut cache = RefreshCache::new(l1, nnue.features().max_active());
+        let mut cache = RefreshCache::new(l1, 0, nnue.features().max_active());
         group.bench_function(format!("refresh/{l1}/cache"), |b| {
             b.iter_custom(|iters| {
                 (0..iters)

@@ -7,4 +7,6 @@
 pub mod engine;
 pub mod excerpt;
 pub mod fens;
-pub mod nnue;
+pub mod games;
+/// The network (shapes, file formats, kernels): the `nnue` crate, which the trainer shares.
+pub use nnue;

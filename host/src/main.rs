@@ -58,17 +58,30 @@ enum Command {
         #[arg(long)]
         list: bool,
     },
-    /// Print the raw network output for the side to move of positions: FEN, output.
+    /// Print the raw network output for the side to move of positions: FEN, output (for a
+    /// Stockfish network, Stockfish's `Eval::NNUE::evaluate(pos, false)`).
     Eval {
-        /// Network file (this project's format or a thesis .nn file).
+        /// Network file (this project's format, a thesis .nn file or a Stockfish 15.1 .nnue).
         #[arg(long)]
         net: PathBuf,
         /// File with one FEN per line ('-' for standard input).
+        #[arg(long, required_unless_present = "games", conflicts_with = "games")]
+        fens: Option<PathBuf>,
+        /// File with one game per line, `START_FEN<TAB>uci moves`: prints the evaluation after
+        /// the start and after every move, updated incrementally as in a search.
         #[arg(long)]
-        fens: PathBuf,
+        games: Option<PathBuf>,
+        /// With --games: play the games this many times and print only the speed
+        /// (`positions P evals_per_second X checksum C`).
+        #[arg(long, requires = "games")]
+        repeat: Option<u32>,
         /// Kernels: scalar, avx2, avx512 or avx512vnni (default: $NNUE_SIMD, else the best).
         #[arg(long)]
         simd: Option<String>,
+        /// Also print the stack the position uses and every layer stack's raw PSQT and
+        /// positional sums (before the output rule's division; Stockfish's `eval` table × 16).
+        #[arg(long)]
+        stacks: bool,
     },
     /// Inspect or convert network files.
     Net {
@@ -79,7 +92,8 @@ enum Command {
 
 #[derive(Subcommand, Debug)]
 enum NetCommand {
-    /// Convert a network between this project's format and the thesis's .nn format.
+    /// Convert a network between this project's format, the thesis's .nn format and Stockfish
+    /// 15.1's .nnue format.
     Convert {
         /// Input network (either format).
         #[arg(long = "in", value_name = "FILE")]
@@ -87,11 +101,11 @@ enum NetCommand {
         /// Output file.
         #[arg(long = "out", value_name = "FILE")]
         output: PathBuf,
-        /// Output format: own or thesis.
+        /// Output format: own, thesis or stockfish.
         #[arg(long, default_value = "own")]
         format: String,
     },
-    /// Print a network's format, feature set, blocks, N, L1, L2 and quantization.
+    /// Print a network's format, feature set, blocks, N, L1, shape and quantization.
     Info {
         /// Network file (either format).
         #[arg(long)]
@@ -106,9 +120,12 @@ enum NetCommand {
         /// First-layer width (a multiple of 32).
         #[arg(long, default_value_t = 256)]
         l1: usize,
-        /// Hidden width.
+        /// Hidden width (of the thesis's shape).
         #[arg(long, default_value_t = 32)]
         l2: usize,
+        /// The shape after the first layer: a preset (thesis, sfnnv5).
+        #[arg(long, default_value = "thesis")]
+        arch: String,
         /// Seed of the weights.
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -155,13 +172,30 @@ fn main() -> ExitCode {
             *hash,
             &mut out,
         ),
-        Command::Eval { net, fens, simd } => cli::eval::run(
-            args.plugin_dir.as_deref(),
+        Command::Eval {
             net,
             fens,
-            simd.as_deref(),
-            &mut out,
-        ),
+            games,
+            repeat,
+            simd,
+            stacks,
+        } => match (fens, games) {
+            (Some(fens), _) => cli::eval::run(
+                args.plugin_dir.as_deref(),
+                net,
+                fens,
+                (simd.as_deref(), *stacks),
+                &mut out,
+            ),
+            (None, Some(games)) => cli::eval::games(
+                args.plugin_dir.as_deref(),
+                net,
+                games,
+                (simd.as_deref(), *repeat),
+                &mut out,
+            ),
+            (None, None) => unreachable!("clap requires --fens or --games"),
+        },
         Command::Net { command } => match command {
             NetCommand::Convert {
                 input,
@@ -173,12 +207,13 @@ fn main() -> ExitCode {
                 spec,
                 l1,
                 l2,
+                arch,
                 seed,
                 i8_blocks,
                 output,
             } => cli::net::random(
                 args.plugin_dir.as_deref(),
-                spec,
+                (spec, arch),
                 [*l1, *l2],
                 *seed,
                 i8_blocks,

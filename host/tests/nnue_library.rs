@@ -17,7 +17,7 @@ use plugin_api::{
 
 use host::fens::{board_from_setup, parse_fen};
 use host::nnue::{
-    AccumulatorStack, BlockInfo, DecodeError, EvalError, Kernels, NetError, NetErrorKind,
+    AccumulatorStack, Arch, BlockInfo, DecodeError, EvalError, Kernels, NetError, NetErrorKind,
     NetFormat, Network, NetworkParts, Nnue, Quantization, ShapeError, SimdLevel, WeightType,
     format, read_own, reference, write_network,
 };
@@ -42,7 +42,13 @@ fn reference_eval(nnue: &Nnue, board: &Board) -> i32 {
     let set = nnue.features();
     let w = set.active_set(board, Color::White).unwrap();
     let b = set.active_set(board, Color::Black).unwrap();
-    reference::evaluate(&nnue.network(), [&w, &b], board.turn)
+    let net = nnue.network();
+    if net.arch().is_thesis() {
+        reference::evaluate(&net, [&w, &b], board.turn)
+    } else {
+        let pieces = board.occupied().count_ones();
+        reference::evaluate_shape(&net, [&w, &b], board.turn, pieces)
+    }
 }
 
 #[test]
@@ -98,7 +104,7 @@ fn thesis_nets_round_trip_through_the_own_format_byte_for_byte() {
         let original = std::fs::read(&net).unwrap();
         let nnue = load(&reg, &net);
         assert_eq!(nnue.source_format(), NetFormat::Thesis);
-        let own = nnue.to_bytes(NetFormat::Own);
+        let own = nnue.to_bytes(NetFormat::Own).unwrap();
         assert!(own.starts_with(&host::nnue::MAGIC));
         let back = Nnue::from_bytes(&own, "converted", &reg).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(back.source_format(), NetFormat::Own);
@@ -108,10 +114,10 @@ fn thesis_nets_round_trip_through_the_own_format_byte_for_byte() {
             crc32fast::hash(&own[..own.len() - 4])
         );
         assert!(
-            back.to_bytes(NetFormat::Thesis) == original,
+            back.to_bytes(NetFormat::Thesis).unwrap() == original,
             "{net:?}: thesis -> own -> thesis is not byte-identical"
         );
-        assert_eq!(back.to_bytes(NetFormat::Own), own);
+        assert_eq!(back.to_bytes(NetFormat::Own).unwrap(), own);
     }
 }
 
@@ -246,7 +252,9 @@ fn malformed_and_mismatching_files_are_refused_with_one_sentence() {
         })
     ));
     let thesis = std::fs::read(shared().join("nets/thesis/all.nn")).unwrap();
-    let own = load(&reg, &shared().join("nets/thesis/all.nn")).to_bytes(NetFormat::Own);
+    let own = load(&reg, &shared().join("nets/thesis/all.nn"))
+        .to_bytes(NetFormat::Own)
+        .unwrap();
 
     let flip = |mut b: Vec<u8>, at: usize| {
         b[at] ^= 0x10;
@@ -414,10 +422,10 @@ fn malformed_and_mismatching_files_are_refused_with_one_sentence() {
         (
             "own version",
             own_bytes(&OwnSpec {
-                version: 3,
+                version: 4,
                 ..clone_spec(&good_own)
             }),
-            Box::new(|k| matches!(k, NetErrorKind::Decode(DecodeError::UnsupportedVersion(3)))),
+            Box::new(|k| matches!(k, NetErrorKind::Decode(DecodeError::UnsupportedVersion(4)))),
         ),
         (
             "own version 0",
@@ -613,11 +621,24 @@ fn network_parts_are_checked() {
         Err(ShapeError::TensorLength { tensor: "W1", .. })
     ));
     let mut p = parts.clone();
-    p.w2.push(0);
+    p.stacks[0][0].weights.push(0);
     assert!(matches!(
         Network::from_parts(p),
-        Err(ShapeError::TensorLength { tensor: "W2", .. })
+        Err(ShapeError::TensorLength {
+            tensor: "layer weights",
+            ..
+        })
     ));
+    let mut p = parts.clone();
+    p.psqt.push(0);
+    assert!(matches!(
+        Network::from_parts(p),
+        Err(ShapeError::TensorLength { tensor: "PSQT", .. })
+    ));
+    let mut p = parts.clone();
+    p.arch.psqt_buckets = 8;
+    let e = Network::from_parts(p).unwrap_err().to_string();
+    assert!(e.contains("thesis's output rule"), "{e}");
     let mut p = parts.clone();
     p.quantization = Quantization {
         output_shift: 5,
@@ -946,6 +967,97 @@ fn sets_mixing_king_relative_and_other_terms_keep_two_exact_accumulators() {
 }
 
 #[test]
+fn stockfish_shapes_on_any_feature_set_update_exactly_and_round_trip() {
+    // PSQT buckets, layer stacks, the pairwise product and the squared clipped ReLU over sets
+    // of one part with the refresh cache (k*all), one part without (all+ph+pv), and two parts
+    // (halfka_v2_hm+full_threats: PSQT sums in both).
+    let reg = registry();
+    let mut arch = Arch::sfnnv5();
+    arch.hidden[0].width = 7;
+    for (i, (spec, l1)) in [
+        ("all+ph+pv", 128),
+        ("k*all", 64),
+        ("halfka_v2_hm+full_threats", 64),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let set = reg.feature_set(spec).unwrap();
+        let parts = NetworkParts::synthetic_arch(&set, l1, &arch, 90 + i as u64);
+        let net = Network::from_parts(parts).unwrap_or_else(|e| panic!("{e}"));
+        let nnue = Nnue::bind(net.clone(), "synthetic", &reg).unwrap();
+        let walk = check_incremental(&nnue, 95 + i as u64, 300, 7, 50);
+        assert!(walk.king_moves > 10 && walk.captures > 10, "{walk:?}");
+        // Version 3 of the own format records the shape; the thesis's format refuses it.
+        let own = format::encode_own(&net);
+        assert_eq!(u32::from_le_bytes(own[8..12].try_into().unwrap()), 3);
+        let back = Nnue::from_bytes(&own, "memory", &reg).unwrap();
+        assert_eq!(back.network(), net);
+        assert_eq!(back.network().arch(), &arch);
+        let e = nnue.to_bytes(NetFormat::Thesis).unwrap_err();
+        assert!(e.contains("only the thesis's shape"), "{e}");
+        let e = nnue.to_bytes(NetFormat::Stockfish).unwrap_err();
+        assert!(e.contains("Stockfish 15.1 loads only its own shape"), "{e}");
+    }
+}
+
+#[test]
+fn malformed_shapes_in_the_own_format_are_refused_in_one_line() {
+    let reg = registry();
+    let set = reg.feature_set("all").unwrap();
+    let arch = Arch::sfnnv5();
+    let net = Network::from_parts(NetworkParts::synthetic_arch(&set, 64, &arch, 5)).unwrap();
+    let own = format::encode_own(&net);
+    // The shape sits before the tensors: 1 + 4 + 4 + 1 + 1 + 5 per hidden layer + 1 + 1 bytes.
+    let arch_len = 13 + 5 * arch.hidden.len();
+    let tensors = format::arch_tensor_bytes(net.w1().bytes() as u64, 768, 64, &arch) as usize;
+    let at = own.len() - 4 - tensors - arch_len;
+    let patched = |offset: usize, bytes: &[u8]| {
+        let mut b = own.clone();
+        b[at + offset..at + offset + bytes.len()].copy_from_slice(bytes);
+        let end = b.len() - 4;
+        let crc = crc32fast::hash(&b[..end]);
+        b[end..].copy_from_slice(&crc.to_le_bytes());
+        b
+    };
+    assert!(Nnue::from_bytes(&patched(0, &[1]), "same", &reg).is_ok());
+    let cases: [(&str, Vec<u8>, &str); 6] = [
+        (
+            "output code",
+            patched(0, &[7]),
+            "first-layer output is invalid: code 7",
+        ),
+        (
+            "no stacks",
+            patched(5, &0u32.to_le_bytes()),
+            "0 layer stacks",
+        ),
+        ("layers", patched(10, &[9]), "hidden layer count is invalid"),
+        ("activation", patched(15, &[5]), "activation is invalid"),
+        (
+            "thesis rule",
+            patched(arch_len - 1, &[0]),
+            "thesis's output rule",
+        ),
+        ("stacks", patched(5, &4u32.to_le_bytes()), "trailing bytes"),
+    ];
+    for (what, bytes, want) in cases {
+        let e = Nnue::from_bytes(&bytes, "case.nnue", &reg)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains(want) && !e.contains('\n'), "{what}: {e}");
+    }
+    let mut short = own.clone();
+    short.truncate(at + 3);
+    let e = Nnue::from_bytes(&short, "case.nnue", &reg)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("truncated"), "{e}");
+}
+
+#[test]
 fn the_stack_refuses_to_grow_beyond_its_capacity_and_stays_usable() {
     let reg = registry();
     let nnue = load(&reg, &shared().join("nets/thesis/all.nn"));
@@ -1053,7 +1165,7 @@ fn i8_blocks_evaluate_exactly_like_the_same_values_in_i16_and_take_half_the_byte
     let (back, header) = format::decode_own(&own).unwrap();
     assert_eq!(
         (back, header.version),
-        (narrow.clone(), format::FORMAT_VERSION)
+        (narrow.clone(), format::THESIS_SHAPE_VERSION)
     );
     assert_eq!(format::encode_thesis(&narrow), format::encode_thesis(&wide));
 

@@ -58,7 +58,7 @@ impl TryFrom<i64> for Positive {
 number_forms!(i64 => Positive => u64);
 
 /// A first-layer width: a positive multiple of 32 (the inference kernels' block) up to
-/// [`host::nnue::MAX_L1`].
+/// [`nnue::MAX_L1`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "i64", into = "u64")]
 pub struct L1Width(pub u64);
@@ -67,7 +67,7 @@ impl TryFrom<i64> for L1Width {
     type Error = String;
 
     fn try_from(v: i64) -> Result<Self, String> {
-        let max = host::nnue::MAX_L1;
+        let max = nnue::MAX_L1;
         if v <= 0 || v % 32 != 0 || v as u64 > max as u64 {
             return Err(format!(
                 "l1 must be a positive multiple of 32 up to {max}, not {v}"

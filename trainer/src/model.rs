@@ -11,7 +11,7 @@
 //! the rows of `W1` at its active indices (`embedding_bag` in sum mode over the CSR indices of a
 //! [`SparseBatch`]), plus `b1`. Both perspectives go through one `embedding_bag` call.
 //!
-//! ## Float ↔ integer mapping (thesis §4.4.1, `host::nnue`)
+//! ## Float ↔ integer mapping (thesis §4.4.1, `nnue`)
 //!
 //! | float parameter | quantized | range kept by clipping |
 //! | --- | --- | --- |

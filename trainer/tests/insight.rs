@@ -155,7 +155,7 @@ fn a_neuron_that_does_not_exist_is_one_line() {
 
 #[test]
 fn removing_a_block_is_evaluating_the_network_with_its_rows_zeroed() {
-    use host::nnue::{Kernels, Network, Nnue};
+    use nnue::{Kernels, Network, Nnue};
     use trainer::insight::attribution::attribute;
     use trainer::train::loss::ScoreLoss;
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use host::nnue::{Nnue, WeightType};
+use nnue::{Nnue, WeightType};
 use plugin_api::PluginRegistry;
 use trainer::data::synthetic::random_games;
 use trainer::data::{self, Format, Sample};

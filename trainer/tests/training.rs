@@ -8,7 +8,7 @@ use common::fingerprint;
 
 use std::path::{Path, PathBuf};
 
-use host::nnue::{Kernels, Nnue, SimdLevel};
+use nnue::{Kernels, Nnue, SimdLevel};
 use plugin_api::{FeatureSet, PluginRegistry};
 use tch::Device;
 use trainer::checked::{Count, L1Width};

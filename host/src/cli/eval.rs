@@ -1,7 +1,12 @@
 //! `host eval --net FILE --fens FILE`: the raw network output of positions.
 //!
 //! Output, one line per FEN: `FEN<TAB>raw network output for the side to move` (the layout of
-//! `shared/parity/*.eval.tsv` minus its header), each from a fresh accumulator refresh.
+//! `shared/parity/*.eval.tsv` minus its header), each from a fresh accumulator refresh. For a
+//! Stockfish 15.1 network the output is Stockfish's `Eval::NNUE::evaluate(pos, false)`.
+//!
+//! With `--stacks`, three more columns: the layer stack the position uses, then every stack's
+//! raw PSQT term and every stack's positional term (comma-separated, stack 0 first), before the
+//! output rule's division: for Stockfish's network, what its `eval` table prints × 16.
 
 use std::io::Write;
 use std::path::Path;
@@ -25,7 +30,7 @@ pub fn run(
     plugin_dir: Option<&Path>,
     net: &Path,
     fens: &Path,
-    simd: Option<&str>,
+    (simd, with_stacks): (Option<&str>, bool),
     out: &mut impl Write,
 ) -> Result<(), String> {
     let kernels = kernels(simd)?;
@@ -39,7 +44,101 @@ pub fn run(
         stack
             .reset(&board)
             .map_err(|e| format!("{}:{}: {e}", fens.display(), fen.line))?;
-        writeln!(out, "{}\t{}", fen.text, stack.evaluate()).map_err(io)?;
+        let value = stack.evaluate();
+        if with_stacks {
+            let (terms, used) = stack.stack_outputs();
+            let join = |f: fn(&host::nnue::StackOutput) -> i32| {
+                terms
+                    .iter()
+                    .map(|t| f(t).to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            let (psqt, positional) = (join(|t| t.psqt), join(|t| t.positional));
+            writeln!(out, "{}\t{value}\t{used}\t{psqt}\t{positional}", fen.text).map_err(io)?;
+        } else {
+            writeln!(out, "{}\t{value}", fen.text).map_err(io)?;
+        }
+    }
+    Ok(())
+}
+
+/// `host eval --net N --games FILE [--repeat R]`: the evaluation after the start and after every
+/// move of each game, through the incremental accumulator stack (as a search plays moves).
+///
+/// Without `--repeat`, one line per game: `START_FEN<TAB>moves<TAB>e0,e1,...,en` (the layout of
+/// `tests/data/stockfish-15.1/games.tsv`). With `--repeat R`, the games are played R times and
+/// one line says how fast: `positions P evals_per_second X checksum C` (P evaluations per pass,
+/// C the sum of one pass's values), the line `scripts/stockfish-nnue/bench.sh` compares with
+/// Stockfish's own code on the same games.
+pub fn games(
+    plugin_dir: Option<&Path>,
+    net: &Path,
+    games: &Path,
+    (simd, repeat): (Option<&str>, Option<u32>),
+    out: &mut impl Write,
+) -> Result<(), String> {
+    let kernels = kernels(simd)?;
+    let registry = PluginRegistry::discover(plugin_dir).map_err(|e| e.to_string())?;
+    let nnue = Nnue::load(net, &registry).map_err(|e| e.to_string())?;
+    let games = host::games::read_games(games)?;
+    let longest = games.iter().map(|g| g.moves.len()).max().unwrap_or(0);
+    let mut stack = AccumulatorStack::with_max_ply(&nnue, kernels, longest);
+    let io = |e: std::io::Error| format!("cannot write output: {e}");
+    let pass = |stack: &mut AccumulatorStack, mut each: Option<&mut Vec<i32>>| {
+        let mut sum = 0i64;
+        for game in &games {
+            stack.reset(&game.start).map_err(|e| e.to_string())?;
+            let v = stack.evaluate();
+            sum += i64::from(v);
+            if let Some(values) = each.as_deref_mut() {
+                values.push(v);
+            }
+            for mv in &game.moves {
+                stack.push(mv).map_err(|e| e.to_string())?;
+                let v = stack.evaluate();
+                sum += i64::from(v);
+                if let Some(values) = each.as_deref_mut() {
+                    values.push(v);
+                }
+            }
+        }
+        Ok::<i64, String>(sum)
+    };
+    match repeat {
+        None => {
+            let mut values = Vec::new();
+            pass(&mut stack, Some(&mut values))?;
+            let mut rest = &values[..];
+            for game in &games {
+                let (these, more) = rest.split_at(game.moves.len() + 1);
+                rest = more;
+                let joined: Vec<String> = these.iter().map(i32::to_string).collect();
+                writeln!(
+                    out,
+                    "{}\t{}\t{}",
+                    game.start_fen,
+                    game.moves_text,
+                    joined.join(",")
+                )
+                .map_err(io)?;
+            }
+        }
+        Some(r) => {
+            let positions: usize = games.iter().map(|g| g.moves.len() + 1).sum();
+            let start = std::time::Instant::now();
+            let mut checksum = 0;
+            for _ in 0..r.max(1) {
+                checksum = std::hint::black_box(pass(&mut stack, None)?);
+            }
+            let seconds = start.elapsed().as_secs_f64();
+            let rate = (positions as f64 * f64::from(r.max(1)) / seconds) as u64;
+            writeln!(
+                out,
+                "positions {positions} evals_per_second {rate} checksum {checksum}"
+            )
+            .map_err(io)?;
+        }
     }
     Ok(())
 }

@@ -5,10 +5,11 @@ use std::path::Path;
 
 use plugin_api::PluginRegistry;
 
-use host::nnue::{BlockInfo, NetFormat, Network, NetworkParts, Nnue, write_network};
+use host::nnue::{Arch, BlockInfo, NetFormat, Network, NetworkParts, Nnue, write_network};
 
-/// `host net convert --in FILE --out FILE [--format own|thesis]`: reads either format, checks it
-/// against the plugins and writes it in `format`.
+/// `host net convert --in FILE --out FILE [--format own|thesis|stockfish]`: reads any format,
+/// checks it against the plugins and writes it in `format` (a shape the format cannot hold is
+/// an error before anything is written).
 pub fn convert(
     plugin_dir: Option<&Path>,
     input: &Path,
@@ -21,12 +22,12 @@ pub fn convert(
     nnue.write(output, format).map_err(|e| e.to_string())
 }
 
-/// `host net random --spec S [--l1 W] [--l2 H] [--seed K] [--i8-blocks B,...] --out FILE`: a
-/// network of seeded random weights ([`NetworkParts::synthetic`]) for `spec`, in this project's
-/// format.
+/// `host net random --spec S [--l1 W] [--l2 H] [--arch A] [--seed K] [--i8-blocks B,...] --out
+/// FILE`: a network of seeded random weights ([`NetworkParts::synthetic_arch`]) for `spec` in
+/// the shape of preset `arch`, in this project's format.
 pub fn random(
     plugin_dir: Option<&Path>,
-    spec: &str,
+    (spec, arch): (&str, &str),
     [l1, l2]: [usize; 2],
     seed: u64,
     i8_blocks: &[String],
@@ -44,14 +45,20 @@ pub fn random(
             "--i8-blocks: '{stray}' is not a block of the feature set '{spec}'"
         ));
     }
-    let mut parts = NetworkParts::synthetic(&set, l1, l2, seed);
+    let arch = Arch::preset(arch, l2).ok_or_else(|| {
+        format!(
+            "--arch: unknown shape '{arch}' (presets: {})",
+            host::nnue::shape::PRESETS.join(", ")
+        )
+    })?;
+    let mut parts = NetworkParts::synthetic_arch(&set, l1, &arch, seed);
     parts.blocks = BlockInfo::of_set_with_i8(&set, i8_blocks)?;
     let net = Network::from_parts(parts)
         .map_err(|e| format!("cannot make a network of '{spec}': {e}"))?;
     write_network(&net, output, NetFormat::Own).map_err(|e| e.to_string())
 }
 
-/// `host net info --net FILE`: format, feature set, its terms and blocks, N, L1, L2,
+/// `host net info --net FILE`: format, feature set, its terms and blocks, N, L1, L2, the shape,
 /// quantization.
 pub fn info(plugin_dir: Option<&Path>, net: &Path, out: &mut impl Write) -> Result<(), String> {
     let registry = PluginRegistry::discover(plugin_dir).map_err(|e| e.to_string())?;
@@ -64,6 +71,9 @@ pub fn info(plugin_dir: Option<&Path>, net: &Path, out: &mut impl Write) -> Resu
     };
     writeln!(out, "file\t{}", net.display()).map_err(io)?;
     writeln!(out, "format\t{format}").map_err(io)?;
+    if let Some(d) = nnue.description() {
+        writeln!(out, "description\t{d}").map_err(io)?;
+    }
     writeln!(
         out,
         "feature set\t{} ({})",
@@ -99,6 +109,7 @@ pub fn info(plugin_dir: Option<&Path>, net: &Path, out: &mut impl Write) -> Resu
     writeln!(out, "N\t{}", n.n()).map_err(io)?;
     writeln!(out, "L1\t{}", n.l1()).map_err(io)?;
     writeln!(out, "L2\t{}", n.l2()).map_err(io)?;
+    writeln!(out, "shape\t{}", n.arch()).map_err(io)?;
     writeln!(out, "W1 bytes\t{}", n.w1().bytes()).map_err(io)?;
     let q = n.quantization();
     writeln!(

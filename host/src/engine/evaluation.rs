@@ -55,14 +55,20 @@ impl EvalSource {
                 nnue,
                 path,
                 kernels,
-            } => format!(
-                "NNUE {} ({} -> {}x2 -> {} -> 1, {} kernels)",
-                path.display(),
-                nnue.features().name(),
-                nnue.arranged().network().l1(),
-                nnue.arranged().network().l2(),
-                kernels.level().name()
-            ),
+            } => {
+                let net = nnue.arranged().network();
+                let shape = if net.arch().is_thesis() {
+                    format!("{}x2 -> {} -> 1", net.l1(), net.l2())
+                } else {
+                    format!("{}x2, {}", net.l1(), net.arch())
+                };
+                format!(
+                    "NNUE {} ({} -> {shape}, {} kernels)",
+                    path.display(),
+                    nnue.features().name(),
+                    kernels.level().name()
+                )
+            }
         }
     }
 }

@@ -10,7 +10,7 @@ use rand_chacha::ChaCha8Rng;
 use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess, Position};
 
-use host::nnue::{AccumulatorStack, BlockInfo, Network, NetworkParts, Quantization};
+use host::nnue::{AccumulatorStack, BlockInfo, Network, NetworkParts};
 
 /// The plugins built for these tests (found next to the test executable).
 pub fn registry() -> PluginRegistry {
@@ -60,22 +60,20 @@ pub fn random_parts(
                 .collect(),
         ),
     };
-    NetworkParts {
-        feature_set: feature_set.to_string(),
+    let w2 = (0..2 * l1 * l2).map(|_| rng.random()).collect();
+    let w3 = (0..l2).map(|_| rng.random()).collect();
+    let b3 = match weights {
+        Weights::Moderate => rng.random_range(-10_000..=10_000),
+        Weights::Extreme => rng.random(),
+    };
+    NetworkParts::thesis(
+        feature_set.to_string(),
         blocks,
         l1,
-        l2,
-        quantization: Quantization::THESIS,
-        w1,
-        b1,
-        w2: (0..2 * l1 * l2).map(|_| rng.random()).collect(),
-        b2,
-        w3: (0..l2).map(|_| rng.random()).collect(),
-        b3: match weights {
-            Weights::Moderate => rng.random_range(-10_000..=10_000),
-            Weights::Extreme => rng.random(),
-        },
-    }
+        (w1, b1),
+        (w2, b2),
+        (w3, b3),
+    )
 }
 
 /// A random network over `spec` (blocks from the loaded plugins).

@@ -4,7 +4,7 @@ use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use host::nnue::{Kernels, Nnue};
+use nnue::{Kernels, Nnue};
 use plugin_api::{FeatureSet, PluginRegistry};
 
 use super::FilterArgs;
@@ -135,7 +135,7 @@ pub struct ExportArgs {
     /// A training checkpoint.
     #[arg(long, value_name = "FILE")]
     pub checkpoint: PathBuf,
-    /// The network file to write (the project's format, `host::nnue`).
+    /// The network file to write (the project's format, `nnue`).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
     /// Calibration positions for the rounding of the hidden and output layers: the first ones
@@ -269,7 +269,13 @@ pub fn run_quant(args: &QuantArgs, registry: &PluginRegistry) -> Result<()> {
     }
     let samples = samples.split_off(cal.min(samples.len()));
     let nnue = match &args.net {
-        Some(path) => Nnue::load(path, registry)?,
+        Some(path) => {
+            let nnue = Nnue::load(path, registry)?;
+            nnue.network()
+                .thesis_only("trainer quant-report")
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            nnue
+        }
         None => {
             let cal_samples = read_samples(&args.data, args.format, cal)?;
             let x = calibration(&model, &set, &cal_samples)?;
@@ -280,13 +286,13 @@ pub fn run_quant(args: &QuantArgs, registry: &PluginRegistry) -> Result<()> {
     };
     let kernels = match &args.simd {
         Some(name) => Kernels::new(
-            name.parse::<host::nnue::SimdLevel>()
+            name.parse::<nnue::SimdLevel>()
                 .map_err(anyhow::Error::msg)?
                 .check()
                 .map_err(anyhow::Error::msg)?,
         )
         .map_err(anyhow::Error::msg)?,
-        None => Kernels::new(host::nnue::SimdLevel::from_env().map_err(anyhow::Error::msg)?)
+        None => Kernels::new(nnue::SimdLevel::from_env().map_err(anyhow::Error::msg)?)
             .map_err(anyhow::Error::msg)?,
     };
     let report = compare(&model, &nnue, kernels, &samples)?;

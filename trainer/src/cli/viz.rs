@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use std::path::PathBuf;
 
 use clap::Args;
-use host::nnue::Nnue;
+use nnue::Nnue;
 use plugin_api::PluginRegistry;
 
 use trainer::atomic_file::write_atomic;
@@ -49,6 +49,8 @@ pub struct VizArgs {
 pub fn run(args: &VizArgs, registry: &PluginRegistry) -> Result<()> {
     let nnue = Nnue::load(&args.net, registry)?;
     let net = nnue.network();
+    net.thesis_only("trainer viz")
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.net.display()))?;
     let set = nnue.features();
     let samples = match &args.data {
         Some(path) => Some(data::first_samples(

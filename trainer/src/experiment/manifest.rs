@@ -788,7 +788,7 @@ impl GenerateTable {
     pub fn check_inputs(&self) -> Result<()> {
         let g = self;
         if let Some(net) = &g.net {
-            host::nnue::check_network_file(Path::new(net)).context("net")?;
+            nnue::check_network_file(Path::new(net)).context("net")?;
         }
         if let Some(book) = &g.book {
             crate::gensfen::read_book(Path::new(book))

@@ -226,7 +226,7 @@ fn look_inside(
     options: &RunOptions,
 ) -> Result<()> {
     announce(&e.name, "insight", &row.feature_set);
-    let nnue = host::nnue::Nnue::load(&row.best().net, registry)?;
+    let nnue = nnue::Nnue::load(&row.best().net, registry)?;
     let trained = insight::attribution::trained_features(nnue.features(), &data.train, None)?;
     let folder = insight::folder_name(&row.feature_set);
     let result = insight::write(
@@ -413,7 +413,7 @@ fn train_one(
     let mut keyed = config.clone();
     keyed.epochs = 0;
     keyed.init = None;
-    let layouts: Vec<String> = host::nnue::BlockInfo::of_set(set)
+    let layouts: Vec<String> = nnue::BlockInfo::of_set(set)
         .iter()
         .map(|b| format!("{}:{}:{}", b.name, b.layout_version, b.layout_id))
         .collect();

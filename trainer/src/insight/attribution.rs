@@ -1,6 +1,6 @@
 //! Block attribution: how much a network takes from each term of its feature set, measured on
 //! positions with the quantized network exactly as the engine evaluates it
-//! ([`host::nnue::reference`]'s arithmetic: 16-bit accumulators, clipped ReLUs, shifts).
+//! ([`nnue::reference`]'s arithmetic: 16-bit accumulators, clipped ReLUs, shifts).
 //!
 //! Per position and perspective every term's rows are summed apart (`c_t = Σ W1[i]` over the
 //! term's active features), so the accumulator is `b1 + Σ_t c_t` and the network *without* term
@@ -23,8 +23,8 @@ use anyhow::Result;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use host::nnue::Network;
-use host::nnue::reference::{accumulator, forward, row_sum};
+use nnue::Network;
+use nnue::reference::{accumulator, forward, row_sum};
 use plugin_api::{Color, FeatureSet, term_bit};
 
 use crate::data::{self, Format, ReadOptions, Sample};

@@ -18,7 +18,7 @@ use anyhow::{Context, Result};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use host::nnue::Network;
+use nnue::Network;
 use plugin_api::FeatureSet;
 
 use self::attribution::Attribution;
@@ -52,7 +52,7 @@ pub struct Insight {
 }
 
 /// The `k` neurons with the largest L2 norm of their first-layer weights, strongest first, from
-/// W1's values (`w1`, N rows of `l1`, as [`host::nnue::FirstLayer::to_values`] gives them).
+/// W1's values (`w1`, N rows of `l1`, as [`nnue::FirstLayer::to_values`] gives them).
 pub fn top_neurons(w1: &[i16], l1: usize, k: usize) -> Vec<usize> {
     let mut norms = vec![0f64; l1];
     for (i, w) in w1.iter().enumerate() {

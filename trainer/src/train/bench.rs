@@ -127,7 +127,7 @@ pub fn bench(set: &FeatureSet, config: &BenchConfig) -> Result<BenchResult> {
         l1: config.l1,
         l2: config.l2,
     };
-    host::nnue::check_sizes(shape.n as u64, shape.l1 as u64, shape.l2 as u64)
+    nnue::check_sizes(shape.n as u64, shape.l1 as u64, shape.l2 as u64)
         .map_err(|e| anyhow::anyhow!("the network of '{}' is too large: {e}", set.name()))?;
     let mut model = Model::new(shape, config.seed, config.device);
     let mut adam = Adam::new(config.adam, &model.params());

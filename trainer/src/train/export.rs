@@ -1,4 +1,4 @@
-//! From the float model to the project's quantized network (`host::nnue`) and back.
+//! From the float model to the project's quantized network (`nnue`) and back.
 //!
 //! The mapping is the one of [`crate::model`]: W1 and b1 ×127 (`i16`), W2 and W3 ×64 (`i8`),
 //! b2 ×64·127 and b3 ×16·508 (`i32`), each saturated to its type. Half a step is added to b2
@@ -27,8 +27,8 @@
 use anyhow::{Context, Result, bail};
 use std::path::Path;
 
-use host::nnue::format::encode_own;
-use host::nnue::{BlockInfo, Network, NetworkParts, Quantization, WeightType, term_runs};
+use nnue::format::encode_own;
+use nnue::{BlockInfo, Network, NetworkParts, WeightType, term_runs};
 use plugin_api::FeatureSet;
 use tch::{Device, Tensor};
 
@@ -96,31 +96,32 @@ pub fn quantize(model: &Model, name: &str, blocks: Vec<BlockInfo>) -> Result<Net
     }
     let (i8_lo, i8_hi) = (i64::from(i8::MIN), i64::from(i8::MAX));
     let (i32_lo, i32_hi) = (i64::from(i32::MIN), i64::from(i32::MAX));
-    let parts = NetworkParts {
-        feature_set: name.to_string(),
+    let parts = NetworkParts::thesis(
+        name.to_string(),
         blocks,
-        l1: model.shape.l1,
-        l2: model.shape.l2,
-        quantization: Quantization::THESIS,
-        w1,
-        b1: quantize_vec(&b1, ACTIVATION_SCALE, 0, i16_lo, i16_hi),
-        w2: quantize_vec(&w2, WEIGHT_SCALE, 0, i8_lo, i8_hi),
-        b2: quantize_vec(
-            &b2,
-            HIDDEN_BIAS_SCALE,
-            i64::from(HIDDEN_ROUNDING),
-            i32_lo,
-            i32_hi,
+        model.shape.l1,
+        (w1, quantize_vec(&b1, ACTIVATION_SCALE, 0, i16_lo, i16_hi)),
+        (
+            quantize_vec(&w2, WEIGHT_SCALE, 0, i8_lo, i8_hi),
+            quantize_vec(
+                &b2,
+                HIDDEN_BIAS_SCALE,
+                i64::from(HIDDEN_ROUNDING),
+                i32_lo,
+                i32_hi,
+            ),
         ),
-        w3: quantize_vec(&w3, WEIGHT_SCALE, 0, i8_lo, i8_hi),
-        b3: quantize_vec::<i32>(
-            &b3,
-            OUTPUT_BIAS_SCALE,
-            i64::from(OUTPUT_ROUNDING),
-            i32_lo,
-            i32_hi,
-        )[0],
-    };
+        (
+            quantize_vec(&w3, WEIGHT_SCALE, 0, i8_lo, i8_hi),
+            quantize_vec::<i32>(
+                &b3,
+                OUTPUT_BIAS_SCALE,
+                i64::from(OUTPUT_ROUNDING),
+                i32_lo,
+                i32_hi,
+            )[0],
+        ),
+    );
     Network::from_parts(parts).context("cannot build the network")
 }
 
@@ -228,10 +229,14 @@ pub fn quantize_calibrated(
     let out_quant = h_quant.matmul(&w3q.tr()) + &b3;
     let b3c = &b3 + (out_float - out_quant).mean(tch::Kind::Double);
     let sat = |v: f64, lo: i64, hi: i64| (v.round() as i64).clamp(lo, hi);
-    net.w2 = q2.iter().map(|&v| v.clamp(-128, 127) as i8).collect();
-    net.w3 = q3.iter().map(|&v| v.clamp(-128, 127) as i8).collect();
+    // The thesis's shape: one stack of the hidden layer and the output layer.
+    let [hidden, output] = &mut net.stacks[0][..] else {
+        unreachable!("quantize builds the thesis's shape")
+    };
+    hidden.weights = q2.iter().map(|&v| v.clamp(-128, 127) as i8).collect();
+    output.weights = q3.iter().map(|&v| v.clamp(-128, 127) as i8).collect();
     let (i32_lo, i32_hi) = (i64::from(i32::MIN), i64::from(i32::MAX));
-    net.b2 = tensor_to_f64(&b2c)
+    hidden.biases = tensor_to_f64(&b2c)
         .into_iter()
         .map(|v| {
             sat(
@@ -241,11 +246,11 @@ pub fn quantize_calibrated(
             ) as i32
         })
         .collect();
-    net.b3 = sat(
+    output.biases = vec![sat(
         b3c.double_value(&[0]) * OUTPUT_BIAS_SCALE + f64::from(OUTPUT_ROUNDING),
         i32_lo,
         i32_hi,
-    ) as i32;
+    ) as i32];
     Network::from_parts(net).context("cannot build the network")
 }
 

@@ -1,11 +1,11 @@
 //! The quantization-error report (thesis §4.5.1): the float model against its quantized network
-//! evaluated by `host`'s inference (`host::nnue`, the code behind `host eval`), over positions.
+//! evaluated by `host`'s inference (`nnue`, the code behind `host eval`), over positions.
 
 use anyhow::Result;
 use std::fmt;
 use std::path::Path;
 
-use host::nnue::{AccumulatorStack, Kernels, Nnue};
+use nnue::{AccumulatorStack, Kernels, Nnue};
 use plugin_api::FeatureSet;
 use serde::Serialize;
 

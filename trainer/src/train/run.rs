@@ -9,7 +9,7 @@
 //! | `metrics.csv`, `metrics.jsonl` | one row per finished epoch ([`EpochMetrics`]: losses, dead and saturated units, gradient norms) |
 //! | `loss.svg` | training and validation loss per epoch, and the constant predictor's |
 //! | `units.svg` | dead and saturated units of both clipped layers per epoch ([`super::diagnostics`]) |
-//! | `nets/epoch-NNNN.nnue` | the quantized network of chosen epochs (`host::nnue` format) |
+//! | `nets/epoch-NNNN.nnue` | the quantized network of chosen epochs (`nnue` format) |
 //!
 //! Everything is rewritten atomically after each epoch, the checkpoint first: a run killed at
 //! any moment loses at most the epoch in progress, and `--resume` continues from the
@@ -30,8 +30,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use host::nnue::{BlockInfo, WeightType};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use nnue::{BlockInfo, WeightType};
 use plugin_api::FeatureSet;
 use serde::{Deserialize, Serialize};
 use tch::{Device, Kind, Tensor};
@@ -161,11 +161,11 @@ impl TrainConfig {
         if self.train.iter().any(|t| self.val.contains(t)) {
             bail!("a validation file is also a training file");
         }
-        if self.shape.l1 == 0 || !self.shape.l1.is_multiple_of(host::nnue::L1_MULTIPLE) {
+        if self.shape.l1 == 0 || !self.shape.l1.is_multiple_of(nnue::L1_MULTIPLE) {
             bail!(
                 "L1 = {} is not a positive multiple of {} (the inference kernels' width)",
                 self.shape.l1,
-                host::nnue::L1_MULTIPLE
+                nnue::L1_MULTIPLE
             );
         }
         if self.shape.l2 == 0 || self.shape.n == 0 {
@@ -173,7 +173,7 @@ impl TrainConfig {
         }
         // The network format's limits, checked before anything is allocated: a product such
         // as `halfkp*kr` (110M features) would otherwise abort on its first allocation.
-        host::nnue::check_sizes(
+        nnue::check_sizes(
             self.shape.n as u64,
             self.shape.l1 as u64,
             self.shape.l2 as u64,
@@ -437,7 +437,9 @@ pub fn load_init(path: &Path, shape: Shape, device: Device) -> Result<Model> {
             .with_context(|| format!("cannot read checkpoint {}", path.display()))?;
         return loaded.model(shape, device).map_err(anyhow::Error::msg);
     }
-    let net = host::nnue::read_own(path)?;
+    let net = nnue::read_own(path)?;
+    net.thesis_only("training")
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     if (net.n(), net.l1(), net.l2()) != (shape.n, shape.l1, shape.l2) {
         bail!(
             "{}: the network is {} -> {} -> {} -> 1, the run needs {} -> {} -> {} -> 1",

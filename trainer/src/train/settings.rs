@@ -27,7 +27,7 @@ pub const MAX_EPOCHS: u64 = 1 << 20;
 /// The most positions of an epoch or of the validation set.
 pub const MAX_POSITIONS: u64 = 1 << 40;
 /// The widest hidden layer.
-pub const MAX_L2: u64 = host::nnue::MAX_L2 as u64;
+pub const MAX_L2: u64 = nnue::MAX_L2 as u64;
 
 /// The training method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]

@@ -7,6 +7,7 @@ use plugin_api::{FeatureSet, Spec};
 
 use super::aligned::AlignedVec;
 use super::first_layer::{FirstLayer, WeightType};
+use super::shape::{Arch, Shape};
 
 /// Clip of the first-layer and hidden activations: `clamp(x, 0, 127)` (the activation scale
 /// s_a = 127 of the thesis §4.4.1, so a float activation of 1.0 is 127).
@@ -178,6 +179,8 @@ pub enum ShapeError {
         /// The parameters found.
         found: Quantization,
     },
+    /// The layers after the first do not make a valid shape.
+    Arch(String),
 }
 
 impl fmt::Display for ShapeError {
@@ -233,6 +236,7 @@ impl fmt::Display for ShapeError {
                 "its quantization (activation clip {}, hidden shift {}, output shift {}) is not the supported one (clip {ACTIVATION_CLIP}, hidden shift {HIDDEN_SHIFT}, output shift {OUTPUT_SHIFT})",
                 found.activation_clip, found.hidden_shift, found.output_shift
             ),
+            ShapeError::Arch(reason) => f.write_str(reason),
         }
     }
 }
@@ -305,7 +309,16 @@ pub fn check_sizes(n: u64, l1: u64, l2: u64) -> Result<(), ShapeError> {
     Ok(())
 }
 
-/// The parts of a network, as a trainer produces them (row-major, see [`Network`]).
+/// One affine layer's parts: `y = b + W·x`, W row-major (`outputs` rows of `inputs`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayerParts {
+    /// Weights, `outputs × inputs`, row-major.
+    pub weights: Vec<i8>,
+    /// Biases, `outputs`.
+    pub biases: Vec<i32>,
+}
+
+/// The parts of a network, as a trainer or a file produces them (row-major, see [`Network`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NetworkParts {
     /// The feature-set name, as written in the file (`hv+h+v` keeps its thesis alias).
@@ -314,56 +327,192 @@ pub struct NetworkParts {
     pub blocks: Vec<BlockInfo>,
     /// First-layer width per perspective (a multiple of 32).
     pub l1: usize,
-    /// Hidden width (any value from 1).
-    pub l2: usize,
+    /// Everything after the first layer.
+    pub arch: Arch,
     /// Quantization parameters (only [`Quantization::THESIS`] is accepted).
     pub quantization: Quantization,
     /// First-layer weights, N rows of L1 values (row i is added when feature i is active).
     pub w1: Vec<i16>,
     /// First-layer bias, L1 values.
     pub b1: Vec<i16>,
-    /// Hidden weights, L2 rows of 2·L1 inputs (side to move's half first).
-    pub w2: Vec<i8>,
-    /// Hidden bias, L2 values.
-    pub b2: Vec<i32>,
-    /// Output weights, L2 values.
-    pub w3: Vec<i8>,
-    /// Output bias.
-    pub b3: i32,
+    /// PSQT weights, N rows of `arch.psqt_buckets` values (empty without PSQT).
+    pub psqt: Vec<i32>,
+    /// Per layer stack, its layers in the order and sizes of [`Arch::layers`].
+    pub stacks: Vec<Vec<LayerParts>>,
 }
 
 impl NetworkParts {
-    /// A network of seeded random weights for `set`, in the ranges trained networks use: what
-    /// benchmarks measure the cost of a feature set with before any network of it is trained
-    /// (the work per move and per evaluation does not depend on the values).
+    /// The parts of a thesis-shaped network: W2 is L2 rows of 2·L1 inputs (side to move's half
+    /// first), W3 L2 values.
+    #[allow(clippy::too_many_arguments)]
+    pub fn thesis(
+        feature_set: String,
+        blocks: Vec<BlockInfo>,
+        l1: usize,
+        (w1, b1): (Vec<i16>, Vec<i16>),
+        (w2, b2): (Vec<i8>, Vec<i32>),
+        (w3, b3): (Vec<i8>, i32),
+    ) -> NetworkParts {
+        NetworkParts {
+            feature_set,
+            blocks,
+            l1,
+            arch: Arch::thesis(b2.len()),
+            quantization: Quantization::THESIS,
+            w1,
+            b1,
+            psqt: Vec::new(),
+            stacks: vec![vec![
+                LayerParts {
+                    weights: w2,
+                    biases: b2,
+                },
+                LayerParts {
+                    weights: w3,
+                    biases: vec![b3],
+                },
+            ]],
+        }
+    }
+
+    /// A network of seeded random weights for `set` of the thesis's shape, in the ranges trained
+    /// networks use: what benchmarks measure the cost of a feature set with before any network
+    /// of it is trained (the work per move and per evaluation does not depend on the values).
     pub fn synthetic(set: &FeatureSet, l1: usize, l2: usize, seed: u64) -> NetworkParts {
+        Self::synthetic_arch(set, l1, &Arch::thesis(l2), seed)
+    }
+
+    /// [`synthetic`](Self::synthetic) for any shape.
+    pub fn synthetic_arch(set: &FeatureSet, l1: usize, arch: &Arch, seed: u64) -> NetworkParts {
         use rand::{Rng, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         let n = set.size() as usize;
+        let w1 = (0..n * l1).map(|_| rng.random_range(-40..=40)).collect();
+        let b1 = (0..l1).map(|_| rng.random_range(-60..=120)).collect();
+        let psqt = (0..n * arch.psqt_buckets)
+            .map(|_| rng.random_range(-3000..=3000))
+            .collect();
+        let layers = arch.layers(l1);
+        let last = layers.len() - 1;
+        let stacks = (0..arch.stacks)
+            .map(|_| {
+                layers
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &(inputs, outputs))| LayerParts {
+                        weights: (0..inputs * outputs)
+                            .map(|_| rng.random_range(-60..=60))
+                            .collect(),
+                        biases: (0..outputs)
+                            .map(|_| {
+                                if i == last {
+                                    0
+                                } else {
+                                    rng.random_range(-9000..=9000)
+                                }
+                            })
+                            .collect(),
+                    })
+                    .collect()
+            })
+            .collect();
         NetworkParts {
             feature_set: set.name().to_string(),
             blocks: BlockInfo::of_set(set),
             l1,
-            l2,
+            arch: arch.clone(),
             quantization: Quantization::THESIS,
-            w1: (0..n * l1).map(|_| rng.random_range(-40..=40)).collect(),
-            b1: (0..l1).map(|_| rng.random_range(-60..=120)).collect(),
-            w2: (0..l2 * 2 * l1)
-                .map(|_| rng.random_range(-60..=60))
-                .collect(),
-            b2: (0..l2).map(|_| rng.random_range(-9000..=9000)).collect(),
-            w3: (0..l2).map(|_| rng.random_range(-60..=60)).collect(),
-            b3: 0,
+            w1,
+            b1,
+            psqt,
+            stacks,
         }
     }
 }
 
-/// A quantized NNUE network (thesis §4.3): N → L1 (shared by both perspectives), 2·L1 → L2, L2 → 1.
+/// One affine layer as the kernels read it: `y = b + W·x`, W row-major (`outputs` rows of
+/// `inputs` `i8`), `i32` biases, 64-byte aligned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Affine {
+    inputs: usize,
+    outputs: usize,
+    pub(crate) weights: AlignedVec<i8>,
+    pub(crate) biases: AlignedVec<i32>,
+    /// The weights with each row zero-padded to a multiple of 32 inputs (what the SIMD kernels
+    /// read, with inputs zero-padded alike); empty when `inputs` is one already.
+    pub(crate) padded: AlignedVec<i8>,
+}
+
+impl Affine {
+    /// The layer of `weights` (`outputs × inputs`) and `biases` (lengths checked by the caller).
+    fn new(inputs: usize, outputs: usize, weights: &[i8], biases: &[i32]) -> Affine {
+        let stride = inputs.next_multiple_of(32);
+        let rows = if stride == inputs { 0 } else { outputs };
+        let mut padded = AlignedVec::zeroed(rows * stride);
+        for (dst, row) in padded
+            .chunks_exact_mut(stride)
+            .zip(weights.chunks_exact(inputs.max(1)))
+        {
+            dst[..inputs].copy_from_slice(row);
+        }
+        Affine {
+            inputs,
+            outputs,
+            weights: AlignedVec::from_slice(weights),
+            biases: AlignedVec::from_slice(biases),
+            padded,
+        }
+    }
+
+    /// Rebuilds the padded rows after `weights` changed (a neuron reordering).
+    pub(crate) fn repad(&mut self) {
+        *self = Affine::new(self.inputs, self.outputs, &self.weights, &self.biases);
+    }
+
+    /// The inputs of a row as the SIMD kernels read it: `inputs` rounded up to 32.
+    pub fn stride(&self) -> usize {
+        self.inputs.next_multiple_of(32)
+    }
+
+    /// The rows zero-padded to [`stride`](Self::stride) inputs.
+    pub fn padded(&self) -> &[i8] {
+        if self.padded.is_empty() {
+            &self.weights
+        } else {
+            &self.padded
+        }
+    }
+
+    /// Inputs per output.
+    pub fn inputs(&self) -> usize {
+        self.inputs
+    }
+
+    /// Outputs.
+    pub fn outputs(&self) -> usize {
+        self.outputs
+    }
+
+    /// Weights, `outputs × inputs`, row-major.
+    pub fn weights(&self) -> &[i8] {
+        &self.weights
+    }
+
+    /// Biases.
+    pub fn biases(&self) -> &[i32] {
+        &self.biases
+    }
+}
+
+/// A quantized NNUE network: a first layer N → L1 shared by both perspectives, optionally a PSQT
+/// term, and one or more layer stacks of the shape's [`Arch`]. The thesis's networks are N →
+/// L1 → L2 → 1: one stack of two layers.
 ///
-/// The tensors are row-major in the thesis's layout: `w1[i * L1 .. (i + 1) * L1]` is the row added
-/// to a perspective's accumulator while feature `i` is active; `w2[j * 2L1 .. (j + 1) * 2L1]` are
-/// the inputs of hidden neuron `j`, the side to move's L1 activations first. Every buffer is
-/// 64-byte aligned. A `Network` always satisfies [`check_sizes`], its block sizes add up to N and
+/// The tensors are row-major: `w1[i * L1 .. (i + 1) * L1]` is the row added to a perspective's
+/// accumulator while feature `i` is active, `psqt[i * B .. (i + 1) * B]` its PSQT weights per
+/// bucket; each affine layer is `outputs` rows of `inputs` (for the thesis's hidden layer, the
+/// side to move's L1 activations first). Every buffer is 64-byte aligned. A `Network` always
+/// satisfies [`check_sizes`], its block sizes add up to N, its shape passes [`Arch::check`] and
 /// its quantization is [`Quantization::THESIS`]: the constructors check it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Network {
@@ -371,30 +520,33 @@ pub struct Network {
     blocks: Vec<BlockInfo>,
     n: usize,
     l1: usize,
-    l2: usize,
+    arch: Arch,
     quantization: Quantization,
     pub(crate) w1: FirstLayer,
     pub(crate) b1: AlignedVec<i16>,
-    pub(crate) w2: AlignedVec<i8>,
-    pub(crate) b2: AlignedVec<i32>,
-    pub(crate) w3: AlignedVec<i8>,
-    pub(crate) b3: i32,
+    pub(crate) psqt: AlignedVec<i32>,
+    /// `psqt` in the storage order of W1's `i16` and `i8` rows.
+    pub(crate) psqt_rows: [AlignedVec<i32>; 2],
+    pub(crate) stacks: Vec<Vec<Affine>>,
 }
 
 impl Network {
     /// Builds a network from its parts, checking every size, the block list against the name,
-    /// and the quantization.
+    /// the shape and the quantization.
     pub fn from_parts(parts: NetworkParts) -> Result<Network, ShapeError> {
         let runs = term_runs(&parts.feature_set, &parts.blocks)?;
         let n: u64 = runs.iter().map(|&(rows, _)| u64::from(rows)).sum();
-        check_sizes(n, parts.l1 as u64, parts.l2 as u64)?;
+        let arch = parts.arch;
+        let first_hidden = arch.hidden.first().map_or(0, |h| h.width);
+        check_sizes(n, parts.l1 as u64, first_hidden as u64)?;
+        arch.check(parts.l1).map_err(ShapeError::Arch)?;
         if parts.quantization != Quantization::THESIS {
             return Err(ShapeError::Quantization {
                 found: parts.quantization,
             });
         }
         let n = n as usize;
-        let (l1, l2) = (parts.l1, parts.l2);
+        let l1 = parts.l1;
         let check = |tensor: &'static str, len: usize, expected: usize| {
             if len == expected {
                 Ok(())
@@ -408,28 +560,39 @@ impl Network {
         };
         check("W1", parts.w1.len(), n * l1)?;
         check("b1", parts.b1.len(), l1)?;
-        check("W2", parts.w2.len(), l2 * 2 * l1)?;
-        check("b2", parts.b2.len(), l2)?;
-        check("W3", parts.w3.len(), l2)?;
+        check("PSQT", parts.psqt.len(), n * arch.psqt_buckets)?;
+        check("layer stacks", parts.stacks.len(), arch.stacks)?;
+        let layers = arch.layers(l1);
+        let mut stacks = Vec::with_capacity(arch.stacks);
+        for stack in parts.stacks {
+            check("layers of a stack", stack.len(), layers.len())?;
+            let mut affines = Vec::with_capacity(layers.len());
+            for (layer, &(inputs, outputs)) in stack.into_iter().zip(&layers) {
+                check("layer weights", layer.weights.len(), inputs * outputs)?;
+                check("layer biases", layer.biases.len(), outputs)?;
+                affines.push(Affine::new(inputs, outputs, &layer.weights, &layer.biases));
+            }
+            stacks.push(affines);
+        }
+        let w1 =
+            FirstLayer::new(l1, &runs, &parts.w1).map_err(|e| ShapeError::WeightOutOfRange {
+                index: e.index,
+                value: e.value,
+                ty: e.ty,
+            })?;
+        let psqt_rows = w1.by_storage(&parts.psqt, arch.psqt_buckets);
         Ok(Network {
             feature_set: parts.feature_set,
             blocks: parts.blocks,
             n,
             l1,
-            l2,
+            arch,
             quantization: parts.quantization,
-            w1: FirstLayer::new(l1, &runs, &parts.w1).map_err(|e| {
-                ShapeError::WeightOutOfRange {
-                    index: e.index,
-                    value: e.value,
-                    ty: e.ty,
-                }
-            })?,
+            w1,
             b1: AlignedVec::from_slice(&parts.b1),
-            w2: AlignedVec::from_slice(&parts.w2),
-            b2: AlignedVec::from_slice(&parts.b2),
-            w3: AlignedVec::from_slice(&parts.w3),
-            b3: parts.b3,
+            psqt: AlignedVec::from_slice(&parts.psqt),
+            psqt_rows,
+            stacks,
         })
     }
 
@@ -439,14 +602,24 @@ impl Network {
             feature_set: self.feature_set.clone(),
             blocks: self.blocks.clone(),
             l1: self.l1,
-            l2: self.l2,
+            arch: self.arch.clone(),
             quantization: self.quantization,
             w1: self.w1.to_values(),
             b1: self.b1.to_vec(),
-            w2: self.w2.to_vec(),
-            b2: self.b2.to_vec(),
-            w3: self.w3.to_vec(),
-            b3: self.b3,
+            psqt: self.psqt.to_vec(),
+            stacks: self
+                .stacks
+                .iter()
+                .map(|stack| {
+                    stack
+                        .iter()
+                        .map(|a| LayerParts {
+                            weights: a.weights.to_vec(),
+                            biases: a.biases.to_vec(),
+                        })
+                        .collect()
+                })
+                .collect(),
         }
     }
 
@@ -470,9 +643,37 @@ impl Network {
         self.l1
     }
 
-    /// Hidden width.
+    /// Everything after the first layer.
+    pub fn arch(&self) -> &Arch {
+        &self.arch
+    }
+
+    /// The whole shape: feature set, L1 and [`Arch`].
+    pub fn shape(&self) -> Shape {
+        Shape {
+            feature_set: self.feature_set.clone(),
+            l1: self.l1,
+            arch: self.arch.clone(),
+        }
+    }
+
+    /// `Ok` for a network of the thesis's shape; otherwise a clause saying that `what` (a tool
+    /// or step, such as "trainer viz") reads only that shape and naming this one's: for code
+    /// not yet written for the other shapes, which must refuse them rather than misread them.
+    pub fn thesis_only(&self, what: &str) -> Result<(), String> {
+        if self.arch.is_thesis() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{what} reads networks of the thesis's shape only, not one of shape '{}'",
+                self.arch
+            ))
+        }
+    }
+
+    /// The first hidden layer's width (the thesis's L2).
     pub fn l2(&self) -> usize {
-        self.l2
+        self.arch.hidden[0].width
     }
 
     /// The quantization parameters.
@@ -490,23 +691,38 @@ impl Network {
         &self.b1
     }
 
-    /// Hidden weights (L2 × 2·L1, row-major).
+    /// PSQT weights (N rows of the PSQT buckets; empty without PSQT).
+    pub fn psqt(&self) -> &[i32] {
+        &self.psqt
+    }
+
+    /// The PSQT rows in W1's storage order (for [`RowLists::apply_psqt`](super::RowLists::apply_psqt)).
+    pub fn psqt_rows(&self) -> &[AlignedVec<i32>; 2] {
+        &self.psqt_rows
+    }
+
+    /// The layer stacks, each its affine layers in the order of [`Arch::layers`].
+    pub fn stacks(&self) -> &[Vec<Affine>] {
+        &self.stacks
+    }
+
+    /// Stack 0's first hidden layer's weights (the thesis's W2: L2 × 2·L1, row-major).
     pub fn w2(&self) -> &[i8] {
-        &self.w2
+        &self.stacks[0][0].weights
     }
 
-    /// Hidden bias (L2).
+    /// Stack 0's first hidden layer's biases (the thesis's b2).
     pub fn b2(&self) -> &[i32] {
-        &self.b2
+        &self.stacks[0][0].biases
     }
 
-    /// Output weights (L2).
+    /// Stack 0's last layer's weights (the thesis's W3, when it has one hidden layer).
     pub fn w3(&self) -> &[i8] {
-        &self.w3
+        &self.stacks[0][self.stacks[0].len() - 1].weights
     }
 
-    /// Output bias.
+    /// Stack 0's output bias (the thesis's b3).
     pub fn b3(&self) -> i32 {
-        self.b3
+        self.stacks[0][self.stacks[0].len() - 1].biases[0]
     }
 }

@@ -231,8 +231,8 @@ impl Kernels {
         }
     }
 
-    /// The network's output for the side to move, from the two accumulators (side to move's
-    /// first, in the arranged neuron order). `scratch` must have been made for this network's
+    /// The output of a thesis-shaped network (other shapes: [`crate::stacks`]) for the side to
+    /// move, from the two accumulators (side to move's first, in the arranged neuron order). `scratch` must have been made for this network's
     /// sizes.
     #[inline]
     pub fn forward(
@@ -245,6 +245,11 @@ impl Kernels {
         let dense = net.network();
         let (l1, l2, l2_pad) = (dense.l1(), dense.l2(), net.l2_pad());
         assert!(stm.len() == l1 && opp.len() == l1);
+        // Only a thesis-shaped network is arranged with grouped hidden weights.
+        assert!(
+            l2_pad > 0,
+            "Kernels::forward evaluates the thesis's shape only"
+        );
         assert!(scratch.x.len() == 2 * l1 && scratch.h.len() == l2_pad);
         assert!(scratch.nnz.len() == 2 * l1 / 4 && net.groups().len() == 2 * l1 * l2_pad);
         let x = &mut scratch.x[..];

@@ -17,6 +17,7 @@ use super::format::{
     encode_own, encode_thesis, thesis_header,
 };
 use super::network::{BlockInfo, Network};
+use super::stockfish;
 
 /// Why a network file could not be loaded, bound or written. `Display`: one sentence that names
 /// the file.
@@ -125,6 +126,8 @@ pub struct Nnue {
     features: FeatureSet,
     format: NetFormat,
     own_header: Option<OwnHeader>,
+    /// A Stockfish file's description (written back when converting to Stockfish's format).
+    description: Option<String>,
 }
 
 impl Nnue {
@@ -173,6 +176,28 @@ impl Nnue {
                 let network = decode_thesis(bytes, &header, blocks)
                     .map_err(|e| err(NetErrorKind::Decode(e)))?;
                 Ok(Self::arranged_for(network, features, NetFormat::Thesis))
+            }
+            NetFormat::Stockfish => {
+                // The file names no feature set: Stockfish 15.1's is HalfKAv2_hm, which the
+                // king plugin provides index-exact with Stockfish.
+                let description =
+                    stockfish::description(bytes).map_err(|e| err(NetErrorKind::Decode(e)))?;
+                let features = registry
+                    .feature_set("halfka_v2_hm")
+                    .map_err(|e| err(NetErrorKind::FeatureSet(e)))?;
+                if features.size() as usize != stockfish::FEATURES {
+                    return Err(err(NetErrorKind::FeatureCount {
+                        name: "halfka_v2_hm".into(),
+                        n: stockfish::FEATURES as u64,
+                        size: features.size(),
+                    }));
+                }
+                let blocks = BlockInfo::of_set(&features);
+                let network =
+                    stockfish::decode(bytes, blocks).map_err(|e| err(NetErrorKind::Decode(e)))?;
+                let mut nnue = Self::arranged_for(network, features, NetFormat::Stockfish);
+                nnue.description = Some(description);
+                Ok(nnue)
             }
         }
     }
@@ -230,6 +255,7 @@ impl Nnue {
             features,
             format,
             own_header: None,
+            description: None,
         }
     }
 
@@ -260,26 +286,57 @@ impl Nnue {
         self.own_header.as_ref()
     }
 
-    /// The network's file in `format`.
-    pub fn to_bytes(&self, format: NetFormat) -> Vec<u8> {
-        match format {
-            NetFormat::Own => encode_own(&self.network()),
-            NetFormat::Thesis => encode_thesis(&self.network()),
-        }
+    /// A Stockfish file's description, `None` for other formats.
+    pub fn description(&self) -> Option<&str> {
+        self.description.as_deref()
+    }
+
+    /// The network's file in `format` (a Stockfish file keeps the description it was read
+    /// with); an error (a clause) for a shape `format` cannot hold.
+    pub fn to_bytes(&self, format: NetFormat) -> Result<Vec<u8>, String> {
+        encode(&self.network(), format, self.description())
     }
 
     /// Writes the network's file in `format` to `path`.
     pub fn write(&self, path: &Path, format: NetFormat) -> Result<(), NetError> {
-        write_network(&self.network(), path, format)
+        let bytes = self.to_bytes(format).map_err(|e| NetError {
+            file: path.display().to_string(),
+            kind: NetErrorKind::Write(e),
+        })?;
+        write_bytes(path, &bytes)
+    }
+}
+
+/// The file of `network` in `format`; `description` is a Stockfish file's (by default, one that
+/// says where the network comes from). An error, as a clause, for a shape `format` cannot hold.
+pub fn encode(
+    network: &Network,
+    format: NetFormat,
+    description: Option<&str>,
+) -> Result<Vec<u8>, String> {
+    match format {
+        NetFormat::Own => Ok(encode_own(network)),
+        NetFormat::Thesis => encode_thesis(network),
+        NetFormat::Stockfish => {
+            let default = format!(
+                "Network of feature set {} converted by nnue-features (host net convert).",
+                network.feature_set()
+            );
+            stockfish::encode(network, description.unwrap_or(&default))
+        }
     }
 }
 
 /// Writes `network` to `path` in `format` (a trainer's export needs no plugins for this).
 pub fn write_network(network: &Network, path: &Path, format: NetFormat) -> Result<(), NetError> {
-    let bytes = match format {
-        NetFormat::Own => encode_own(network),
-        NetFormat::Thesis => encode_thesis(network),
-    };
+    let bytes = encode(network, format, None).map_err(|e| NetError {
+        file: path.display().to_string(),
+        kind: NetErrorKind::Write(e),
+    })?;
+    write_bytes(path, &bytes)
+}
+
+fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), NetError> {
     std::fs::write(path, bytes).map_err(|e| NetError {
         file: path.display().to_string(),
         kind: NetErrorKind::Write(e.to_string()),
@@ -312,6 +369,18 @@ pub fn check_network_file(path: &Path) -> Result<(), NetError> {
     match detect(&bytes) {
         NetFormat::Own => decode_own(&bytes).map(drop),
         NetFormat::Thesis => thesis_header(&bytes).map(drop),
+        NetFormat::Stockfish => {
+            // The block's identity comes from the plugin when the file is bound; any will do
+            // to check the file's structure.
+            let block = BlockInfo {
+                name: "halfka_v2_hm".into(),
+                size: stockfish::FEATURES as u32,
+                layout_version: 0,
+                layout_id: 0,
+                weight_type: Default::default(),
+            };
+            stockfish::decode(&bytes, vec![block]).map(drop)
+        }
     }
     .map_err(|e| err(NetErrorKind::Decode(e)))
 }

@@ -259,6 +259,25 @@ impl FirstLayer {
         self.wide.len() * 2 + self.narrow.len()
     }
 
+    /// `values` (N rows of `width`, in feature order) split into the storage order of this
+    /// layer's `i16` and `i8` rows: what [`RowLists::apply_psqt`] reads.
+    pub(crate) fn by_storage<T: Copy + super::aligned::Element>(
+        &self,
+        values: &[T],
+        width: usize,
+    ) -> [AlignedVec<T>; 2] {
+        let mut out = [
+            AlignedVec::zeroed(self.wide.len() / self.l1.max(1) * width),
+            AlignedVec::zeroed(self.narrow.len() / self.l1.max(1) * width),
+        ];
+        for s in &self.segments {
+            let from = &values[s.start as usize * width..s.end as usize * width];
+            let at = s.base as usize * width;
+            out[s.ty.slot()][at..at + from.len()].copy_from_slice(from);
+        }
+        out
+    }
+
     /// Reorders every row's values: value `k` becomes the old value `order[k]` (the neuron
     /// order of [`super::Arranged`]).
     pub(crate) fn permute_columns(&mut self, order: &[u32]) {
@@ -316,6 +335,29 @@ impl RowLists {
     /// The rows of `ty` subtracted.
     pub fn removed(&self, ty: WeightType) -> &[u32] {
         &self.sub[ty.slot()]
+    }
+
+    /// `dst = src + Σ added − Σ removed` over PSQT rows (wrapping `i32`): `psqt[slot]` holds the
+    /// PSQT rows of `dst.len()` buckets in the storage order of the `i16` (slot 0) and `i8`
+    /// (slot 1) first-layer rows, so the same row lists serve both.
+    #[inline]
+    pub fn apply_psqt(&self, dst: &mut [i32], src: &[i32], psqt: &[AlignedVec<i32>; 2]) {
+        let b = dst.len();
+        dst.copy_from_slice(src);
+        for ((add, sub), rows) in self.add.iter().zip(&self.sub).zip(psqt) {
+            for &row in add {
+                let w = &rows[row as usize * b..(row as usize + 1) * b];
+                dst.iter_mut()
+                    .zip(w)
+                    .for_each(|(d, &w)| *d = d.wrapping_add(w));
+            }
+            for &row in sub {
+                let w = &rows[row as usize * b..(row as usize + 1) * b];
+                dst.iter_mut()
+                    .zip(w)
+                    .for_each(|(d, &w)| *d = d.wrapping_sub(w));
+            }
+        }
     }
 
     /// Rows added and subtracted, of both types.

@@ -40,6 +40,10 @@ pub struct RefreshCache {
     l1: usize,
     /// `ENTRIES × L1`.
     acc: AlignedVec<i16>,
+    /// PSQT buckets B (0: none).
+    buckets: usize,
+    /// `ENTRIES × B` PSQT sums.
+    psqt: Vec<i32>,
     /// The board of each entry's accumulator; `None` while the entry is empty.
     boards: Vec<Option<Board>>,
     add: Vec<u32>,
@@ -50,12 +54,14 @@ pub struct RefreshCache {
 }
 
 impl RefreshCache {
-    /// An empty cache for accumulators of `l1` values and positions of up to `max_active`
-    /// indices per perspective.
-    pub fn new(l1: usize, max_active: usize) -> Self {
+    /// An empty cache for accumulators of `l1` values and `buckets` PSQT sums, and positions of
+    /// up to `max_active` indices per perspective.
+    pub fn new(l1: usize, buckets: usize, max_active: usize) -> Self {
         RefreshCache {
             l1,
             acc: AlignedVec::zeroed(ENTRIES * l1),
+            buckets,
+            psqt: vec![0; ENTRIES * buckets],
             boards: vec![None; ENTRIES],
             add: Vec::with_capacity(2 * max_active),
             sub: Vec::with_capacity(2 * max_active),
@@ -71,9 +77,9 @@ impl RefreshCache {
 
     /// Writes into `dst` the accumulator `b1 + Σ w1[i]` of `board` for perspective `p`, whose own
     /// king stands on `king`, over the indices of `set`'s terms in `mask` (piecewise and binary,
-    /// see [`plugin_api::term_bit`]), starting from that king square's
-    /// entry (or from `b1` when that takes fewer rows), and makes the entry hold the result.
-    /// Returns the rows it added or subtracted.
+    /// see [`plugin_api::term_bit`]), and its PSQT sums `Σ psqt[i]` (empty without PSQT),
+    /// starting from that king square's entry (or from `b1` when that takes fewer rows), and
+    /// makes the entry hold the result. Returns the rows it added or subtracted.
     #[allow(clippy::too_many_arguments)]
     pub fn refresh(
         &mut self,
@@ -84,10 +90,12 @@ impl RefreshCache {
         p: Color,
         king: Square,
         board: &Board,
-        dst: &mut [i16],
+        (dst, psqt_dst): (&mut [i16], &mut [i32]),
     ) -> Result<usize, BlockError> {
         let slot = p.index() * 64 + king as usize;
         let entry = &mut self.acc[slot * self.l1..(slot + 1) * self.l1];
+        let b = self.buckets;
+        let psqt_entry = &mut self.psqt[slot * b..(slot + 1) * b];
         self.add.clear();
         self.sub.clear();
         let from_entry = match &self.boards[slot] {
@@ -126,6 +134,7 @@ impl RefreshCache {
             self.add.iter().for_each(|&i| self.rows.add(w1, i));
             self.sub.iter().for_each(|&i| self.rows.sub(w1, i));
             kernels.update(dst, entry, w1, &self.rows);
+            self.rows.apply_psqt(psqt_dst, psqt_entry, net.psqt_rows());
             self.stats.hits += 1;
             let rows = self.add.len() + self.sub.len();
             self.stats.rows += rows as u64;
@@ -134,10 +143,14 @@ impl RefreshCache {
             set.active_terms(board, p, mask, &mut self.add)?;
             self.add.iter().for_each(|&i| self.rows.add(w1, i));
             kernels.update(dst, net.b1(), w1, &self.rows);
+            psqt_dst.fill(0);
+            let zero = [0i32; crate::shape::MAX_BUCKETS];
+            self.rows.apply_psqt(psqt_dst, &zero[..b], net.psqt_rows());
             self.stats.fills += 1;
             self.add.len()
         };
         entry.copy_from_slice(dst);
+        psqt_entry.copy_from_slice(psqt_dst);
         self.boards[slot] = Some(*board);
         Ok(rows)
     }

@@ -6,14 +6,18 @@ use std::fmt;
 
 use super::first_layer::{StoredRun, WeightType};
 use super::network::{
-    BlockInfo, Network, NetworkParts, Quantization, ShapeError, check_sizes, feature_count,
-    term_runs,
+    BlockInfo, LayerParts, Network, NetworkParts, Quantization, ShapeError, check_sizes,
+    feature_count, term_runs,
 };
+use super::shape::{Activation, Arch, BucketRule, FtOutput, Hidden, MAX_HIDDEN_LAYERS, OutputRule};
 
 /// The first eight bytes of a network file in this project's format.
 pub const MAGIC: [u8; 8] = *b"NNUEFSET";
-/// The format version this code writes (version 2: a weight type per block).
-pub const FORMAT_VERSION: u32 = 2;
+/// The newest format version this code reads and writes (version 3: the shape after the first
+/// layer; a thesis-shaped network is still written as version 2, byte for byte as before).
+pub const FORMAT_VERSION: u32 = 3;
+/// The version a thesis-shaped network is written in.
+pub const THESIS_SHAPE_VERSION: u32 = 2;
 /// The oldest format version this code reads (version 1: every block `i16`).
 pub const OLDEST_FORMAT_VERSION: u32 = 1;
 /// Longest feature-set name a thesis file may start with.
@@ -21,21 +25,24 @@ pub const MAX_THESIS_NAME: usize = 256;
 /// Most blocks a feature set of this project's format may list.
 pub const MAX_BLOCKS: usize = 64;
 
-/// The two network file formats.
+/// The network file formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NetFormat {
     /// This project's versioned, checksummed format (`NNUEFSET` magic).
     Own,
     /// The thesis's `.nn` files: name, NUL, sizes, tensors; nothing else.
     Thesis,
+    /// Stockfish 15.1's `.nnue` files (SFNNv5, [`stockfish`](super::stockfish)).
+    Stockfish,
 }
 
 impl NetFormat {
-    /// `own` or `thesis`.
+    /// `own`, `thesis` or `stockfish`.
     pub fn name(self) -> &'static str {
         match self {
             NetFormat::Own => "own",
             NetFormat::Thesis => "thesis",
+            NetFormat::Stockfish => "stockfish",
         }
     }
 }
@@ -52,8 +59,9 @@ impl std::str::FromStr for NetFormat {
         match s.trim().to_ascii_lowercase().as_str() {
             "own" => Ok(NetFormat::Own),
             "thesis" => Ok(NetFormat::Thesis),
+            "stockfish" => Ok(NetFormat::Stockfish),
             other => Err(format!(
-                "unknown network format '{other}' (expected own or thesis)"
+                "unknown network format '{other}' (expected own, thesis or stockfish)"
             )),
         }
     }
@@ -106,6 +114,9 @@ pub enum DecodeError {
         /// The sum of the listed block sizes.
         sum: u64,
     },
+    /// A Stockfish network this build cannot read (another architecture, a wrong hash), as a
+    /// clause.
+    Stockfish(String),
     /// The stored CRC-32 differs from the contents'.
     Checksum {
         /// As stored.
@@ -159,6 +170,7 @@ impl fmt::Display for DecodeError {
                 f,
                 "its header says N = {n} but its block sizes add up to {sum}"
             ),
+            DecodeError::Stockfish(reason) => f.write_str(reason),
             DecodeError::Checksum { stored, computed } => write!(
                 f,
                 "its checksum does not match (stored CRC-32 {stored:08x}, contents give {computed:08x}): the file is corrupt"
@@ -180,14 +192,28 @@ impl From<ShapeError> for DecodeError {
 pub fn detect(bytes: &[u8]) -> NetFormat {
     if bytes.starts_with(&MAGIC) {
         NetFormat::Own
+    } else if super::stockfish::is_stockfish(bytes) {
+        NetFormat::Stockfish
     } else {
         NetFormat::Thesis
     }
 }
 
-/// Bytes of the tensors of a network with these sizes (W1 of `w1_bytes`, b1, W2, b2, W3, b3).
+/// Bytes of the tensors of a thesis-shaped network with these sizes (W1 of `w1_bytes`, b1, W2,
+/// b2, W3, b3).
 pub fn tensor_bytes(w1_bytes: u64, l1: u64, l2: u64) -> u64 {
-    w1_bytes + 2 * l1 + 2 * l1 * l2 + 4 * l2 + l2 + 4
+    arch_tensor_bytes(w1_bytes, 0, l1, &Arch::thesis(l2 as usize))
+}
+
+/// Bytes of the tensors of a network of `arch` with N = `n` and this first layer: W1 of
+/// `w1_bytes`, b1, the PSQT weights, then each stack's layers (weights, biases).
+pub fn arch_tensor_bytes(w1_bytes: u64, n: u64, l1: u64, arch: &Arch) -> u64 {
+    let stack: u64 = arch
+        .layers(l1 as usize)
+        .iter()
+        .map(|&(i, o)| (i * o + 4 * o) as u64)
+        .sum();
+    w1_bytes + 2 * l1 + 4 * n * arch.psqt_buckets as u64 + arch.stacks as u64 * stack
 }
 
 /// Bytes of a first layer of `runs` (rows and weight type per term) and width `l1`.
@@ -250,17 +276,16 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// The tensors of a file, decoded from exactly `tensor_bytes(..)` bytes (W1 widened to `i16`).
+/// The tensors of a file, decoded from exactly `arch_tensor_bytes(..)` bytes (W1 widened to
+/// `i16`).
 struct Tensors {
     w1: Vec<i16>,
     b1: Vec<i16>,
-    w2: Vec<i8>,
-    b2: Vec<i32>,
-    w3: Vec<i8>,
-    b3: i32,
+    psqt: Vec<i32>,
+    stacks: Vec<Vec<LayerParts>>,
 }
 
-fn decode_tensors(bytes: &[u8], runs: &[(u32, WeightType)], l1: usize, l2: usize) -> Tensors {
+fn decode_tensors(bytes: &[u8], runs: &[(u32, WeightType)], l1: usize, arch: &Arch) -> Tensors {
     let mut pos = 0;
     let mut next = |len: usize| {
         let s = &bytes[pos..pos + len];
@@ -279,7 +304,9 @@ fn decode_tensors(bytes: &[u8], runs: &[(u32, WeightType)], l1: usize, l2: usize
     };
     let i8s = |s: &[u8]| -> Vec<i8> { s.iter().map(|&b| b as i8).collect() };
     let mut w1 = Vec::new();
+    let mut n = 0;
     for &(rows, ty) in runs {
+        n += rows as usize;
         let raw = next(rows as usize * l1 * ty.bytes());
         match ty {
             WeightType::I16 => w1.extend(i16s(raw)),
@@ -287,24 +314,36 @@ fn decode_tensors(bytes: &[u8], runs: &[(u32, WeightType)], l1: usize, l2: usize
         }
     }
     let b1 = i16s(next(2 * l1));
-    let w2 = i8s(next(2 * l1 * l2));
-    let b2 = i32s(next(4 * l2));
-    let w3 = i8s(next(l2));
-    let b3 = i32s(next(4))[0];
+    let psqt = i32s(next(4 * n * arch.psqt_buckets));
+    let layers = arch.layers(l1);
+    let stacks = (0..arch.stacks)
+        .map(|_| {
+            layers
+                .iter()
+                .map(|&(inputs, outputs)| LayerParts {
+                    weights: i8s(next(inputs * outputs)),
+                    biases: i32s(next(4 * outputs)),
+                })
+                .collect()
+        })
+        .collect();
     Tensors {
         w1,
         b1,
-        w2,
-        b2,
-        w3,
-        b3,
+        psqt,
+        stacks,
     }
 }
 
 /// Appends the tensors of `net`, W1 in each block's weight type if `typed`, else all `i16`.
 fn encode_tensors(net: &Network, typed: bool, out: &mut Vec<u8>) {
     let w1 = net.w1();
-    out.reserve(tensor_bytes(w1.bytes() as u64, net.l1() as u64, net.l2() as u64) as usize);
+    out.reserve(arch_tensor_bytes(
+        w1.bytes() as u64,
+        net.n() as u64,
+        net.l1() as u64,
+        net.arch(),
+    ) as usize);
     let i16_bytes = |out: &mut Vec<u8>, v: i16| out.extend_from_slice(&v.to_le_bytes());
     for run in w1.stored_runs() {
         match run {
@@ -316,12 +355,17 @@ fn encode_tensors(net: &Network, typed: bool, out: &mut Vec<u8>) {
     for v in net.b1() {
         out.extend_from_slice(&v.to_le_bytes());
     }
-    out.extend(net.w2().iter().map(|&v| v as u8));
-    for v in net.b2() {
+    for v in net.psqt() {
         out.extend_from_slice(&v.to_le_bytes());
     }
-    out.extend(net.w3().iter().map(|&v| v as u8));
-    out.extend_from_slice(&net.b3().to_le_bytes());
+    for stack in net.stacks() {
+        for layer in stack {
+            out.extend(layer.weights().iter().map(|&v| v as u8));
+            for v in layer.biases() {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+    }
 }
 
 /// Checks that `len` bytes hold exactly a header of `header` bytes, the tensors (W1 of
@@ -331,9 +375,9 @@ fn check_length(
     header: usize,
     trailer: u64,
     sizes: [u64; 3],
-    w1_bytes: u64,
+    (w1_bytes, arch): (u64, &Arch),
 ) -> Result<usize, DecodeError> {
-    let expected = header as u64 + tensor_bytes(w1_bytes, sizes[1], sizes[2]) + trailer;
+    let expected = header as u64 + arch_tensor_bytes(w1_bytes, sizes[0], sizes[1], arch) + trailer;
     if (len as u64) < expected {
         Err(DecodeError::Truncated {
             len,
@@ -375,7 +419,7 @@ pub fn thesis_header(bytes: &[u8]) -> Result<ThesisHeader, DecodeError> {
         header.tensors_at,
         0,
         header.sizes(),
-        header.w1_bytes(),
+        (header.w1_bytes(), &Arch::thesis(header.l2 as usize)),
     )?;
     Ok(header)
 }
@@ -436,29 +480,35 @@ pub fn decode_thesis(
             sum,
         });
     }
+    let arch = Arch::thesis(header.l2 as usize);
     let t = decode_tensors(
         &bytes[header.tensors_at..],
         &[(header.n, WeightType::I16)],
         header.l1 as usize,
-        header.l2 as usize,
+        &arch,
     );
     Ok(Network::from_parts(NetworkParts {
         feature_set: header.name.clone(),
         blocks,
         l1: header.l1 as usize,
-        l2: header.l2 as usize,
+        arch,
         quantization: Quantization::THESIS,
         w1: t.w1,
         b1: t.b1,
-        w2: t.w2,
-        b2: t.b2,
-        w3: t.w3,
-        b3: t.b3,
+        psqt: t.psqt,
+        stacks: t.stacks,
     })?)
 }
 
-/// The thesis file of `net`: its feature-set name as stored, NUL, N, L1, L2, tensors.
-pub fn encode_thesis(net: &Network) -> Vec<u8> {
+/// The thesis file of `net`: its feature-set name as stored, NUL, N, L1, L2, tensors. The
+/// format holds the thesis's shape only: another shape is an error (a clause).
+pub fn encode_thesis(net: &Network) -> Result<Vec<u8>, String> {
+    if !net.arch().is_thesis() {
+        return Err(format!(
+            "the thesis's format holds only the thesis's shape, not {}",
+            net.arch()
+        ));
+    }
     let mut out = Vec::new();
     out.extend_from_slice(net.feature_set().as_bytes());
     out.push(0);
@@ -466,7 +516,7 @@ pub fn encode_thesis(net: &Network) -> Vec<u8> {
         out.extend_from_slice(&(v as u32).to_le_bytes());
     }
     encode_tensors(net, false, &mut out);
-    out
+    Ok(out)
 }
 
 /// What an own-format file says besides its tensors (for `host net info`).
@@ -485,6 +535,8 @@ struct OwnFields {
     blocks: Vec<BlockInfo>,
     sizes: [u64; 3],
     quantization: Quantization,
+    /// The shape after the first layer (versions 1 and 2: the thesis's).
+    arch: Arch,
     /// The terms' rows and weight types (version 1: all `i16`, one run of N).
     runs: Vec<(u32, WeightType)>,
     tensors_at: usize,
@@ -541,6 +593,24 @@ fn own_header_fields(bytes: &[u8]) -> Result<OwnFields, DecodeError> {
     };
     let sizes = [u64::from(n), u64::from(l1), u64::from(l2)];
     check_sizes(sizes[0], sizes[1], sizes[2])?;
+    let arch = match version {
+        1 | 2 => Arch::thesis(l2 as usize),
+        _ => read_arch(&mut c)?,
+    };
+    if arch.hidden[0].width != l2 as usize {
+        return Err(DecodeError::BadText {
+            field: "shape",
+            reason: format!(
+                "its first hidden width {} differs from the header's L2 = {l2}",
+                arch.hidden[0].width
+            ),
+        });
+    }
+    arch.check(l1 as usize)
+        .map_err(|reason| DecodeError::BadText {
+            field: "shape",
+            reason,
+        })?;
     let runs = match version {
         1 => vec![(n, WeightType::I16)],
         _ => term_runs(&feature_set, &blocks)?,
@@ -558,27 +628,114 @@ fn own_header_fields(bytes: &[u8]) -> Result<OwnFields, DecodeError> {
         blocks,
         sizes,
         quantization,
+        arch,
         runs,
         tensors_at: c.pos,
     })
+}
+
+/// Reads a version-3 shape: `u8` first-layer output (0 clipped ReLU, 1 pairwise), `u32` PSQT
+/// buckets, `u32` stacks, `u8` bucket rule (0 piece count), `u8` H hidden layers, H × (`u32`
+/// width, `u8` activation: 0 clipped ReLU, 1 squared and plain clipped ReLU), `u8` skip (0, 1),
+/// `u8` output rule (0 thesis, 1 Stockfish).
+fn read_arch(c: &mut Cursor) -> Result<Arch, DecodeError> {
+    let bad = |field: &'static str, code: u32| DecodeError::BadText {
+        field,
+        reason: format!("code {code} is not one this build knows"),
+    };
+    let ft_output = match c.take(1)?[0] {
+        0 => FtOutput::ClippedRelu,
+        1 => FtOutput::Pairwise,
+        k => return Err(bad("first-layer output", k.into())),
+    };
+    let psqt_buckets = c.u32()? as usize;
+    let stacks = c.u32()? as usize;
+    let bucket_rule = match c.take(1)?[0] {
+        0 => BucketRule::PieceCount,
+        k => return Err(bad("bucket rule", k.into())),
+    };
+    let layers = c.take(1)?[0] as usize;
+    if layers == 0 || layers > MAX_HIDDEN_LAYERS {
+        return Err(DecodeError::BadText {
+            field: "hidden layer count",
+            reason: format!("{layers} is not between 1 and {MAX_HIDDEN_LAYERS}"),
+        });
+    }
+    let mut hidden = Vec::with_capacity(layers);
+    for _ in 0..layers {
+        let width = c.u32()? as usize;
+        let activation = match c.take(1)?[0] {
+            0 => Activation::ClippedRelu,
+            1 => Activation::SqrClippedRelu,
+            k => return Err(bad("activation", k.into())),
+        };
+        hidden.push(Hidden { width, activation });
+    }
+    let skip = match c.take(1)?[0] {
+        0 => false,
+        1 => true,
+        k => return Err(bad("skip flag", k.into())),
+    };
+    let output = match c.take(1)?[0] {
+        0 => OutputRule::Thesis,
+        1 => OutputRule::Stockfish,
+        k => return Err(bad("output rule", k.into())),
+    };
+    Ok(Arch {
+        ft_output,
+        psqt_buckets,
+        stacks,
+        bucket_rule,
+        hidden,
+        skip,
+        output,
+    })
+}
+
+/// Appends a version-3 shape (see [`read_arch`]).
+fn write_arch(arch: &Arch, out: &mut Vec<u8>) {
+    out.push(match arch.ft_output {
+        FtOutput::ClippedRelu => 0,
+        FtOutput::Pairwise => 1,
+    });
+    out.extend_from_slice(&(arch.psqt_buckets as u32).to_le_bytes());
+    out.extend_from_slice(&(arch.stacks as u32).to_le_bytes());
+    out.push(match arch.bucket_rule {
+        BucketRule::PieceCount => 0,
+    });
+    out.push(arch.hidden.len() as u8);
+    for h in &arch.hidden {
+        out.extend_from_slice(&(h.width as u32).to_le_bytes());
+        out.push(match h.activation {
+            Activation::ClippedRelu => 0,
+            Activation::SqrClippedRelu => 1,
+        });
+    }
+    out.push(u8::from(arch.skip));
+    out.push(match arch.output {
+        OutputRule::Thesis => 0,
+        OutputRule::Stockfish => 1,
+    });
 }
 
 /// How long a network file must be, from its first bytes (the header alone): what a reader
 /// needs to read the rest in bounded memory. `TruncatedHeader` means more bytes are needed.
 /// Returns the length and the sizes N, L1, L2.
 pub fn declared_length(prefix: &[u8]) -> Result<(u64, [u64; 3]), DecodeError> {
-    let (tensors_at, trailer, [n, l1, l2], w1) = match detect(prefix) {
+    let (tensors_at, trailer, [n, l1, l2], w1, arch) = match detect(prefix) {
         NetFormat::Own => {
             let h = own_header_fields(prefix)?;
             let w1 = w1_bytes(&h.runs, h.sizes[1]);
-            (h.tensors_at, 4, h.sizes, w1)
+            (h.tensors_at, 4, h.sizes, w1, h.arch)
         }
         NetFormat::Thesis => {
             let h = thesis_header_fields(prefix)?;
-            (h.tensors_at, 0, h.sizes(), h.w1_bytes())
+            let arch = Arch::thesis(h.l2 as usize);
+            (h.tensors_at, 0, h.sizes(), h.w1_bytes(), arch)
         }
+        NetFormat::Stockfish => return super::stockfish::declared_length(prefix),
     };
-    let len = tensors_at as u64 + tensor_bytes(w1, l1, l2) + trailer;
+    let len = tensors_at as u64 + arch_tensor_bytes(w1, n, l1, &arch) + trailer;
     Ok((len, [n, l1, l2]))
 }
 
@@ -591,11 +748,18 @@ pub fn decode_own(bytes: &[u8]) -> Result<(Network, OwnHeader), DecodeError> {
         blocks,
         sizes,
         quantization,
+        arch,
         runs,
         tensors_at,
     } = own_header_fields(bytes)?;
-    let [_, l1, l2] = sizes;
-    let total = check_length(bytes.len(), tensors_at, 4, sizes, w1_bytes(&runs, l1))?;
+    let l1 = sizes[1];
+    let total = check_length(
+        bytes.len(),
+        tensors_at,
+        4,
+        sizes,
+        (w1_bytes(&runs, l1), &arch),
+    )?;
     let stored = u32::from_le_bytes(bytes[total - 4..].try_into().unwrap());
     let computed = crc32fast::hash(&bytes[..total - 4]);
     if stored != computed {
@@ -605,24 +769,17 @@ pub fn decode_own(bytes: &[u8]) -> Result<(Network, OwnHeader), DecodeError> {
     if sum != sizes[0] {
         return Err(DecodeError::BlockSum { n: sizes[0], sum });
     }
-    let t = decode_tensors(
-        &bytes[tensors_at..total - 4],
-        &runs,
-        l1 as usize,
-        l2 as usize,
-    );
+    let t = decode_tensors(&bytes[tensors_at..total - 4], &runs, l1 as usize, &arch);
     let net = Network::from_parts(NetworkParts {
         feature_set,
         blocks,
         l1: l1 as usize,
-        l2: l2 as usize,
+        arch,
         quantization,
         w1: t.w1,
         b1: t.b1,
-        w2: t.w2,
-        b2: t.b2,
-        w3: t.w3,
-        b3: t.b3,
+        psqt: t.psqt,
+        stacks: t.stacks,
     })?;
     Ok((
         net,
@@ -639,11 +796,18 @@ fn push_text(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
 }
 
-/// The file of `net` in this project's format (see the [module docs](super)).
+/// The file of `net` in this project's format (see the [module docs](super)): version 2 for the
+/// thesis's shape (the bytes every earlier build wrote and reads), version 3 for any other.
 pub fn encode_own(net: &Network) -> Vec<u8> {
+    let thesis = net.arch().is_thesis();
+    let version = if thesis {
+        THESIS_SHAPE_VERSION
+    } else {
+        FORMAT_VERSION
+    };
     let mut out = Vec::new();
     out.extend_from_slice(&MAGIC);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&version.to_le_bytes());
     push_text(&mut out, net.feature_set());
     out.extend_from_slice(&(net.blocks().len() as u16).to_le_bytes());
     for b in net.blocks() {
@@ -660,6 +824,9 @@ pub fn encode_own(net: &Network) -> Vec<u8> {
     out.extend_from_slice(&q.activation_clip.to_le_bytes());
     out.extend_from_slice(&q.hidden_shift.to_le_bytes());
     out.extend_from_slice(&q.output_shift.to_le_bytes());
+    if !thesis {
+        write_arch(net.arch(), &mut out);
+    }
     encode_tensors(net, true, &mut out);
     let crc = crc32fast::hash(&out);
     out.extend_from_slice(&crc.to_le_bytes());

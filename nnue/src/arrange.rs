@@ -55,9 +55,24 @@ pub struct Arranged {
 impl Arranged {
     /// `net` with its first-layer neurons in `order`: neuron `k` of the result is neuron
     /// `order[k]` of `net`, reordered in place (W1 stays once in memory). Panics unless `order`
-    /// is a permutation of `0..L1`.
+    /// is a permutation of `0..L1`. Only the thesis's shape is rearranged (its sparse hidden
+    /// layer is what gains); a network of another shape keeps its file order and `order` must
+    /// be the identity.
     pub fn new(net: Network, order: &[u32]) -> Arranged {
         let (l1, l2) = (net.l1(), net.l2());
+        if !net.arch().is_thesis() {
+            assert!(
+                order.iter().enumerate().all(|(k, &j)| k as u32 == j) && order.len() == l1,
+                "only thesis-shaped networks can be rearranged"
+            );
+            return Arranged {
+                net,
+                order: order.to_vec(),
+                groups: AlignedVec::zeroed(0),
+                b2: AlignedVec::zeroed(0),
+                l2_pad: 0,
+            };
+        }
         let mut seen = vec![false; l1];
         assert!(
             order.len() == l1
@@ -70,12 +85,13 @@ impl Arranged {
         // W1 rows, b1 and both halves of every W2 row are runs of L1 values in neuron order.
         arranged.w1.permute_columns(order);
         permute_runs(&mut arranged.b1, order);
-        permute_runs(&mut arranged.w2, order);
+        permute_runs(&mut arranged.stacks[0][0].weights, order);
+        arranged.stacks[0][0].repad();
         let l2_pad = l2.div_ceil(HIDDEN_TILE) * HIDDEN_TILE;
         let inputs = 2 * l1;
         let mut groups = AlignedVec::zeroed(inputs / 4 * l2_pad * 4);
         for j in 0..l2 {
-            let row = &arranged.w2[j * inputs..(j + 1) * inputs];
+            let row = &arranged.w2()[j * inputs..(j + 1) * inputs];
             for (g, four) in row.chunks_exact(4).enumerate() {
                 let at = (g * l2_pad + j) * 4;
                 groups[at..at + 4].copy_from_slice(four);
@@ -113,7 +129,10 @@ impl Arranged {
         let mut net = self.net.clone();
         net.w1.permute_columns(&inverse);
         permute_runs(&mut net.b1, &inverse);
-        permute_runs(&mut net.w2, &inverse);
+        if net.arch().is_thesis() {
+            permute_runs(&mut net.stacks[0][0].weights, &inverse);
+            net.stacks[0][0].repad();
+        }
         net
     }
 
@@ -156,6 +175,9 @@ pub(super) fn permute_runs<T: Copy>(values: &mut [T], order: &[u32]) {
 /// computed with `features` (the feature set it is bound to); the network as it is if a plugin
 /// fails on a sample (the failure will show when evaluating).
 pub(crate) fn arrange(net: Network, features: &FeatureSet) -> Arranged {
+    if !net.arch().is_thesis() {
+        return Arranged::identity(net);
+    }
     match zero_bits(&net, features) {
         Some(zero) => Arranged::new(net, &neuron_order(&zero)),
         None => Arranged::identity(net),

@@ -1,18 +1,29 @@
-//! # Quantized NNUE inference
+//! # NNUE networks: shapes, file formats, quantized inference
 //!
-//! The network of the thesis (§4.3), bit-exact with its reference implementation
-//! (`shared/reference/thesis-layouts.md`): a first layer N → L1 shared by both perspectives and
-//! kept incrementally as one `i16` accumulator per perspective, a clipped ReLU, the two halves
-//! concatenated side to move first, a hidden layer 2·L1 → L2 and an output neuron.
+//! The one home of the network that the engine (`host`) and the trainer both use. A network's
+//! shape is data ([`Shape`]: the feature set, L1 and an [`Arch`]), so one crate holds:
 //!
-//! - [`Network`]: sizes, block identities, quantization parameters and tensors in memory.
-//! - [`Nnue`]: a network file loaded (either format) and bound to the feature plugins.
+//! - the thesis's network (§4.3), bit-exact with its reference implementation
+//!   (`shared/reference/thesis-layouts.md`): a first layer N → L1 shared by both perspectives
+//!   and kept incrementally as one `i16` accumulator per perspective, a clipped ReLU, the two
+//!   halves concatenated side to move first, a hidden layer 2·L1 → L2 and an output neuron;
+//! - Stockfish's shapes ([`Arch::sfnnv5`]): a PSQT term summed beside the accumulator, layer
+//!   stacks chosen by piece count, the pairwise product of each accumulator's halves, squared
+//!   and plain clipped ReLUs with a skip output ([`stacks`]); Stockfish 15.1's own `.nnue`
+//!   files read and written exactly ([`stockfish`]), any feature set in any of these shapes.
+//!
+//! Crate layout, no module importing one that imports it back: `shape` ← `network` (with
+//! `first_layer`, `aligned`) ← `format`, `stockfish` ← `load`; `simd`, `stacks` and `arrange`
+//! read `network`; `accumulator` and `refresh_cache` evaluate a loaded [`Nnue`].
+//!
+//! - [`Network`]: sizes, block identities, shape, quantization parameters and tensors in memory.
+//! - [`Nnue`]: a network file loaded (any format) and bound to the feature plugins.
 //! - [`AccumulatorStack`]: incremental evaluation for a search (push a move, pop it, evaluate).
 //! - [`Kernels`] / [`SimdLevel`]: scalar, AVX2, AVX-512 and AVX-512 VNNI kernels chosen at run
 //!   time, all giving the same integers; `NNUE_SIMD=scalar|avx2|avx512|avx512vnni` forces one.
 //! - [`reference`](mod@reference): a naive evaluation written from the specification, for tests.
 //!
-//! ## The quantized forward pass
+//! ## The quantized forward pass (the thesis's shape; other shapes: [`stacks`])
 //!
 //! For each perspective p, `acc_p = b1 + Σ W1[i]` over the distinct active indices i of p, in
 //! 16-bit wrapping arithmetic. With stm the side to move and opp the other side:
@@ -28,7 +39,9 @@
 //!
 //! ## File formats
 //!
-//! All integers are little-endian. [`Nnue::load`] tells the formats apart by the magic.
+//! All integers are little-endian. [`Nnue::load`] tells the formats apart by the magic:
+//! `NNUEFSET` for this project's, Stockfish's version word `0x7AF32F20` for Stockfish 15.1's
+//! (layout in [`stockfish`]), and a feature-set name for the thesis's.
 //!
 //! ### The thesis's `.nn` files (read and written as they are)
 //!
@@ -49,7 +62,7 @@
 //! Nothing follows. The file stores no block identities: they are taken from the loaded plugins,
 //! which must provide every block named, with sizes adding up to N.
 //!
-//! ### This project's format, version 2
+//! ### This project's format, versions 2 and 3
 //!
 //! | offset | bytes | field |
 //! | --- | --- | --- |
@@ -67,6 +80,15 @@
 //! | | 4 | `u32` output shift = 4 (output scale 2⁴ = 16) |
 //! | | … | W1: for each term of the name in order, its rows (the product of its blocks' sizes) of L1 values in the term's weight type (`i16`: 2 bytes each, `i8`: 1 byte); then b1, W2, b2, W3, b3 exactly as in the thesis format |
 //! | end−4 | 4 | `u32` CRC-32 (IEEE 802.3, the one of zlib and `crc32fast`) of every byte before it |
+//!
+//! Version 3 holds any shape: after the output shift comes the [`Arch`] (`u8` first-layer
+//! output: 0 clipped ReLU, 1 pairwise; `u32` PSQT buckets; `u32` layer stacks; `u8` bucket rule,
+//! 0 = piece count; `u8` H hidden layers, then H × (`u32` width, `u8` activation: 0 clipped ReLU,
+//! 1 squared and plain clipped ReLU); `u8` skip; `u8` output rule: 0 thesis, 1 Stockfish), the
+//! L2 field being the first hidden width; the tensors are W1, b1, the PSQT weights (`i32`, N rows
+//! of the buckets), then for each stack its layers in order, each `i8` weights (outputs rows of
+//! inputs) then `i32` biases. For the thesis's shape that tensor order is version 2's, and a
+//! thesis-shaped network is still written as version 2, byte for byte as before.
 //!
 //! Version 1 is version 2 without the weight-type byte, every block `i16`; it is still read.
 //! `i8` rows are widened to `i16` while accumulating ([`FirstLayer`]), so the evaluation is the
@@ -89,18 +111,23 @@ mod load;
 mod network;
 pub mod reference;
 mod refresh_cache;
+pub mod shape;
 mod simd;
+pub mod stacks;
+pub mod stockfish;
 
 pub use accumulator::{AccumulatorStack, DEFAULT_MAX_PLY, EvalError, StackStats};
 pub use aligned::{ALIGN, AlignedVec, Element};
 pub use arrange::Arranged;
 pub use first_layer::{FirstLayer, OutOfRange, RowLists, StoredRun, WeightType};
-pub use format::{DecodeError, FORMAT_VERSION, MAGIC, NetFormat, OwnHeader};
-pub use load::{NetError, NetErrorKind, Nnue, check_network_file, read_own, write_network};
+pub use format::{DecodeError, FORMAT_VERSION, MAGIC, NetFormat, OwnHeader, THESIS_SHAPE_VERSION};
+pub use load::{NetError, NetErrorKind, Nnue, check_network_file, encode, read_own, write_network};
 pub use network::{
-    ACTIVATION_CLIP, BlockInfo, HIDDEN_SHIFT, L1_MULTIPLE, MAX_FEATURES, MAX_L1, MAX_L2,
-    MAX_W1_BYTES, Network, NetworkParts, OUTPUT_SHIFT, Quantization, ShapeError, check_sizes,
-    feature_count, term_runs,
+    ACTIVATION_CLIP, Affine, BlockInfo, HIDDEN_SHIFT, L1_MULTIPLE, LayerParts, MAX_FEATURES,
+    MAX_L1, MAX_L2, MAX_W1_BYTES, Network, NetworkParts, OUTPUT_SHIFT, Quantization, ShapeError,
+    check_sizes, feature_count, term_runs,
 };
 pub use refresh_cache::{CacheStats, RefreshCache};
+pub use shape::{Activation, Arch, BucketRule, FtOutput, Hidden, OutputRule, Shape};
 pub use simd::{ForwardScratch, Kernels, SIMD_ENV, SimdLevel};
+pub use stacks::{StackOutput, StackScratch};

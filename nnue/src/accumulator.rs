@@ -38,6 +38,7 @@ use super::first_layer::RowLists;
 use super::load::Nnue;
 use super::refresh_cache::{CacheStats, RefreshCache};
 use super::simd::{ForwardScratch, Kernels};
+use super::stacks::{self, StackScratch};
 
 /// Default number of plies a stack holds beyond its root.
 pub const DEFAULT_MAX_PLY: usize = 256;
@@ -153,6 +154,16 @@ pub struct AccumulatorStack<'a> {
     term_parts: Vec<(u32, u8)>,
     /// `(max_ply + 1) × parts × 2 × L1`: ply-major, then part, then perspective.
     acc: AlignedVec<i16>,
+    /// PSQT buckets B (0: the network has no PSQT term).
+    buckets: usize,
+    /// `(max_ply + 1) × parts × 2 × B` PSQT sums, laid out as `acc`.
+    psqt: Vec<i32>,
+    /// The PSQT sums of the parts added up, per perspective (with two parts).
+    psqt_summed: Vec<i32>,
+    /// Whether the network has the thesis's shape (the sparse SIMD forward pass).
+    thesis: bool,
+    /// The forward pass's buffers for other shapes.
+    stack_scratch: StackScratch,
     /// `2 × N` counts, perspective-major.
     counts: Vec<u16>,
     /// Count changes since the root, `log_marks[p]` = log length before ply p's push.
@@ -190,6 +201,7 @@ impl<'a> AccumulatorStack<'a> {
         let (parts, term_parts) = split_terms(set);
         // A binary part's counts would only mirror membership: none are kept.
         let counted = parts.iter().any(|part| part.counted);
+        let buckets = net.arch().psqt_buckets;
         let mut stack = AccumulatorStack {
             nnue,
             kernels,
@@ -199,6 +211,11 @@ impl<'a> AccumulatorStack<'a> {
             ply: 0,
             boards: vec![Board::default_empty(); max_ply + 1],
             acc: AlignedVec::zeroed((max_ply + 1) * parts.len() * 2 * l1),
+            buckets,
+            psqt: vec![0; (max_ply + 1) * parts.len() * 2 * buckets],
+            psqt_summed: vec![0; 2 * buckets],
+            thesis: net.arch().is_thesis(),
+            stack_scratch: StackScratch::new(net),
             rows: (0..parts.len())
                 .map(|_| RowLists::with_capacity(max_delta.max(max_active)))
                 .collect(),
@@ -265,8 +282,8 @@ impl<'a> AccumulatorStack<'a> {
     pub fn set_refresh_cache(&mut self, on: bool) {
         let set = self.nnue.features();
         for part in &mut self.parts {
-            part.cache =
-                (on && part.cacheable).then(|| RefreshCache::new(self.l1, set.max_active()));
+            part.cache = (on && part.cacheable)
+                .then(|| RefreshCache::new(self.l1, self.buckets, set.max_active()));
         }
     }
 
@@ -327,6 +344,12 @@ impl<'a> AccumulatorStack<'a> {
         ((ply * self.parts.len() + part) * 2 + p) * self.l1
     }
 
+    /// Where the PSQT sums of `ply`, `part` and `p` start in `psqt`.
+    #[inline(always)]
+    fn psqt_start(&self, ply: usize, part: usize, p: usize) -> usize {
+        ((ply * self.parts.len() + part) * 2 + p) * self.buckets
+    }
+
     fn slot(&self, ply: usize, part: usize, p: usize) -> &[i16] {
         let start = self.slot_start(ply, part, p);
         &self.acc[start..start + self.l1]
@@ -368,12 +391,14 @@ impl<'a> AccumulatorStack<'a> {
         let net = self.nnue.arranged().network();
         let mask = self.parts[part].mask;
         let start = self.slot_start(ply, part, p.index());
+        let psqt_at = self.psqt_start(ply, part, p.index());
         if let (Some(cache), Some(king), true) =
             (&mut self.parts[part].cache, board.king(p), ply > 0)
         {
             // A binary, piecewise part: no counts to keep, and only the changed pieces to ask for.
             let dst = &mut self.acc[start..start + self.l1];
-            let rows = cache.refresh(self.kernels, set, mask, net, p, king, board, dst)?;
+            let psqt = &mut self.psqt[psqt_at..psqt_at + self.buckets];
+            let rows = cache.refresh(self.kernels, set, mask, net, p, king, board, (dst, psqt))?;
             self.stats.refresh_rows += rows as u64;
             return Ok(());
         }
@@ -391,6 +416,13 @@ impl<'a> AccumulatorStack<'a> {
         let dst = &mut self.acc[start..start + self.l1];
         let origin = if part == 0 { net.b1() } else { &self.zeros[..] };
         self.kernels.update(dst, origin, net.w1(), &self.rows[part]);
+        if self.buckets > 0 {
+            // PSQT has no bias: every part starts from zero.
+            let dst = &mut self.psqt[psqt_at..psqt_at + self.buckets];
+            dst.fill(0);
+            let zero = [0i32; crate::shape::MAX_BUCKETS];
+            self.rows[part].apply_psqt(dst, &zero[..self.buckets], net.psqt_rows());
+        }
         if ply > 0 {
             self.stats.refresh_rows += self.rows[part].len() as u64;
         }
@@ -570,6 +602,17 @@ impl<'a> AccumulatorStack<'a> {
                 net.w1(),
                 &self.rows[part],
             );
+            if self.buckets > 0 {
+                let b = self.buckets;
+                let parent = self.psqt_start(self.ply, part, p.index());
+                let child = self.psqt_start(self.ply + 1, part, p.index());
+                let (head, tail) = self.psqt.split_at_mut(child);
+                self.rows[part].apply_psqt(
+                    &mut tail[..b],
+                    &head[parent..parent + b],
+                    net.psqt_rows(),
+                );
+            }
         }
         Ok(())
     }
@@ -607,6 +650,9 @@ impl<'a> AccumulatorStack<'a> {
 
     /// The network's output for the side to move of the current position.
     pub fn evaluate(&mut self) -> i32 {
+        if !self.thesis {
+            return self.evaluate_stacks();
+        }
         let stm = self.boards[self.ply].turn;
         let l1 = self.l1;
         let start = self.slot_start(self.ply, 0, 0);
@@ -630,6 +676,106 @@ impl<'a> AccumulatorStack<'a> {
         };
         self.kernels
             .forward(self.nnue.arranged(), s, o, &mut self.scratch)
+    }
+}
+
+impl AccumulatorStack<'_> {
+    /// With two parts, sums their accumulators and PSQT sums into `summed` and `psqt_summed`.
+    fn sum_parts(&mut self) {
+        let (l1, b) = (self.l1, self.buckets);
+        for p in 0..2 {
+            let start = self.slot_start(self.ply, 0, p);
+            self.summed[p * l1..(p + 1) * l1].copy_from_slice(&self.acc[start..start + l1]);
+            let at = self.psqt_start(self.ply, 0, p);
+            self.psqt_summed[p * b..(p + 1) * b].copy_from_slice(&self.psqt[at..at + b]);
+            for part in 1..self.parts.len() {
+                let start = self.slot_start(self.ply, part, p);
+                for (s, &a) in self.summed[p * l1..(p + 1) * l1]
+                    .iter_mut()
+                    .zip(&self.acc[start..start + l1])
+                {
+                    *s = s.wrapping_add(a);
+                }
+                let at = self.psqt_start(self.ply, part, p);
+                for (s, &a) in self.psqt_summed[p * b..(p + 1) * b]
+                    .iter_mut()
+                    .zip(&self.psqt[at..at + b])
+                {
+                    *s = s.wrapping_add(a);
+                }
+            }
+        }
+    }
+
+    /// The layers' inputs: both perspectives' accumulators (White's L1 values, then Black's)
+    /// and PSQT sums (White's B, then Black's), the parts summed; the stack's scratch; the
+    /// side to move and the piece count.
+    fn stack_inputs(&mut self) -> (&[i16], &[i32], &mut StackScratch, Color, u32) {
+        let board = &self.boards[self.ply];
+        let (stm, pieces) = (board.turn, board.occupied().count_ones());
+        let (l1, b) = (self.l1, self.buckets);
+        if self.parts.len() > 1 {
+            self.sum_parts();
+            return (
+                &self.summed[..],
+                &self.psqt_summed[..],
+                &mut self.stack_scratch,
+                stm,
+                pieces,
+            );
+        }
+        // One part: both perspectives are contiguous (perspective is the innermost index).
+        let start = self.slot_start(self.ply, 0, 0);
+        let at = self.psqt_start(self.ply, 0, 0);
+        (
+            &self.acc[start..start + 2 * l1],
+            &self.psqt[at..at + 2 * b],
+            &mut self.stack_scratch,
+            stm,
+            pieces,
+        )
+    }
+
+    /// The evaluation of a shape other than the thesis's ([`stacks`]).
+    fn evaluate_stacks(&mut self) -> i32 {
+        let (kernels, nnue, l1, b) = (self.kernels, self.nnue, self.l1, self.buckets);
+        let (acc, psqt, scratch, stm, pieces) = self.stack_inputs();
+        let (s, o) = (stm.index(), stm.other().index());
+        stacks::evaluate(
+            kernels,
+            nnue.arranged().network(),
+            &acc[s * l1..(s + 1) * l1],
+            &acc[o * l1..(o + 1) * l1],
+            (&psqt[s * b..(s + 1) * b], &psqt[o * b..(o + 1) * b]),
+            pieces,
+            scratch,
+        )
+    }
+
+    /// Every layer stack's raw terms on the current position (PSQT bucket k with stack k, the
+    /// last bucket for stacks beyond them), and the stack the position uses: what
+    /// `host eval --stacks` prints, like Stockfish's `eval` table.
+    pub fn stack_outputs(&mut self) -> (Vec<stacks::StackOutput>, usize) {
+        let (kernels, nnue, l1, b) = (self.kernels, self.nnue, self.l1, self.buckets);
+        let (acc, psqt, scratch, stm, pieces) = self.stack_inputs();
+        let (s, o) = (stm.index(), stm.other().index());
+        let net = nnue.arranged().network();
+        let arch = net.arch();
+        let outputs = (0..arch.stacks)
+            .map(|k| {
+                stacks::stack_output(
+                    kernels,
+                    net,
+                    &acc[s * l1..(s + 1) * l1],
+                    &acc[o * l1..(o + 1) * l1],
+                    (&psqt[s * b..(s + 1) * b], &psqt[o * b..(o + 1) * b]),
+                    k,
+                    k.min(b.saturating_sub(1)),
+                    scratch,
+                )
+            })
+            .collect();
+        (outputs, arch.stack_of(pieces))
     }
 }
 

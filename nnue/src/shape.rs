@@ -1,0 +1,370 @@
+//! A network's shape as data: what comes after the feature set, declared once and shared by the
+//! engine (which evaluates it), the file formats (which record it) and the trainer (which builds
+//! its model from it).
+//!
+//! Stockfish declares its network as a struct of layers whose hash chain is its shape
+//! (`src/nnue/nnue_architecture.h` at `sf_15.1`); [`Arch`] is the same idea at run time. A shape
+//! is the feature set, the first-layer width L1 and an [`Arch`]:
+//!
+//! - the first layer's output ([`FtOutput`]): the thesis's clipped ReLU of both perspectives'
+//!   accumulators (2·L1 values), or Stockfish's pairwise product of each accumulator's two halves
+//!   (`clamp(a_j, 0, 127) · clamp(a_{j+L1/2}, 0, 127) >> 7`, L1 values in all);
+//! - PSQT buckets (0 = none): a per-feature, per-bucket `i32` term summed beside the accumulator,
+//!   `(psqt_stm[b] − psqt_opp[b]) / 2`;
+//! - layer stacks: one set of hidden and output layers per bucket, picked by [`BucketRule`]
+//!   (PSQT buckets use the same rule with their own count);
+//! - the hidden layers: widths and activations ([`Activation`]), the first with Stockfish's
+//!   extra skip output when `skip` is set;
+//! - the output rule ([`OutputRule`]).
+//!
+//! Presets: [`Arch::thesis`] (the thesis's N → L1 → L2 → 1) and [`Arch::sfnnv5`] (Stockfish 15.1).
+
+use std::fmt;
+
+/// Stockfish's output scale: a float output of 1.0 is 600 · 16 = 9600 in the output layer's
+/// units (nnue-pytorch `model.py` at 5225117: `nnue2score` 600, `weight_scale_out` 16).
+pub const OUTPUT_ONE: i32 = 600 * 16;
+/// The hidden layers' scale: an activation of 1.0 is 127, a weight of 1.0 is 64, so a
+/// pre-activation of 1.0 is 127 · 64 = 8128 (Stockfish `nnue_architecture.h`, "1.0 = 127·2^6").
+pub const HIDDEN_ONE: i32 = 127 * 64;
+/// The largest number of buckets the [`BucketRule::PieceCount`] rule can tell apart.
+pub const MAX_BUCKETS: usize = 32;
+/// The largest number of hidden layers.
+pub const MAX_HIDDEN_LAYERS: usize = 4;
+/// The largest hidden width.
+pub const MAX_HIDDEN_WIDTH: usize = 4096;
+
+/// What the first layer hands to the hidden layers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FtOutput {
+    /// `clamp(acc, 0, 127)` of both perspectives, side to move first: 2·L1 values (the thesis).
+    ClippedRelu,
+    /// For each perspective, side to move first, `clamp(a_j, 0, 127) · clamp(a_{j+L1/2}, 0, 127)
+    /// >> 7` for `j < L1/2`: L1 values in all (Stockfish's `FeatureTransformer::transform`).
+    Pairwise,
+}
+
+/// The activation after a hidden layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Activation {
+    /// `clamp(x >> 6, 0, 127)`: as many outputs as inputs.
+    ClippedRelu,
+    /// Stockfish's `[SqrClippedReLU(x) ‖ ClippedReLU(x)]`: `min(127, x² >> 19)` (the square of
+    /// the signed value, `sqr_clipped_relu.h`) then `clamp(x >> 6, 0, 127)`, twice as many
+    /// outputs as inputs.
+    SqrClippedRelu,
+}
+
+impl Activation {
+    /// Outputs per input.
+    pub fn fan_out(self) -> usize {
+        match self {
+            Activation::ClippedRelu => 1,
+            Activation::SqrClippedRelu => 2,
+        }
+    }
+}
+
+/// One hidden layer: its width (outputs, not counting a skip output) and its activation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Hidden {
+    /// Outputs that go through the activation to the next layer.
+    pub width: usize,
+    /// The activation.
+    pub activation: Activation,
+}
+
+/// How a position's bucket is chosen, for the layer stacks and the PSQT term.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BucketRule {
+    /// `(pieces − 1) · k / 32` for k buckets, pieces counting kings and pawns: Stockfish's
+    /// `(pos.count<ALL_PIECES>() − 1) / 4` at k = 8 (`evaluate_nnue.cpp:160` at `sf_15.1`).
+    PieceCount,
+}
+
+impl BucketRule {
+    /// The bucket of a position with `pieces` pieces among `k` buckets (0 for k ≤ 1).
+    #[inline]
+    pub fn bucket(self, pieces: u32, k: usize) -> usize {
+        match self {
+            BucketRule::PieceCount => {
+                if k <= 1 {
+                    0
+                } else {
+                    ((pieces.saturating_sub(1) as usize * k) / 32).min(k - 1)
+                }
+            }
+        }
+    }
+}
+
+/// How the last layer's sum becomes the evaluation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OutputRule {
+    /// The thesis's `out >> 4` (an arithmetic shift: rounds toward −∞). No PSQT, no skip.
+    Thesis,
+    /// Stockfish's `(psqt + positional) / 16`, positional = `out + skip · 9600 / 8128`, both
+    /// divisions truncating toward zero as in C++ (`evaluate_nnue.cpp:140-172`,
+    /// `nnue_architecture.h:127-130` at `sf_15.1`).
+    Stockfish,
+}
+
+/// Everything of a network's shape after the feature set and L1.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Arch {
+    /// The first layer's output.
+    pub ft_output: FtOutput,
+    /// PSQT buckets (0: no PSQT term).
+    pub psqt_buckets: usize,
+    /// Layer stacks (1: one set of layers for every position).
+    pub stacks: usize,
+    /// How a position's bucket is chosen (for stacks and PSQT buckets alike).
+    pub bucket_rule: BucketRule,
+    /// The hidden layers, in order (at least one).
+    pub hidden: Vec<Hidden>,
+    /// Whether the first hidden layer has one more output, added to the evaluation without
+    /// activation (Stockfish's `fc_0[15]`, scaled by 9600 / 8128).
+    pub skip: bool,
+    /// How the output layer's sum becomes the evaluation.
+    pub output: OutputRule,
+}
+
+/// The names [`Arch::preset`] knows.
+pub const PRESETS: [&str; 2] = ["thesis", "sfnnv5"];
+
+impl Arch {
+    /// The thesis's shape with hidden width `l2`: clipped ReLU, one hidden layer, `>> 4`.
+    pub fn thesis(l2: usize) -> Arch {
+        Arch {
+            ft_output: FtOutput::ClippedRelu,
+            psqt_buckets: 0,
+            stacks: 1,
+            bucket_rule: BucketRule::PieceCount,
+            hidden: vec![Hidden {
+                width: l2,
+                activation: Activation::ClippedRelu,
+            }],
+            skip: false,
+            output: OutputRule::Thesis,
+        }
+    }
+
+    /// Stockfish 15.1's shape after the feature transformer (SFNNv5, `nnue_architecture.h` at
+    /// `sf_15.1`): pairwise product, 8 PSQT buckets, 8 stacks of L1 → 15 (+1 skip) →
+    /// [SqrCReLU ‖ CReLU] 30 → 32 → 1.
+    pub fn sfnnv5() -> Arch {
+        Arch {
+            ft_output: FtOutput::Pairwise,
+            psqt_buckets: 8,
+            stacks: 8,
+            bucket_rule: BucketRule::PieceCount,
+            hidden: vec![
+                Hidden {
+                    width: 15,
+                    activation: Activation::SqrClippedRelu,
+                },
+                Hidden {
+                    width: 32,
+                    activation: Activation::ClippedRelu,
+                },
+            ],
+            skip: true,
+            output: OutputRule::Stockfish,
+        }
+    }
+
+    /// A preset by name (`thesis` with hidden width `l2`, `sfnnv5`); `None` for another name.
+    pub fn preset(name: &str, l2: usize) -> Option<Arch> {
+        match name {
+            "thesis" => Some(Arch::thesis(l2)),
+            "sfnnv5" => Some(Arch::sfnnv5()),
+            _ => None,
+        }
+    }
+
+    /// Whether this is the thesis's shape (any L2): the engine's fastest path.
+    pub fn is_thesis(&self) -> bool {
+        *self == Arch::thesis(self.hidden.first().map_or(0, |h| h.width))
+    }
+
+    /// The width of the first hidden layer's input for first-layer width `l1`.
+    pub fn ft_outputs(&self, l1: usize) -> usize {
+        match self.ft_output {
+            FtOutput::ClippedRelu => 2 * l1,
+            FtOutput::Pairwise => l1,
+        }
+    }
+
+    /// The affine layers of one stack as (inputs, outputs), the output layer last.
+    pub fn layers(&self, l1: usize) -> Vec<(usize, usize)> {
+        let mut layers = Vec::with_capacity(self.hidden.len() + 1);
+        let mut inputs = self.ft_outputs(l1);
+        for (i, h) in self.hidden.iter().enumerate() {
+            let extra = usize::from(self.skip && i == 0);
+            layers.push((inputs, h.width + extra));
+            inputs = h.width * h.activation.fan_out();
+        }
+        layers.push((inputs, 1));
+        layers
+    }
+
+    /// The stack a position with `pieces` pieces is evaluated with.
+    #[inline]
+    pub fn stack_of(&self, pieces: u32) -> usize {
+        self.bucket_rule.bucket(pieces, self.stacks)
+    }
+
+    /// The PSQT bucket of a position with `pieces` pieces.
+    #[inline]
+    pub fn psqt_bucket_of(&self, pieces: u32) -> usize {
+        self.bucket_rule.bucket(pieces, self.psqt_buckets)
+    }
+
+    /// Checks the shape for first-layer width `l1`; the reason in a clause otherwise.
+    pub fn check(&self, l1: usize) -> Result<(), String> {
+        if self.stacks == 0 || self.stacks > MAX_BUCKETS {
+            return Err(format!(
+                "its {} layer stacks are not between 1 and {MAX_BUCKETS}",
+                self.stacks
+            ));
+        }
+        if self.psqt_buckets > MAX_BUCKETS {
+            return Err(format!(
+                "its {} PSQT buckets are more than {MAX_BUCKETS}",
+                self.psqt_buckets
+            ));
+        }
+        if self.hidden.is_empty() || self.hidden.len() > MAX_HIDDEN_LAYERS {
+            return Err(format!(
+                "its {} hidden layers are not between 1 and {MAX_HIDDEN_LAYERS}",
+                self.hidden.len()
+            ));
+        }
+        if let Some(h) = self
+            .hidden
+            .iter()
+            .find(|h| h.width == 0 || h.width > MAX_HIDDEN_WIDTH)
+        {
+            return Err(format!(
+                "its hidden width {} is not between 1 and {MAX_HIDDEN_WIDTH}",
+                h.width
+            ));
+        }
+        if self.ft_output == FtOutput::Pairwise && !l1.is_multiple_of(64) {
+            return Err(format!(
+                "its pairwise first layer needs L1 to be a multiple of 64, not {l1}"
+            ));
+        }
+        if self.output == OutputRule::Thesis && (self.psqt_buckets > 0 || self.skip) {
+            return Err(
+                "the thesis's output rule (>> 4) has neither PSQT buckets nor a skip output".into(),
+            );
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Arch {
+    /// One line: `pairwise, 8 PSQT buckets, 8 stacks by piece count: 15+1 sqr-crelu, 32 crelu,
+    /// 1 (Stockfish output)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ft = match self.ft_output {
+            FtOutput::ClippedRelu => "clipped ReLU",
+            FtOutput::Pairwise => "pairwise product",
+        };
+        write!(f, "first layer {ft}, ")?;
+        match self.psqt_buckets {
+            0 => write!(f, "no PSQT, ")?,
+            k => write!(f, "{k} PSQT buckets, ")?,
+        }
+        match self.stacks {
+            1 => write!(f, "1 layer stack: ")?,
+            k => write!(f, "{k} layer stacks by piece count: ")?,
+        }
+        for (i, h) in self.hidden.iter().enumerate() {
+            let act = match h.activation {
+                Activation::ClippedRelu => "crelu",
+                Activation::SqrClippedRelu => "sqr-crelu+crelu",
+            };
+            let skip = if self.skip && i == 0 { "+1 skip" } else { "" };
+            write!(f, "{}{skip} {act} -> ", h.width)?;
+        }
+        let out = match self.output {
+            OutputRule::Thesis => "thesis output (>> 4)",
+            OutputRule::Stockfish => "Stockfish output ((psqt + positional) / 16)",
+        };
+        write!(f, "1, {out}")
+    }
+}
+
+/// A network's whole shape: the feature set, the first-layer width and the rest.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Shape {
+    /// The feature-set spec (`all+ph+pv`, `halfka_v2_hm`).
+    pub feature_set: String,
+    /// First-layer width per perspective.
+    pub l1: usize,
+    /// Everything after the first layer.
+    pub arch: Arch,
+}
+
+impl Shape {
+    /// Stockfish 15.1's network: HalfKAv2_hm, L1 1024, [`Arch::sfnnv5`].
+    pub fn sfnnv5() -> Shape {
+        Shape {
+            feature_set: "halfka_v2_hm".into(),
+            l1: 1024,
+            arch: Arch::sfnnv5(),
+        }
+    }
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} -> L1 {}, {}", self.feature_set, self.l1, self.arch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stockfish_bucket_rule_is_pieces_minus_one_over_four_at_eight_buckets() {
+        for pieces in 2..=32u32 {
+            assert_eq!(
+                BucketRule::PieceCount.bucket(pieces, 8),
+                (pieces as usize - 1) / 4
+            );
+        }
+        assert_eq!(BucketRule::PieceCount.bucket(32, 1), 0);
+        assert_eq!(BucketRule::PieceCount.bucket(32, 4), 3);
+        assert_eq!(BucketRule::PieceCount.bucket(2, 4), 0);
+    }
+
+    #[test]
+    fn sfnnv5_layers_are_stockfish_15_1s() {
+        let arch = Arch::sfnnv5();
+        assert_eq!(arch.layers(1024), vec![(1024, 16), (30, 32), (32, 1)]);
+        assert!(arch.check(1024).is_ok());
+        assert!(!arch.is_thesis());
+        assert_eq!(Arch::thesis(32).layers(256), vec![(512, 32), (32, 1)]);
+        assert!(Arch::thesis(32).is_thesis());
+    }
+
+    #[test]
+    fn inconsistent_shapes_are_refused_with_a_reason() {
+        let mut a = Arch::thesis(32);
+        a.psqt_buckets = 8;
+        assert!(a.check(256).unwrap_err().contains("thesis's output rule"));
+        let mut b = Arch::sfnnv5();
+        b.stacks = 0;
+        assert!(b.check(1024).unwrap_err().contains("layer stacks"));
+        assert!(
+            Arch::sfnnv5()
+                .check(96)
+                .unwrap_err()
+                .contains("multiple of 64")
+        );
+    }
+}

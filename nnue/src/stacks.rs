@@ -1,0 +1,327 @@
+//! The forward pass of every shape other than the thesis's (whose sparse SIMD kernels are in
+//! `simd`): the first layer's output, the PSQT term, the chosen layer stack and
+//! the output rule of [`Arch`].
+//!
+//! Integer arithmetic of Stockfish 15.1 (`nnue_feature_transformer.h:272-336`,
+//! `layers/affine_transform.h`, `clipped_relu.h:169-172`, `sqr_clipped_relu.h:109-111`,
+//! `nnue_architecture.h:93-133`, `evaluate_nnue.cpp:140-172` at `sf_15.1`):
+//!
+//! - pairwise: `(clamp(a_j, 0, 127) · clamp(a_{j+L1/2}, 0, 127)) >> 7`, side to move first;
+//! - affine: `y = b + Σ w·x` in wrapping `i32`;
+//! - clipped ReLU: `clamp(y >> 6, 0, 127)`; squared: `min(127, y² >> 19)` of the signed `y`;
+//! - skip: `y_skip · 9600 / 8128`, truncating; PSQT: `(psqt_stm − psqt_opp) / 2`, truncating;
+//! - Stockfish output: `(psqt + positional) / 16`, truncating; thesis output: `out >> 4`.
+
+use super::aligned::AlignedVec;
+use super::network::{Affine, Network};
+use super::shape::{Activation, Arch, FtOutput, HIDDEN_ONE, OUTPUT_ONE, OutputRule};
+use super::simd::{Kernels, SimdLevel};
+
+/// One stack's raw terms, before the output rule's division: what Stockfish's `eval` table
+/// shows per bucket (times 16).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StackOutput {
+    /// The PSQT term, `(psqt_stm[b] − psqt_opp[b]) / 2` (0 without PSQT).
+    pub psqt: i32,
+    /// The layers' output, with the skip term where the shape has one.
+    pub positional: i32,
+}
+
+impl StackOutput {
+    /// The evaluation these terms give under `rule`.
+    #[inline]
+    pub fn value(self, rule: OutputRule) -> i32 {
+        match rule {
+            OutputRule::Thesis => self.positional >> 4,
+            OutputRule::Stockfish => self.psqt.wrapping_add(self.positional) / 16,
+        }
+    }
+}
+
+/// Buffers of the forward pass for one network (allocate once per evaluator).
+#[derive(Clone, Debug)]
+pub struct StackScratch {
+    input: AlignedVec<u8>,
+    sums: Vec<i32>,
+    acts: Vec<u8>,
+}
+
+impl StackScratch {
+    /// Buffers for `net`.
+    pub fn new(net: &Network) -> StackScratch {
+        let layers = net.arch().layers(net.l1());
+        let widest = layers.iter().map(|&(i, o)| i.max(o)).max().unwrap_or(0);
+        StackScratch {
+            input: AlignedVec::zeroed(net.arch().ft_outputs(net.l1())),
+            sums: vec![0; widest],
+            acts: vec![0; (2 * widest).next_multiple_of(32)],
+        }
+    }
+}
+
+/// Writes the first layer's output from the two accumulators (side to move's first).
+pub fn transform(kernels: Kernels, arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) {
+    match kernels.level() {
+        SimdLevel::Scalar => transform_any(arch, stm, opp, out),
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the level was checked against the CPU (every SIMD level has AVX2).
+        _ => unsafe { transform_avx2(arch, stm, opp, out) },
+        #[cfg(not(target_arch = "x86_64"))]
+        _ => unreachable!("only the scalar kernels exist on this architecture"),
+    }
+}
+
+/// [`transform_any`] compiled for AVX2: the compiler vectorises its loops 256 bits wide.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn transform_avx2(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) {
+    transform_any(arch, stm, opp, out)
+}
+
+#[inline(always)]
+fn transform_any(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) {
+    let clip = |a: i16| a.clamp(0, 127);
+    match arch.ft_output {
+        FtOutput::ClippedRelu => {
+            let l1 = stm.len();
+            for (o, &a) in out[..l1].iter_mut().zip(stm) {
+                *o = clip(a) as u8;
+            }
+            for (o, &a) in out[l1..].iter_mut().zip(opp) {
+                *o = clip(a) as u8;
+            }
+        }
+        FtOutput::Pairwise => {
+            let half = stm.len() / 2;
+            for (p, acc) in [stm, opp].into_iter().enumerate() {
+                let (lo, hi) = acc.split_at(half);
+                for ((o, &a), &b) in out[p * half..(p + 1) * half].iter_mut().zip(lo).zip(hi) {
+                    // At most 127 · 127 = 16129: no 16-bit overflow.
+                    *o = ((clip(a) * clip(b)) >> 7) as u8;
+                }
+            }
+        }
+    }
+}
+
+/// `sums = b + W·x` over one affine layer (wrapping `i32`). `x` holds the layer's inputs and
+/// zeros up to its [`stride`](Affine::stride). Inputs are at most 127, so the SIMD versions'
+/// 16-bit pair sums never saturate (2 · 127 · 128 < 2¹⁵).
+#[inline]
+fn affine(kernels: Kernels, layer: &Affine, x: &[u8], sums: &mut [i32]) {
+    let (inputs, stride) = (layer.inputs(), layer.stride());
+    let level = kernels.level();
+    if level == SimdLevel::Scalar {
+        for ((s, row), &b) in sums
+            .iter_mut()
+            .zip(layer.weights().chunks_exact(inputs))
+            .zip(layer.biases())
+        {
+            let dot = row.iter().zip(x).fold(0i32, |acc, (&w, &v)| {
+                acc.wrapping_add(i32::from(w) * i32::from(v))
+            });
+            *s = b.wrapping_add(dot);
+        }
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    for ((s, row), &b) in sums
+        .iter_mut()
+        .zip(layer.padded().chunks_exact(stride))
+        .zip(layer.biases())
+    {
+        // SAFETY: the level was checked against the CPU when `kernels` was made; `x` and `row`
+        // hold `stride` bytes, a multiple of 32.
+        *s = b.wrapping_add(unsafe { x86::dot(level, &x[..stride], row) });
+    }
+}
+
+/// The x86 dot products of `u8` inputs and `i8` weights.
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    use super::SimdLevel;
+
+    /// `Σ x·w` over a multiple of 32 bytes with the widest instructions of `level` (not
+    /// scalar), the last 32 bytes with AVX2 when the length is an odd multiple.
+    #[inline]
+    pub unsafe fn dot(level: SimdLevel, x: &[u8], w: &[i8]) -> i32 {
+        let wide = x.len() / 64 * 64;
+        // SAFETY: the caller checked the level against the CPU (AVX-512 implies AVX2 here).
+        unsafe {
+            let (head, tail) = match level {
+                SimdLevel::Avx512 => (dot_avx512(&x[..wide], &w[..wide]), wide),
+                SimdLevel::Avx512Vnni => (dot_vnni(&x[..wide], &w[..wide]), wide),
+                _ => (0, 0),
+            };
+            if tail < x.len() {
+                head.wrapping_add(dot_avx2(&x[tail..], &w[tail..]))
+            } else {
+                head
+            }
+        }
+    }
+
+    /// `Σ x·w` over a multiple of 32 bytes: `vpmaddubsw` then `vpmaddwd` by ones.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn dot_avx2(x: &[u8], w: &[i8]) -> i32 {
+        let ones = _mm256_set1_epi16(1);
+        let mut acc = _mm256_setzero_si256();
+        for k in (0..x.len()).step_by(32) {
+            // SAFETY: k + 32 <= len of both (a multiple of 32); unaligned loads.
+            let (xv, wv) = unsafe {
+                (
+                    _mm256_loadu_si256(x.as_ptr().add(k).cast()),
+                    _mm256_loadu_si256(w.as_ptr().add(k).cast()),
+                )
+            };
+            let pairs = _mm256_maddubs_epi16(xv, wv);
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, ones));
+        }
+        let sum = _mm_add_epi32(
+            _mm256_castsi256_si128(acc),
+            _mm256_extracti128_si256::<1>(acc),
+        );
+        let sum = _mm_add_epi32(sum, _mm_shuffle_epi32::<0b01_00_11_10>(sum));
+        let sum = _mm_add_epi32(sum, _mm_shuffle_epi32::<0b10_11_00_01>(sum));
+        _mm_cvtsi128_si32(sum)
+    }
+
+    /// `Σ x·w` over a multiple of 64 bytes, 512 bits at a time.
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub unsafe fn dot_avx512(x: &[u8], w: &[i8]) -> i32 {
+        let ones = _mm512_set1_epi16(1);
+        let mut acc = _mm512_setzero_si512();
+        for k in (0..x.len()).step_by(64) {
+            // SAFETY: k + 64 <= len of both; unaligned loads.
+            let (xv, wv) = unsafe {
+                (
+                    _mm512_loadu_si512(x.as_ptr().add(k).cast()),
+                    _mm512_loadu_si512(w.as_ptr().add(k).cast()),
+                )
+            };
+            let pairs = _mm512_maddubs_epi16(xv, wv);
+            acc = _mm512_add_epi32(acc, _mm512_madd_epi16(pairs, ones));
+        }
+        _mm512_reduce_add_epi32(acc)
+    }
+
+    /// `Σ x·w` over a multiple of 64 bytes with `vpdpbusd`.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    pub unsafe fn dot_vnni(x: &[u8], w: &[i8]) -> i32 {
+        let mut acc = _mm512_setzero_si512();
+        for k in (0..x.len()).step_by(64) {
+            // SAFETY: k + 64 <= len of both; unaligned loads.
+            let (xv, wv) = unsafe {
+                (
+                    _mm512_loadu_si512(x.as_ptr().add(k).cast()),
+                    _mm512_loadu_si512(w.as_ptr().add(k).cast()),
+                )
+            };
+            acc = _mm512_dpbusd_epi32(acc, xv, wv);
+        }
+        _mm512_reduce_add_epi32(acc)
+    }
+}
+
+/// The layers of one stack on the first layer's output `input`: the last layer's sum plus the
+/// skip term where the shape has one.
+pub fn propagate(
+    kernels: Kernels,
+    arch: &Arch,
+    stack: &[Affine],
+    input: &[u8],
+    scratch: &mut StackScratch,
+) -> i32 {
+    let StackScratch { sums, acts, .. } = scratch;
+    let mut x_len = input.len();
+    let mut skip = 0i32;
+    let (hidden, output) = stack.split_at(stack.len() - 1);
+    for (i, (layer, h)) in hidden.iter().zip(&arch.hidden).enumerate() {
+        let x: &[u8] = if i == 0 {
+            input
+        } else {
+            &acts[..x_len.next_multiple_of(32)]
+        };
+        debug_assert!(x.len() >= layer.stride());
+        let mut out = std::mem::take(sums);
+        affine(kernels, layer, x, &mut out[..layer.outputs()]);
+        if arch.skip && i == 0 {
+            skip = out[h.width];
+        }
+        let crelu = |y: i32| (y >> 6).clamp(0, 127) as u8;
+        match h.activation {
+            Activation::ClippedRelu => {
+                for (a, &y) in acts.iter_mut().zip(&out[..h.width]) {
+                    *a = crelu(y);
+                }
+            }
+            Activation::SqrClippedRelu => {
+                for (k, &y) in out[..h.width].iter().enumerate() {
+                    let sq = (i64::from(y) * i64::from(y)) >> 19;
+                    acts[k] = sq.min(127) as u8;
+                    acts[h.width + k] = crelu(y);
+                }
+            }
+        }
+        x_len = h.width * h.activation.fan_out();
+        // The next layer reads whole runs of 32: zeros after its inputs.
+        acts[x_len..x_len.next_multiple_of(32)].fill(0);
+        *sums = out;
+    }
+    let last = &output[0];
+    let mut out = [0i32];
+    affine(kernels, last, &acts[..x_len.next_multiple_of(32)], &mut out);
+    out[0].wrapping_add(skip.wrapping_mul(OUTPUT_ONE) / HIDDEN_ONE)
+}
+
+/// The terms of stack `stack` (and PSQT bucket `bucket`) from both perspectives' accumulators
+/// and PSQT sums (side to move's first; the PSQT sums are empty without PSQT).
+#[allow(clippy::too_many_arguments)]
+pub fn stack_output(
+    kernels: Kernels,
+    net: &Network,
+    stm: &[i16],
+    opp: &[i16],
+    psqt: (&[i32], &[i32]),
+    stack: usize,
+    bucket: usize,
+    scratch: &mut StackScratch,
+) -> StackOutput {
+    let arch = net.arch();
+    let mut input = std::mem::replace(&mut scratch.input, AlignedVec::zeroed(0));
+    transform(kernels, arch, stm, opp, &mut input);
+    let positional = propagate(kernels, arch, &net.stacks()[stack], &input, scratch);
+    scratch.input = input;
+    let psqt = if arch.psqt_buckets > 0 {
+        psqt.0[bucket].wrapping_sub(psqt.1[bucket]) / 2
+    } else {
+        0
+    };
+    StackOutput { psqt, positional }
+}
+
+/// The evaluation for the side to move of a position with `pieces` pieces.
+pub fn evaluate(
+    kernels: Kernels,
+    net: &Network,
+    stm: &[i16],
+    opp: &[i16],
+    psqt: (&[i32], &[i32]),
+    pieces: u32,
+    scratch: &mut StackScratch,
+) -> i32 {
+    let arch = net.arch();
+    stack_output(
+        kernels,
+        net,
+        stm,
+        opp,
+        psqt,
+        arch.stack_of(pieces),
+        arch.psqt_bucket_of(pieces),
+        scratch,
+    )
+    .value(arch.output)
+}
