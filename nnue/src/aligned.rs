@@ -4,7 +4,7 @@
 //! matrix (L1 `i16` values, L1 a multiple of 32, so a multiple of 64 bytes) starts on a cache-line
 //! boundary and the SIMD kernels never split a load across two lines.
 
-use std::alloc::{Layout, alloc_zeroed, dealloc, handle_alloc_error};
+use std::alloc::{Layout, alloc, alloc_zeroed, dealloc, handle_alloc_error};
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
@@ -41,12 +41,19 @@ unsafe impl<T: Element> Send for AlignedVec<T> {}
 // SAFETY: shared access only hands out &[T].
 unsafe impl<T: Element> Sync for AlignedVec<T> {}
 
+/// Buffers of at least this many bytes are aligned to it and asked to live on transparent huge
+/// pages (Linux `madvise(MADV_HUGEPAGE)`, as Stockfish allocates its weights and the engine its
+/// transposition table): a first layer of tens of MiB read at random rows otherwise pays a TLB
+/// miss per row.
+pub const HUGE_PAGE: usize = 2 << 20;
+
 impl<T: Element> AlignedVec<T> {
     fn layout(len: usize) -> Layout {
         let bytes = len
             .checked_mul(size_of::<T>())
             .expect("aligned buffer size overflows usize");
-        Layout::from_size_align(bytes.max(1), ALIGN).expect("aligned buffer too large")
+        let align = if bytes >= HUGE_PAGE { HUGE_PAGE } else { ALIGN };
+        Layout::from_size_align(bytes.max(1), align).expect("aligned buffer too large")
     }
 
     /// `len` zeros.
@@ -58,8 +65,23 @@ impl<T: Element> AlignedVec<T> {
             };
         }
         let layout = Self::layout(len);
-        // SAFETY: the layout has a non-zero size.
-        let raw = unsafe { alloc_zeroed(layout) } as *mut T;
+        let raw = if layout.align() == HUGE_PAGE {
+            // SAFETY: the layout has a non-zero size.
+            let raw = unsafe { alloc(layout) };
+            if !raw.is_null() {
+                #[cfg(target_os = "linux")]
+                // SAFETY: advice on memory this buffer owns; failure only loses the speed-up.
+                unsafe {
+                    libc::madvise(raw.cast(), layout.size(), libc::MADV_HUGEPAGE);
+                }
+                // SAFETY: `raw` holds `layout.size()` bytes; zero is a valid value of T.
+                unsafe { std::ptr::write_bytes(raw, 0, layout.size()) };
+            }
+            raw
+        } else {
+            // SAFETY: the layout has a non-zero size.
+            unsafe { alloc_zeroed(layout) }
+        } as *mut T;
         let Some(ptr) = NonNull::new(raw) else {
             handle_alloc_error(layout)
         };

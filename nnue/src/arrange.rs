@@ -50,6 +50,10 @@ pub struct Arranged {
     groups: AlignedVec<i8>,
     b2: AlignedVec<i32>,
     l2_pad: usize,
+    /// The thesis's L2, W3 and b3 at hand for the forward pass (empty for other shapes).
+    l2: usize,
+    w3: AlignedVec<i8>,
+    b3: i32,
 }
 
 impl Arranged {
@@ -71,6 +75,9 @@ impl Arranged {
                 groups: AlignedVec::zeroed(0),
                 b2: AlignedVec::zeroed(0),
                 l2_pad: 0,
+                l2: 0,
+                w3: AlignedVec::zeroed(0),
+                b3: 0,
             };
         }
         let mut seen = vec![false; l1];
@@ -99,12 +106,16 @@ impl Arranged {
         }
         let mut b2 = AlignedVec::zeroed(l2_pad);
         b2[..l2].copy_from_slice(arranged.b2());
+        let (w3, b3) = (AlignedVec::from_slice(arranged.w3()), arranged.b3());
         Arranged {
             net: arranged,
             order: order.to_vec(),
             groups,
             b2,
             l2_pad,
+            l2,
+            w3,
+            b3,
         }
     }
 
@@ -150,6 +161,21 @@ impl Arranged {
     /// The hidden bias, zero-padded to [`l2_pad`](Self::l2_pad) values.
     pub fn b2_padded(&self) -> &[i32] {
         &self.b2
+    }
+
+    /// The thesis's L2 (0 for other shapes).
+    pub fn l2(&self) -> usize {
+        self.l2
+    }
+
+    /// The thesis's output weights W3.
+    pub fn w3(&self) -> &[i8] {
+        &self.w3
+    }
+
+    /// The thesis's output bias b3.
+    pub fn b3(&self) -> i32 {
+        self.b3
     }
 
     /// L2 rounded up to a multiple of [`HIDDEN_TILE`].

@@ -243,7 +243,7 @@ impl Kernels {
         scratch: &mut ForwardScratch,
     ) -> i32 {
         let dense = net.network();
-        let (l1, l2, l2_pad) = (dense.l1(), dense.l2(), net.l2_pad());
+        let (l1, l2, l2_pad) = (dense.l1(), net.l2(), net.l2_pad());
         assert!(stm.len() == l1 && opp.len() == l1);
         // Only a thesis-shaped network is arranged with grouped hidden weights.
         assert!(
@@ -288,7 +288,7 @@ impl Kernels {
             #[cfg(not(target_arch = "x86_64"))]
             _ => unreachable!("only the scalar kernels exist on this architecture"),
         }
-        output(&h[..l2], dense.w3(), dense.b3())
+        output(&h[..l2], net.w3(), net.b3())
     }
 }
 
@@ -509,6 +509,10 @@ mod x86 {
         let mut off = 0;
         // SAFETY: every tile lies inside [0, l1) (l1 is a multiple of 32).
         unsafe {
+            while off + 1024 <= l1 {
+                tile_avx512::<32>(d, s, rows, l1, off);
+                off += 1024;
+            }
             while off + 512 <= l1 {
                 tile_avx512::<16>(d, s, rows, l1, off);
                 off += 512;

@@ -71,11 +71,37 @@ pub fn transform(kernels: Kernels, arch: &Arch, stm: &[i16], opp: &[i16], out: &
     }
 }
 
-/// [`transform_any`] compiled for AVX2: the compiler vectorises its loops 256 bits wide.
+/// [`transform_any`] with AVX2: the pairwise product as Stockfish 15.1 computes it
+/// (`nnue_feature_transformer.h:306-314`: clamp, `vpmullw`, `>> 7`, pack), the clipped ReLU
+/// vectorised by the compiler.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn transform_avx2(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) {
-    transform_any(arch, stm, opp, out)
+    use std::arch::x86_64::*;
+    let half = stm.len() / 2;
+    if arch.ft_output != FtOutput::Pairwise || !half.is_multiple_of(32) {
+        return transform_any(arch, stm, opp, out);
+    }
+    let (zero, max) = (_mm256_setzero_si256(), _mm256_set1_epi16(127));
+    for (p, acc) in [stm, opp].into_iter().enumerate() {
+        let (a, dst) = (acc.as_ptr(), out[p * half..(p + 1) * half].as_mut_ptr());
+        for j in (0..half).step_by(32) {
+            // SAFETY: j + 32 <= half, so every load lies in `acc` (2·half values) and the store
+            // in this perspective's half of `out`.
+            unsafe {
+                let load = |at: usize| {
+                    let v = _mm256_loadu_si256(a.add(at).cast());
+                    _mm256_max_epi16(_mm256_min_epi16(v, max), zero)
+                };
+                let lo = _mm256_srli_epi16::<7>(_mm256_mullo_epi16(load(j), load(half + j)));
+                let hi =
+                    _mm256_srli_epi16::<7>(_mm256_mullo_epi16(load(j + 16), load(half + j + 16)));
+                // packus interleaves the 128-bit lanes: put them back in order.
+                let packed = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi16(lo, hi));
+                _mm256_storeu_si256(dst.add(j).cast(), packed);
+            }
+        }
+    }
 }
 
 #[inline(always)]
@@ -124,104 +150,141 @@ fn affine(kernels: Kernels, layer: &Affine, x: &[u8], sums: &mut [i32]) {
         }
         return;
     }
+    // Several rows at a time: independent sums, one load of the inputs for all of them.
     #[cfg(target_arch = "x86_64")]
-    for ((s, row), &b) in sums
-        .iter_mut()
-        .zip(layer.padded().chunks_exact(stride))
-        .zip(layer.biases())
     {
-        // SAFETY: the level was checked against the CPU when `kernels` was made; `x` and `row`
-        // hold `stride` bytes, a multiple of 32.
-        *s = b.wrapping_add(unsafe { x86::dot(level, &x[..stride], row) });
+        let w = layer.padded();
+        let group = if level == SimdLevel::Avx2 { 4 } else { 8 };
+        let mut r = 0;
+        while r < layer.outputs() {
+            let n = if r + group <= layer.outputs() {
+                group
+            } else {
+                1
+            };
+            let mut out = [0i32; 8];
+            let rows = &w[r * stride..(r + n) * stride];
+            // SAFETY: the level was checked against the CPU when `kernels` was made; `x` holds
+            // `stride` bytes and `rows` n rows of `stride`, a multiple of 32.
+            unsafe {
+                match (level, n) {
+                    (SimdLevel::Avx2, 4) => x86::rows_avx2::<4>(&x[..stride], rows, &mut out),
+                    (SimdLevel::Avx2, _) => x86::rows_avx2::<1>(&x[..stride], rows, &mut out),
+                    (SimdLevel::Avx512, 8) => x86::rows_avx512::<8>(&x[..stride], rows, &mut out),
+                    (SimdLevel::Avx512, _) => x86::rows_avx512::<1>(&x[..stride], rows, &mut out),
+                    (_, 8) => x86::rows_vnni::<8>(&x[..stride], rows, &mut out),
+                    _ => x86::rows_vnni::<1>(&x[..stride], rows, &mut out),
+                }
+            }
+            for k in 0..n {
+                sums[r + k] = layer.biases()[r + k].wrapping_add(out[k]);
+            }
+            r += n;
+        }
     }
 }
 
-/// The x86 dot products of `u8` inputs and `i8` weights.
+/// The x86 dot products of `u8` inputs and rows of `i8` weights, R rows at a time so that
+/// their sums are independent chains (a single sum waits on each multiply-add's latency).
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::*;
 
-    use super::SimdLevel;
-
-    /// `Σ x·w` over a multiple of 32 bytes with the widest instructions of `level` (not
-    /// scalar), the last 32 bytes with AVX2 when the length is an odd multiple.
+    /// `Σ x·w` over 32 bytes at `k` of `x` and of row `w`: `vpmaddubsw` then `vpmaddwd` by ones.
     #[inline]
-    pub unsafe fn dot(level: SimdLevel, x: &[u8], w: &[i8]) -> i32 {
-        let wide = x.len() / 64 * 64;
-        // SAFETY: the caller checked the level against the CPU (AVX-512 implies AVX2 here).
-        unsafe {
-            let (head, tail) = match level {
-                SimdLevel::Avx512 => (dot_avx512(&x[..wide], &w[..wide]), wide),
-                SimdLevel::Avx512Vnni => (dot_vnni(&x[..wide], &w[..wide]), wide),
-                _ => (0, 0),
-            };
-            if tail < x.len() {
-                head.wrapping_add(dot_avx2(&x[tail..], &w[tail..]))
-            } else {
-                head
+    #[target_feature(enable = "avx2")]
+    unsafe fn step_avx2(x: __m256i, w: *const i8) -> __m256i {
+        // SAFETY: the caller passes 32 readable bytes.
+        let wv = unsafe { _mm256_loadu_si256(w.cast()) };
+        _mm256_madd_epi16(_mm256_maddubs_epi16(x, wv), _mm256_set1_epi16(1))
+    }
+
+    /// The sum of an AVX2 register's eight `i32` lanes.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn sum_avx2(v: __m256i) -> i32 {
+        let s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
+        let s = _mm_add_epi32(s, _mm_shuffle_epi32::<0b01_00_11_10>(s));
+        let s = _mm_add_epi32(s, _mm_shuffle_epi32::<0b10_11_00_01>(s));
+        _mm_cvtsi128_si32(s)
+    }
+
+    /// `out[r] = Σ x·row_r` for the R rows of `w` (each `x.len()` long, a multiple of 32).
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn rows_avx2<const R: usize>(x: &[u8], w: &[i8], out: &mut [i32; 8]) {
+        let n = x.len();
+        let mut acc = [_mm256_setzero_si256(); R];
+        for k in (0..n).step_by(32) {
+            // SAFETY: k + 32 <= n; row r's bytes are w[r·n .. (r + 1)·n].
+            unsafe {
+                let xv = _mm256_loadu_si256(x.as_ptr().add(k).cast());
+                for (r, a) in acc.iter_mut().enumerate() {
+                    *a = _mm256_add_epi32(*a, step_avx2(xv, w.as_ptr().add(r * n + k)));
+                }
             }
         }
-    }
-
-    /// `Σ x·w` over a multiple of 32 bytes: `vpmaddubsw` then `vpmaddwd` by ones.
-    #[target_feature(enable = "avx2")]
-    pub unsafe fn dot_avx2(x: &[u8], w: &[i8]) -> i32 {
-        let ones = _mm256_set1_epi16(1);
-        let mut acc = _mm256_setzero_si256();
-        for k in (0..x.len()).step_by(32) {
-            // SAFETY: k + 32 <= len of both (a multiple of 32); unaligned loads.
-            let (xv, wv) = unsafe {
-                (
-                    _mm256_loadu_si256(x.as_ptr().add(k).cast()),
-                    _mm256_loadu_si256(w.as_ptr().add(k).cast()),
-                )
-            };
-            let pairs = _mm256_maddubs_epi16(xv, wv);
-            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, ones));
+        for (o, a) in out.iter_mut().zip(acc) {
+            // SAFETY: AVX2 is enabled here.
+            *o = unsafe { sum_avx2(a) };
         }
-        let sum = _mm_add_epi32(
-            _mm256_castsi256_si128(acc),
-            _mm256_extracti128_si256::<1>(acc),
-        );
-        let sum = _mm_add_epi32(sum, _mm_shuffle_epi32::<0b01_00_11_10>(sum));
-        let sum = _mm_add_epi32(sum, _mm_shuffle_epi32::<0b10_11_00_01>(sum));
-        _mm_cvtsi128_si32(sum)
     }
 
-    /// `Σ x·w` over a multiple of 64 bytes, 512 bits at a time.
-    #[target_feature(enable = "avx512f,avx512bw")]
-    pub unsafe fn dot_avx512(x: &[u8], w: &[i8]) -> i32 {
+    /// [`rows_avx2`] 64 bytes at a time with AVX-512 BW, the last 32 with AVX2.
+    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    pub unsafe fn rows_avx512<const R: usize>(x: &[u8], w: &[i8], out: &mut [i32; 8]) {
+        let (n, wide) = (x.len(), x.len() / 64 * 64);
         let ones = _mm512_set1_epi16(1);
-        let mut acc = _mm512_setzero_si512();
-        for k in (0..x.len()).step_by(64) {
-            // SAFETY: k + 64 <= len of both; unaligned loads.
-            let (xv, wv) = unsafe {
-                (
-                    _mm512_loadu_si512(x.as_ptr().add(k).cast()),
-                    _mm512_loadu_si512(w.as_ptr().add(k).cast()),
-                )
-            };
-            let pairs = _mm512_maddubs_epi16(xv, wv);
-            acc = _mm512_add_epi32(acc, _mm512_madd_epi16(pairs, ones));
+        let mut acc = [_mm512_setzero_si512(); R];
+        for k in (0..wide).step_by(64) {
+            // SAFETY: k + 64 <= n; row r's bytes are w[r·n .. (r + 1)·n].
+            unsafe {
+                let xv = _mm512_loadu_si512(x.as_ptr().add(k).cast());
+                for (r, a) in acc.iter_mut().enumerate() {
+                    let wv = _mm512_loadu_si512(w.as_ptr().add(r * n + k).cast());
+                    *a =
+                        _mm512_add_epi32(*a, _mm512_madd_epi16(_mm512_maddubs_epi16(xv, wv), ones));
+                }
+            }
         }
-        _mm512_reduce_add_epi32(acc)
+        for (r, (o, a)) in out.iter_mut().zip(acc).enumerate() {
+            let mut sum = _mm512_reduce_add_epi32(a);
+            if wide < n {
+                // SAFETY: the last 32 bytes of x and of row r.
+                sum = sum.wrapping_add(unsafe {
+                    let xv = _mm256_loadu_si256(x.as_ptr().add(wide).cast());
+                    sum_avx2(step_avx2(xv, w.as_ptr().add(r * n + wide)))
+                });
+            }
+            *o = sum;
+        }
     }
 
-    /// `Σ x·w` over a multiple of 64 bytes with `vpdpbusd`.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-    pub unsafe fn dot_vnni(x: &[u8], w: &[i8]) -> i32 {
-        let mut acc = _mm512_setzero_si512();
-        for k in (0..x.len()).step_by(64) {
-            // SAFETY: k + 64 <= len of both; unaligned loads.
-            let (xv, wv) = unsafe {
-                (
-                    _mm512_loadu_si512(x.as_ptr().add(k).cast()),
-                    _mm512_loadu_si512(w.as_ptr().add(k).cast()),
-                )
-            };
-            acc = _mm512_dpbusd_epi32(acc, xv, wv);
+    /// [`rows_avx512`] with `vpdpbusd` (four products summed into `i32` in one instruction).
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2")]
+    pub unsafe fn rows_vnni<const R: usize>(x: &[u8], w: &[i8], out: &mut [i32; 8]) {
+        let (n, wide) = (x.len(), x.len() / 64 * 64);
+        let mut acc = [_mm512_setzero_si512(); R];
+        for k in (0..wide).step_by(64) {
+            // SAFETY: k + 64 <= n; row r's bytes are w[r·n .. (r + 1)·n].
+            unsafe {
+                let xv = _mm512_loadu_si512(x.as_ptr().add(k).cast());
+                for (r, a) in acc.iter_mut().enumerate() {
+                    let wv = _mm512_loadu_si512(w.as_ptr().add(r * n + k).cast());
+                    *a = _mm512_dpbusd_epi32(*a, xv, wv);
+                }
+            }
         }
-        _mm512_reduce_add_epi32(acc)
+        for (r, (o, a)) in out.iter_mut().zip(acc).enumerate() {
+            let mut sum = _mm512_reduce_add_epi32(a);
+            if wide < n {
+                // SAFETY: the last 32 bytes of x and of row r.
+                sum = sum.wrapping_add(unsafe {
+                    let xv = _mm256_loadu_si256(x.as_ptr().add(wide).cast());
+                    sum_avx2(step_avx2(xv, w.as_ptr().add(r * n + wide)))
+                });
+            }
+            *o = sum;
+        }
     }
 }
 
