@@ -246,10 +246,21 @@ pub fn decode(bytes: &[u8], blocks: Vec<BlockInfo>) -> Result<Network, DecodeErr
 /// Why a network cannot be written in Stockfish 15.1's format, as a clause; `None` if it can.
 pub fn unsupported(net: &Network) -> Option<String> {
     let shape = net.shape();
-    if shape.feature_set != "halfka_v2_hm" || shape.l1 != L1 || shape.arch != Arch::sfnnv5() {
+    let want = Shape::sfnnv5();
+    let mut differs = Vec::new();
+    if shape.feature_set != want.feature_set {
+        differs.push(format!("feature set {}", shape.feature_set));
+    }
+    if shape.l1 != want.l1 {
+        differs.push(format!("L1 {}", shape.l1));
+    }
+    if shape.arch != want.arch {
+        differs.push(format!("shape '{}'", shape.arch));
+    }
+    if !differs.is_empty() {
         return Some(format!(
-            "Stockfish 15.1 loads only its own shape ({}), not {shape}",
-            Shape::sfnnv5()
+            "Stockfish 15.1 loads only HalfKAv2_hm at L1 1024 in the sfnnv5 shape; this network has {}",
+            differs.join(", ")
         ));
     }
     if net
