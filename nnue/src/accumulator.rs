@@ -565,6 +565,30 @@ impl<'a> AccumulatorStack<'a> {
         let net = self.nnue.arranged().network();
         let split = self.parts.len() > 1;
         self.rows.iter_mut().for_each(RowLists::clear);
+        if !split && !self.parts[0].counted {
+            // One part, binary counts (the thesis's and Stockfish's sets): the delta's indices
+            // are the rows themselves.
+            let (w1, n) = (net.w1(), self.n as u32);
+            let rows = &mut self.rows[0];
+            for (&index, add) in self
+                .delta
+                .added(p)
+                .iter()
+                .map(|i| (i, true))
+                .chain(self.delta.removed(p).iter().map(|i| (i, false)))
+            {
+                if index >= n {
+                    return Err(EvalError::IndexOutOfRange { index, size: n });
+                }
+                if add {
+                    rows.add(w1, index);
+                } else {
+                    rows.sub(w1, index);
+                }
+            }
+            self.apply_rows(p, 0);
+            return Ok(());
+        }
         let added = self.delta.added(p).len();
         for k in 0..added {
             let index = self.delta.added(p)[k];
@@ -588,33 +612,36 @@ impl<'a> AccumulatorStack<'a> {
             }
         }
         for part in 0..self.parts.len() {
-            if self.parts[part].mask & mask == 0 {
-                continue;
-            }
-            self.stats.updates += 1;
-            self.stats.rows += self.rows[part].len() as u64;
-            let parent = self.slot_start(self.ply, part, p.index());
-            let child = self.slot_start(self.ply + 1, part, p.index());
-            let (head, tail) = self.acc.split_at_mut(child);
-            self.kernels.update(
-                &mut tail[..self.l1],
-                &head[parent..parent + self.l1],
-                net.w1(),
-                &self.rows[part],
-            );
-            if self.buckets > 0 {
-                let b = self.buckets;
-                let parent = self.psqt_start(self.ply, part, p.index());
-                let child = self.psqt_start(self.ply + 1, part, p.index());
-                let (head, tail) = self.psqt.split_at_mut(child);
-                self.rows[part].apply_psqt(
-                    &mut tail[..b],
-                    &head[parent..parent + b],
-                    net.psqt_rows(),
-                );
+            if self.parts[part].mask & mask != 0 {
+                self.apply_rows(p, part);
             }
         }
         Ok(())
+    }
+
+    /// Writes `part` of perspective `p` at ply + 1: ply's accumulator (and PSQT sums) plus the
+    /// rows listed for the part.
+    #[inline]
+    fn apply_rows(&mut self, p: Color, part: usize) {
+        let net = self.nnue.arranged().network();
+        self.stats.updates += 1;
+        self.stats.rows += self.rows[part].len() as u64;
+        let parent = self.slot_start(self.ply, part, p.index());
+        let child = self.slot_start(self.ply + 1, part, p.index());
+        let (head, tail) = self.acc.split_at_mut(child);
+        self.kernels.update(
+            &mut tail[..self.l1],
+            &head[parent..parent + self.l1],
+            net.w1(),
+            &self.rows[part],
+        );
+        if self.buckets > 0 {
+            let b = self.buckets;
+            let parent = self.psqt_start(self.ply, part, p.index());
+            let child = self.psqt_start(self.ply + 1, part, p.index());
+            let (head, tail) = self.psqt.split_at_mut(child);
+            self.rows[part].apply_psqt(&mut tail[..b], &head[parent..parent + b], net.psqt_rows());
+        }
     }
 
     /// Full recomputation of `part` of perspective `p` into ply + 1: the counts of `before` are

@@ -293,6 +293,9 @@ impl FirstLayer {
 pub struct RowLists {
     add: [Vec<u32>; 2],
     sub: [Vec<u32>; 2],
+    /// One more than the largest storage row listed, per storage (what the kernels check
+    /// against the layer in one comparison instead of a pass over the lists).
+    end: [u32; 2],
 }
 
 impl RowLists {
@@ -302,6 +305,7 @@ impl RowLists {
         RowLists {
             add: [v(), v()],
             sub: [v(), v()],
+            end: [0; 2],
         }
     }
 
@@ -311,6 +315,7 @@ impl RowLists {
             .iter_mut()
             .chain(&mut self.sub)
             .for_each(Vec::clear);
+        self.end = [0; 2];
     }
 
     /// Adds feature `index`'s row.
@@ -318,6 +323,7 @@ impl RowLists {
     pub fn add(&mut self, layer: &FirstLayer, index: u32) {
         let (ty, row) = layer.locate(index);
         self.add[ty.slot()].push(row);
+        self.end[ty.slot()] = self.end[ty.slot()].max(row + 1);
     }
 
     /// Subtracts feature `index`'s row.
@@ -325,6 +331,13 @@ impl RowLists {
     pub fn sub(&mut self, layer: &FirstLayer, index: u32) {
         let (ty, row) = layer.locate(index);
         self.sub[ty.slot()].push(row);
+        self.end[ty.slot()] = self.end[ty.slot()].max(row + 1);
+    }
+
+    /// One more than the largest storage row of `ty` listed (0 if none).
+    #[inline(always)]
+    pub fn end(&self, ty: WeightType) -> u32 {
+        self.end[ty.slot()]
     }
 
     /// The rows of `ty` added (storage rows, see [`FirstLayer::locate`]).

@@ -192,28 +192,21 @@ impl Kernels {
     ///
     /// Panics if the lengths disagree or a row is not one of `w1`'s.
     #[inline]
-    pub fn update(self, dst: &mut [i16], src: &[i16], w1: &FirstLayer, rows: &RowLists) {
+    pub fn update(self, dst: &mut [i16], src: &[i16], w1: &FirstLayer, row_lists: &RowLists) {
         let l1 = dst.len();
         assert!(src.len() == l1 && l1 == w1.l1() && l1.is_multiple_of(32));
         let rows = Rows {
             wide: w1.wide(),
             narrow: w1.narrow(),
-            add16: rows.added(WeightType::I16),
-            sub16: rows.removed(WeightType::I16),
-            add8: rows.added(WeightType::I8),
-            sub8: rows.removed(WeightType::I8),
+            add16: row_lists.added(WeightType::I16),
+            sub16: row_lists.removed(WeightType::I16),
+            add8: row_lists.added(WeightType::I8),
+            sub8: row_lists.removed(WeightType::I8),
         };
         let (wide_rows, narrow_rows) = (rows.wide.len() / l1, rows.narrow.len() / l1);
         assert!(
-            rows.add16
-                .iter()
-                .chain(rows.sub16)
-                .all(|&i| (i as usize) < wide_rows)
-                && rows
-                    .add8
-                    .iter()
-                    .chain(rows.sub8)
-                    .all(|&i| (i as usize) < narrow_rows),
+            row_lists.end(WeightType::I16) as usize <= wide_rows
+                && row_lists.end(WeightType::I8) as usize <= narrow_rows,
             "feature row out of range"
         );
         match self.level {
@@ -378,7 +371,7 @@ mod x86 {
     /// rows, add/sub the narrow rows sign-extended, store.
     #[inline]
     #[target_feature(enable = "avx2")]
-    unsafe fn tile_avx2<const R: usize>(
+    unsafe fn tile_avx2<const R: usize, const NARROW: bool>(
         dst: *mut i16,
         src: *const i16,
         rows: &Rows,
@@ -406,7 +399,7 @@ mod x86 {
                     *reg = _mm256_sub_epi16(*reg, w);
                 }
             }
-            for &i in rows.add8 {
+            for &i in rows.add8.iter().take(if NARROW { usize::MAX } else { 0 }) {
                 let row = narrow.add(i as usize * l1 + off);
                 for (k, reg) in r.iter_mut().enumerate() {
                     let w =
@@ -414,7 +407,7 @@ mod x86 {
                     *reg = _mm256_add_epi16(*reg, w);
                 }
             }
-            for &i in rows.sub8 {
+            for &i in rows.sub8.iter().take(if NARROW { usize::MAX } else { 0 }) {
                 let row = narrow.add(i as usize * l1 + off);
                 for (k, reg) in r.iter_mut().enumerate() {
                     let w =
@@ -432,16 +425,26 @@ mod x86 {
     #[target_feature(enable = "avx2")]
     pub unsafe fn update_avx2(dst: &mut [i16], src: &[i16], rows: &Rows) {
         let l1 = dst.len();
+        // Sets without i8 rows (all but the threat sets) take tiles without their loops.
+        let narrow = !(rows.add8.is_empty() && rows.sub8.is_empty());
         let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
         let mut off = 0;
         // SAFETY: every tile lies inside [0, l1) (l1 is a multiple of 32).
         unsafe {
             while off + 128 <= l1 {
-                tile_avx2::<8>(d, s, rows, l1, off);
+                if narrow {
+                    tile_avx2::<8, true>(d, s, rows, l1, off);
+                } else {
+                    tile_avx2::<8, false>(d, s, rows, l1, off);
+                }
                 off += 128;
             }
             while off < l1 {
-                tile_avx2::<2>(d, s, rows, l1, off);
+                if narrow {
+                    tile_avx2::<2, true>(d, s, rows, l1, off);
+                } else {
+                    tile_avx2::<2, false>(d, s, rows, l1, off);
+                }
                 off += 32;
             }
         }
@@ -450,7 +453,7 @@ mod x86 {
     /// One tile of `R` AVX-512 registers (32 lanes each).
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw")]
-    unsafe fn tile_avx512<const R: usize>(
+    unsafe fn tile_avx512<const R: usize, const NARROW: bool>(
         dst: *mut i16,
         src: *const i16,
         rows: &Rows,
@@ -478,7 +481,7 @@ mod x86 {
                     *reg = _mm512_sub_epi16(*reg, w);
                 }
             }
-            for &i in rows.add8 {
+            for &i in rows.add8.iter().take(if NARROW { usize::MAX } else { 0 }) {
                 let row = narrow.add(i as usize * l1 + off);
                 for (k, reg) in r.iter_mut().enumerate() {
                     let w =
@@ -486,7 +489,7 @@ mod x86 {
                     *reg = _mm512_add_epi16(*reg, w);
                 }
             }
-            for &i in rows.sub8 {
+            for &i in rows.sub8.iter().take(if NARROW { usize::MAX } else { 0 }) {
                 let row = narrow.add(i as usize * l1 + off);
                 for (k, reg) in r.iter_mut().enumerate() {
                     let w =
@@ -505,24 +508,42 @@ mod x86 {
     #[target_feature(enable = "avx512f,avx512bw")]
     pub unsafe fn update_avx512(dst: &mut [i16], src: &[i16], rows: &Rows) {
         let l1 = dst.len();
+        // Sets without i8 rows (all but the threat sets) take tiles without their loops.
+        let narrow = !(rows.add8.is_empty() && rows.sub8.is_empty());
         let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
         let mut off = 0;
         // SAFETY: every tile lies inside [0, l1) (l1 is a multiple of 32).
         unsafe {
             while off + 1024 <= l1 {
-                tile_avx512::<32>(d, s, rows, l1, off);
+                if narrow {
+                    tile_avx512::<32, true>(d, s, rows, l1, off);
+                } else {
+                    tile_avx512::<32, false>(d, s, rows, l1, off);
+                }
                 off += 1024;
             }
             while off + 512 <= l1 {
-                tile_avx512::<16>(d, s, rows, l1, off);
+                if narrow {
+                    tile_avx512::<16, true>(d, s, rows, l1, off);
+                } else {
+                    tile_avx512::<16, false>(d, s, rows, l1, off);
+                }
                 off += 512;
             }
             while off + 256 <= l1 {
-                tile_avx512::<8>(d, s, rows, l1, off);
+                if narrow {
+                    tile_avx512::<8, true>(d, s, rows, l1, off);
+                } else {
+                    tile_avx512::<8, false>(d, s, rows, l1, off);
+                }
                 off += 256;
             }
             while off < l1 {
-                tile_avx512::<1>(d, s, rows, l1, off);
+                if narrow {
+                    tile_avx512::<1, true>(d, s, rows, l1, off);
+                } else {
+                    tile_avx512::<1, false>(d, s, rows, l1, off);
+                }
                 off += 32;
             }
         }
