@@ -419,7 +419,6 @@ impl<'a> AccumulatorStack<'a> {
         if self.buckets > 0 {
             // PSQT has no bias: every part starts from zero.
             let dst = &mut self.psqt[psqt_at..psqt_at + self.buckets];
-            dst.fill(0);
             let zero = [0i32; crate::shape::MAX_BUCKETS];
             self.rows[part].apply_psqt(dst, &zero[..self.buckets], net.psqt_rows());
         }

@@ -276,6 +276,22 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// Little-endian `i16` values of `bytes` (a multiple of 2 long).
+pub(crate) fn i16s(bytes: &[u8]) -> Vec<i16> {
+    bytes
+        .chunks_exact(2)
+        .map(|c| i16::from_le_bytes([c[0], c[1]]))
+        .collect()
+}
+
+/// Little-endian `i32` values of `bytes` (a multiple of 4 long).
+pub(crate) fn i32s(bytes: &[u8]) -> Vec<i32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
 /// The tensors of a file, decoded from exactly `arch_tensor_bytes(..)` bytes (W1 widened to
 /// `i16`).
 struct Tensors {
@@ -291,16 +307,6 @@ fn decode_tensors(bytes: &[u8], runs: &[(u32, WeightType)], l1: usize, arch: &Ar
         let s = &bytes[pos..pos + len];
         pos += len;
         s
-    };
-    let i16s = |s: &[u8]| -> Vec<i16> {
-        s.chunks_exact(2)
-            .map(|c| i16::from_le_bytes([c[0], c[1]]))
-            .collect()
-    };
-    let i32s = |s: &[u8]| -> Vec<i32> {
-        s.chunks_exact(4)
-            .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect()
     };
     let i8s = |s: &[u8]| -> Vec<i8> { s.iter().map(|&b| b as i8).collect() };
     let mut w1 = Vec::new();

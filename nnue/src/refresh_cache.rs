@@ -143,7 +143,6 @@ impl RefreshCache {
             set.active_terms(board, p, mask, &mut self.add)?;
             self.add.iter().for_each(|&i| self.rows.add(w1, i));
             kernels.update(dst, net.b1(), w1, &self.rows);
-            psqt_dst.fill(0);
             let zero = [0i32; crate::shape::MAX_BUCKETS];
             self.rows.apply_psqt(psqt_dst, &zero[..b], net.psqt_rows());
             self.stats.fills += 1;

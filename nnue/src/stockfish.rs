@@ -24,7 +24,7 @@
 //! zero) and written as zeros.
 
 use super::first_layer::WeightType;
-use super::format::DecodeError;
+use super::format::{DecodeError, i16s, i32s};
 use super::network::{BlockInfo, LayerParts, Network, NetworkParts, Quantization};
 use super::shape::{Arch, Shape};
 
@@ -192,16 +192,6 @@ pub fn decode(bytes: &[u8], blocks: Vec<BlockInfo>) -> Result<Network, DecodeErr
         let s = &bytes[pos..pos + len];
         pos += len;
         s
-    };
-    let i16s = |s: &[u8]| -> Vec<i16> {
-        s.chunks_exact(2)
-            .map(|c| i16::from_le_bytes([c[0], c[1]]))
-            .collect()
-    };
-    let i32s = |s: &[u8]| -> Vec<i32> {
-        s.chunks_exact(4)
-            .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect()
     };
     let b1 = i16s(next(2 * L1));
     let w1 = i16s(next(2 * FEATURES * L1));
