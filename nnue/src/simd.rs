@@ -324,7 +324,7 @@ fn update_scalar(dst: &mut [i16], src: &[i16], rows: &Rows) {
 }
 
 /// Scalar clipped ReLU: `clamp(a, 0, 127)` as u8.
-fn clipped_relu_scalar(acc: &[i16], x: &mut [u8]) {
+pub(crate) fn clipped_relu_scalar(acc: &[i16], x: &mut [u8]) {
     for (o, &a) in x.iter_mut().zip(acc) {
         *o = a.clamp(0, ACTIVATION_CLIP as i16) as u8;
     }

@@ -15,7 +15,7 @@
 use super::aligned::AlignedVec;
 use super::network::{Affine, Network};
 use super::shape::{Activation, Arch, FtOutput, HIDDEN_ONE, OUTPUT_ONE, OutputRule};
-use super::simd::{Kernels, SimdLevel};
+use super::simd::{Kernels, SimdLevel, clipped_relu_scalar};
 
 /// One stack's raw terms, before the output rule's division: what Stockfish's `eval` table
 /// shows per bucket (times 16).
@@ -109,13 +109,9 @@ fn transform_any(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) {
     let clip = |a: i16| a.clamp(0, 127);
     match arch.ft_output {
         FtOutput::ClippedRelu => {
-            let l1 = stm.len();
-            for (o, &a) in out[..l1].iter_mut().zip(stm) {
-                *o = clip(a) as u8;
-            }
-            for (o, &a) in out[l1..].iter_mut().zip(opp) {
-                *o = clip(a) as u8;
-            }
+            let (s, o) = out.split_at_mut(stm.len());
+            clipped_relu_scalar(stm, s);
+            clipped_relu_scalar(opp, o);
         }
         FtOutput::Pairwise => {
             let half = stm.len() / 2;
@@ -229,6 +225,30 @@ mod x86 {
         }
     }
 
+    /// The sums of the AVX-512 row kernels: each row's 512-bit accumulator reduced, plus its
+    /// last 32 bytes with AVX2 when `x.len()` is an odd multiple of 32.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    unsafe fn finish_avx512<const R: usize>(
+        acc: [__m512i; R],
+        x: &[u8],
+        w: &[i8],
+        out: &mut [i32; 8],
+    ) {
+        let (n, wide) = (x.len(), x.len() / 64 * 64);
+        for (r, (o, a)) in out.iter_mut().zip(acc).enumerate() {
+            let mut sum = _mm512_reduce_add_epi32(a);
+            if wide < n {
+                // SAFETY: the last 32 bytes of x and of row r.
+                sum = sum.wrapping_add(unsafe {
+                    let xv = _mm256_loadu_si256(x.as_ptr().add(wide).cast());
+                    sum_avx2(step_avx2(xv, w.as_ptr().add(r * n + wide)))
+                });
+            }
+            *o = sum;
+        }
+    }
+
     /// [`rows_avx2`] 64 bytes at a time with AVX-512 BW, the last 32 with AVX2.
     #[target_feature(enable = "avx512f,avx512bw,avx2")]
     pub unsafe fn rows_avx512<const R: usize>(x: &[u8], w: &[i8], out: &mut [i32; 8]) {
@@ -246,17 +266,8 @@ mod x86 {
                 }
             }
         }
-        for (r, (o, a)) in out.iter_mut().zip(acc).enumerate() {
-            let mut sum = _mm512_reduce_add_epi32(a);
-            if wide < n {
-                // SAFETY: the last 32 bytes of x and of row r.
-                sum = sum.wrapping_add(unsafe {
-                    let xv = _mm256_loadu_si256(x.as_ptr().add(wide).cast());
-                    sum_avx2(step_avx2(xv, w.as_ptr().add(r * n + wide)))
-                });
-            }
-            *o = sum;
-        }
+        // SAFETY: AVX-512 and AVX2 are enabled here; the slices are as this function's.
+        unsafe { finish_avx512(acc, x, w, out) }
     }
 
     /// [`rows_avx512`] with `vpdpbusd` (four products summed into `i32` in one instruction).
@@ -274,17 +285,8 @@ mod x86 {
                 }
             }
         }
-        for (r, (o, a)) in out.iter_mut().zip(acc).enumerate() {
-            let mut sum = _mm512_reduce_add_epi32(a);
-            if wide < n {
-                // SAFETY: the last 32 bytes of x and of row r.
-                sum = sum.wrapping_add(unsafe {
-                    let xv = _mm256_loadu_si256(x.as_ptr().add(wide).cast());
-                    sum_avx2(step_avx2(xv, w.as_ptr().add(r * n + wide)))
-                });
-            }
-            *o = sum;
-        }
+        // SAFETY: AVX-512 and AVX2 are enabled here; the slices are as this function's.
+        unsafe { finish_avx512(acc, x, w, out) }
     }
 }
 
