@@ -5,6 +5,8 @@
 
 mod common;
 mod nnue_common;
+#[path = "common/stockfish_eval.rs"]
+mod stockfish_eval;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -16,11 +18,10 @@ use plugin_api::{board_from_position, move_from_shakmaty};
 use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Position};
+use stockfish_eval::{STOCKFISH, expected_table, stockfish_eval_tables};
 
 use host::nnue::{AccumulatorStack, Kernels, Nnue, SimdLevel};
 
-/// Debian's Stockfish 15.1 (installed by `scripts/test.sh`).
-const STOCKFISH: &str = "/usr/games/stockfish";
 /// The size of Stockfish 15.1's network file.
 const NET_BYTES: u64 = 47_001_499;
 
@@ -339,62 +340,14 @@ fn debian_stockfish_eval_table_agrees_with_host() {
             .arg(&fens),
     );
     let ours = String::from_utf8(out.stdout).unwrap();
-    let cell = |v: i32| {
-        let sign = match v.signum() {
-            -1 => '-',
-            1 => '+',
-            _ => ' ',
-        };
-        format!("{sign}{:6.2}", f64::from(v.abs()) / 361.0)
-    };
-    let mut script = String::from("uci\n");
-    for r in &picked {
-        script += &format!("position fen {}\neval\n", r[0]);
-    }
-    script += "quit\n";
-    let mut child = Command::new(STOCKFISH)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(script.as_bytes())
-        .unwrap();
-    let sf = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
-    let tables: Vec<Vec<&str>> = sf
-        .split("NNUE network contributions")
-        .skip(1)
-        .map(|t| {
-            t.lines()
-                .filter(|l| l.starts_with("|  ") && l.as_bytes()[3].is_ascii_digit())
-                .collect()
-        })
-        .collect();
-    assert_eq!(tables.len(), picked.len());
-    for ((line, table), r) in ours.lines().zip(&tables).zip(&picked) {
+    let fens: Vec<String> = picked.iter().map(|r| r[0].clone()).collect();
+    let tables = stockfish_eval_tables(None, &fens);
+    for ((line, table), fen) in ours.lines().zip(&tables).zip(&fens) {
         let f: Vec<&str> = line.split('\t').collect();
         let used: usize = f[2].parse().unwrap();
         let psqt: Vec<i32> = f[3].split(',').map(|v| v.parse().unwrap()).collect();
         let pos: Vec<i32> = f[4].split(',').map(|v| v.parse().unwrap()).collect();
-        for b in 0..8 {
-            let (vp, vl) = (psqt[b] / 16, pos[b] / 16);
-            let marker = if b == used {
-                " <-- this bucket is used"
-            } else {
-                ""
-            };
-            let want = format!(
-                "|  {b}         |  {}   |  {}   |  {}   |{marker}",
-                cell(vp),
-                cell(vl),
-                cell(vp + vl)
-            );
-            assert_eq!(table[b], want, "{}", r[0]);
-        }
+        assert_eq!(*table, expected_table(&psqt, &pos, used), "{fen}");
     }
 }
 

@@ -21,6 +21,8 @@
 
 use std::fmt;
 
+use serde::{Deserialize, Serialize};
+
 /// Stockfish's output scale: a float output of 1.0 is 600 · 16 = 9600 in the output layer's
 /// units (nnue-pytorch `model.py` at 5225117: `nnue2score` 600, `weight_scale_out` 16).
 pub const OUTPUT_ONE: i32 = 600 * 16;
@@ -35,7 +37,8 @@ pub const MAX_HIDDEN_LAYERS: usize = 4;
 pub const MAX_HIDDEN_WIDTH: usize = 4096;
 
 /// What the first layer hands to the hidden layers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum FtOutput {
     /// `clamp(acc, 0, 127)` of both perspectives, side to move first: 2·L1 values (the thesis).
     ClippedRelu,
@@ -45,13 +48,15 @@ pub enum FtOutput {
 }
 
 /// The activation after a hidden layer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Activation {
     /// `clamp(x >> 6, 0, 127)`: as many outputs as inputs.
+    #[serde(rename = "crelu")]
     ClippedRelu,
     /// Stockfish's `[SqrClippedReLU(x) ‖ ClippedReLU(x)]`: `min(127, x² >> 19)` (the square of
     /// the signed value, `sqr_clipped_relu.h`) then `clamp(x >> 6, 0, 127)`, twice as many
     /// outputs as inputs.
+    #[serde(rename = "sqr-crelu")]
     SqrClippedRelu,
 }
 
@@ -66,7 +71,8 @@ impl Activation {
 }
 
 /// One hidden layer: its width (outputs, not counting a skip output) and its activation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Hidden {
     /// Outputs that go through the activation to the next layer.
     pub width: usize,
@@ -75,7 +81,8 @@ pub struct Hidden {
 }
 
 /// How a position's bucket is chosen, for the layer stacks and the PSQT term.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum BucketRule {
     /// `(pieces − 1) · k / 32` for k buckets, pieces counting kings and pawns: Stockfish's
     /// `(pos.count<ALL_PIECES>() − 1) / 4` at k = 8 (`evaluate_nnue.cpp:160` at `sf_15.1`).
@@ -99,7 +106,8 @@ impl BucketRule {
 }
 
 /// How the last layer's sum becomes the evaluation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum OutputRule {
     /// The thesis's `out >> 4` (an arithmetic shift: rounds toward −∞). No PSQT, no skip.
     Thesis,
@@ -110,22 +118,37 @@ pub enum OutputRule {
 }
 
 /// Everything of a network's shape after the feature set and L1.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+///
+/// As a table (a manifest's `arch`, serde), every key but `hidden` may be left out and takes
+/// the thesis's value:
+///
+/// ```toml
+/// arch = { ft_output = "pairwise", psqt_buckets = 8, stacks = 8, skip = true, output = "stockfish",
+///          hidden = [{ width = 15, activation = "sqr-crelu" }, { width = 32, activation = "crelu" }] }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Arch {
     /// The first layer's output.
+    #[serde(default = "Arch::default_ft_output")]
     pub ft_output: FtOutput,
     /// PSQT buckets (0: no PSQT term).
+    #[serde(default)]
     pub psqt_buckets: usize,
     /// Layer stacks (1: one set of layers for every position).
+    #[serde(default = "Arch::default_stacks")]
     pub stacks: usize,
     /// How a position's bucket is chosen (for stacks and PSQT buckets alike).
+    #[serde(default = "Arch::default_bucket_rule")]
     pub bucket_rule: BucketRule,
     /// The hidden layers, in order (at least one).
     pub hidden: Vec<Hidden>,
     /// Whether the first hidden layer has one more output, added to the evaluation without
     /// activation (Stockfish's `fc_0[15]`, scaled by 9600 / 8128).
+    #[serde(default)]
     pub skip: bool,
     /// How the output layer's sum becomes the evaluation.
+    #[serde(default = "Arch::default_output")]
     pub output: OutputRule,
 }
 
@@ -133,6 +156,22 @@ pub struct Arch {
 pub const PRESETS: [&str; 2] = ["thesis", "sfnnv5"];
 
 impl Arch {
+    fn default_ft_output() -> FtOutput {
+        FtOutput::ClippedRelu
+    }
+
+    fn default_stacks() -> usize {
+        1
+    }
+
+    fn default_bucket_rule() -> BucketRule {
+        BucketRule::PieceCount
+    }
+
+    fn default_output() -> OutputRule {
+        OutputRule::Thesis
+    }
+
     /// The thesis's shape with hidden width `l2`: clipped ReLU, one hidden layer, `>> 4`.
     pub fn thesis(l2: usize) -> Arch {
         Arch {

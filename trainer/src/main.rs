@@ -47,7 +47,7 @@ enum Command {
     WdlFit(cli::stats::WdlArgs),
     /// Run the batch loader over files and report positions per second.
     Load(cli::load::LoadArgs),
-    /// Training throughput (positions per second) of N -> L1 -> L2 -> 1 networks on encoded
+    /// Training throughput (positions per second) of networks (any L1, any shape preset) on encoded
     /// random-game batches.
     Bench(cli::bench::BenchArgs),
     /// Train a network (score targets or PQR triplets): checkpoints, metrics, loss plot and

@@ -1,5 +1,7 @@
-//! The network of the thesis (§4.3) as a float model in tch, with the parametrization that the
-//! quantized network of `host` (`thesis-layouts.md`) reproduces.
+//! The float model of a network of any [`Arch`] in tch, with the parametrization that the
+//! quantized network of `nnue` reproduces.
+//!
+//! The thesis's shape (§4.3, `Arch::thesis`):
 //!
 //! ```text
 //! stm indices ──▶ W1·x + b1 ──┐                                   (N → L1, shared: an embedding
@@ -7,44 +9,71 @@
 //! opp indices ──▶ W1·x + b1 ──┘  (stm first)     (2·L1 → L2)      (L2 → 1)
 //! ```
 //!
+//! Stockfish's shape (`Arch::sfnnv5`, nnue-pytorch `model.py` at 5225117 followed):
+//!
+//! ```text
+//! W1 has L1 + P columns: L1 accumulator columns and P PSQT buckets' columns
+//! a = clip[0,1](W1[:, :L1]·x + b1) per perspective; pairwise: a_j · a_{j+L1/2} · 127/128
+//! stack k = (pieces − 1)·stacks/32: L1 → 15 (+1 skip) → [sqr·127/128 ‖ plain] clip[0,1]
+//!           → 32 → clip[0,1] → 1
+//! score = 600 · (out + skip + (psqt_stm[b] − psqt_opp[b]) / 2)
+//! ```
+//!
 //! The first layer is never a dense N-wide product: each perspective's accumulator is the sum of
 //! the rows of `W1` at its active indices (`embedding_bag` in sum mode over the CSR indices of a
-//! [`SparseBatch`]), plus `b1`. Both perspectives go through one `embedding_bag` call.
+//! [`SparseBatch`]), plus `b1`. Both perspectives go through one `embedding_bag` call. The PSQT
+//! weights are W1's last P columns (as in nnue-pytorch): a feature's row carries both, so the
+//! sparse gradient, Adam's sparse rows and the factorizers' folding treat them together.
 //!
-//! ## Float ↔ integer mapping (thesis §4.4.1, `nnue`)
+//! ## Float ↔ integer mapping (thesis §4.4.1, `nnue`, nnue-pytorch `serialize.py`)
 //!
 //! | float parameter | quantized | range kept by clipping |
 //! | --- | --- | --- |
 //! | `W1`, `b1` (accumulator, activation 1.0 = 127) | `i16`: round(127·w) | ±32767/127 |
-//! | `W2` | `i8`: round(64·w) | ±127/64 |
-//! | `b2` | `i32`: round(64·127·b) (+32, see below) | i32 range |
-//! | `W3` | `i8`: round(64·w) | ±127/64 |
-//! | `b3` | `i32`: round(16·508·b) (+8) | i32 range |
+//! | PSQT columns of `W1` | `i32`: round(9600·w) | ±32767/127 |
+//! | hidden weights | `i8`: round(64·w) | ±127/64 |
+//! | hidden biases | `i32`: round(64·127·b) (+32, see below) | i32 range |
+//! | output weights, thesis rule | `i8`: round(64·w) | ±127/64 |
+//! | output bias, thesis rule | `i32`: round(16·508·b) (+8) | i32 range |
+//! | output weights, Stockfish rule | `i8`: round(9600/127·w) | ±127²/9600 |
+//! | output bias, Stockfish rule | `i32`: round(9600·b) | i32 range |
 //!
-//! The float output layer is kept in units of [`OUTPUT_SCALE`] = 127·64/16 = 508 score units:
-//! the model's score is `508 · (W3·h + b3)`. In score units the output weights are `508·W3` and
-//! their quantization `508·W3 · 16/127 = 64·W3` is exactly the thesis's "output weights ×16/127,
-//! output bias ×16"; the factor only gives the optimizer weights of order one (like Stockfish's
-//! `nnue2score`), so the output weights share the hidden weights' range and step (1/64).
+//! The thesis's float output layer is kept in units of [`OUTPUT_SCALE`] = 127·64/16 = 508 score
+//! units: the model's score is `508 · (W3·h + b3)`. In score units the output weights are `508·W3`
+//! and their quantization `508·W3 · 16/127 = 64·W3` is exactly the thesis's "output weights
+//! ×16/127, output bias ×16"; the factor only gives the optimizer weights of order one (like
+//! Stockfish's `nnue2score`, [`STOCKFISH_OUTPUT_SCALE`] = 600, the Stockfish rule's factor).
 //!
-//! The quantized pass floors twice (`>> 6` after the hidden layer, `>> 4` after the output); the
-//! export adds half a step to `b2` (32) and `b3` (8) so that both become rounding to nearest and
-//! the quantized output is unbiased.
+//! The quantized pass floors (`>> 6` after a hidden layer, `>> 4` after the thesis's output);
+//! the export adds half a step to the hidden biases (32) and the thesis's output bias (8) so
+//! that each becomes rounding to nearest and the quantized output is unbiased (nnue-pytorch
+//! rounds without it; Stockfish's `/ 16` truncates toward zero and gets no offset).
 //!
 //! [`SparseBatch`]: crate::loader::batch::SparseBatch
 
+use nnue::{Activation, Arch, FtOutput, OutputRule};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use tch::{Device, Kind, Tensor};
 
-/// Score units per unit of the float output layer: `s_a · s_W / 16` = 127 · 64 / 16.
+/// Score units per unit of the thesis's float output layer: `s_a · s_W / 16` = 127 · 64 / 16.
 pub const OUTPUT_SCALE: f64 = 508.0;
+/// Score units per unit of the float output under Stockfish's rule: nnue-pytorch's
+/// `nnue2score`.
+pub const STOCKFISH_OUTPUT_SCALE: f64 = 600.0;
 /// Activation scale s_a: a float activation of 1.0 is 127 in the quantized network.
 pub const ACTIVATION_SCALE: f64 = 127.0;
-/// Hidden (and output) weight scale s_W.
+/// Hidden (and the thesis's output) weight scale s_W.
 pub const WEIGHT_SCALE: f64 = 64.0;
+/// Scale of the PSQT weights and of Stockfish's output bias: 600 · 16 (nnue-pytorch's
+/// `nnue2score · weight_scale_out`).
+pub const PSQT_SCALE: f64 = nnue::shape::OUTPUT_ONE as f64;
+/// Scale of the output weights under Stockfish's rule: 9600 / 127.
+pub const STOCKFISH_OUTPUT_WEIGHT_SCALE: f64 = PSQT_SCALE / ACTIVATION_SCALE;
 /// Largest float hidden or output weight: 127 / 64 (an `i8` after ×64).
 pub const MAX_HIDDEN_WEIGHT: f64 = 127.0 / 64.0;
+/// Largest float output weight under Stockfish's rule: 127² / 9600 (an `i8` after ×9600/127).
+pub const MAX_STOCKFISH_OUTPUT_WEIGHT: f64 = 127.0 / STOCKFISH_OUTPUT_WEIGHT_SCALE;
 /// Largest float first-layer weight or bias: 32767 / 127 (an `i16` after ×127).
 pub const MAX_L1_WEIGHT: f64 = 32767.0 / 127.0;
 /// Largest float first-layer weight of a block stored as `i8`: 127 / 127 (nnue-pytorch clamps
@@ -54,75 +83,85 @@ pub const MAX_NARROW_L1_WEIGHT: f64 = 127.0 / ACTIVATION_SCALE;
 pub const MAX_HIDDEN_BIAS: f64 = 2_147_483_647.0 / (64.0 * 127.0) * 0.999;
 /// Largest float output bias: an `i32` after ×16·508.
 pub const MAX_OUTPUT_BIAS: f64 = 2_147_483_647.0 / (16.0 * OUTPUT_SCALE) * 0.999;
+/// Largest float output bias under Stockfish's rule: an `i32` after ×9600.
+pub const MAX_STOCKFISH_OUTPUT_BIAS: f64 = 2_147_483_647.0 / PSQT_SCALE * 0.999;
+/// The piece values (pawn, knight, bishop, rook, queen; Stockfish's internal units) the PSQT
+/// weights start from: nnue-pytorch's `halfka_psqts` (`halfka_v2_hm.py`).
+pub const PSQT_PIECE_VALUES: [f64; 5] = [126.0, 781.0, 825.0, 1276.0, 2538.0];
 
-/// Layer sizes: N → L1 (per perspective), 2·L1 → L2, L2 → 1.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// The model's size: N, L1 and the shape after the first layer.
+///
+/// The thesis's shape is written as `{n, l1, l2}` alone (as before shapes were data, so the
+/// stored configurations and the experiment cache's keys of thesis runs are unchanged); any
+/// other adds `arch`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Shape {
     /// Number of input features (the feature set's size).
     pub n: usize,
     /// First-layer width per perspective.
     pub l1: usize,
-    /// Hidden width.
+    /// The thesis's hidden width (the first hidden layer's width for another shape).
     pub l2: usize,
+    /// The shape after the first layer; `None` for the thesis's (`Arch::thesis(l2)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arch: Option<Arch>,
 }
 
-/// The names of the parameters, in the order of [`Model::params`].
-pub const PARAM_NAMES: [&str; 6] = ["w1", "b1", "w2", "b2", "w3", "b3"];
+impl Shape {
+    /// The thesis's shape N → L1 → L2 → 1.
+    pub fn thesis(n: usize, l1: usize, l2: usize) -> Shape {
+        Shape {
+            n,
+            l1,
+            l2,
+            arch: None,
+        }
+    }
 
-/// The float network: six parameter tensors on one device.
-#[derive(Debug)]
-pub struct Model {
-    /// Layer sizes.
-    pub shape: Shape,
-    /// First-layer weights, `[N, L1]` (row i is added while feature i is active).
-    pub w1: Tensor,
-    /// First-layer bias, `[L1]`.
-    pub b1: Tensor,
-    /// Hidden weights, `[L2, 2·L1]` (side to move's half first).
-    pub w2: Tensor,
-    /// Hidden bias, `[L2]`.
-    pub b2: Tensor,
-    /// Output weights, `[1, L2]`, in units of [`OUTPUT_SCALE`].
-    pub w3: Tensor,
-    /// Output bias, `[1]`, in units of [`OUTPUT_SCALE`].
-    pub b3: Tensor,
-    /// Runs of W1 rows (first row, number of rows) exported as `i8`: [`clip`](Self::clip)
-    /// keeps them within ±[`MAX_NARROW_L1_WEIGHT`].
-    pub narrow_rows: Vec<(i64, i64)>,
+    /// The shape N → L1 → `arch` (kept as `None` when it is the thesis's).
+    pub fn new(n: usize, l1: usize, arch: Arch) -> Shape {
+        let l2 = arch.hidden.first().map_or(0, |h| h.width);
+        Shape {
+            n,
+            l1,
+            l2,
+            arch: (!arch.is_thesis()).then_some(arch),
+        }
+    }
+
+    /// The shape after the first layer.
+    pub fn arch(&self) -> Arch {
+        self.arch.clone().unwrap_or_else(|| Arch::thesis(self.l2))
+    }
+
+    /// Columns of W1: L1, and one per PSQT bucket.
+    pub fn w1_columns(&self) -> usize {
+        self.l1 + self.arch.as_ref().map_or(0, |a| a.psqt_buckets)
+    }
+
+    /// This shape with `n` input features.
+    pub fn with_n(&self, n: usize) -> Shape {
+        Shape { n, ..self.clone() }
+    }
 }
 
-/// The gradients of one training step, in the order of [`PARAM_NAMES`].
-///
-/// On the CPU the first layer's gradient is sparse: `w1_rows` lists the rows of W1 that the
-/// batch's indices touch (ascending) and `tensors[0]` holds their gradients, one row each
-/// (`[rows, L1]`); every other row's gradient is zero. A batch of a 22,528-input set touches a
-/// fraction of W1, and the optimizer need not read a dense `[N, L1]` zero for the rest.
-/// Elsewhere (autograd) `w1_rows` is `None` and `tensors[0]` is dense.
-#[derive(Debug)]
-pub struct Gradients {
-    /// One tensor per parameter (W1's possibly row-compressed).
-    pub tensors: [Tensor; 6],
-    /// The W1 rows of `tensors[0]`'s rows, when compressed.
-    pub w1_rows: Option<Vec<u32>>,
-}
-
-impl Gradients {
-    /// W1's gradient as a dense `[n, l1]` tensor.
-    pub fn dense_w1(&self, n: usize) -> Tensor {
-        match &self.w1_rows {
-            None => self.tensors[0].shallow_clone(),
-            Some(rows) => dense_rows(&self.tensors[0], rows, n),
+impl std::fmt::Display for Shape {
+    /// `768 -> 512 -> 32 -> 1` for the thesis's shape, else `N -> L1, ` and the [`Arch`].
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.arch {
+            None => write!(f, "{} -> {} -> {} -> 1", self.n, self.l1, self.l2),
+            Some(a) => write!(f, "{} -> {}, {a}", self.n, self.l1),
         }
     }
 }
 
-/// The `[n, cols]` tensor whose rows `rows` (one per row of `values`) are `values` and whose
-/// other rows are zero: a row-compressed gradient made dense.
-pub fn dense_rows(values: &Tensor, rows: &[u32], n: usize) -> Tensor {
-    let index: Vec<i64> = rows.iter().map(|&r| i64::from(r)).collect();
-    let index = Tensor::from_slice(&index).to_device(values.device());
-    let cols = values.size()[1];
-    Tensor::zeros([n as i64, cols], (values.kind(), values.device())).index_copy(0, &index, values)
+/// The names of the parameters of a network of `shape`, in the order of [`Model::params`]:
+/// `w1`, `b1`, then `wK`, `bK` for layer K = 2, 3... (the thesis's `w1 b1 w2 b2 w3 b3`).
+pub fn param_names(shape: &Shape) -> Vec<String> {
+    let layers = shape.arch().layers(shape.l1).len();
+    (1..=layers + 1)
+        .flat_map(|k| [format!("w{k}"), format!("b{k}")])
+        .collect()
 }
 
 /// The model's input: the CSR indices of both perspectives of B positions, as `embedding_bag`
@@ -136,6 +175,9 @@ pub struct SparseInput {
     pub indices: Tensor,
     /// Start of each of the 2·B bags in `indices` (`i64`).
     pub offsets: Tensor,
+    /// Each position's number of pieces (kings and pawns included): picks its layer stack and
+    /// PSQT bucket.
+    pub pieces: Vec<u8>,
 }
 
 impl SparseInput {
@@ -154,6 +196,7 @@ impl SparseInput {
             len: batch.len,
             indices: Tensor::from_slice(&indices),
             offsets: Tensor::from_slice(&offsets),
+            pieces: batch.pieces.clone(),
         }
     }
 
@@ -163,8 +206,61 @@ impl SparseInput {
             len: self.len,
             indices: self.indices.to_device(device),
             offsets: self.offsets.to_device(device),
+            pieces: self.pieces.clone(),
         }
     }
+}
+
+/// The float network: its parameter tensors on one device.
+#[derive(Debug)]
+pub struct Model {
+    /// Layer sizes.
+    pub shape: Shape,
+    /// `arch` of [`Shape`], resolved once.
+    arch: Arch,
+    /// The parameters in the order of [`param_names`]: W1 `[N, L1 + P]` (row i is added while
+    /// feature i is active; its last P columns are the PSQT weights), b1 `[L1]`, then per layer
+    /// of [`Arch::layers`] its weights `[stacks · outputs, inputs]` and biases
+    /// `[stacks · outputs]` (stack after stack). The output layer is in units of the output
+    /// rule's scale ([`Model::output_scale`]).
+    params: Vec<Tensor>,
+    /// Runs of W1 rows (first row, number of rows) exported as `i8`: [`clip`](Self::clip)
+    /// keeps them within ±[`MAX_NARROW_L1_WEIGHT`].
+    pub narrow_rows: Vec<(i64, i64)>,
+}
+
+/// The gradients of one training step, in the order of [`param_names`].
+///
+/// On the CPU the first layer's gradient is sparse: `w1_rows` lists the rows of W1 that the
+/// batch's indices touch (ascending) and `tensors[0]` holds their gradients, one row each
+/// (`[rows, L1 + P]`); every other row's gradient is zero. A batch of a 22,528-input set touches
+/// a fraction of W1, and the optimizer need not read a dense `[N, L1]` zero for the rest.
+/// Elsewhere (autograd) `w1_rows` is `None` and `tensors[0]` is dense.
+#[derive(Debug)]
+pub struct Gradients {
+    /// One tensor per parameter (W1's possibly row-compressed).
+    pub tensors: Vec<Tensor>,
+    /// The W1 rows of `tensors[0]`'s rows, when compressed.
+    pub w1_rows: Option<Vec<u32>>,
+}
+
+impl Gradients {
+    /// W1's gradient as a dense `[n, L1 + P]` tensor.
+    pub fn dense_w1(&self, n: usize) -> Tensor {
+        match &self.w1_rows {
+            None => self.tensors[0].shallow_clone(),
+            Some(rows) => dense_rows(&self.tensors[0], rows, n),
+        }
+    }
+}
+
+/// The `[n, cols]` tensor whose rows `rows` (one per row of `values`) are `values` and whose
+/// other rows are zero: a row-compressed gradient made dense.
+pub fn dense_rows(values: &Tensor, rows: &[u32], n: usize) -> Tensor {
+    let index: Vec<i64> = rows.iter().map(|&r| i64::from(r)).collect();
+    let index = Tensor::from_slice(&index).to_device(values.device());
+    let cols = values.size()[1];
+    Tensor::zeros([n as i64, cols], (values.kind(), values.device())).index_copy(0, &index, values)
 }
 
 /// The result of [`Model::forward_train`]: the outputs, and what the gradient of the first
@@ -173,9 +269,9 @@ impl SparseInput {
 pub struct Forward {
     /// `[B]` scores.
     pub out: Tensor,
-    /// On the CPU, the first layer's clipped activations `[2·B, L1]` as a leaf tensor: its
-    /// gradient is turned into the gradients of W1 and b1 by hand ([`Model::gradients`]);
-    /// `None` where autograd does it.
+    /// On the CPU, the first layer's outputs `[2·B, L1 + P]` (clipped accumulators, raw PSQT
+    /// sums) as a leaf tensor: its gradient is turned into the gradients of W1 and b1 by hand
+    /// ([`Model::gradients`]); `None` where autograd does it.
     activations: Option<Tensor>,
 }
 
@@ -191,96 +287,154 @@ fn uniform(rng: &mut ChaCha8Rng, shape: &[i64], bound: f64) -> Tensor {
 
 impl Model {
     /// A freshly initialized model (PyTorch's `nn.Linear` rule: uniform in ±1/√fan-in, with the
-    /// first layer's fan-in taken as 32 active features rather than N), seeded.
+    /// first layer's fan-in taken as 32 active features rather than N), seeded. Every layer
+    /// stack starts as the first (nnue-pytorch's `_init_layers`), and so does every PSQT
+    /// bucket: at zero until [`init_psqt`](Self::init_psqt) sets piece values.
     pub fn new(shape: Shape, seed: u64, device: Device) -> Model {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         rng.set_stream(0x006d_6f64_656c);
-        let (n, l1, l2) = (shape.n as i64, shape.l1 as i64, shape.l2 as i64);
+        let arch = shape.arch();
+        let (n, l1) = (shape.n as i64, shape.l1 as i64);
         let b1_bound = 1.0 / 32f64.sqrt();
-        let b2_bound = 1.0 / ((2 * l1) as f64).sqrt();
-        let b3_bound = 1.0 / (l2 as f64).sqrt();
-        let tensors = [
+        let mut tensors = vec![
             uniform(&mut rng, &[n, l1], b1_bound / 2.0),
             // Positive first-layer bias: most accumulators start inside the clipped ReLU's slope.
             uniform(&mut rng, &[l1], b1_bound / 2.0) + 0.5,
-            uniform(&mut rng, &[l2, 2 * l1], b2_bound),
-            uniform(&mut rng, &[l2], b2_bound),
-            uniform(&mut rng, &[1, l2], b3_bound),
-            Tensor::zeros([1], (Kind::Float, Device::Cpu)),
         ];
+        if arch.psqt_buckets > 0 {
+            let zeros = Tensor::zeros([n, arch.psqt_buckets as i64], (Kind::Float, Device::Cpu));
+            tensors[0] = Tensor::cat(&[&tensors[0], &zeros], 1);
+        }
+        let layers = arch.layers(shape.l1);
+        let stacks = arch.stacks as i64;
+        for (i, &(inputs, outputs)) in layers.iter().enumerate() {
+            let bound = 1.0 / (inputs as f64).sqrt();
+            let (inputs, outputs) = (inputs as i64, outputs as i64);
+            let w = uniform(&mut rng, &[outputs, inputs], bound);
+            let b = if i + 1 == layers.len() {
+                Tensor::zeros([outputs], (Kind::Float, Device::Cpu))
+            } else {
+                uniform(&mut rng, &[outputs], bound)
+            };
+            tensors.push(w.repeat([stacks, 1]));
+            tensors.push(b.repeat([stacks]));
+        }
         Self::from_tensors(shape, tensors, device)
     }
 
-    /// A model from its six tensors in the order of [`PARAM_NAMES`] (any device), moved to
-    /// `device` as leaf tensors that require gradients.
-    pub fn from_tensors(shape: Shape, tensors: [Tensor; 6], device: Device) -> Model {
-        let [w1, b1, w2, b2, w3, b3] = tensors.map(|t| {
-            t.to_kind(Kind::Float)
-                .to_device(device)
-                .detach()
-                .set_requires_grad(true)
-        });
+    /// A model from its tensors in the order of [`param_names`] (any device), moved to `device`
+    /// as leaf tensors that require gradients.
+    pub fn from_tensors(shape: Shape, tensors: Vec<Tensor>, device: Device) -> Model {
+        let params = tensors
+            .into_iter()
+            .map(|t| {
+                t.to_kind(Kind::Float)
+                    .to_device(device)
+                    .detach()
+                    .set_requires_grad(true)
+            })
+            .collect();
         Model {
+            arch: shape.arch(),
             shape,
-            w1,
-            b1,
-            w2,
-            b2,
-            w3,
-            b3,
+            params,
             narrow_rows: Vec::new(),
         }
     }
 
-    /// The expected tensor shapes, in the order of [`PARAM_NAMES`].
-    pub fn param_shapes(shape: Shape) -> [Vec<i64>; 6] {
-        let (n, l1, l2) = (shape.n as i64, shape.l1 as i64, shape.l2 as i64);
-        [
-            vec![n, l1],
-            vec![l1],
-            vec![l2, 2 * l1],
-            vec![l2],
-            vec![1, l2],
-            vec![1],
-        ]
+    /// The expected tensor shapes, in the order of [`param_names`].
+    pub fn param_shapes(shape: &Shape) -> Vec<Vec<i64>> {
+        let arch = shape.arch();
+        let stacks = arch.stacks as i64;
+        let mut out = vec![
+            vec![shape.n as i64, shape.w1_columns() as i64],
+            vec![shape.l1 as i64],
+        ];
+        for (inputs, outputs) in arch.layers(shape.l1) {
+            out.push(vec![stacks * outputs as i64, inputs as i64]);
+            out.push(vec![stacks * outputs as i64]);
+        }
+        out
     }
 
-    /// The parameters, in the order of [`PARAM_NAMES`].
-    pub fn params(&self) -> [&Tensor; 6] {
-        [&self.w1, &self.b1, &self.w2, &self.b2, &self.w3, &self.b3]
+    /// The shape after the first layer.
+    pub fn arch(&self) -> &Arch {
+        &self.arch
     }
 
-    /// The parameters, mutable, in the order of [`PARAM_NAMES`].
-    pub fn params_mut(&mut self) -> [&mut Tensor; 6] {
-        [
-            &mut self.w1,
-            &mut self.b1,
-            &mut self.w2,
-            &mut self.b2,
-            &mut self.w3,
-            &mut self.b3,
-        ]
+    /// Score units per unit of the float output: [`OUTPUT_SCALE`] under the thesis's rule,
+    /// [`STOCKFISH_OUTPUT_SCALE`] under Stockfish's.
+    pub fn output_scale(&self) -> f64 {
+        match self.arch.output {
+            OutputRule::Thesis => OUTPUT_SCALE,
+            OutputRule::Stockfish => STOCKFISH_OUTPUT_SCALE,
+        }
+    }
+
+    /// The parameters, in the order of [`param_names`].
+    pub fn params(&self) -> Vec<&Tensor> {
+        self.params.iter().collect()
+    }
+
+    /// The parameters, mutable, in the order of [`param_names`].
+    pub fn params_mut(&mut self) -> Vec<&mut Tensor> {
+        self.params.iter_mut().collect()
+    }
+
+    /// W1, `[N, L1 + P]`.
+    pub fn w1(&self) -> &Tensor {
+        &self.params[0]
+    }
+
+    /// b1, `[L1]`.
+    pub fn b1(&self) -> &Tensor {
+        &self.params[1]
+    }
+
+    /// Layer `i`'s (0: the first hidden layer) weights and biases, all stacks.
+    pub fn layer(&self, i: usize) -> (&Tensor, &Tensor) {
+        (&self.params[2 + 2 * i], &self.params[3 + 2 * i])
     }
 
     /// The device the parameters live on.
     pub fn device(&self) -> Device {
-        self.w1.device()
+        self.params[0].device()
+    }
+
+    /// Sets every PSQT bucket's weights to `values` (one per input feature, in score units):
+    /// nnue-pytorch's `_init_psqt`, which starts the PSQT term as the material balance.
+    pub fn init_psqt(&mut self, values: &[f64]) {
+        let p = self.arch.psqt_buckets as i64;
+        if p == 0 {
+            return;
+        }
+        let scale = self.output_scale();
+        let column: Vec<f32> = values.iter().map(|&v| (v / scale) as f32).collect();
+        let column = Tensor::from_slice(&column)
+            .view([-1, 1])
+            .repeat([1, p])
+            .to_device(self.device());
+        let l1 = self.shape.l1 as i64;
+        tch::no_grad(|| {
+            self.params[0].narrow(1, l1, p).copy_(&column);
+        });
     }
 
     /// The scores (side to move's view, score units) of the positions of `input` (on the
     /// model's device): a `[B]` tensor, differentiable in every parameter (libtorch's
     /// `embedding_bag` for the first layer).
     pub fn forward(&self, input: &SparseInput) -> Tensor {
-        self.head(&self.activations(input), input.len)
+        self.head(&self.activations(input), input)
     }
 
-    /// The clipped first-layer activations `[B, 2·L1]` (side to move's half first) of the
-    /// positions of `input`, differentiable.
+    /// The first layer's outputs `[B, 2·(L1 + P)]` of the positions of `input` (side to move's
+    /// half first): the clipped accumulators, then the P raw PSQT sums of each perspective;
+    /// differentiable.
     pub fn activations(&self, input: &SparseInput) -> Tensor {
         let b = input.len as i64;
-        let l1 = self.shape.l1 as i64;
+        let (l1, cols) = (self.shape.l1 as i64, self.shape.w1_columns() as i64);
         let (bags, _, _, _) = Tensor::embedding_bag(
-            &self.w1,
+            self.w1(),
             &input.indices,
             &input.offsets,
             false,
@@ -289,9 +443,12 @@ impl Model {
             None::<Tensor>,
             false,
         );
-        (bags.view([b, 2, l1]) + &self.b1)
-            .clamp(0.0, 1.0)
-            .view([b, 2 * l1])
+        let bags = bags.view([b, 2, cols]);
+        if cols == l1 {
+            return (bags + self.b1()).clamp(0.0, 1.0).view([b, 2 * l1]);
+        }
+        let acc = (bags.narrow(2, 0, l1) + self.b1()).clamp(0.0, 1.0);
+        Tensor::cat(&[acc, bags.narrow(2, l1, cols - l1)], 2).view([b, 2 * cols])
     }
 
     /// [`forward`](Self::forward) for a training step. On the CPU the first layer (the sums of
@@ -306,16 +463,15 @@ impl Model {
                 activations: None,
             };
         }
-        let x = tch::no_grad(|| first_layer(&self.w1, &self.b1, input, self.shape.l1))
-            .set_requires_grad(true);
+        let x = tch::no_grad(|| first_layer(self.w1(), self.b1(), input)).set_requires_grad(true);
         Forward {
-            out: self.head(&x, input.len),
+            out: self.head(&x, input),
             activations: Some(x),
         }
     }
 
     /// The gradients of all parameters after `backward` of a loss computed from
-    /// [`forward_train`](Self::forward_train)'s outputs, in the order of [`PARAM_NAMES`] (zeros
+    /// [`forward_train`](Self::forward_train)'s outputs, in the order of [`param_names`] (zeros
     /// for a parameter the loss does not reach). On the CPU, W1's gradient holds only the rows
     /// of the batch's indices (see [`Gradients`]).
     pub fn gradients(&self, forward: &Forward, input: &SparseInput) -> Gradients {
@@ -335,22 +491,14 @@ impl Model {
                         first_layer_gradients(&g, x, input, self.shape.n, self.shape.l1);
                     (w1, Some(rows), b1)
                 } else {
-                    (self.w1.zeros_like(), None, self.b1.zeros_like())
+                    (self.w1().zeros_like(), None, self.b1().zeros_like())
                 }
             }
-            None => (grad(&self.w1), None, grad(&self.b1)),
+            None => (grad(self.w1()), None, grad(self.b1())),
         };
-        Gradients {
-            tensors: [
-                w1,
-                b1,
-                grad(&self.w2),
-                grad(&self.b2),
-                grad(&self.w3),
-                grad(&self.b3),
-            ],
-            w1_rows,
-        }
+        let mut tensors = vec![w1, b1];
+        tensors.extend(self.params[2..].iter().map(grad));
+        Gradients { tensors, w1_rows }
     }
 
     /// Resets the autograd gradients of the parameters.
@@ -360,37 +508,174 @@ impl Model {
         }
     }
 
-    /// The layers after the first: `x` holds the clipped first-layer activations of the B
-    /// positions, side to move's first (`[2·B, L1]` or `[B, 2, L1]`).
-    fn head(&self, x: &Tensor, len: usize) -> Tensor {
-        let h = self.hidden(x, len);
-        h.linear(&self.w3, Some(&self.b3)).view([len as i64]) * OUTPUT_SCALE
+    /// The layers after the first: `x` holds the first layer's outputs of the positions of
+    /// `input`, side to move's first (`[2·B, L1 + P]` or `[B, 2·(L1 + P)]`).
+    fn head(&self, x: &Tensor, input: &SparseInput) -> Tensor {
+        let len = input.len as i64;
+        if self.arch.is_thesis() {
+            let h = self.hidden(x, input);
+            let (w3, b3) = self.layer(1);
+            return h.linear(w3, Some(b3)).view([len]) * OUTPUT_SCALE;
+        }
+        let (l1, cols) = (self.shape.l1 as i64, self.shape.w1_columns() as i64);
+        let x = x.view([len, 2, cols]);
+        let out = self.by_stack(&self.ft_output(&x), input, |x, k| self.stack(x, k).0);
+        let out = match self.arch.psqt_buckets {
+            0 => out,
+            p => {
+                let psqt = x.narrow(2, l1, p as i64);
+                let diff = psqt.select(1, 0) - psqt.select(1, 1);
+                let bucket: Vec<i64> = input
+                    .pieces
+                    .iter()
+                    .map(|&n| self.arch.psqt_bucket_of(u32::from(n)) as i64)
+                    .collect();
+                let bucket = Tensor::from_slice(&bucket)
+                    .view([len, 1])
+                    .to_device(x.device());
+                out + diff.gather(1, &bucket, false).view([len]) * 0.5
+            }
+        };
+        out * self.output_scale()
     }
 
-    /// The clipped hidden activations `[B, L2]` of first-layer activations `x` (as
-    /// [`activations`](Self::activations) gives them) of `len` positions.
-    pub fn hidden(&self, x: &Tensor, len: usize) -> Tensor {
-        let x = x.view([len as i64, 2 * self.shape.l1 as i64]);
-        x.linear(&self.w2, Some(&self.b2)).clamp(0.0, 1.0)
+    /// What the first layer hands to the hidden layers, from its outputs `x` (`[B, 2, L1 + P]`):
+    /// both clipped accumulators (`[B, 2·L1]`), or the pairwise products of each one's halves
+    /// times 127/128 (`[B, L1]`, nnue-pytorch's factor for Stockfish's `>> 7`).
+    fn ft_output(&self, x: &Tensor) -> Tensor {
+        let (len, l1) = (x.size()[0], self.shape.l1 as i64);
+        let acc = x.narrow(2, 0, l1);
+        match self.arch.ft_output {
+            FtOutput::ClippedRelu => acc.reshape([len, 2 * l1]),
+            FtOutput::Pairwise => {
+                let half = l1 / 2;
+                (acc.narrow(2, 0, half) * acc.narrow(2, half, half)).reshape([len, l1])
+                    * (127.0 / 128.0)
+            }
+        }
+    }
+
+    /// `f(rows, k)` on the rows of `x` (`[B, ...]`) whose position uses layer stack k, put back
+    /// in the positions' order: one product per stack instead of every stack on every position.
+    fn by_stack(
+        &self,
+        x: &Tensor,
+        input: &SparseInput,
+        f: impl Fn(&Tensor, usize) -> Tensor,
+    ) -> Tensor {
+        if self.arch.stacks == 1 {
+            return f(x, 0);
+        }
+        let stack: Vec<usize> = input
+            .pieces
+            .iter()
+            .map(|&n| self.arch.stack_of(u32::from(n)))
+            .collect();
+        let mut order: Vec<i64> = (0..stack.len() as i64).collect();
+        order.sort_by_key(|&i| stack[i as usize]);
+        let mut back = vec![0i64; order.len()];
+        for (at, &i) in order.iter().enumerate() {
+            back[i as usize] = at as i64;
+        }
+        let device = x.device();
+        let sorted = x.index_select(0, &Tensor::from_slice(&order).to_device(device));
+        let mut parts = Vec::new();
+        let mut start = 0i64;
+        for k in 0..self.arch.stacks {
+            let count = stack.iter().filter(|&&s| s == k).count() as i64;
+            if count > 0 {
+                parts.push(f(&sorted.narrow(0, start, count), k));
+                start += count;
+            }
+        }
+        Tensor::cat(&parts, 0).index_select(0, &Tensor::from_slice(&back).to_device(device))
+    }
+
+    /// Layer stack `k` on the rows of `x` (what the first layer hands on): the output `[rows]`
+    /// (the skip output added) and the first hidden layer's activations.
+    fn stack(&self, x: &Tensor, k: usize) -> (Tensor, Tensor) {
+        let layers = self.arch.layers(self.shape.l1);
+        let mut h = x.shallow_clone();
+        let mut skip = None;
+        let mut first = None;
+        for (i, hidden) in self.arch.hidden.iter().enumerate() {
+            let outputs = layers[i].1 as i64;
+            let (w, b) = self.layer(i);
+            let from = k as i64 * outputs;
+            let mut y = h.linear(
+                &w.narrow(0, from, outputs),
+                Some(&b.narrow(0, from, outputs)),
+            );
+            if i == 0 && self.arch.skip {
+                let width = hidden.width as i64;
+                skip = Some(y.narrow(1, width, 1).view([-1]));
+                y = y.narrow(1, 0, width);
+            }
+            h = match hidden.activation {
+                Activation::ClippedRelu => y.clamp(0.0, 1.0),
+                Activation::SqrClippedRelu => {
+                    Tensor::cat(&[y.square() * (127.0 / 128.0), y], 1).clamp(0.0, 1.0)
+                }
+            };
+            if i == 0 {
+                first = Some(h.shallow_clone());
+            }
+        }
+        let (w, b) = self.layer(self.arch.hidden.len());
+        let out = h
+            .linear(&w.narrow(0, k as i64, 1), Some(&b.narrow(0, k as i64, 1)))
+            .view([-1]);
+        let out = match skip {
+            Some(s) => out + s,
+            None => out,
+        };
+        (out, first.expect("at least one hidden layer"))
+    }
+
+    /// The first hidden layer's activations `[B, width]` (each position through its own stack)
+    /// of the first layer's outputs `x` (as [`activations`](Self::activations) gives them) of
+    /// the positions of `input`.
+    pub fn hidden(&self, x: &Tensor, input: &SparseInput) -> Tensor {
+        let len = input.len as i64;
+        if self.arch.is_thesis() {
+            let x = x.view([len, 2 * self.shape.l1 as i64]);
+            let (w2, b2) = self.layer(0);
+            return x.linear(w2, Some(b2)).clamp(0.0, 1.0);
+        }
+        let x = x.view([len, 2, self.shape.w1_columns() as i64]);
+        self.by_stack(&self.ft_output(&x), input, |x, k| self.stack(x, k).1)
     }
 
     /// Clips every parameter to the range its quantized form can hold (after each optimizer
-    /// step): hidden and output weights to ±127/64, the first layer to the `i16` range (its
-    /// [`narrow_rows`](Self::narrow_rows) to ±127 as `i8`).
+    /// step): hidden weights to ±127/64, output weights to the output rule's range, the first
+    /// layer to the `i16` range (its [`narrow_rows`](Self::narrow_rows) to ±127 as `i8`).
     pub fn clip(&mut self) {
+        let l1 = self.shape.l1 as i64;
+        let layers = self.arch.hidden.len() + 1;
+        let (max_out_w, max_out_b) = match self.arch.output {
+            OutputRule::Thesis => (MAX_HIDDEN_WEIGHT, MAX_OUTPUT_BIAS),
+            OutputRule::Stockfish => (MAX_STOCKFISH_OUTPUT_WEIGHT, MAX_STOCKFISH_OUTPUT_BIAS),
+        };
+        let narrow_rows = self.narrow_rows.clone();
         tch::no_grad(|| {
-            let _ = self.w1.clamp_(-MAX_L1_WEIGHT, MAX_L1_WEIGHT);
-            for &(start, len) in &self.narrow_rows {
-                let _ = self
-                    .w1
+            let w1 = &mut self.params[0];
+            let _ = w1.clamp_(-MAX_L1_WEIGHT, MAX_L1_WEIGHT);
+            for &(start, len) in &narrow_rows {
+                let _ = w1
                     .narrow(0, start, len)
+                    .narrow(1, 0, l1)
                     .clamp_(-MAX_NARROW_L1_WEIGHT, MAX_NARROW_L1_WEIGHT);
             }
-            let _ = self.b1.clamp_(-MAX_L1_WEIGHT, MAX_L1_WEIGHT);
-            let _ = self.w2.clamp_(-MAX_HIDDEN_WEIGHT, MAX_HIDDEN_WEIGHT);
-            let _ = self.b2.clamp_(-MAX_HIDDEN_BIAS, MAX_HIDDEN_BIAS);
-            let _ = self.w3.clamp_(-MAX_HIDDEN_WEIGHT, MAX_HIDDEN_WEIGHT);
-            let _ = self.b3.clamp_(-MAX_OUTPUT_BIAS, MAX_OUTPUT_BIAS);
+            let _ = self.params[1].clamp_(-MAX_L1_WEIGHT, MAX_L1_WEIGHT);
+            for i in 0..layers {
+                let (max_w, max_b) = if i + 1 == layers {
+                    (max_out_w, max_out_b)
+                } else {
+                    (MAX_HIDDEN_WEIGHT, MAX_HIDDEN_BIAS)
+                };
+                let _ = self.params[2 + 2 * i].clamp_(-max_w, max_w);
+                let _ = self.params[3 + 2 * i].clamp_(-max_b, max_b);
+            }
         });
     }
 
@@ -400,14 +685,14 @@ impl Model {
         let rows = self.shape.n.saturating_sub(from) as i64;
         if rows > 0 {
             tch::no_grad(|| {
-                let _ = self.w1.narrow(0, from as i64, rows).zero_();
+                let _ = self.params[0].narrow(0, from as i64, rows).zero_();
             });
         }
     }
 
-    /// The parameters as CPU `f32` vectors, in the order of [`PARAM_NAMES`].
-    pub fn to_vecs(&self) -> [Vec<f32>; 6] {
-        self.params().map(tensor_to_vec)
+    /// The parameters as CPU `f32` vectors, in the order of [`param_names`].
+    pub fn to_vecs(&self) -> Vec<Vec<f32>> {
+        self.params.iter().map(tensor_to_vec).collect()
     }
 }
 
@@ -459,10 +744,10 @@ fn cpu_threads() -> usize {
     tch::get_num_threads().max(1) as usize
 }
 
-/// The clipped first-layer activations of every bag (CPU): `clamp(b1 + Σ W1[i], 0, 1)`,
-/// `[2·B, L1]`. Bags are split among the libtorch threads; each bag's sum runs in index order,
+/// The first layer's outputs of every bag (CPU), `[2·B, L1 + P]`: the clipped accumulators
+/// `clamp(b1 + Σ W1[i][..L1], 0, 1)`, then the raw PSQT sums `Σ W1[i][L1..]`. Bags are split among the libtorch threads; each bag's sum runs in index order,
 /// so the result does not depend on the number of threads.
-pub fn first_layer(w1: &Tensor, b1: &Tensor, input: &SparseInput, l1: usize) -> Tensor {
+pub fn first_layer(w1: &Tensor, b1: &Tensor, input: &SparseInput) -> Tensor {
     let (w1c, b1c) = (w1.detach().contiguous(), b1.detach().contiguous());
     let (idx_t, off_t) = (input.indices.contiguous(), input.offsets.contiguous());
     // SAFETY: read-only views of tensors alive until the end of the function; nothing writes to
@@ -476,12 +761,13 @@ pub fn first_layer(w1: &Tensor, b1: &Tensor, input: &SparseInput, l1: usize) -> 
         )
     };
     let bags = off.len();
+    let cols = w1c.size()[1] as usize;
     let per = bags.div_ceil(cpu_threads()).max(1);
     // Every row is written (bias, sums, clip): no zeroing needed.
-    new_f32(&[bags as i64, l1 as i64], false, |dst| {
+    new_f32(&[bags as i64, cols as i64], false, |dst| {
         std::thread::scope(|scope| {
-            for (c, chunk) in dst.chunks_mut(per * l1).enumerate() {
-                scope.spawn(move || kernels::forward(chunk, c * per, w, b, idx, off, l1));
+            for (c, chunk) in dst.chunks_mut(per * cols).enumerate() {
+                scope.spawn(move || kernels::forward(chunk, c * per, w, b, idx, off, cols));
             }
         });
     })
@@ -492,10 +778,11 @@ pub fn first_layer(w1: &Tensor, b1: &Tensor, input: &SparseInput, l1: usize) -> 
 const B1_BLOCK: usize = 256;
 
 /// The gradients of W1 and b1 from the gradient `grad` of the clipped activations `x` of
-/// [`first_layer`] (CPU): the clipped ReLU passes the gradient where `0 < x < 1`, then bag j's
-/// masked gradient is added to W1's row of each of its indices and to b1. W1's gradient comes
-/// row-compressed: the rows the indices touch (ascending, of the `n`) and their gradients
-/// (`[rows, l1]`), every other row being zero (see [`Gradients`]).
+/// [`first_layer`] (CPU): the clipped ReLU passes the gradient where `0 < x < 1` (the PSQT
+/// columns pass it all), then bag j's masked gradient is added to W1's row of each of its
+/// indices and to b1 (its first L1 columns). W1's gradient comes row-compressed: the rows the
+/// indices touch (ascending, of the `n`) and their gradients (`[rows, L1 + P]`), every other row
+/// being zero (see [`Gradients`]).
 ///
 /// Three parallel passes: the masked gradients and b1's partial sums over fixed blocks of bags;
 /// the touched rows split into one range per libtorch thread, each thread scanning all bags and
@@ -523,28 +810,29 @@ pub fn first_layer_gradients(
         )
     };
     let bags = off.len();
+    let cols = x_t.size()[1] as usize;
     let threads = cpu_threads();
     // 1. Masked gradients (every value written) and b1's partial sums per block of bags.
     let blocks = bags.div_ceil(B1_BLOCK);
-    let mut partial = vec![0f32; blocks * l1];
+    let mut partial = vec![0f32; blocks * cols];
     let blocks_per = blocks.div_ceil(threads).max(1);
-    let masked_t = new_f32(&[bags as i64, l1 as i64], false, |masked| {
+    let masked_t = new_f32(&[bags as i64, cols as i64], false, |masked| {
         std::thread::scope(|scope| {
             for (t, (m, p)) in masked
-                .chunks_mut(blocks_per * B1_BLOCK * l1)
-                .zip(partial.chunks_mut(blocks_per * l1))
+                .chunks_mut(blocks_per * B1_BLOCK * cols)
+                .zip(partial.chunks_mut(blocks_per * cols))
                 .enumerate()
             {
                 let first = t * blocks_per * B1_BLOCK;
                 let len = m.len();
                 let (g, xs) = (
-                    &g[first * l1..first * l1 + len],
-                    &xs[first * l1..first * l1 + len],
+                    &g[first * cols..first * cols + len],
+                    &xs[first * cols..first * cols + len],
                 );
                 scope.spawn(move || {
-                    kernels::mask(m, g, xs);
-                    for (block, sum) in m.chunks(B1_BLOCK * l1).zip(p.chunks_mut(l1)) {
-                        kernels::sum_rows(sum, block, l1);
+                    kernels::mask(m, g, xs, l1, cols);
+                    for (block, sum) in m.chunks(B1_BLOCK * cols).zip(p.chunks_mut(cols)) {
+                        kernels::sum_rows(sum, block, cols);
                     }
                 });
             }
@@ -568,18 +856,18 @@ pub fn first_layer_gradients(
     // 3. Their gradients, one range of rows per thread.
     let touched = rows.len();
     let rows_per = touched.div_ceil(threads.min(touched.max(1))).max(1);
-    let w1_grad = new_f32(&[touched as i64, l1 as i64], true, |dst| {
+    let w1_grad = new_f32(&[touched as i64, cols as i64], true, |dst| {
         std::thread::scope(|scope| {
-            for (t, chunk) in dst.chunks_mut(rows_per * l1).enumerate() {
+            for (t, chunk) in dst.chunks_mut(rows_per * cols).enumerate() {
                 let lo = t * rows_per;
-                scope.spawn(move || kernels::scatter(chunk, lo, masked, idx, off, l1, slot));
+                scope.spawn(move || kernels::scatter(chunk, lo, masked, idx, off, cols, slot));
             }
         });
     });
     // 4. b1.
-    let mut b1 = vec![0f32; l1];
-    kernels::sum_rows(&mut b1, &partial, l1);
-    (rows, w1_grad, Tensor::from_slice(&b1))
+    let mut sums = vec![0f32; cols];
+    kernels::sum_rows(&mut sums, &partial, cols);
+    (rows, w1_grad, Tensor::from_slice(&sums[..l1]))
 }
 
 /// The loops of the CPU first layer, compiled for AVX-512, AVX2 and the baseline and chosen at
@@ -600,26 +888,32 @@ mod kernels {
         b: &[f32],
         idx: &[i64],
         off: &[i64],
-        l1: usize,
+        cols: usize,
     ) {
-        for (k, row) in dst.chunks_mut(l1).enumerate() {
+        // The bias covers the accumulator's L1 columns; the PSQT columns after them start at 0.
+        let l1 = b.len();
+        for (k, row) in dst.chunks_mut(cols).enumerate() {
             let j = first + k;
             let end = off.get(j + 1).map_or(idx.len(), |&e| e as usize);
-            row.copy_from_slice(b);
+            row[..l1].copy_from_slice(b);
+            row[l1..].fill(0.0);
             for &i in &idx[off[j] as usize..end] {
                 let i = i as usize;
-                add(row, &w[i * l1..(i + 1) * l1]);
+                add(row, &w[i * cols..(i + 1) * cols]);
             }
-            for a in row.iter_mut() {
+            for a in row[..l1].iter_mut() {
                 *a = a.clamp(0.0, 1.0);
             }
         }
     }
 
     #[inline(always)]
-    fn mask_impl(dst: &mut [f32], g: &[f32], x: &[f32]) {
-        for ((d, &gv), &xv) in dst.iter_mut().zip(g).zip(x) {
-            *d = if xv > 0.0 && xv < 1.0 { gv } else { 0.0 };
+    fn mask_impl(dst: &mut [f32], g: &[f32], x: &[f32], l1: usize, cols: usize) {
+        for ((d, g), x) in dst.chunks_mut(cols).zip(g.chunks(cols)).zip(x.chunks(cols)) {
+            for ((d, &gv), &xv) in d[..l1].iter_mut().zip(&g[..l1]).zip(&x[..l1]) {
+                *d = if xv > 0.0 && xv < 1.0 { gv } else { 0.0 };
+            }
+            d[l1..].copy_from_slice(&g[l1..]);
         }
     }
 
@@ -681,8 +975,8 @@ mod kernels {
         };
     }
 
-    dispatch!(forward, forward_impl, (dst: &mut [f32], first: usize, w: &[f32], b: &[f32], idx: &[i64], off: &[i64], l1: usize));
-    dispatch!(mask, mask_impl, (dst: &mut [f32], g: &[f32], x: &[f32]));
+    dispatch!(forward, forward_impl, (dst: &mut [f32], first: usize, w: &[f32], b: &[f32], idx: &[i64], off: &[i64], cols: usize));
+    dispatch!(mask, mask_impl, (dst: &mut [f32], g: &[f32], x: &[f32], l1: usize, cols: usize));
     dispatch!(sum_rows, sum_rows_impl, (sum: &mut [f32], rows: &[f32], l1: usize));
     dispatch!(scatter, scatter_impl, (rows: &mut [f32], lo: usize, g: &[f32], idx: &[i64], off: &[i64], l1: usize, slot: &[u32]));
 }
@@ -706,11 +1000,7 @@ mod tests {
     use super::*;
 
     fn tiny() -> Shape {
-        Shape {
-            n: 10,
-            l1: 4,
-            l2: 3,
-        }
+        Shape::thesis(10, 4, 3)
     }
 
     #[test]
@@ -721,9 +1011,10 @@ mod tests {
             len: 2,
             indices: Tensor::from_slice(&[1i64, 3, 2, 0, 9]),
             offsets: Tensor::from_slice(&[0i64, 2, 3, 3]),
+            pieces: vec![3, 2],
         };
         let out = tensor_to_vec(&m.forward(&input));
-        let [w1, b1, w2, b2, w3, b3] = m.to_vecs();
+        let [w1, b1, w2, b2, w3, b3]: [Vec<f32>; 6] = m.to_vecs().try_into().unwrap();
         let (l1, l2) = (4, 3);
         let acc = |idx: &[usize]| -> Vec<f32> {
             (0..l1)
@@ -756,9 +1047,9 @@ mod tests {
         assert_ne!(a, c);
         let mut m = Model::new(tiny(), 7, Device::Cpu);
         tch::no_grad(|| {
-            let _ = m.w2.fill_(5.0);
-            let _ = m.w3.fill_(-5.0);
-            let _ = m.w1.fill_(-3.0);
+            let _ = m.params[2].fill_(5.0);
+            let _ = m.params[4].fill_(-5.0);
+            let _ = m.params[0].fill_(-3.0);
         });
         // Rows 2..5 are stored as i8: they stay within ±1 (127 after ×127); the others within
         // the i16 range.
@@ -778,14 +1069,42 @@ mod tests {
         }
     }
 
+    /// A small shape with every part of Stockfish's: PSQT, stacks, pairwise, squared ReLU, skip.
+    fn small_stockfish_like(n: usize) -> Shape {
+        let arch = Arch {
+            ft_output: FtOutput::Pairwise,
+            psqt_buckets: 3,
+            stacks: 4,
+            bucket_rule: nnue::BucketRule::PieceCount,
+            hidden: vec![
+                nnue::Hidden {
+                    width: 5,
+                    activation: Activation::SqrClippedRelu,
+                },
+                nnue::Hidden {
+                    width: 4,
+                    activation: Activation::ClippedRelu,
+                },
+            ],
+            skip: true,
+            output: OutputRule::Stockfish,
+        };
+        Shape::new(n, 64, arch)
+    }
+
     #[test]
     fn hand_scattered_first_layer_gradient_equals_autograd() {
-        let shape = Shape {
-            n: 40,
-            l1: 32,
-            l2: 8,
-        };
-        let m = Model::new(shape, 3, Device::Cpu);
+        gradients_agree(Shape::thesis(40, 32, 8));
+        gradients_agree(small_stockfish_like(40));
+    }
+
+    fn gradients_agree(shape: Shape) {
+        let mut m = Model::new(shape.clone(), 3, Device::Cpu);
+        m.init_psqt(
+            &(0..40)
+                .map(|i| f64::from(i) * 10.0 - 200.0)
+                .collect::<Vec<_>>(),
+        );
         let mut rng = ChaCha8Rng::seed_from_u64(9);
         let mut indices = Vec::new();
         let mut offsets = Vec::new();
@@ -799,6 +1118,7 @@ mod tests {
             len: 50,
             indices: Tensor::from_slice(&indices),
             offsets: Tensor::from_slice(&offsets),
+            pieces: (0..50).map(|_| rng.random_range(2..=32u8)).collect(),
         };
         let target =
             Tensor::from_slice(&(0..50).map(|i| i as f32 * 7.0 - 150.0).collect::<Vec<_>>());
@@ -820,7 +1140,7 @@ mod tests {
         );
         assert!(manual.w1_rows.is_some() && auto.w1_rows.is_none());
         let dense = |g: &Gradients| {
-            let mut t = g.tensors.each_ref().map(|t| t.shallow_clone());
+            let mut t: Vec<Tensor> = g.tensors.iter().map(|t| t.shallow_clone()).collect();
             t[0] = g.dense_w1(40);
             t
         };
@@ -833,5 +1153,6 @@ mod tests {
             }
         }
         assert!(tensor_to_vec(&manual[0]).iter().any(|&g| g != 0.0));
+        assert_eq!(manual.len(), param_names(&shape).len());
     }
 }

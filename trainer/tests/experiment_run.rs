@@ -318,6 +318,22 @@ fn bad_manifests_name_the_file_the_line_and_the_key() {
             vec!["m.toml:5", "min_ply", "max_ply 10"],
         ),
         (
+            format!("{ok}arch = \"sfnnv6\"\n"),
+            vec!["m.toml:8: arch:", "thesis, sfnnv5"],
+        ),
+        (
+            format!("{ok}l1 = 96\narch = \"sfnnv5\"\n"),
+            vec!["m.toml:5", "arch:", "multiple of 64"],
+        ),
+        (
+            format!("{ok}arch = {{ hidden = [], stacks = 8 }}\n"),
+            vec!["m.toml:5", "arch:", "hidden layers"],
+        ),
+        (
+            format!("{ok}arch = {{ hidden = [{{ width = 8, activation = \"gelu\" }}] }}\n"),
+            vec!["m.toml:8: arch:"],
+        ),
+        (
             ok.replace(
                 "data = \"d\"\n",
                 &format!("data = \"d\"\nevaluation = \"e\"\n[evaluation.e]\nreference = \"nobody\"\ntournament = {{ rounds = 1, nodes = 10, openings = \"{}\" }}\n", shared().join("data/noob_3moves.epd").display()),

@@ -28,11 +28,7 @@ fn folded_networks_compute_what_the_factorized_model_computes() {
         let plain = registry.feature_set(set.plain_name()).unwrap();
         assert!(set.training_size() > set.size(), "{spec}");
         assert_eq!(plain.training_size(), set.size());
-        let shape = Shape {
-            n: set.training_size() as usize,
-            l1: 32,
-            l2: 8,
-        };
+        let shape = Shape::thesis(set.training_size() as usize, 32, 8);
         // Random virtual rows, so that the fold has something to add.
         let model = Model::new(shape, 3, Device::Cpu);
         let folded = fold_factors(&model, &set)
@@ -72,15 +68,7 @@ fn specs_that_cannot_be_factorized_are_refused() {
     assert_eq!(set.training_size(), set.size());
     assert!(
         fold_factors(
-            &Model::new(
-                Shape {
-                    n: 49152,
-                    l1: 32,
-                    l2: 8
-                },
-                1,
-                Device::Cpu
-            ),
+            &Model::new(Shape::thesis(49152, 32, 8), 1, Device::Cpu),
             &set
         )
         .unwrap()

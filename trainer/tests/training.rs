@@ -78,14 +78,7 @@ fn file(path: &Path) -> DataFile {
 
 /// A small, fast configuration: all (768) → 64 → 16 → 1, batches of 1024, epochs of 16 steps.
 fn config(d: &Data, epochs: u64) -> TrainConfig {
-    let mut c = TrainConfig::thesis(
-        "all",
-        Shape {
-            n: 768,
-            l1: 64,
-            l2: 16,
-        },
-    );
+    let mut c = TrainConfig::thesis("all", Shape::thesis(768, 64, 16));
     c.train = vec![file(&d.train)];
     c.val = vec![file(&d.val)];
     c.val_size = 4000;
@@ -152,7 +145,7 @@ fn training_beats_a_constant_predictor_and_the_export_matches_in_host() {
     assert_eq!(nnue.network().l1(), 64);
     let loaded = checkpoint::read::<TrainState>(&out.join("checkpoint.ckpt")).unwrap();
     let model = loaded
-        .model(loaded.state.config.shape, Device::Cpu)
+        .model(&loaded.state.config.shape, Device::Cpu)
         .unwrap();
     let float = float_outputs(&model, &set, &d.test).unwrap();
     for level in [SimdLevel::Scalar, SimdLevel::best()] {
@@ -304,23 +297,11 @@ fn pqr_training_from_scratch_and_from_a_checkpoint() {
     // The model of an init file must fit the run's shape.
     let wrong = trainer::train::run::load_init(
         &score_out.join("checkpoint.ckpt"),
-        Shape {
-            n: 768,
-            l1: 96,
-            l2: 16,
-        },
+        &Shape::thesis(768, 96, 16),
         Device::Cpu,
     );
     assert!(wrong.is_err());
-    let model = Model::new(
-        Shape {
-            n: 768,
-            l1: 64,
-            l2: 16,
-        },
-        1,
-        Device::Cpu,
-    );
+    let model = Model::new(Shape::thesis(768, 64, 16), 1, Device::Cpu);
     assert_eq!(model.to_vecs()[0].len(), 768 * 64);
 }
 

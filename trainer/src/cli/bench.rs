@@ -19,9 +19,12 @@ pub struct BenchArgs {
     /// First-layer widths to measure (comma-separated).
     #[arg(long, value_delimiter = ',', default_values_t = [256usize, 512])]
     pub l1: Vec<usize>,
-    /// Hidden width.
+    /// Hidden width (of the thesis's shape).
     #[arg(long, default_value_t = TrainSettings::default().l2.0 as usize)]
     pub l2: usize,
+    /// Shapes to measure at each L1 (comma-separated presets: thesis, sfnnv5).
+    #[arg(long, value_delimiter = ',', default_values_t = [String::from("thesis")])]
+    pub arch: Vec<String>,
     /// Positions per batch.
     #[arg(long, default_value_t = TrainSettings::default().batch_size.0 as usize)]
     pub batch_size: usize,
@@ -60,10 +63,36 @@ pub fn run(args: &BenchArgs, set: &FeatureSet) -> Result<()> {
         args.device.device_name(),
         tch::get_num_threads()
     );
+    let mut archs = Vec::new();
+    for name in &args.arch {
+        let arch = nnue::Arch::preset(name, args.l2).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--arch: '{name}' is not a shape preset (known: {})",
+                nnue::shape::PRESETS.join(", ")
+            )
+        })?;
+        archs.push(arch);
+    }
     for &l1 in &args.l1 {
+        for arch in &archs {
+            measure(args, set, device, l1, arch.clone())?;
+        }
+    }
+    Ok(())
+}
+
+/// Measures one L1 and shape and prints its line.
+fn measure(
+    args: &BenchArgs,
+    set: &FeatureSet,
+    device: tch::Device,
+    l1: usize,
+    arch: nnue::Arch,
+) -> Result<()> {
+    {
         let config = BenchConfig {
             l1,
-            l2: args.l2,
+            arch: arch.clone(),
             batch_size: args.batch_size,
             batches: 4,
             warmup: args.warmup,
@@ -79,10 +108,10 @@ pub fn run(args: &BenchArgs, set: &FeatureSet) -> Result<()> {
         };
         let r = bench(set, &config)?;
         println!(
-            "{} -> {} -> {} -> 1: {:.0} {}/s ({} steps in {:.2} s, {:.1} active indices per perspective)",
+            "{} -> {} -> {}: {:.0} {}/s ({} steps in {:.2} s, {:.1} active indices per perspective)",
             set.size(),
             l1,
-            args.l2,
+            arch,
             r.per_second,
             if args.pqr { "triplets" } else { "positions" },
             r.steps,

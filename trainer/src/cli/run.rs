@@ -64,12 +64,11 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
                 })?;
             }
             println!(
-                "{}: {} feature set(s) x {} run(s), {} -> {} -> 1, {} epochs of {} positions, data '{}', evaluation '{}'",
+                "{}: {} feature set(s) x {} run(s), {}, {} epochs of {} positions, data '{}', evaluation '{}'",
                 e.name,
                 e.feature_sets.len(),
                 e.settings.runs,
-                e.settings.l1,
-                e.settings.l2,
+                e.settings.layers_label(),
                 e.settings.epochs,
                 e.settings.epoch_positions,
                 e.data.name,

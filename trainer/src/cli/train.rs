@@ -11,6 +11,7 @@ use super::FilterArgs;
 use super::device::{DeviceArg, apply_threads};
 use trainer::data::filter::FilterConfig;
 use trainer::data::{self, Format, Sample};
+use trainer::model::Shape;
 use trainer::train::checkpoint;
 use trainer::train::export::{
     calibration_activations, export, fold_factors, network_blocks, quantize_calibrated,
@@ -175,7 +176,7 @@ fn calibration(
 fn read_checkpoint(path: &Path) -> Result<(TrainState, trainer::model::Model)> {
     let loaded = checkpoint::read::<TrainState>(path).map_err(anyhow::Error::msg)?;
     let model = loaded
-        .model(loaded.state.config.shape, tch::Device::Cpu)
+        .model(&loaded.state.config.shape, tch::Device::Cpu)
         .map_err(anyhow::Error::msg)?;
     Ok((loaded.state, model))
 }
@@ -206,11 +207,9 @@ pub fn run_export(args: &ExportArgs, plugin_dir: Option<&Path>) -> Result<()> {
     };
     let net = export(&model, &set, blocks, &x, &args.out)?;
     println!(
-        "wrote {} ({} -> {} -> {} -> 1, feature set {}, epoch {})",
+        "wrote {} ({}, feature set {}, epoch {})",
         args.out.display(),
-        net.n(),
-        net.l1(),
-        net.l2(),
+        Shape::new(net.n(), net.l1(), net.arch().clone()),
         net.feature_set(),
         state.epoch
     );
@@ -271,9 +270,19 @@ pub fn run_quant(args: &QuantArgs, registry: &PluginRegistry) -> Result<()> {
     let nnue = match &args.net {
         Some(path) => {
             let nnue = Nnue::load(path, registry)?;
-            nnue.network()
-                .thesis_only("trainer quant-report")
-                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            let net = nnue.network();
+            if (net.n(), net.l1(), net.arch()) != (model.shape.n, model.shape.l1, model.arch()) {
+                bail!(
+                    "{}: the network is N {} -> L1 {}, {}; the checkpoint's model is N {} -> L1 {}, {}",
+                    path.display(),
+                    net.n(),
+                    net.l1(),
+                    net.arch(),
+                    model.shape.n,
+                    model.shape.l1,
+                    model.arch()
+                );
+            }
             nnue
         }
         None => {

@@ -440,10 +440,9 @@ fn train_one(
         &e.name,
         "train",
         &format!(
-            "{label}: {} -> {} -> {} -> 1, {} epochs of {} positions, into {}",
+            "{label}: {} -> {}, {} epochs of {} positions, into {}",
             set.size(),
-            e.settings.l1,
-            e.settings.l2,
+            e.settings.layers_label(),
             config.epochs,
             config.epoch_size,
             dir.display()

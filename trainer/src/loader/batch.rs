@@ -35,6 +35,9 @@ pub struct SparseBatch {
     pub result: Vec<i8>,
     /// Plies since the start of the game.
     pub ply: Vec<u16>,
+    /// Pieces on the board (kings and pawns included): a position's layer stack and PSQT
+    /// bucket.
+    pub pieces: Vec<u8>,
 }
 
 impl SparseBatch {
@@ -55,6 +58,7 @@ impl SparseBatch {
             score: Vec::with_capacity(positions),
             result: Vec::with_capacity(positions),
             ply: Vec::with_capacity(positions),
+            pieces: Vec::with_capacity(positions),
         }
     }
 
@@ -76,6 +80,8 @@ impl SparseBatch {
             self.offsets[slot].push(self.indices[slot].len() as u32);
         }
         self.stm.push(board.turn as u8);
+        self.pieces
+            .push((board.by_color[0] | board.by_color[1]).count_ones() as u8);
         self.len += 1;
         Ok(())
     }
@@ -123,6 +129,7 @@ impl SparseBatch {
         self.score.extend_from_slice(&other.score);
         self.result.extend_from_slice(&other.result);
         self.ply.extend_from_slice(&other.ply);
+        self.pieces.extend_from_slice(&other.pieces);
         self.len += other.len;
     }
 
@@ -148,6 +155,7 @@ impl SparseBatch {
             score: Vec::with_capacity(positions),
             result: Vec::with_capacity(positions),
             ply: Vec::with_capacity(positions),
+            pieces: Vec::with_capacity(positions),
         };
         for p in parts {
             batch.append(p);
@@ -167,6 +175,6 @@ impl SparseBatch {
             + self.indices[1].len()
             + self.offsets[0].len()
             + self.offsets[1].len())
-            + self.len * (1 + 2 + 1 + 2)
+            + self.len * (1 + 2 + 1 + 2 + 1)
     }
 }

@@ -23,8 +23,8 @@ use crate::model::{Model, Shape};
 pub struct BenchConfig {
     /// First-layer width.
     pub l1: usize,
-    /// Hidden width.
-    pub l2: usize,
+    /// The shape after the first layer.
+    pub arch: nnue::Arch,
     /// Positions (or triplets) per batch.
     pub batch_size: usize,
     /// Distinct batches cycled through.
@@ -113,7 +113,7 @@ pub fn make_batches(set: &FeatureSet, config: &BenchConfig) -> Result<Vec<Batch>
     Ok(out)
 }
 
-/// Measures training steps of an N → L1 → L2 → 1 network (N from `set`) on `config.device`:
+/// Measures training steps of a network of N (from `set`), L1 and `config.arch` on `config.device`:
 /// each step moves a prepared CPU batch to the device, runs forward, backward, Adam and the
 /// weight clipping.
 pub fn bench(set: &FeatureSet, config: &BenchConfig) -> Result<BenchResult> {
@@ -122,13 +122,13 @@ pub fn bench(set: &FeatureSet, config: &BenchConfig) -> Result<BenchResult> {
         Batch::Score(b) => b.input.indices.numel() as f64 / (2 * b.len) as f64,
         Batch::Pqr(b) => b.input.indices.numel() as f64 / (6 * b.len) as f64,
     };
-    let shape = Shape {
-        n: set.training_size() as usize,
-        l1: config.l1,
-        l2: config.l2,
-    };
+    let shape = Shape::new(set.training_size() as usize, config.l1, config.arch.clone());
     nnue::check_sizes(shape.n as u64, shape.l1 as u64, shape.l2 as u64)
         .map_err(|e| anyhow::anyhow!("the network of '{}' is too large: {e}", set.name()))?;
+    config
+        .arch
+        .check(config.l1)
+        .map_err(|e| anyhow::anyhow!("the shape cannot be trained: {e}"))?;
     let mut model = Model::new(shape, config.seed, config.device);
     let mut adam = Adam::new(config.adam, &model.params());
     let method = if config.pqr {

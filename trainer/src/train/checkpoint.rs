@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use tch::{Device, Tensor};
 
 use super::optim::{Adam, AdamConfig};
-use crate::model::{Model, PARAM_NAMES, Shape, tensor_to_vec};
+use crate::model::{Model, Shape, param_names, tensor_to_vec};
 
 /// The magic of a checkpoint file.
 pub const CHECKPOINT_MAGIC: &[u8; 8] = b"NNUECKPT";
@@ -51,12 +51,13 @@ pub fn encode<S: Serialize>(state: &S, model: &Model, adam: &Adam) -> Result<Vec
     let mut entries = Vec::new();
     let mut values: Vec<Vec<f32>> = Vec::new();
     let groups: [(&str, Vec<&Tensor>); 3] = [
-        ("", model.params().to_vec()),
+        ("", model.params()),
         ("m.", adam.m.iter().collect()),
         ("v.", adam.v.iter().collect()),
     ];
+    let names = param_names(&model.shape);
     for (prefix, tensors) in groups {
-        for (name, t) in PARAM_NAMES.iter().zip(tensors) {
+        for (name, t) in names.iter().zip(tensors) {
             entries.push(TensorEntry {
                 name: format!("{prefix}{name}"),
                 shape: t.size(),
@@ -90,19 +91,28 @@ pub fn encode<S: Serialize>(state: &S, model: &Model, adam: &Adam) -> Result<Vec
 pub struct Loaded<S> {
     /// The training state stored with it.
     pub state: S,
-    /// The model's six tensors, in the order of [`PARAM_NAMES`].
-    pub params: [Tensor; 6],
-    /// Adam's first moments.
-    pub m: [Tensor; 6],
-    /// Adam's second moments.
-    pub v: [Tensor; 6],
+    /// The model's tensors by name, in the order they were written ([`param_names`]).
+    pub params: Vec<(String, Tensor)>,
+    /// Adam's first moments, in the same order.
+    pub m: Vec<Tensor>,
+    /// Adam's second moments, in the same order.
+    pub v: Vec<Tensor>,
 }
 
 impl<S> Loaded<S> {
     /// The model on `device` (checked against `shape`).
-    pub fn model(&self, shape: Shape, device: Device) -> Result<Model, String> {
+    pub fn model(&self, shape: &Shape, device: Device) -> Result<Model, String> {
+        let names = param_names(shape);
+        let stored: Vec<&str> = self.params.iter().map(|(n, _)| n.as_str()).collect();
+        if stored != names {
+            return Err(format!(
+                "the checkpoint holds the tensors {} where the network's shape needs {}",
+                stored.join(" "),
+                names.join(" ")
+            ));
+        }
         let expected = Model::param_shapes(shape);
-        for ((t, e), name) in self.params.iter().zip(&expected).zip(PARAM_NAMES) {
+        for ((name, t), e) in self.params.iter().zip(&expected) {
             if t.size() != *e {
                 return Err(format!(
                     "the checkpoint's tensor {name} has shape {:?} where the network needs {e:?}",
@@ -111,8 +121,8 @@ impl<S> Loaded<S> {
             }
         }
         Ok(Model::from_tensors(
-            shape,
-            self.params.each_ref().map(Tensor::copy),
+            shape.clone(),
+            self.params.iter().map(|(_, t)| t.copy()).collect(),
             device,
         ))
     }
@@ -187,19 +197,24 @@ pub fn decode<S: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<Loaded<S>, S
     if at != body.len() {
         return Err("trailing bytes after the tensors".into());
     }
-    let mut take = |prefix: &str| -> Result<[Tensor; 6], String> {
-        let mut out = Vec::new();
-        for name in PARAM_NAMES {
-            let full = format!("{prefix}{name}");
-            let i = tensors
-                .iter()
-                .position(|(n, _)| *n == full)
-                .ok_or_else(|| format!("tensor {full} missing"))?;
-            out.push(tensors.swap_remove(i).1);
-        }
-        Ok(out.try_into().expect("six tensors"))
+    let params: Vec<(String, Tensor)> = tensors
+        .iter()
+        .filter(|(n, _)| !n.starts_with("m.") && !n.starts_with("v."))
+        .map(|(n, t)| (n.clone(), t.shallow_clone()))
+        .collect();
+    let take = |prefix: &str| -> Result<Vec<Tensor>, String> {
+        params
+            .iter()
+            .map(|(name, _)| {
+                let full = format!("{prefix}{name}");
+                tensors
+                    .iter()
+                    .find(|(n, _)| *n == full)
+                    .map(|(_, t)| t.shallow_clone())
+                    .ok_or_else(|| format!("tensor {full} missing"))
+            })
+            .collect()
     };
-    let params = take("")?;
     let m = take("m.")?;
     let v = take("v.")?;
     Ok(Loaded {
@@ -222,12 +237,8 @@ mod tests {
 
     #[test]
     fn round_trip_is_exact_and_damage_is_detected() {
-        let shape = Shape {
-            n: 20,
-            l1: 32,
-            l2: 4,
-        };
-        let model = Model::new(shape, 5, Device::Cpu);
+        let shape = Shape::thesis(20, 32, 4);
+        let model = Model::new(shape.clone(), 5, Device::Cpu);
         let mut adam = Adam::new(AdamConfig::default(), &model.params());
         adam.step = 17;
         let _ = adam.m[2].fill_(0.25);
@@ -238,11 +249,18 @@ mod tests {
         let bytes = encode(&state, &model, &adam).unwrap();
         let loaded: Loaded<State> = decode(&bytes).unwrap();
         assert_eq!(loaded.state, state);
-        let back = loaded.model(shape, Device::Cpu).unwrap();
+        let back = loaded.model(&shape, Device::Cpu).unwrap();
         assert_eq!(back.to_vecs(), model.to_vecs());
         let a = loaded.adam(AdamConfig::default(), 17, Device::Cpu);
         assert_eq!(tensor_to_vec(&a.m[2]), tensor_to_vec(&adam.m[2]));
-        assert!(loaded.model(Shape { n: 21, ..shape }, Device::Cpu).is_err());
+        assert!(loaded.model(&shape.with_n(21), Device::Cpu).is_err());
+        let other = Shape::new(20, 64, nnue::Arch::sfnnv5());
+        assert!(
+            loaded
+                .model(&other, Device::Cpu)
+                .unwrap_err()
+                .contains("w4")
+        );
 
         let mut bad = bytes.clone();
         let mid = bad.len() / 2;

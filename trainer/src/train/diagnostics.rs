@@ -12,16 +12,17 @@ use serde::{Deserialize, Serialize};
 use tch::{Kind, Tensor};
 
 use super::objective::Batch;
-use crate::model::{Model, PARAM_NAMES};
+use crate::model::Model;
 
 /// Shares (0..=1) of dead and saturated units of both clipped layers on a set of positions.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct UnitHealth {
-    /// First-layer units (of L1, both perspectives together) at 0 on every position.
+    /// First-layer units (of L1, both perspectives together; PSQT columns aside) at 0 on every
+    /// position.
     pub l1_dead: f64,
     /// First-layer units at 1 on every position.
     pub l1_saturated: f64,
-    /// Hidden units (of L2) at 0 on every position.
+    /// Units of the first hidden layer (all stacks together) at 0 on every position.
     pub hidden_dead: f64,
     /// Hidden units at 1 on every position.
     pub hidden_saturated: f64,
@@ -31,8 +32,9 @@ impl UnitHealth {
     /// The shares of `model`'s units that are dead or saturated on all the positions of
     /// `batches`.
     pub fn measure(model: &Model, batches: &[Batch]) -> UnitHealth {
-        let shape = model.shape;
-        let (l1, l2) = (shape.l1 as i64, shape.l2 as i64);
+        let (l1, cols) = (model.shape.l1 as i64, model.shape.w1_columns() as i64);
+        let arch = model.arch();
+        let l2 = arch.hidden[0].width as i64 * arch.hidden[0].activation.fan_out() as i64;
         tch::no_grad(|| {
             let device = model.device();
             let none = |n: i64| Tensor::zeros([n], (Kind::Bool, device));
@@ -41,10 +43,10 @@ impl UnitHealth {
             for b in batches {
                 let input = b.input();
                 let x = model.activations(input);
-                let halves = x.view([-1, l1]);
+                let halves = x.view([-1, cols]).narrow(1, 0, l1);
                 l1_above0 = l1_above0.logical_or(&halves.gt(0.0).any_dim(0, false));
                 l1_below1 = l1_below1.logical_or(&halves.lt(1.0).any_dim(0, false));
-                let h = model.hidden(&x, input.len);
+                let h = model.hidden(&x, input);
                 h_above0 = h_above0.logical_or(&h.gt(0.0).any_dim(0, false));
                 h_below1 = h_below1.logical_or(&h.lt(1.0).any_dim(0, false));
             }
@@ -65,8 +67,9 @@ impl UnitHealth {
     }
 }
 
-/// The L2 norms of the six parameters' gradients (in the order of [`PARAM_NAMES`]), averaged
-/// over an epoch's steps.
+/// The L2 norms of six groups of the parameters' gradients, averaged over an epoch's steps:
+/// W1, b1, the first hidden layer's weights and biases, the later layers' weights and biases
+/// (the thesis's W1 b1 W2 b2 W3 b3).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GradientNorms(pub [f64; 6]);
 
@@ -86,12 +89,22 @@ impl GradientNormSum {
         }
     }
 
-    /// Adds the norms of one step's gradients.
-    pub fn add(&mut self, grads: &[Tensor; 6]) {
-        let norms: Vec<Tensor> = grads
+    /// Adds the norms of one step's gradients (in the order of [`crate::model::param_names`]).
+    pub fn add(&mut self, grads: &[Tensor]) {
+        let later = |parity: usize| {
+            let group: Vec<&Tensor> = grads[4..].iter().skip(parity).step_by(2).collect();
+            if let [g] = group[..] {
+                return g.norm().to_kind(Kind::Double);
+            }
+            let squares: Vec<Tensor> = group.iter().map(|g| g.square().sum(Kind::Double)).collect();
+            Tensor::stack(&squares, 0).sum(Kind::Double).sqrt()
+        };
+        let mut norms: Vec<Tensor> = grads[..4]
             .iter()
             .map(|g| g.norm().to_kind(Kind::Double))
             .collect();
+        norms.push(later(0));
+        norms.push(later(1));
         self.sum += Tensor::stack(&norms, 0);
         self.steps += 1;
     }
@@ -111,7 +124,7 @@ impl GradientNormSum {
 
 /// The CSV header of the gradient norms (`grad_w1,...`).
 pub fn gradient_columns() -> String {
-    PARAM_NAMES
+    ["w1", "b1", "w2", "b2", "w3", "b3"]
         .iter()
         .map(|p| format!("grad_{p}"))
         .collect::<Vec<_>>()

@@ -28,12 +28,18 @@ use anyhow::{Context, Result, bail};
 use std::path::Path;
 
 use nnue::format::encode_own;
-use nnue::{BlockInfo, Network, NetworkParts, WeightType, term_runs};
+use nnue::{
+    Arch, BlockInfo, LayerParts, Network, NetworkParts, OutputRule, Quantization, WeightType,
+    term_runs,
+};
 use plugin_api::FeatureSet;
 use tch::{Device, Tensor};
 
 use crate::atomic_file::write_atomic;
-use crate::model::{ACTIVATION_SCALE, Model, OUTPUT_SCALE, Shape, SparseInput, WEIGHT_SCALE};
+use crate::model::{
+    ACTIVATION_SCALE, Model, OUTPUT_SCALE, PSQT_SCALE, STOCKFISH_OUTPUT_WEIGHT_SCALE, Shape,
+    SparseInput, WEIGHT_SCALE,
+};
 
 /// Calibration positions used by the training loop's exports (from the validation set).
 pub const CALIBRATION_POSITIONS: usize = 8192;
@@ -81,47 +87,95 @@ pub fn narrow_rows(name: &str, blocks: &[BlockInfo]) -> Result<Vec<(i64, i64)>> 
     Ok(out)
 }
 
+/// The scales of layer `i` of `arch`'s stacks: weight scale, bias scale, and the offset added
+/// to each output's quantized bias (half of the floor shift that follows it, see
+/// [`crate::model`]; none for the skip output, which no shift follows).
+fn layer_scales(arch: &Arch, l1: usize, i: usize) -> (f64, f64, Vec<i64>) {
+    let layers = arch.layers(l1);
+    let outputs = layers[i].1;
+    if i + 1 < layers.len() {
+        let mut offsets = vec![i64::from(HIDDEN_ROUNDING); outputs];
+        if i == 0 && arch.skip {
+            offsets[outputs - 1] = 0;
+        }
+        return (WEIGHT_SCALE, HIDDEN_BIAS_SCALE, offsets);
+    }
+    match arch.output {
+        OutputRule::Thesis => (
+            WEIGHT_SCALE,
+            OUTPUT_BIAS_SCALE,
+            vec![i64::from(OUTPUT_ROUNDING)],
+        ),
+        OutputRule::Stockfish => (STOCKFISH_OUTPUT_WEIGHT_SCALE, PSQT_SCALE, vec![0]),
+    }
+}
+
 /// The quantized network of `model` for the feature set `name` with `blocks` (the rows of `i8`
-/// blocks saturated to ±127, as training clips them).
+/// blocks saturated to ±127, as training clips them), rounding every value to nearest.
 pub fn quantize(model: &Model, name: &str, blocks: Vec<BlockInfo>) -> Result<Network> {
-    let [w1, b1, w2, b2, w3, b3] = model.to_vecs();
+    let vecs = model.to_vecs();
+    let arch = model.arch().clone();
+    let (l1, cols) = (model.shape.l1, model.shape.w1_columns());
     let (i16_lo, i16_hi) = (i64::from(i16::MIN), i64::from(i16::MAX));
-    let mut w1: Vec<i16> = quantize_vec(&w1, ACTIVATION_SCALE, 0, i16_lo, i16_hi);
-    let l1 = model.shape.l1;
+    let (i8_lo, i8_hi) = (i64::from(i8::MIN), i64::from(i8::MAX));
+    let (i32_lo, i32_hi) = (i64::from(i32::MIN), i64::from(i32::MAX));
+    let mut w1: Vec<i16> = Vec::with_capacity(model.shape.n * l1);
+    let mut psqt: Vec<i32> = Vec::with_capacity(model.shape.n * (cols - l1));
+    for row in vecs[0].chunks(cols) {
+        w1.extend(quantize_vec::<i16>(
+            &row[..l1],
+            ACTIVATION_SCALE,
+            0,
+            i16_lo,
+            i16_hi,
+        ));
+        psqt.extend(quantize_vec::<i32>(
+            &row[l1..],
+            PSQT_SCALE,
+            0,
+            i32_lo,
+            i32_hi,
+        ));
+    }
     for (start, rows) in narrow_rows(name, &blocks)? {
         let range = start as usize * l1..(start + rows) as usize * l1;
         w1[range]
             .iter_mut()
             .for_each(|v| *v = (*v).clamp(-127, 127));
     }
-    let (i8_lo, i8_hi) = (i64::from(i8::MIN), i64::from(i8::MAX));
-    let (i32_lo, i32_hi) = (i64::from(i32::MIN), i64::from(i32::MAX));
-    let parts = NetworkParts::thesis(
-        name.to_string(),
+    let layers = arch.layers(l1);
+    let stacks = (0..arch.stacks)
+        .map(|k| {
+            layers
+                .iter()
+                .enumerate()
+                .map(|(i, &(inputs, outputs))| {
+                    let (ws, bs, offsets) = layer_scales(&arch, l1, i);
+                    let w = &vecs[2 + 2 * i][k * outputs * inputs..(k + 1) * outputs * inputs];
+                    let b = &vecs[3 + 2 * i][k * outputs..(k + 1) * outputs];
+                    LayerParts {
+                        weights: quantize_vec(w, ws, 0, i8_lo, i8_hi),
+                        biases: b
+                            .iter()
+                            .zip(&offsets)
+                            .map(|(v, &o)| quantize_vec(&[*v], bs, o, i32_lo, i32_hi)[0])
+                            .collect(),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let parts = NetworkParts {
+        feature_set: name.to_string(),
         blocks,
-        model.shape.l1,
-        (w1, quantize_vec(&b1, ACTIVATION_SCALE, 0, i16_lo, i16_hi)),
-        (
-            quantize_vec(&w2, WEIGHT_SCALE, 0, i8_lo, i8_hi),
-            quantize_vec(
-                &b2,
-                HIDDEN_BIAS_SCALE,
-                i64::from(HIDDEN_ROUNDING),
-                i32_lo,
-                i32_hi,
-            ),
-        ),
-        (
-            quantize_vec(&w3, WEIGHT_SCALE, 0, i8_lo, i8_hi),
-            quantize_vec::<i32>(
-                &b3,
-                OUTPUT_BIAS_SCALE,
-                i64::from(OUTPUT_ROUNDING),
-                i32_lo,
-                i32_hi,
-            )[0],
-        ),
-    );
+        l1,
+        arch,
+        quantization: Quantization::THESIS,
+        w1,
+        b1: quantize_vec(&vecs[1], ACTIVATION_SCALE, 0, i16_lo, i16_hi),
+        psqt,
+        stacks,
+    };
     Network::from_parts(parts).context("cannot build the network")
 }
 
@@ -141,7 +195,7 @@ pub fn calibration_activations(model: &Model, inputs: &[&SparseInput], limit: us
     }
     if parts.is_empty() {
         return Tensor::zeros(
-            [0, 2 * model.shape.l1 as i64],
+            [0, 2 * model.shape.w1_columns() as i64],
             (tch::Kind::Float, Device::Cpu),
         );
     }
@@ -189,8 +243,8 @@ fn tensor_to_f64(t: &Tensor) -> Vec<f64> {
 }
 
 /// [`quantize`] with calibrated rounding of the hidden and output layers (see the module
-/// documentation); `x` holds calibration activations from [`calibration_activations`]. With no
-/// rows it is [`quantize`].
+/// documentation) for the thesis's shape; `x` holds calibration activations from
+/// [`calibration_activations`]. With no rows, or for another shape, it is [`quantize`].
 pub fn quantize_calibrated(
     model: &Model,
     name: &str,
@@ -198,14 +252,17 @@ pub fn quantize_calibrated(
     x: &Tensor,
 ) -> Result<Network> {
     let mut net = quantize(model, name, blocks)?.to_parts();
-    if x.size()[0] == 0 {
+    if x.size()[0] == 0 || !model.arch().is_thesis() {
         return Network::from_parts(net).context("cannot build the network");
     }
     let (l1, l2) = (model.shape.l1, model.shape.l2);
     let x = x.to_kind(tch::Kind::Double).to_device(Device::Cpu);
-    let [_, _, w2, b2, w3, b3] = model
-        .params()
-        .map(|t| t.detach().to_device(Device::Cpu).to_kind(tch::Kind::Double));
+    let [w2, b2, w3, b3] = [2, 3, 4, 5].map(|i| {
+        model.params()[i]
+            .detach()
+            .to_device(Device::Cpu)
+            .to_kind(tch::Kind::Double)
+    });
     // Hidden layer.
     let q2 = gptq(&tensor_to_f64(&w2), l2, &x, 1.0 / WEIGHT_SCALE, 127.0);
     let w2q = Tensor::from_slice(
@@ -255,57 +312,56 @@ pub fn quantize_calibrated(
 }
 
 /// The float parameters a quantized network stands for (the inverse of [`quantize`] up to
-/// rounding), in the order of [`crate::model::PARAM_NAMES`].
-pub fn dequantize(net: &Network) -> (Shape, [Tensor; 6]) {
-    let shape = Shape {
-        n: net.n(),
-        l1: net.l1(),
-        l2: net.l2(),
-    };
+/// rounding), in the order of [`crate::model::param_names`].
+pub fn dequantize(net: &Network) -> (Shape, Vec<Tensor>) {
+    let parts = net.to_parts();
+    let shape = Shape::new(net.n(), net.l1(), parts.arch.clone());
+    let (n, l1, cols) = (shape.n, shape.l1, shape.w1_columns());
+    let p = cols - l1;
+    let mut w1 = Vec::with_capacity(n * cols);
+    for r in 0..n {
+        w1.extend(
+            parts.w1[r * l1..(r + 1) * l1]
+                .iter()
+                .map(|&x| (f64::from(x) / ACTIVATION_SCALE) as f32),
+        );
+        w1.extend(
+            parts.psqt[r * p..(r + 1) * p]
+                .iter()
+                .map(|&x| (f64::from(x) / PSQT_SCALE) as f32),
+        );
+    }
     let f = |v: Vec<f32>, dims: &[i64]| Tensor::from_slice(&v).view(dims);
-    let (n, l1, l2) = (shape.n as i64, shape.l1 as i64, shape.l2 as i64);
-    let tensors = [
+    let mut tensors = vec![
+        f(w1, &[n as i64, cols as i64]),
         f(
-            net.w1()
-                .to_values()
+            parts
+                .b1
                 .iter()
                 .map(|&x| (f64::from(x) / ACTIVATION_SCALE) as f32)
                 .collect(),
-            &[n, l1],
-        ),
-        f(
-            net.b1()
-                .iter()
-                .map(|&x| (f64::from(x) / ACTIVATION_SCALE) as f32)
-                .collect(),
-            &[l1],
-        ),
-        f(
-            net.w2()
-                .iter()
-                .map(|&x| (f64::from(x) / WEIGHT_SCALE) as f32)
-                .collect(),
-            &[l2, 2 * l1],
-        ),
-        f(
-            net.b2()
-                .iter()
-                .map(|&x| ((f64::from(x) - f64::from(HIDDEN_ROUNDING)) / HIDDEN_BIAS_SCALE) as f32)
-                .collect(),
-            &[l2],
-        ),
-        f(
-            net.w3()
-                .iter()
-                .map(|&x| (f64::from(x) / WEIGHT_SCALE) as f32)
-                .collect(),
-            &[1, l2],
-        ),
-        f(
-            vec![((f64::from(net.b3()) - f64::from(OUTPUT_ROUNDING)) / OUTPUT_BIAS_SCALE) as f32],
-            &[1],
+            &[l1 as i64],
         ),
     ];
+    let layers = parts.arch.layers(l1);
+    let stacks = parts.arch.stacks as i64;
+    for (i, &(inputs, outputs)) in layers.iter().enumerate() {
+        let (ws, bs, offsets) = layer_scales(&parts.arch, l1, i);
+        let (mut w, mut b) = (Vec::new(), Vec::new());
+        for stack in &parts.stacks {
+            w.extend(stack[i].weights.iter().map(|&x| (f64::from(x) / ws) as f32));
+            b.extend(
+                stack[i]
+                    .biases
+                    .iter()
+                    .zip(&offsets)
+                    .map(|(&x, &o)| ((f64::from(x) - o as f64) / bs) as f32),
+            );
+        }
+        let rows = stacks * outputs as i64;
+        tensors.push(f(w, &[rows, inputs as i64]));
+        tensors.push(f(b, &[rows]));
+    }
     (shape, tensors)
 }
 
@@ -357,15 +413,20 @@ pub fn fold_factors(model: &Model, set: &FeatureSet) -> Result<Option<Model>> {
     let pairs = set.factor_pairs()?;
     let real: Vec<i64> = pairs.iter().map(|&(r, _)| i64::from(r)).collect();
     let virt: Vec<i64> = pairs.iter().map(|&(_, v)| i64::from(v)).collect();
-    let mut tensors = model
+    let mut tensors: Vec<Tensor> = model
         .params()
-        .map(|t| t.detach().to_device(Device::Cpu).copy());
+        .iter()
+        .map(|t| t.detach().to_device(Device::Cpu).copy())
+        .collect();
     let w1 = &tensors[0];
     tensors[0] = w1.narrow(0, 0, n as i64).index_add(
         0,
         &Tensor::from_slice(&real),
         &w1.index_select(0, &Tensor::from_slice(&virt)),
     );
-    let shape = Shape { n, ..model.shape };
-    Ok(Some(Model::from_tensors(shape, tensors, model.device())))
+    Ok(Some(Model::from_tensors(
+        model.shape.with_n(n),
+        tensors,
+        model.device(),
+    )))
 }

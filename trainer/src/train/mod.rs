@@ -10,6 +10,7 @@
 //! - [`diagnostics`]: dead and saturated units, gradient norms (what shows a network that does
 //!   not learn);
 //! - [`optim`]: Adam with a state that checkpoints exactly;
+//! - [`psqt_init`]: the PSQT weights' starting piece values, from the blocks' geometry;
 //! - [`checkpoint`]: the checkpoint file and atomic writes;
 //! - [`export`]: quantization to the `host` network format, and back;
 //! - [`quant`]: the quantization-error report;
@@ -22,6 +23,7 @@ pub mod export;
 pub mod loss;
 pub mod objective;
 pub mod optim;
+pub mod psqt_init;
 pub mod quant;
 pub mod run;
 pub mod settings;

@@ -176,10 +176,11 @@ pub fn train_step(
     batch: &Batch,
     lr: f64,
 ) -> Tensor {
-    train_step_with(model, adam, method, batch, lr, &[1.0; 6], |_| {})
+    let scales = vec![1.0; model.params().len()];
+    train_step_with(model, adam, method, batch, lr, &scales, |_| {})
 }
 
-/// [`train_step`] with parameter `i` (in the order of [`crate::model::PARAM_NAMES`]) at the
+/// [`train_step`] with parameter `i` (in the order of [`crate::model::param_names`]) at the
 /// learning rate `lr · scales[i]` (see [`super::optim::layer_rates`]), showing the step's
 /// gradients to `look` before the update (the training diagnostics).
 pub fn train_step_with(
@@ -188,8 +189,8 @@ pub fn train_step_with(
     method: &Method,
     batch: &Batch,
     lr: f64,
-    scales: &[f64; 6],
-    look: impl FnOnce(&[Tensor; 6]),
+    scales: &[f64],
+    look: impl FnOnce(&[Tensor]),
 ) -> Tensor {
     let forward = model.forward_train(batch.input());
     let loss = method.loss_of(&forward.out, batch);

@@ -11,8 +11,9 @@ use tch::Tensor;
 
 use crate::model::{Gradients, dense_rows};
 
-/// The learning-rate factor of each parameter (in the order of [`crate::model::PARAM_NAMES`])
-/// of a network with first-layer width `l1`: 1, except for the hidden weights W2, which learn at
+/// The learning-rate factor of each of `params` parameters (in the order of
+/// [`crate::model::param_names`]) of a network with first-layer width `l1`: 1, except for the
+/// first hidden layer's weights W2, which learn at
 /// `min(1, width / l1)` (`width`: [`crate::train::settings::TrainSettings::hidden_lr_width`];
 /// `None`, the rule of runs checkpointed before it existed: 1).
 ///
@@ -26,9 +27,9 @@ use crate::model::{Gradients, dense_rows};
 /// dead at L1 = 512, 91 % at 1024, and at 2048 all 32 were dead (84 %) or saturated (16 %): a
 /// constant network. Scaling W2's rate by 1/L1 (as µP does for Adam) keeps the shift per step
 /// what it is at L1 = `width` for every wider network.
-pub fn layer_rates(l1: usize, width: Option<u64>) -> [f64; 6] {
+pub fn layer_rates(params: usize, l1: usize, width: Option<u64>) -> Vec<f64> {
     let w2 = width.map_or(1.0, |w| (w as f64 / l1.max(1) as f64).min(1.0));
-    [1.0, 1.0, w2, 1.0, 1.0, 1.0]
+    (0..params).map(|i| if i == 2 { w2 } else { 1.0 }).collect()
 }
 
 /// Adam's hyperparameters (PyTorch's defaults for β1, β2, ε).
@@ -90,7 +91,7 @@ impl Adam {
         self.step_scaled(params, grads, lr, &scales);
     }
 
-    /// One update of `params` (in the order of [`crate::model::PARAM_NAMES`]) with a training
+    /// One update of `params` (in the order of [`crate::model::param_names`]) with a training
     /// step's gradients, parameter `i` at the learning rate `lr · scales[i]`. A row-compressed
     /// W1 gradient updates every row (the others with a zero gradient, exactly as the dense
     /// gradient would) or, with [`AdamConfig::sparse_first_layer`], the touched rows only.
@@ -409,13 +410,13 @@ mod tests {
     #[test]
     fn only_wide_hidden_layers_learn_slower() {
         assert_eq!(
-            layer_rates(2048, Some(128)),
+            layer_rates(6, 2048, Some(128)),
             [1.0, 1.0, 0.0625, 1.0, 1.0, 1.0]
         );
-        assert_eq!(layer_rates(128, Some(128)), [1.0; 6]);
-        assert_eq!(layer_rates(64, Some(128)), [1.0; 6]);
+        assert_eq!(layer_rates(6, 128, Some(128)), [1.0; 6]);
+        assert_eq!(layer_rates(6, 64, Some(128)), [1.0; 6]);
         assert_eq!(
-            layer_rates(2048, None),
+            layer_rates(6, 2048, None),
             [1.0; 6],
             "checkpoints from before the rule"
         );
@@ -474,7 +475,7 @@ mod tests {
         let steps: Vec<Gradients> = touched
             .iter()
             .map(|rows| Gradients {
-                tensors: [
+                tensors: vec![
                     Tensor::randn([rows.len() as i64, l1], opts) * 1e-2,
                     Tensor::zeros([1], opts),
                     Tensor::zeros([1], opts),
@@ -506,7 +507,8 @@ mod tests {
                 if compressed {
                     adam.step_gradients(&mut params, g, 1e-3, &[1.0; 6]);
                 } else {
-                    let mut dense = g.tensors.each_ref().map(|t| t.shallow_clone());
+                    let mut dense: Vec<Tensor> =
+                        g.tensors.iter().map(|t| t.shallow_clone()).collect();
                     dense[0] = g.dense_w1(n as usize);
                     adam.step_scaled(&mut params, &dense, 1e-3, &[1.0; 6]);
                 }

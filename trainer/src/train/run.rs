@@ -39,11 +39,11 @@ use tch::{Device, Kind, Tensor};
 use super::checkpoint;
 use super::diagnostics::{GradientNormSum, GradientNorms, UnitHealth, gradient_columns};
 use super::export::{
-    CALIBRATION_POSITIONS, calibration_activations, export, model_of_network, narrow_rows,
-    network_blocks,
+    CALIBRATION_POSITIONS, calibration_activations, dequantize, export, narrow_rows, network_blocks,
 };
 use super::objective::{Batch, Method, PqrBatch, ScoreBatch, evaluate, train_step_with};
 use super::optim::{Adam, AdamConfig, layer_rates};
+use super::psqt_init::psqt_piece_values;
 use super::settings::TrainSettings;
 use crate::analysis::plot::{self, Series, SeriesKind};
 use crate::atomic_file::{write_atomic, write_atomic_with};
@@ -171,6 +171,10 @@ impl TrainConfig {
         if self.shape.l2 == 0 || self.shape.n == 0 {
             bail!("L2 and N must be positive");
         }
+        self.shape
+            .arch()
+            .check(self.shape.l1)
+            .map_err(|e| anyhow::anyhow!("the network's shape cannot be trained: {e}"))?;
         // The network format's limits, checked before anything is allocated: a product such
         // as `halfkp*kr` (110M features) would otherwise abort on its first allocation.
         nnue::check_sizes(
@@ -429,7 +433,7 @@ pub struct TrainOutcome {
 }
 
 /// The initial weights of a run: a checkpoint's or a network file's (own format), on `device`.
-pub fn load_init(path: &Path, shape: Shape, device: Device) -> Result<Model> {
+pub fn load_init(path: &Path, shape: &Shape, device: Device) -> Result<Model> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     if checkpoint::is_checkpoint(&bytes) {
         let loaded = checkpoint::decode::<serde_json::Value>(&bytes)
@@ -438,21 +442,20 @@ pub fn load_init(path: &Path, shape: Shape, device: Device) -> Result<Model> {
         return loaded.model(shape, device).map_err(anyhow::Error::msg);
     }
     let net = nnue::read_own(path)?;
-    net.thesis_only("training")
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    if (net.n(), net.l1(), net.l2()) != (shape.n, shape.l1, shape.l2) {
+    let (net_shape, tensors) = dequantize(&net);
+    if net_shape != *shape {
         bail!(
-            "{}: the network is {} -> {} -> {} -> 1, the run needs {} -> {} -> {} -> 1",
+            "{}: the network is N {} -> L1 {}, {}; the run needs N {} -> L1 {}, {}",
             path.display(),
             net.n(),
             net.l1(),
-            net.l2(),
+            net.arch(),
             shape.n,
             shape.l1,
-            shape.l2
+            shape.arch()
         );
     }
-    Ok(model_of_network(&net, device))
+    Ok(Model::from_tensors(net_shape, tensors, device))
 }
 
 /// Batches of one epoch (or the validation set) as tensors, converted on a helper thread
@@ -614,6 +617,7 @@ fn truncate(batch: Batch, keep: usize) -> Batch {
                     len: keep,
                     indices,
                     offsets,
+                    pieces: s.input.pieces[..keep].to_vec(),
                 },
                 targets: s.targets.narrow(0, 0, keep as i64),
             })
@@ -636,6 +640,10 @@ fn truncate(batch: Batch, keep: usize) -> Batch {
                     len: 3 * keep,
                     indices: Tensor::cat(&indices, 0),
                     offsets: Tensor::cat(&offsets, 0),
+                    pieces: (0..3)
+                        .flat_map(|k| &p.input.pieces[k * p.len..k * p.len + keep])
+                        .copied()
+                        .collect(),
                 },
             })
         }
@@ -787,16 +795,17 @@ pub fn train(
                 ckpt_path.display()
             )));
         }
-        let model = loaded.model(config.shape, rt.device)?;
+        let model = loaded.model(&config.shape, rt.device)?;
         let adam = loaded.adam(config.adam, loaded.state.step, rt.device);
         let mut state = loaded.state;
         state.config = config.clone();
         (model, adam, state)
     } else {
         let model = match &config.init {
-            Some(path) => load_init(path, config.shape, rt.device)?,
+            Some(path) => load_init(path, &config.shape, rt.device)?,
             None => {
-                let mut model = Model::new(config.shape, config.seed, rt.device);
+                let mut model = Model::new(config.shape.clone(), config.seed, rt.device);
+                model.init_psqt(&psqt_piece_values(set));
                 // Virtual features start at zero: the factorized network starts as the plain one.
                 model.zero_first_layer_rows(set.size() as usize);
                 model
@@ -834,7 +843,11 @@ pub fn train(
     }
 
     let steps = config.steps_per_epoch();
-    let rates = layer_rates(config.shape.l1, config.hidden_lr_width);
+    let rates = layer_rates(
+        model.params().len(),
+        config.shape.l1,
+        config.hidden_lr_width,
+    );
     let mut steps_here = 0u64;
     for epoch in state.epoch..config.epochs {
         let lr = config.lr_at(epoch);

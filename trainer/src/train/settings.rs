@@ -98,6 +98,89 @@ impl std::str::FromStr for WdlModel {
     }
 }
 
+/// The network's shape after the first layer: a preset's name ([`nnue::shape::PRESETS`]:
+/// `thesis`, `sfnnv5`) or, in a manifest, a table of [`nnue::Arch`]'s keys.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum ArchSetting {
+    /// A preset by name.
+    Preset(ArchPreset),
+    /// Every part spelt out.
+    Table(nnue::Arch),
+}
+
+impl ArchSetting {
+    /// The shape it names, the thesis's hidden width being `l2`.
+    pub fn resolve(&self, l2: usize) -> nnue::Arch {
+        match self {
+            ArchSetting::Preset(p) => nnue::Arch::preset(&p.0, l2).expect("checked preset name"),
+            ArchSetting::Table(a) => a.clone(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ArchSetting {
+    /// A string is a preset's name, a table an [`nnue::Arch`]; each says what is wrong with it
+    /// (serde's untagged enums only say that nothing matched).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = ArchSetting;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a shape preset's name or a table of its parts")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ArchSetting, E> {
+                v.parse().map_err(E::custom)
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<ArchSetting, A::Error> {
+                nnue::Arch::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(ArchSetting::Table)
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+impl std::str::FromStr for ArchSetting {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        ArchPreset::try_from(s.to_string()).map(ArchSetting::Preset)
+    }
+}
+
+/// The name of a preset shape, checked.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct ArchPreset(String);
+
+impl TryFrom<String> for ArchPreset {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<Self, String> {
+        if nnue::shape::PRESETS.contains(&s.as_str()) {
+            Ok(ArchPreset(s))
+        } else {
+            Err(format!(
+                "'{s}' is not a shape preset (known: {}; a manifest may also give a table)",
+                nnue::shape::PRESETS.join(", ")
+            ))
+        }
+    }
+}
+
+impl From<ArchPreset> for String {
+    fn from(p: ArchPreset) -> String {
+        p.0
+    }
+}
+
 /// Every setting of a training run that a person chooses (the data files, the output folder
 /// and the machine's resources aside). On the command line of `trainer train` the filters and
 /// the seed come from the options every data command shares, and `runs` and `optimizer` are
@@ -108,9 +191,15 @@ pub struct TrainSettings {
     /// First-layer width per perspective (a multiple of 32).
     #[arg(long, default_value_t = TrainSettings::default().l1)]
     pub l1: L1Width,
-    /// Hidden width.
+    /// Hidden width (of the thesis's shape).
     #[arg(long, default_value_t = TrainSettings::default().l2)]
     pub l2: Count<MAX_L2>,
+    /// The shape after the first layer: `thesis` (N -> L1 -> L2 -> 1, the default) or `sfnnv5`
+    /// (Stockfish 15.1's: pairwise product, 8 PSQT buckets, 8 layer stacks of 15+1 -> 32 -> 1,
+    /// squared clipped ReLU); a manifest may give a table of the parts.
+    #[arg(long, value_name = "PRESET")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arch: Option<ArchSetting>,
     /// Training method.
     #[arg(long, value_enum, default_value_t = TrainSettings::default().method)]
     pub method: MethodName,
@@ -200,6 +289,7 @@ impl Default for TrainSettings {
         TrainSettings {
             l1: L1Width(512),
             l2: Count(32),
+            arch: None,
             method: MethodName::Score,
             optimizer: OptimizerName::Adam,
             lr: PositiveFraction(5e-4),
@@ -229,9 +319,14 @@ impl Default for TrainSettings {
 }
 
 impl TrainSettings {
-    /// What the types alone cannot check: a ply window that keeps nothing. The error starts
-    /// with the key.
+    /// What the types alone cannot check: a ply window that keeps nothing, a shape that cannot
+    /// be built at this L1. The error starts with the key.
     pub fn check(&self) -> Result<(), String> {
+        if let Some(a) = &self.arch {
+            a.resolve(self.l2.0 as usize)
+                .check(self.l1.0 as usize)
+                .map_err(|e| format!("arch: {e}"))?;
+        }
         if let (Some(min), Some(max)) = (self.min_ply, self.max_ply)
             && min > max
         {
@@ -290,6 +385,24 @@ impl TrainSettings {
         }
     }
 
+    /// The layers after the input, for messages: `512 -> 32 -> 1`, or L1 and the shape.
+    pub fn layers_label(&self) -> String {
+        let (l1, l2) = (self.l1.0, self.l2.0);
+        match &self.arch {
+            None => format!("{l1} -> {l2} -> 1"),
+            Some(a) => format!("{l1}, {}", a.resolve(l2 as usize)),
+        }
+    }
+
+    /// The network's shape for a feature set of `n` features.
+    pub fn shape(&self, n: usize) -> Shape {
+        let (l1, l2) = (self.l1.0 as usize, self.l2.0 as usize);
+        match &self.arch {
+            None => Shape::thesis(n, l1, l2),
+            Some(a) => Shape::new(n, l1, a.resolve(l2)),
+        }
+    }
+
     /// The configuration of a run of `feature_set` (N = `n` features) on these files, with
     /// these settings.
     pub fn config(
@@ -301,11 +414,7 @@ impl TrainSettings {
     ) -> TrainConfig {
         TrainConfig {
             feature_set: feature_set.to_string(),
-            shape: Shape {
-                n,
-                l1: self.l1.0 as usize,
-                l2: self.l2.0 as usize,
-            },
+            shape: self.shape(n),
             method: self.method(),
             train,
             val,
@@ -328,5 +437,68 @@ impl TrainSettings {
             export_epochs: Vec::new(),
             i8_blocks: self.i8_blocks.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(toml_text: &str) -> Result<TrainSettings, String> {
+        toml::from_str(toml_text).map_err(|e| e.message().to_string())
+    }
+
+    #[test]
+    fn arch_is_a_preset_or_a_table_and_the_thesis_leaves_no_trace() {
+        let default = serde_json::to_string(&TrainSettings::default()).unwrap();
+        assert!(
+            !default.contains("arch"),
+            "stage keys of thesis runs unchanged"
+        );
+        assert_eq!(
+            TrainSettings::default().shape(768),
+            Shape::thesis(768, 512, 32)
+        );
+        let sf = parse("l1 = 1024\narch = \"sfnnv5\"").unwrap();
+        assert_eq!(sf.shape(22528).arch(), nnue::Arch::sfnnv5());
+        assert_eq!(
+            sf.shape(22528)
+                .to_string()
+                .matches("8 PSQT buckets")
+                .count(),
+            1
+        );
+        // The thesis preset is the default shape, with --l2.
+        let thesis = parse("l2 = 8\narch = \"thesis\"").unwrap();
+        assert_eq!(thesis.shape(768), Shape::thesis(768, 512, 8));
+        let table = parse(
+            "arch = { psqt_buckets = 4, stacks = 2, output = \"stockfish\", hidden = [{ width = 8, activation = \"sqr-crelu\" }] }",
+        )
+        .unwrap();
+        let arch = table.shape(768).arch();
+        assert_eq!((arch.psqt_buckets, arch.stacks, arch.skip), (4, 2, false));
+        assert_eq!(arch.ft_output, nnue::FtOutput::ClippedRelu);
+        // Stored and read back (checkpoints, stage keys) as it was given.
+        let json = serde_json::to_string(&table).unwrap();
+        assert_eq!(serde_json::from_str::<TrainSettings>(&json).unwrap(), table);
+        let json = serde_json::to_string(&sf).unwrap();
+        assert!(json.contains("\"arch\":\"sfnnv5\""), "{json}");
+        assert!(
+            parse("arch = \"sfnnv6\"")
+                .unwrap_err()
+                .contains("not a shape preset")
+        );
+        assert!(
+            parse("arch = { stacks = 2 }")
+                .unwrap_err()
+                .contains("hidden")
+        );
+        assert!(
+            parse("l1 = 96\narch = \"sfnnv5\"")
+                .unwrap()
+                .check()
+                .unwrap_err()
+                .starts_with("arch: ")
+        );
     }
 }

@@ -18,6 +18,7 @@ pub fn fingerprint(path: &Path) -> (TrainState, Vec<Vec<f32>>) {
     let tensors = loaded
         .params
         .iter()
+        .map(|(_, t)| t)
         .chain(&loaded.m)
         .chain(&loaded.v)
         .map(tensor_to_vec)

@@ -1,0 +1,52 @@
+#!/bin/sh
+# A network trained here in Stockfish's shape, checked against Stockfish 15.1's own code:
+# `trainer train --spec halfka_v2_hm^ --arch sfnnv5 --l1 1024` on self-play data, exported (the
+# factorizer folded), converted with `host net convert --format stockfish`, then every stack's
+# PSQT and positional sums and the evaluation of positions the network never saw (a seeded
+# gen_positions.py run, SEED given) compared, value for value, between `host eval --stacks` and
+# the reference harness sf151_nnue (build.sh) loading the converted file.
+#   usage: scripts/stockfish-nnue/check-trained.sh SF151_NNUE_BINARY [WORKDIR] [SEED]
+# Needs target/release/{trainer,host} (cargo build --release) and python-chess (.venv).
+set -eu
+HARNESS="$1"; WORK="${2:-/tmp/check-trained}"; SEED="${3:-987654321}"
+HERE=$(cd "$(dirname "$0")" && pwd); ROOT=$(cd "$HERE/../.." && pwd)
+TRAINER="$ROOT/target/release/trainer"; HOST="$ROOT/target/release/host"
+PY="$ROOT/.venv/bin/python"; [ -x "$PY" ] || PY=python3
+mkdir -p "$WORK"
+# 1. Data: host self-play at depth 3 (seeded; about a minute on 2 cores).
+for part in train:1:60000 val:2:5000; do
+    name=${part%%:*}; rest=${part#*:}; seed=${rest%%:*}; n=${rest#*:}
+    [ -f "$WORK/$name.binpack" ] || "$TRAINER" gensfen --out "$WORK/$name.binpack" \
+        --positions "$n" --depth 3 --seed "$seed" --threads 2 --quiet
+done
+# 2. Training in Stockfish's shape, and the conversion.
+rm -rf "$WORK/run"
+"$TRAINER" train --spec 'halfka_v2_hm^' --arch sfnnv5 --l1 1024 --epochs 2 \
+    --epoch-size 60000 --batch-size 4096 --val-size 5000 --lr 1e-3 \
+    --in "$WORK/train.binpack" --val "$WORK/val.binpack" --out "$WORK/run"
+"$HOST" net convert --in "$WORK/run/nets/epoch-0002.nnue" --out "$WORK/trained.nnue" --format stockfish
+# 3. Unseen positions: gen_positions.py with another seed.
+sed "s/^SEED = .*/SEED = $SEED/" "$HERE/gen_positions.py" > "$WORK/gen_positions.py"
+"$PY" "$WORK/gen_positions.py" "$WORK/unseen.fen" > /dev/null
+# 4. Both evaluations, compared.
+"$HARNESS" "$WORK/trained.nnue" positions < "$WORK/unseen.fen" > "$WORK/stockfish.tsv"
+"$HOST" eval --stacks --net "$WORK/trained.nnue" --fens "$WORK/unseen.fen" > "$WORK/host.tsv"
+"$PY" - "$WORK/stockfish.tsv" "$WORK/host.tsv" <<'PYEOF'
+import sys
+sf = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")]
+host = [l.rstrip("\n").split("\t") for l in open(sys.argv[2]) if l.strip()]
+assert len(sf) == len(host) > 0, (len(sf), len(host))
+bad, buckets = 0, set()
+for s, h in zip(sf, host):
+    # Stockfish: FEN, used bucket, PSQT sums, positional sums, evaluate.
+    # host:      FEN, evaluate, used bucket, PSQT sums, positional sums.
+    assert s[0] == h[0]
+    if (s[1], s[2], s[3], s[4]) != (h[2], h[3], h[4], h[1]):
+        bad += 1
+        if bad <= 5:
+            print("differs:", s, h)
+    buckets.add(int(s[1]))
+print(f"{len(sf)} unseen positions, stacks used {sorted(buckets)}: {bad} differ in any of the "
+      f"8 stacks' PSQT and positional sums or the evaluation")
+sys.exit(1 if bad else 0)
+PYEOF
