@@ -134,9 +134,19 @@ impl Shape {
         self.arch.clone().unwrap_or_else(|| Arch::thesis(self.l2))
     }
 
-    /// Columns of W1: L1, and one per PSQT bucket.
+    /// PSQT buckets (0: none).
+    pub fn psqt_buckets(&self) -> usize {
+        self.arch.as_ref().map_or(0, |a| a.psqt_buckets)
+    }
+
+    /// Columns of W1: L1, one per PSQT bucket, and zeros up to a multiple of 16 (a row of
+    /// whole 64-byte lines: the first layer's kernels run 1.5× slower on 264-column rows than
+    /// on 256-column ones).
     pub fn w1_columns(&self) -> usize {
-        self.l1 + self.arch.as_ref().map_or(0, |a| a.psqt_buckets)
+        match self.psqt_buckets() {
+            0 => self.l1,
+            p => (self.l1 + p).next_multiple_of(16),
+        }
     }
 
     /// This shape with `n` input features.
@@ -269,10 +279,58 @@ pub fn dense_rows(values: &Tensor, rows: &[u32], n: usize) -> Tensor {
 pub struct Forward {
     /// `[B]` scores.
     pub out: Tensor,
-    /// On the CPU, the first layer's outputs `[2·B, L1 + P]` (clipped accumulators, raw PSQT
-    /// sums) as a leaf tensor: its gradient is turned into the gradients of W1 and b1 by hand
-    /// ([`Model::gradients`]); `None` where autograd does it.
-    activations: Option<Tensor>,
+    /// On the CPU, the leaf tensors whose gradients are turned into the gradients of W1 and b1
+    /// by hand ([`Model::gradients`]); `None` where autograd does it.
+    leaves: Option<Leaves>,
+}
+
+/// The leaves of a CPU training step's graph, computed outside autograd.
+#[derive(Debug)]
+enum Leaves {
+    /// The thesis's shape: the clipped first-layer activations `[2·B, L1]`.
+    Activations(Tensor),
+    /// Any other: the first layer's outputs `x` (`[2·B, L1 + P]`, no gradient), what it hands to
+    /// the hidden layers as one leaf per layer stack (the rows of the positions of stack k, in
+    /// [`StackOrder`]), and the PSQT sums `[B, 2, P]` as a leaf (when P > 0).
+    Split {
+        x: Tensor,
+        order: StackOrder,
+        stacks: Vec<Tensor>,
+        psqt: Option<Tensor>,
+    },
+}
+
+/// A batch's positions grouped by layer stack: `order[r]` is the position at row r of the
+/// grouped rows, `back[i]` the row of position i, `counts[k]` the positions of stack k.
+#[derive(Debug)]
+struct StackOrder {
+    order: Vec<i64>,
+    back: Vec<i64>,
+    counts: Vec<i64>,
+}
+
+impl StackOrder {
+    fn new(arch: &Arch, pieces: &[u8]) -> StackOrder {
+        let stack: Vec<usize> = pieces
+            .iter()
+            .map(|&n| arch.stack_of(u32::from(n)))
+            .collect();
+        let mut order: Vec<i64> = (0..stack.len() as i64).collect();
+        order.sort_by_key(|&i| stack[i as usize]);
+        let mut back = vec![0i64; order.len()];
+        for (at, &i) in order.iter().enumerate() {
+            back[i as usize] = at as i64;
+        }
+        let mut counts = vec![0i64; arch.stacks];
+        for &k in &stack {
+            counts[k] += 1;
+        }
+        StackOrder {
+            order,
+            back,
+            counts,
+        }
+    }
 }
 
 /// Draws a tensor of `shape` uniformly from `−bound..bound` with `rng` (on the CPU, so the
@@ -301,8 +359,9 @@ impl Model {
             // Positive first-layer bias: most accumulators start inside the clipped ReLU's slope.
             uniform(&mut rng, &[l1], b1_bound / 2.0) + 0.5,
         ];
-        if arch.psqt_buckets > 0 {
-            let zeros = Tensor::zeros([n, arch.psqt_buckets as i64], (Kind::Float, Device::Cpu));
+        let extra = (shape.w1_columns() - shape.l1) as i64;
+        if extra > 0 {
+            let zeros = Tensor::zeros([n, extra], (Kind::Float, Device::Cpu));
             tensors[0] = Tensor::cat(&[&tensors[0], &zeros], 1);
         }
         let layers = arch.layers(shape.l1);
@@ -456,17 +515,70 @@ impl Model {
     /// [`gradients`](Self::gradients) computes its gradients by hand after `backward`: libtorch's
     /// `embedding_bag` backward sorts all indices and its clamp backward takes four passes over
     /// the activations, together several times the cost of the rest of the step.
+    ///
+    /// For the shapes after the thesis's, what the first layer hands on (the pairwise products or
+    /// both clipped accumulators) is also made outside autograd, already grouped by layer stack
+    /// ([`kernels::transform`]), one leaf per stack: libtorch's narrow, product, concatenation and
+    /// index backward passes over `[B, 2·L1]` tensors otherwise take a third of the step.
     pub fn forward_train(&self, input: &SparseInput) -> Forward {
         if self.device() != Device::Cpu {
             return Forward {
                 out: self.forward(input),
-                activations: None,
+                leaves: None,
             };
         }
-        let x = tch::no_grad(|| first_layer(self.w1(), self.b1(), input)).set_requires_grad(true);
+        let x = tch::no_grad(|| first_layer(self.w1(), self.b1(), input));
+        if self.arch.is_thesis() {
+            let x = x.set_requires_grad(true);
+            return Forward {
+                out: self.head(&x, input),
+                leaves: Some(Leaves::Activations(x)),
+            };
+        }
+        let order = StackOrder::new(&self.arch, &input.pieces);
+        let shape = Transform {
+            l1: self.shape.l1,
+            cols: self.shape.w1_columns(),
+            psqt: self.arch.psqt_buckets,
+            pairwise: self.arch.ft_output == FtOutput::Pairwise,
+        };
+        let grouped = transform(&x, &order.order, &shape);
+        let mut stacks = Vec::new();
+        let mut outs = Vec::new();
+        let mut start = 0;
+        for (k, &count) in order.counts.iter().enumerate() {
+            let leaf = grouped.narrow(0, start, count).set_requires_grad(true);
+            start += count;
+            if count > 0 {
+                outs.push(self.stack(&leaf, k).0);
+            }
+            stacks.push(leaf);
+        }
+        let back = Tensor::from_slice(&order.back);
+        let out = Tensor::cat(&outs, 0).index_select(0, &back);
+        let (len, l1, p) = (
+            input.len as i64,
+            shape.l1 as i64,
+            self.arch.psqt_buckets as i64,
+        );
+        let psqt = (p > 0).then(|| {
+            x.view([len, 2, shape.cols as i64])
+                .narrow(2, l1, p)
+                .contiguous()
+                .set_requires_grad(true)
+        });
+        let out = match &psqt {
+            Some(psqt) => out + self.psqt_term(psqt, input),
+            None => out,
+        };
         Forward {
-            out: self.head(&x, input),
-            activations: Some(x),
+            out: out * self.output_scale(),
+            leaves: Some(Leaves::Split {
+                x,
+                order,
+                stacks,
+                psqt,
+            }),
         }
     }
 
@@ -483,16 +595,43 @@ impl Model {
                 p.zeros_like()
             }
         };
-        let (w1, w1_rows, b1) = match &forward.activations {
-            Some(x) => {
+        let (w1, w1_rows, b1) = match &forward.leaves {
+            Some(Leaves::Activations(x)) => {
                 let g = x.grad();
                 if g.defined() {
-                    let (rows, w1, b1) =
-                        first_layer_gradients(&g, x, input, self.shape.n, self.shape.l1);
+                    let (rows, w1, b1) = first_layer_gradients(
+                        &OutputGrad::Direct(&g),
+                        x,
+                        input,
+                        self.shape.n,
+                        self.shape.l1,
+                    );
                     (w1, Some(rows), b1)
                 } else {
                     (self.w1().zeros_like(), None, self.b1().zeros_like())
                 }
+            }
+            Some(Leaves::Split {
+                x,
+                order,
+                stacks,
+                psqt,
+            }) => {
+                let grad_of = |t: &Tensor| {
+                    let g = t.grad();
+                    if g.defined() { g } else { t.zeros_like() }
+                };
+                let g_stacks: Vec<Tensor> = stacks.iter().map(grad_of).collect();
+                let g_psqt = psqt.as_ref().map(grad_of);
+                let source = OutputGrad::Transformed {
+                    g_stacks: &g_stacks,
+                    back: &order.back,
+                    g_psqt: g_psqt.as_ref(),
+                    pairwise: self.arch.ft_output == FtOutput::Pairwise,
+                };
+                let (rows, w1, b1) =
+                    first_layer_gradients(&source, x, input, self.shape.n, self.shape.l1);
+                (w1, Some(rows), b1)
             }
             None => (grad(self.w1()), None, grad(self.b1())),
         };
@@ -522,21 +661,25 @@ impl Model {
         let out = self.by_stack(&self.ft_output(&x), input, |x, k| self.stack(x, k).0);
         let out = match self.arch.psqt_buckets {
             0 => out,
-            p => {
-                let psqt = x.narrow(2, l1, p as i64);
-                let diff = psqt.select(1, 0) - psqt.select(1, 1);
-                let bucket: Vec<i64> = input
-                    .pieces
-                    .iter()
-                    .map(|&n| self.arch.psqt_bucket_of(u32::from(n)) as i64)
-                    .collect();
-                let bucket = Tensor::from_slice(&bucket)
-                    .view([len, 1])
-                    .to_device(x.device());
-                out + diff.gather(1, &bucket, false).view([len]) * 0.5
-            }
+            p => out + self.psqt_term(&x.narrow(2, l1, p as i64), input),
         };
         out * self.output_scale()
+    }
+
+    /// The PSQT term `(psqt_stm[b] − psqt_opp[b]) / 2` `[B]` of the PSQT sums `psqt`
+    /// (`[B, 2, P]`), b being each position's bucket.
+    fn psqt_term(&self, psqt: &Tensor, input: &SparseInput) -> Tensor {
+        let len = input.len as i64;
+        let diff = psqt.select(1, 0) - psqt.select(1, 1);
+        let bucket: Vec<i64> = input
+            .pieces
+            .iter()
+            .map(|&n| self.arch.psqt_bucket_of(u32::from(n)) as i64)
+            .collect();
+        let bucket = Tensor::from_slice(&bucket)
+            .view([len, 1])
+            .to_device(psqt.device());
+        diff.gather(1, &bucket, false).view([len]) * 0.5
     }
 
     /// What the first layer hands to the hidden layers, from its outputs `x` (`[B, 2, L1 + P]`):
@@ -773,6 +916,74 @@ pub fn first_layer(w1: &Tensor, b1: &Tensor, input: &SparseInput) -> Tensor {
     })
 }
 
+/// How the first layer's outputs become what it hands to the hidden layers (for
+/// [`transform`] and its gradient).
+#[derive(Clone, Copy, Debug)]
+pub struct Transform {
+    /// Accumulator columns.
+    pub l1: usize,
+    /// Columns of the first layer's outputs: L1, the PSQT buckets, padding.
+    pub cols: usize,
+    /// PSQT buckets.
+    pub psqt: usize,
+    /// The pairwise product (else both clipped accumulators).
+    pub pairwise: bool,
+}
+
+impl Transform {
+    /// Values per position handed on: L1 for the pairwise product, else 2·L1.
+    pub fn width(&self) -> usize {
+        if self.pairwise { self.l1 } else { 2 * self.l1 }
+    }
+}
+
+/// What the first layer hands to the hidden layers (CPU, `[B, width]`), from its outputs `x`
+/// (`[2·B, L1 + P]` of [`first_layer`]), row r being position `order[r]`: both clipped
+/// accumulators side to move's first, or each one's pairwise products
+/// `x_j · x_{j+L1/2} · 127/128`.
+pub fn transform(x: &Tensor, order: &[i64], shape: &Transform) -> Tensor {
+    let x_t = x.contiguous();
+    // SAFETY: a read-only view of a tensor alive until the end of the function.
+    let xs = unsafe { f32_slice(&x_t) };
+    let width = shape.width();
+    let per = order.len().div_ceil(cpu_threads()).max(1);
+    new_f32(&[order.len() as i64, width as i64], false, |dst| {
+        std::thread::scope(|scope| {
+            for (c, chunk) in dst.chunks_mut(per * width).enumerate() {
+                let order = &order[c * per..];
+                scope.spawn(move || kernels::transform(chunk, order, xs, shape));
+            }
+        });
+    })
+}
+
+/// The gradient [`first_layer_gradients`] starts from.
+pub enum OutputGrad<'a> {
+    /// The gradient of the first layer's outputs themselves (`[2·B, L1 + P]`).
+    Direct(&'a Tensor),
+    /// The gradient of what [`transform`] made (its rows, position i at row `back[i]`, given
+    /// as one tensor per layer stack, `[count_k, width]`) and of the PSQT sums (`[B, 2, P]`).
+    Transformed {
+        /// The gradient of the transform's rows, stack after stack.
+        g_stacks: &'a [Tensor],
+        /// The row of each position.
+        back: &'a [i64],
+        /// The gradient of the PSQT sums, when the shape has them.
+        g_psqt: Option<&'a Tensor>,
+        /// Whether the transform was the pairwise product.
+        pairwise: bool,
+    },
+}
+
+/// [`OutputGrad::Transformed`] as slices, for the kernels.
+#[derive(Clone, Copy)]
+pub struct TransformedGrad<'a> {
+    rows: &'a [&'a [f32]],
+    back: &'a [i64],
+    g_psqt: &'a [f32],
+    shape: Transform,
+}
+
 /// Bags per block of the b1 gradient's partial sums (a fixed partition, so the sum's order does
 /// not depend on the number of threads).
 const B1_BLOCK: usize = 256;
@@ -789,16 +1000,24 @@ const B1_BLOCK: usize = 256;
 /// adding into its own rows (in bag order); the partial sums of b1 added in block order. The
 /// result does not depend on the number of threads.
 pub fn first_layer_gradients(
-    grad: &Tensor,
+    source: &OutputGrad,
     x: &Tensor,
     input: &SparseInput,
     n: usize,
     l1: usize,
 ) -> (Vec<u32>, Tensor, Tensor) {
-    let (grad_t, x_t) = (
-        grad.detach().to_kind(Kind::Float).contiguous(),
-        x.detach().contiguous(),
-    );
+    let contiguous = |t: &Tensor| t.detach().to_kind(Kind::Float).contiguous();
+    let x_t = contiguous(x);
+    let (grad_t, stacks_t, psqt_t) = match source {
+        OutputGrad::Direct(g) => (contiguous(g), Vec::new(), None),
+        OutputGrad::Transformed {
+            g_stacks, g_psqt, ..
+        } => (
+            Tensor::empty([0], (Kind::Float, Device::Cpu)),
+            g_stacks.iter().map(contiguous).collect(),
+            g_psqt.map(contiguous),
+        ),
+    };
     let (idx_t, off_t) = (input.indices.contiguous(), input.offsets.contiguous());
     // SAFETY: read-only views of tensors alive until the end of the function.
     let (g, xs, idx, off) = unsafe {
@@ -811,6 +1030,30 @@ pub fn first_layer_gradients(
     };
     let bags = off.len();
     let cols = x_t.size()[1] as usize;
+    // The transform's gradient rows in grouped order, each a slice of its stack's tensor.
+    let rows: Vec<&[f32]> = stacks_t
+        .iter()
+        .flat_map(|t| {
+            let width = t.size().get(1).copied().unwrap_or(1).max(1) as usize;
+            // SAFETY: as above.
+            unsafe { f32_slice(t) }.chunks(width)
+        })
+        .collect();
+    let transformed = match source {
+        OutputGrad::Direct(_) => None,
+        OutputGrad::Transformed { back, pairwise, .. } => Some(TransformedGrad {
+            rows: &rows,
+            back,
+            // SAFETY: as above.
+            g_psqt: psqt_t.as_ref().map_or(&[], |t| unsafe { f32_slice(t) }),
+            shape: Transform {
+                l1,
+                cols,
+                psqt: psqt_t.as_ref().map_or(0, |t| t.size()[2] as usize),
+                pairwise: *pairwise,
+            },
+        }),
+    };
     let threads = cpu_threads();
     // 1. Masked gradients (every value written) and b1's partial sums per block of bags.
     let blocks = bags.div_ceil(B1_BLOCK);
@@ -825,12 +1068,15 @@ pub fn first_layer_gradients(
             {
                 let first = t * blocks_per * B1_BLOCK;
                 let len = m.len();
-                let (g, xs) = (
-                    &g[first * cols..first * cols + len],
-                    &xs[first * cols..first * cols + len],
-                );
+                let xs = &xs[first * cols..first * cols + len];
+                let transformed = transformed.as_ref();
                 scope.spawn(move || {
-                    kernels::mask(m, g, xs, l1, cols);
+                    match transformed {
+                        None => {
+                            kernels::mask(m, &g[first * cols..first * cols + len], xs, l1, cols)
+                        }
+                        Some(t) => kernels::mask_transformed(m, first, xs, t),
+                    }
                     for (block, sum) in m.chunks(B1_BLOCK * cols).zip(p.chunks_mut(cols)) {
                         kernels::sum_rows(sum, block, cols);
                     }
@@ -917,6 +1163,59 @@ mod kernels {
         }
     }
 
+    /// The pairwise factor: Stockfish's `>> 7` of a product of two values of 127 (nnue-pytorch's
+    /// 127/128).
+    const PAIRWISE: f32 = 127.0 / 128.0;
+
+    #[inline(always)]
+    fn transform_impl(dst: &mut [f32], order: &[i64], x: &[f32], t: &super::Transform) {
+        let (l1, cols, width) = (t.l1, t.cols, t.width());
+        let half = l1 / 2;
+        for (row, &i) in dst.chunks_mut(width).zip(order) {
+            for p in 0..2 {
+                let xr = &x[(2 * i as usize + p) * cols..][..l1];
+                if t.pairwise {
+                    let out = &mut row[p * half..(p + 1) * half];
+                    for ((o, &a), &b) in out.iter_mut().zip(&xr[..half]).zip(&xr[half..]) {
+                        *o = a * b * PAIRWISE;
+                    }
+                } else {
+                    row[p * l1..(p + 1) * l1].copy_from_slice(xr);
+                }
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn mask_transformed_impl(dst: &mut [f32], first: usize, x: &[f32], t: &super::TransformedGrad) {
+        let (l1, cols) = (t.shape.l1, t.shape.cols);
+        let (half, buckets) = (l1 / 2, t.shape.psqt);
+        let pass = |v: f32| v > 0.0 && v < 1.0;
+        for (k, (d, xr)) in dst.chunks_mut(cols).zip(x.chunks(cols)).enumerate() {
+            let bag = first + k;
+            let (i, p) = (bag / 2, bag % 2);
+            let g_row = t.rows[t.back[i] as usize];
+            if t.shape.pairwise {
+                let g = &g_row[p * half..][..half];
+                let (da, db) = d[..l1].split_at_mut(half);
+                let (xa, xb) = xr[..l1].split_at(half);
+                for ((((da, db), &a), &b), &g) in da.iter_mut().zip(db).zip(xa).zip(xb).zip(g) {
+                    let g = g * PAIRWISE;
+                    *da = if pass(a) { g * b } else { 0.0 };
+                    *db = if pass(b) { g * a } else { 0.0 };
+                }
+            } else {
+                let g = &g_row[p * l1..][..l1];
+                for ((d, &gv), &xv) in d[..l1].iter_mut().zip(g).zip(&xr[..l1]) {
+                    *d = if pass(xv) { gv } else { 0.0 };
+                }
+            }
+            let psqt = &t.g_psqt[bag * buckets..(bag + 1) * buckets];
+            d[l1..l1 + buckets].copy_from_slice(psqt);
+            d[l1 + buckets..].fill(0.0);
+        }
+    }
+
     #[inline(always)]
     fn sum_rows_impl(sum: &mut [f32], rows: &[f32], l1: usize) {
         for r in rows.chunks(l1) {
@@ -977,6 +1276,8 @@ mod kernels {
 
     dispatch!(forward, forward_impl, (dst: &mut [f32], first: usize, w: &[f32], b: &[f32], idx: &[i64], off: &[i64], cols: usize));
     dispatch!(mask, mask_impl, (dst: &mut [f32], g: &[f32], x: &[f32], l1: usize, cols: usize));
+    dispatch!(transform, transform_impl, (dst: &mut [f32], order: &[i64], x: &[f32], t: &super::Transform));
+    dispatch!(mask_transformed, mask_transformed_impl, (dst: &mut [f32], first: usize, x: &[f32], t: &super::TransformedGrad));
     dispatch!(sum_rows, sum_rows_impl, (sum: &mut [f32], rows: &[f32], l1: usize));
     dispatch!(scatter, scatter_impl, (rows: &mut [f32], lo: usize, g: &[f32], idx: &[i64], off: &[i64], l1: usize, slot: &[u32]));
 }
@@ -1096,6 +1397,11 @@ mod tests {
     fn hand_scattered_first_layer_gradient_equals_autograd() {
         gradients_agree(Shape::thesis(40, 32, 8));
         gradients_agree(small_stockfish_like(40));
+        // Both clipped accumulators handed on, with PSQT and stacks.
+        let mut arch = small_stockfish_like(40).arch();
+        arch.ft_output = FtOutput::ClippedRelu;
+        arch.skip = false;
+        gradients_agree(Shape::new(40, 32, arch));
     }
 
     fn gradients_agree(shape: Shape) {
@@ -1125,19 +1431,13 @@ mod tests {
         let loss = |out: &Tensor| (out - &target).square().mean(Kind::Float);
         let fwd = m.forward_train(&input);
         loss(&fwd.out).backward();
-        assert!(fwd.activations.is_some());
+        assert!(fwd.leaves.is_some());
         let manual = m.gradients(&fwd, &input);
         let mut m = m;
         m.zero_grad();
         let out = m.forward(&input);
         loss(&out).backward();
-        let auto = m.gradients(
-            &Forward {
-                out,
-                activations: None,
-            },
-            &input,
-        );
+        let auto = m.gradients(&Forward { out, leaves: None }, &input);
         assert!(manual.w1_rows.is_some() && auto.w1_rows.is_none());
         let dense = |g: &Gradients| {
             let mut t: Vec<Tensor> = g.tensors.iter().map(|t| t.shallow_clone()).collect();

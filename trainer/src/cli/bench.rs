@@ -71,11 +71,12 @@ pub fn run(args: &BenchArgs, set: &FeatureSet) -> Result<()> {
                 nnue::shape::PRESETS.join(", ")
             )
         })?;
-        archs.push(arch);
+        println!("{name}: {arch}");
+        archs.push((name, arch));
     }
     for &l1 in &args.l1 {
-        for arch in &archs {
-            measure(args, set, device, l1, arch.clone())?;
+        for (name, arch) in &archs {
+            measure(args, set, device, l1, name, arch.clone())?;
         }
     }
     Ok(())
@@ -87,6 +88,7 @@ fn measure(
     set: &FeatureSet,
     device: tch::Device,
     l1: usize,
+    name: &str,
     arch: nnue::Arch,
 ) -> Result<()> {
     {
@@ -108,10 +110,9 @@ fn measure(
         };
         let r = bench(set, &config)?;
         println!(
-            "{} -> {} -> {}: {:.0} {}/s ({} steps in {:.2} s, {:.1} active indices per perspective)",
+            "{} -> {}, {name}: {:.0} {}/s ({} steps in {:.2} s, {:.1} active indices per perspective)",
             set.size(),
             l1,
-            arch,
             r.per_second,
             if args.pqr { "triplets" } else { "positions" },
             r.steps,

@@ -120,7 +120,8 @@ pub fn quantize(model: &Model, name: &str, blocks: Vec<BlockInfo>) -> Result<Net
     let (i8_lo, i8_hi) = (i64::from(i8::MIN), i64::from(i8::MAX));
     let (i32_lo, i32_hi) = (i64::from(i32::MIN), i64::from(i32::MAX));
     let mut w1: Vec<i16> = Vec::with_capacity(model.shape.n * l1);
-    let mut psqt: Vec<i32> = Vec::with_capacity(model.shape.n * (cols - l1));
+    let p = model.shape.psqt_buckets();
+    let mut psqt: Vec<i32> = Vec::with_capacity(model.shape.n * p);
     for row in vecs[0].chunks(cols) {
         w1.extend(quantize_vec::<i16>(
             &row[..l1],
@@ -130,7 +131,7 @@ pub fn quantize(model: &Model, name: &str, blocks: Vec<BlockInfo>) -> Result<Net
             i16_hi,
         ));
         psqt.extend(quantize_vec::<i32>(
-            &row[l1..],
+            &row[l1..l1 + p],
             PSQT_SCALE,
             0,
             i32_lo,
@@ -317,7 +318,7 @@ pub fn dequantize(net: &Network) -> (Shape, Vec<Tensor>) {
     let parts = net.to_parts();
     let shape = Shape::new(net.n(), net.l1(), parts.arch.clone());
     let (n, l1, cols) = (shape.n, shape.l1, shape.w1_columns());
-    let p = cols - l1;
+    let p = shape.psqt_buckets();
     let mut w1 = Vec::with_capacity(n * cols);
     for r in 0..n {
         w1.extend(
@@ -330,6 +331,7 @@ pub fn dequantize(net: &Network) -> (Shape, Vec<Tensor>) {
                 .iter()
                 .map(|&x| (f64::from(x) / PSQT_SCALE) as f32),
         );
+        w1.resize((r + 1) * cols, 0.0);
     }
     let f = |v: Vec<f32>, dims: &[i64]| Tensor::from_slice(&v).view(dims);
     let mut tensors = vec![
