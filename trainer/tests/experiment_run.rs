@@ -334,6 +334,18 @@ fn bad_manifests_name_the_file_the_line_and_the_key() {
             vec!["m.toml:8: arch:"],
         ),
         (
+            format!("{ok}archs = [\"thesis\", \"thesis\"]\n"),
+            vec!["m.toml:8: archs:", "'thesis' is listed twice"],
+        ),
+        (
+            format!("{ok}arch = \"sfnnv5\"\narchs = [\"thesis\"]\n"),
+            vec!["m.toml:9: archs:", "not both"],
+        ),
+        (
+            format!("{ok}l1 = 96\narchs = [\"thesis\", \"sfnnv5\"]\n"),
+            vec!["m.toml:9: archs: sfnnv5: arch:", "multiple of 64"],
+        ),
+        (
             ok.replace(
                 "data = \"d\"\n",
                 &format!("data = \"d\"\nevaluation = \"e\"\n[evaluation.e]\nreference = \"nobody\"\ntournament = {{ rounds = 1, nodes = 10, openings = \"{}\" }}\n", shared().join("data/noob_3moves.epd").display()),
@@ -462,6 +474,48 @@ fn the_repositorys_manifest_is_valid() {
         err.contains("--only nothing-*: ") && err.contains("baseline-small-2048x256"),
         "{err}"
     );
+}
+
+/// `archs` trains every feature set in every listed shape: the networks are named `FS@SHAPE`,
+/// which the evaluation's reference and pairs name; a table's label is its place in the list.
+#[test]
+fn an_experiment_trains_each_feature_set_in_each_listed_shape() {
+    use trainer::experiment::manifest::Manifest;
+    let data = format!(
+        "[data.d]\ntrain = [\"{0}\"]\nval = [\"{0}\"]\n",
+        shared().join("data/puzzles.csv").display()
+    );
+    let text = format!(
+        "{data}[evaluation.e]\nreference = \"all@thesis\"\n[[experiment]]\nname = \"x\"\nfeature_sets = [\"all\", \"halfka_v2_hm^\"]\ndata = \"d\"\nevaluation = \"e\"\nl1 = 128\narchs = [\"thesis\", \"sfnnv5\", {{ hidden = [{{ width = 8, activation = \"crelu\" }}], stacks = 2 }}]\n"
+    );
+    let m = Manifest::parse(&text, Path::new("m.toml")).unwrap();
+    let e = &m.experiments[0];
+    assert_eq!(
+        e.entry_names(),
+        [
+            "all@thesis",
+            "all@sfnnv5",
+            "all@arch3",
+            "halfka_v2_hm^@thesis",
+            "halfka_v2_hm^@sfnnv5",
+            "halfka_v2_hm^@arch3"
+        ]
+    );
+    let entries = e.entries();
+    assert_eq!(entries[1].settings.shape(768).arch(), nnue::Arch::sfnnv5());
+    assert_eq!(entries[2].settings.shape(768).arch().stacks, 2);
+    assert!(entries[0].settings.shape(768).arch().is_thesis());
+    assert_eq!(entries[3].feature_set, "halfka_v2_hm^");
+    // Without archs the networks keep the feature sets' names (and their cache keys).
+    let plain = text
+        .replace("reference = \"all@thesis\"", "reference = \"all\"")
+        .replace(
+            "archs = [\"thesis\", \"sfnnv5\", { hidden = [{ width = 8, activation = \"crelu\" }], stacks = 2 }]\n",
+            "",
+        );
+    let m = Manifest::parse(&plain, Path::new("m.toml")).unwrap();
+    assert_eq!(m.experiments[0].entry_names(), ["all", "halfka_v2_hm^"]);
+    assert!(m.experiments[0].entries()[0].settings.arch.is_none());
 }
 
 #[test]

@@ -68,7 +68,18 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
                 e.name,
                 e.feature_sets.len(),
                 e.settings.runs,
-                e.settings.layers_label(),
+                match e.archs.is_empty() {
+                    true => e.settings.layers_label(),
+                    false => format!(
+                        "{} in shapes {}",
+                        e.settings.l1,
+                        e.archs
+                            .iter()
+                            .map(|(l, _)| l.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                },
                 e.settings.epochs,
                 e.settings.epoch_positions,
                 e.data.name,

@@ -15,7 +15,7 @@ use toml::Spanned;
 
 pub use crate::checked::Positive;
 use crate::gensfen::GameSettings;
-use crate::train::settings::TrainSettings;
+use crate::train::settings::{ArchSetting, TrainSettings};
 
 /// Where in the manifest a value came from: its file and 1-based line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -315,6 +315,53 @@ pub struct Experiment {
     /// Whether the report draws and attributes every feature set's network (`insight`, on
     /// unless set to false, in the experiment or in `[defaults]`).
     pub insight: bool,
+    /// The shapes every feature set is trained in (`archs`: presets' names or tables), each
+    /// with its label; empty: the settings' one shape.
+    pub archs: Vec<(String, ArchSetting)>,
+}
+
+/// One line of an experiment's results: a feature set, in one shape when the experiment lists
+/// several (`archs`).
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// What its networks are called in games and reports: the feature set, or `FS@SHAPE`.
+    pub name: String,
+    /// The feature-set spec.
+    pub feature_set: String,
+    /// The training settings: the experiment's, in this entry's shape.
+    pub settings: TrainSettings,
+}
+
+impl Experiment {
+    /// Every feature set in every shape, feature set after feature set.
+    pub fn entries(&self) -> Vec<Entry> {
+        let mut out = Vec::new();
+        for fs in &self.feature_sets {
+            if self.archs.is_empty() {
+                out.push(Entry {
+                    name: fs.clone(),
+                    feature_set: fs.clone(),
+                    settings: self.settings.clone(),
+                });
+            }
+            for (label, arch) in &self.archs {
+                out.push(Entry {
+                    name: format!("{fs}@{label}"),
+                    feature_set: fs.clone(),
+                    settings: TrainSettings {
+                        arch: Some(arch.clone()),
+                        ..self.settings.clone()
+                    },
+                });
+            }
+        }
+        out
+    }
+
+    /// The names of [`entries`](Self::entries).
+    pub fn entry_names(&self) -> Vec<String> {
+        self.entries().into_iter().map(|e| e.name).collect()
+    }
 }
 
 /// A parsed, validated manifest.
@@ -562,6 +609,21 @@ impl Manifest {
             let evaluation_ref = take::<toml::Value>(&mut merged, "evaluation", &place)?;
             let insight =
                 take::<bool>(&mut merged, "insight", &place)?.is_none_or(Spanned::into_inner);
+            let archs_at = merged.get("archs").map(|v| v.span().start);
+            let archs: Vec<(String, ArchSetting)> =
+                take::<Vec<ArchSetting>>(&mut merged, "archs", &place)?
+                    .map(Spanned::into_inner)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, a)| {
+                        let label = match &a {
+                            ArchSetting::Preset(p) => String::from(p.clone()),
+                            ArchSetting::Table(_) => format!("arch{}", k + 1),
+                        };
+                        (label, a)
+                    })
+                    .collect();
             let name = e_name.get_ref().trim().to_string();
             let name_place = place(e_name.span().start);
             if name.is_empty()
@@ -599,6 +661,34 @@ impl Manifest {
                 .check()
                 .map_err(anyhow::Error::msg)
                 .with_context(|| format!("{name_place}"))?;
+            if let Some(at) = archs_at {
+                let at = place(at);
+                if settings.arch.is_some() {
+                    bail!("{at}: archs: give one shape (arch) or several (archs), not both");
+                }
+                for (k, (label, arch)) in archs.iter().enumerate() {
+                    if archs[..k].iter().any(|(l, _)| l == label) {
+                        bail!("{at}: archs: '{label}' is listed twice");
+                    }
+                    let one = TrainSettings {
+                        arch: Some(arch.clone()),
+                        ..settings.clone()
+                    };
+                    one.check()
+                        .map_err(|e| anyhow!("{at}: archs: {label}: {e}"))?;
+                }
+                if archs.is_empty() {
+                    bail!("{at}: archs: an empty list (leave it out for the one shape of arch)");
+                }
+            }
+            // Every network of the experiment, by the name it plays under.
+            let entry_names: Vec<String> = feature_sets
+                .iter()
+                .flat_map(|fs| match archs.is_empty() {
+                    true => vec![fs.clone()],
+                    false => archs.iter().map(|(l, _)| format!("{fs}@{l}")).collect(),
+                })
+                .collect();
             let data_ref = data_ref.ok_or_else(|| {
                 anyhow!(
                     "{name_place}: data: experiment '{name}' names no dataset (data = \"NAME\")"
@@ -644,9 +734,9 @@ impl Manifest {
             }
             for ev in &chosen {
                 let players = match &ev.tournament {
-                    Some(t) => super::evaluate::player_names(t, &feature_sets)
+                    Some(t) => super::evaluate::player_names(t, &entry_names)
                         .with_context(|| format!("{name_place}: evaluation.{}", ev.name))?,
-                    None => feature_sets.clone(),
+                    None => entry_names.clone(),
                 };
                 let named = ev.reference.iter().map(|r| ("reference", r)).chain(
                     ev.tournament
@@ -687,12 +777,10 @@ impl Manifest {
                                 r.get_ref()
                             )
                         })?;
-                    if let Some(fs) = feature_sets
-                        .iter()
-                        .find(|f| !other.feature_sets.contains(f))
-                    {
+                    let theirs = other.entry_names();
+                    if let Some(fs) = entry_names.iter().find(|f| !theirs.contains(f)) {
                         bail!(
-                            "{}: init_from: experiment '{}' has no feature set '{fs}'",
+                            "{}: init_from: experiment '{}' has no network '{fs}'",
                             place(r.span().start),
                             r.get_ref()
                         );
@@ -710,6 +798,7 @@ impl Manifest {
                 evaluations: chosen,
                 init_from,
                 insight,
+                archs,
             });
         }
         Ok(Manifest {

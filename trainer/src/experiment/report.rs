@@ -77,6 +77,10 @@ pub struct ExperimentReport {
     pub rows: Vec<FeatureSetRow>,
     /// Tournament, puzzle and speed results, one per evaluation.
     pub evaluations: Vec<EvaluationResult>,
+    /// The shapes every feature set was trained in (label, description), when the experiment
+    /// lists several (`archs`); the rows are then named `FS@LABEL`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shapes: Vec<(String, String)>,
 }
 
 /// A short label of an evaluation: its name and move limit (`threats-time, go movetime 40`).
@@ -98,11 +102,13 @@ pub fn markdown(r: &ExperimentReport) -> String {
     let s = &r.settings;
     let mut out = String::new();
     let _ = writeln!(out, "## Experiment `{}`\n", r.experiment);
+    let layers = match r.shapes.is_empty() {
+        true => s.layers_label(),
+        false => format!("{}, in each shape below", s.l1),
+    };
     let _ = writeln!(
         out,
-        "Networks (N → {}) × 2 → {} → 1, {} training, batch {}, lr {}, γ {}, {} epochs of {} positions, {} run(s) per feature set, data `{}`.\n",
-        s.l1,
-        s.l2,
+        "Networks N → {layers}, {} training, batch {}, lr {}, γ {}, {} epochs of {} positions, {} run(s) per feature set, data `{}`.\n",
         match s.method {
             MethodName::Score => "score-target",
             MethodName::Pqr => "PQR",
@@ -115,6 +121,12 @@ pub fn markdown(r: &ExperimentReport) -> String {
         s.runs,
         r.data
     );
+    for (label, shape) in &r.shapes {
+        let _ = writeln!(out, "- `{label}`: {shape}");
+    }
+    if !r.shapes.is_empty() {
+        out.push('\n');
+    }
     let rated: Vec<&EvaluationResult> = r
         .evaluations
         .iter()

@@ -15,7 +15,7 @@ use tch::Device;
 
 use super::cache::{self, file_digest, key_of, stage_dir};
 use super::evaluate::{self, EvaluationResult, Player};
-use super::manifest::{DataSource, Dataset, Experiment, GenerateTable, Manifest};
+use super::manifest::{DataSource, Dataset, Entry, Experiment, GenerateTable, Manifest};
 use super::report::{self, ExperimentReport, FeatureSetRow, RunSummary};
 use crate::data::Format;
 use crate::gensfen::{self, GensfenConfig, Labeler, Target};
@@ -113,14 +113,14 @@ fn run_experiment(
 ) -> Result<ExperimentReport> {
     let data = ensure_data(&e.name, &e.data, options)?;
     let mut rows = Vec::new();
-    for fs in &e.feature_sets {
+    for entry in e.entries() {
         let set = registry
-            .feature_set(fs)
+            .feature_set(&entry.feature_set)
             .map_err(|err| err.to_string())
             .map_err(anyhow::Error::msg)?;
         let mut runs = Vec::new();
         for run in 1..=e.settings.runs.0 {
-            let record = train_run(manifest, e, fs, run, &data, registry, options)?;
+            let record = train_run(manifest, e, &entry, run, &data, registry, options)?;
             runs.push(RunSummary {
                 run,
                 net: record.net.clone(),
@@ -130,7 +130,7 @@ fn run_experiment(
             });
         }
         rows.push(FeatureSetRow {
-            feature_set: fs.clone(),
+            feature_set: entry.name.clone(),
             features: set.size() as u64,
             runs,
             elo: Vec::new(),
@@ -187,6 +187,16 @@ fn run_experiment(
         data: e.data.name.clone(),
         rows,
         evaluations,
+        shapes: e
+            .archs
+            .iter()
+            .map(|(label, a)| {
+                (
+                    label.clone(),
+                    a.resolve(e.settings.l2.0 as usize).to_string(),
+                )
+            })
+            .collect(),
     })
 }
 
@@ -243,19 +253,19 @@ fn look_inside(
     Ok(())
 }
 
-/// The final network of run `run` of `fs` in experiment `e` with its dataset `data` (training
-/// it, and the run it starts from, if needed).
+/// The final network of run `run` of `entry` in experiment `e` with its dataset `data`
+/// (training it, and the run it starts from, if needed).
 fn train_run(
     manifest: &Manifest,
     e: &Experiment,
-    fs: &str,
+    entry: &Entry,
     run: u64,
     data: &DataRecord,
     registry: &PluginRegistry,
     options: &RunOptions,
 ) -> Result<TrainRecord> {
     let set = registry
-        .feature_set(fs)
+        .feature_set(&entry.feature_set)
         .map_err(|err| err.to_string())
         .map_err(anyhow::Error::msg)?;
     let init = match &e.init_from {
@@ -266,11 +276,27 @@ fn train_run(
                 .find(|x| &x.name == other)
                 .expect("checked when parsing");
             let source_data = ensure_data(&source.name, &source.data, options)?;
-            Some(train_run(manifest, source, fs, run, &source_data, registry, options)?.net)
+            let theirs = source
+                .entries()
+                .into_iter()
+                .find(|x| x.name == entry.name)
+                .expect("checked when parsing");
+            Some(
+                train_run(
+                    manifest,
+                    source,
+                    &theirs,
+                    run,
+                    &source_data,
+                    registry,
+                    options,
+                )?
+                .net,
+            )
         }
         None => None,
     };
-    train_one(e, fs, &set, run, data, init, options)
+    train_one(e, entry, &set, run, data, init, options)
 }
 
 /// `trainer gensfen`'s configuration for a dataset's generation spec.
@@ -376,31 +402,30 @@ fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<Da
     Ok(record)
 }
 
-/// The training configuration of run `run` of feature set `fs`.
+/// The training configuration of run `run` of `entry`.
 fn train_config(
-    e: &Experiment,
-    fs: &str,
+    entry: &Entry,
     n: usize,
     run: u64,
     data: &DataRecord,
     init: Option<PathBuf>,
 ) -> Result<TrainConfig> {
-    let mut config = e.settings.config(
-        fs,
+    let mut config = entry.settings.config(
+        &entry.feature_set,
         n,
         DataFile::all(&data.train, None)?,
         DataFile::all(&data.val, None)?,
     );
-    config.seed = e.settings.seed + run - 1;
+    config.seed = entry.settings.seed + run - 1;
     config.init = init;
     config.check()?;
     Ok(config)
 }
 
-/// Trains (or resumes, or finds finished) run `run` of feature set `fs`.
+/// Trains (or resumes, or finds finished) run `run` of `entry`.
 fn train_one(
     e: &Experiment,
-    fs: &str,
+    entry: &Entry,
     set: &FeatureSet,
     run: u64,
     data: &DataRecord,
@@ -408,7 +433,8 @@ fn train_one(
     options: &RunOptions,
 ) -> Result<TrainRecord> {
     let init_digest = init.as_deref().map(file_digest).transpose()?;
-    let config = train_config(e, fs, set.training_size() as usize, run, data, init)?;
+    let config = train_config(entry, set.training_size() as usize, run, data, init)?;
+    let fs = &entry.name;
     // The number of epochs is not part of the key: asking for more continues the run.
     let mut keyed = config.clone();
     keyed.epochs = 0;
@@ -442,7 +468,7 @@ fn train_one(
         &format!(
             "{label}: {} -> {}, {} epochs of {} positions, into {}",
             set.size(),
-            e.settings.layers_label(),
+            entry.settings.layers_label(),
             config.epochs,
             config.epoch_size,
             dir.display()
