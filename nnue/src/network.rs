@@ -657,20 +657,6 @@ impl Network {
         }
     }
 
-    /// `Ok` for a network of the thesis's shape; otherwise a clause saying that `what` (a tool
-    /// or step, such as "trainer viz") reads only that shape and naming this one's: for code
-    /// not yet written for the other shapes, which must refuse them rather than misread them.
-    pub fn thesis_only(&self, what: &str) -> Result<(), String> {
-        if self.arch.is_thesis() {
-            Ok(())
-        } else {
-            Err(format!(
-                "{what} reads networks of the thesis's shape only, not one of shape '{}'",
-                self.arch
-            ))
-        }
-    }
-
     /// The first hidden layer's width (the thesis's L2).
     pub fn l2(&self) -> usize {
         self.arch.hidden[0].width

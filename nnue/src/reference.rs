@@ -52,72 +52,54 @@ pub fn accumulator(net: &Network, rows: &[i64]) -> Vec<i64> {
         .collect()
 }
 
+/// `Σ PSQT[i][b]` over `indices` for every bucket b, in 64 bits: one block's contribution to a
+/// perspective's PSQT sums (empty without PSQT).
+pub fn psqt_sum(net: &Network, indices: &[u32]) -> Vec<i64> {
+    let b = net.arch().psqt_buckets;
+    (0..b)
+        .map(|k| {
+            indices
+                .iter()
+                .map(|&i| i64::from(net.psqt()[i as usize * b + k]))
+                .sum::<i64>()
+        })
+        .collect()
+}
+
 /// The layers after the accumulators.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Forward {
-    /// The first-layer activations, `clamp(acc, 0, 127)`, side to move's L1 first.
+    /// What the first layer hands on: `clamp(acc, 0, 127)` of both perspectives (side to
+    /// move's L1 first), or the pairwise products `clamp(a_j) · clamp(a_{j+L1/2}) / 128`.
     pub x: Vec<i64>,
-    /// The hidden activations, `clamp((b2 + W2·x) >> 6, 0, 127)`.
+    /// The first hidden layer's activations (of the position's stack; the squared ones first
+    /// for [`Activation::SqrClippedRelu`]).
     pub hidden: Vec<i64>,
-    /// The output, `(b3 + W3·hidden) >> 4`.
+    /// The output: `(b3 + W3·hidden) >> 4`, or Stockfish's `(psqt + positional) / 16`.
     pub output: i32,
 }
 
-/// The forward pass from the two accumulators (side to move's first).
+/// The forward pass of a thesis-shaped network from the two accumulators (side to move's
+/// first). Panics for another shape: [`forward_shape`].
 pub fn forward(net: &Network, acc_stm: &[i64], acc_opp: &[i64]) -> Forward {
-    let (l1, l2) = (net.l1(), net.l2());
-    let x: Vec<i64> = acc_stm
-        .iter()
-        .chain(acc_opp)
-        .map(|&a| a.clamp(0, 127))
-        .collect();
-    let mut out: i64 = i64::from(net.b3());
-    let mut hidden = Vec::with_capacity(l2);
-    for j in 0..l2 {
-        let mut s = i64::from(net.b2()[j]);
-        for (k, &xk) in x.iter().enumerate() {
-            s += i64::from(net.w2()[j * 2 * l1 + k]) * xk;
-        }
-        let h = i64::from((s as i32) >> 6).clamp(0, 127);
-        out += i64::from(net.w3()[j]) * h;
-        hidden.push(h);
-    }
-    Forward {
-        x,
-        hidden,
-        output: (out as i32) >> 4,
-    }
+    assert!(
+        net.arch().is_thesis(),
+        "reference::forward is the thesis's shape; use forward_shape"
+    );
+    forward_shape(net, [acc_stm, acc_opp], [&[], &[]], 0)
 }
 
-/// The output of a network of any shape for `stm`, written from the shape's definition
-/// ([`crate::shape`]) in 64-bit arithmetic truncated where the engine's types are narrower:
-/// accumulators and PSQT sums, the first layer's output, the stack of the position with `pieces`
-/// pieces, the output rule.
-pub fn evaluate_shape(net: &Network, active: [&[u32]; 2], stm: Color, pieces: u32) -> i32 {
+/// The forward pass of a network of any shape, written from the shape's definition
+/// ([`crate::shape`]) in 64-bit arithmetic truncated where the engine's types are narrower: from
+/// the accumulators and PSQT sums of both perspectives (side to move's first; no PSQT sums
+/// without PSQT), through the first layer's output and the stack of a position with `pieces`
+/// pieces, to the output rule.
+pub fn forward_shape(net: &Network, acc: [&[i64]; 2], psqt: [&[i64]; 2], pieces: u32) -> Forward {
     let arch = net.arch();
     let l1 = net.l1();
-    let b = arch.psqt_buckets;
-    let bucket = arch.psqt_bucket_of(pieces);
-    let persp = [stm.index(), stm.other().index()];
-    let accs: Vec<Vec<i64>> = persp
-        .iter()
-        .map(|&p| accumulator(net, &row_sum(net, active[p])))
-        .collect();
-    let psqt: Vec<i64> = persp
-        .iter()
-        .map(|&p| {
-            if b == 0 {
-                return 0;
-            }
-            active[p]
-                .iter()
-                .map(|&i| i64::from(net.psqt()[i as usize * b + bucket]))
-                .sum::<i64>()
-        })
-        .collect();
     let clip = |v: i64| v.clamp(0, 127);
     let mut x: Vec<i64> = Vec::new();
-    for acc in &accs {
+    for acc in acc {
         match arch.ft_output {
             FtOutput::ClippedRelu => x.extend(acc.iter().map(|&a| clip(a))),
             FtOutput::Pairwise => {
@@ -125,8 +107,10 @@ pub fn evaluate_shape(net: &Network, active: [&[u32]; 2], stm: Color, pieces: u3
             }
         }
     }
+    let ft = x.clone();
     let stack = &net.stacks()[arch.stack_of(pieces)];
     let mut skip = 0i64;
+    let mut hidden = Vec::new();
     for (i, h) in arch.hidden.iter().enumerate() {
         let layer = &stack[i];
         let y: Vec<i64> = (0..layer.outputs())
@@ -147,6 +131,9 @@ pub fn evaluate_shape(net: &Network, active: [&[u32]; 2], stm: Color, pieces: u3
                 sq.chain(y[..h.width].iter().map(|&v| crelu(v))).collect()
             }
         };
+        if i == 0 {
+            hidden = x.clone();
+        }
     }
     let out_layer = &stack[stack.len() - 1];
     let dot: i64 = out_layer
@@ -156,13 +143,32 @@ pub fn evaluate_shape(net: &Network, active: [&[u32]; 2], stm: Color, pieces: u3
         .map(|(&w, &v)| i64::from(w) * v)
         .sum();
     let out = i64::from((i64::from(out_layer.biases()[0]) + dot) as i32);
-    match arch.output {
+    let output = match arch.output {
         OutputRule::Thesis => (out.div_euclid(16)) as i32,
         OutputRule::Stockfish => {
             // C++ division truncates toward zero, as Rust's does on integers.
             let positional = out + skip * 9600 / 8128;
-            let psqt = if b == 0 { 0 } else { (psqt[0] - psqt[1]) / 2 };
-            ((psqt + positional) / 16) as i32
+            let bucket = arch.psqt_bucket_of(pieces);
+            let term = match arch.psqt_buckets {
+                0 => 0,
+                _ => (psqt[0][bucket] - psqt[1][bucket]) / 2,
+            };
+            ((term + positional) / 16) as i32
         }
+    };
+    Forward {
+        x: ft,
+        hidden,
+        output,
     }
+}
+
+/// The output of a network of any shape for `stm` from the sorted unique active indices of
+/// each perspective, for a position with `pieces` pieces: [`forward_shape`] of their
+/// accumulators and PSQT sums.
+pub fn evaluate_shape(net: &Network, active: [&[u32]; 2], stm: Color, pieces: u32) -> i32 {
+    let persp = [active[stm.index()], active[stm.other().index()]];
+    let accs = persp.map(|a| accumulator(net, &row_sum(net, a)));
+    let psqt = persp.map(|a| psqt_sum(net, a));
+    forward_shape(net, [&accs[0], &accs[1]], [&psqt[0], &psqt[1]], pieces).output
 }

@@ -160,7 +160,13 @@ fn removing_a_block_is_evaluating_the_network_with_its_rows_zeroed() {
     use trainer::train::loss::ScoreLoss;
 
     let registry = plugin_api::PluginRegistry::discover(Some(&target_dir().join("deps"))).unwrap();
-    let nnue = Nnue::load(&shared().join("nets/thesis/all+h+v.nn"), &registry).unwrap();
+    let thesis = Nnue::load(&shared().join("nets/thesis/all+h+v.nn"), &registry).unwrap();
+    // Stockfish's shape on the same set: a term's PSQT weights go with its rows, and each
+    // position's piece count picks its stack and bucket with or without the term.
+    let set = registry.feature_set("all+h+v").unwrap();
+    let parts = nnue::NetworkParts::synthetic_arch(&set, 64, &nnue::Arch::sfnnv5(), 7);
+    let stockfish_like =
+        Nnue::bind(Network::from_parts(parts).unwrap(), "sf-like", &registry).unwrap();
     let samples = trainer::data::first_samples(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/stockfish-sample-val.binpack"),
         None,
@@ -170,7 +176,7 @@ fn removing_a_block_is_evaluating_the_network_with_its_rows_zeroed() {
     .unwrap();
     let loss = ScoreLoss::default();
     // The loss of a network over the samples, evaluated by the engine (a fresh refresh each).
-    let engine_loss = |nnue: &Nnue| {
+    let engine_loss = |nnue: &Nnue| -> f64 {
         samples
             .iter()
             .map(|s| {
@@ -183,26 +189,90 @@ fn removing_a_block_is_evaluating_the_network_with_its_rows_zeroed() {
             .sum::<f64>()
             / samples.len() as f64
     };
-    let a = attribute(&nnue.network(), nnue.features(), &samples, &loss, None).unwrap();
-    assert_eq!(a.positions, samples.len());
-    assert!(
-        (a.loss - engine_loss(&nnue)).abs() < 1e-12,
-        "{} vs the engine's",
-        a.loss
-    );
-    for (t, term) in nnue.features().terms().iter().enumerate() {
-        let mut parts = nnue.network().to_parts();
-        let l1 = parts.l1;
-        let rows = term.offset as usize * l1..(term.offset + term.size) as usize * l1;
-        parts.w1[rows].fill(0);
-        let zeroed = Nnue::bind(Network::from_parts(parts).unwrap(), "zeroed", &registry).unwrap();
-        let want = engine_loss(&zeroed);
-        let got = a.terms[t].loss_without;
+    for nnue in [&thesis, &stockfish_like] {
+        let a = attribute(&nnue.network(), nnue.features(), &samples, &loss, None).unwrap();
+        assert_eq!(a.positions, samples.len());
         assert!(
-            (got - want).abs() < 1e-12,
-            "{}: {got} vs the engine's {want}",
-            term.name
+            (a.loss - engine_loss(&nnue)).abs() < 1e-12,
+            "{} vs the engine's",
+            a.loss
         );
-        assert!(got > a.loss, "{}: removing it should cost", term.name);
+        for (t, term) in nnue.features().terms().iter().enumerate() {
+            let mut parts = nnue.network().to_parts();
+            let l1 = parts.l1;
+            let rows = term.offset as usize * l1..(term.offset + term.size) as usize * l1;
+            parts.w1[rows].fill(0);
+            let b = parts.arch.psqt_buckets;
+            parts.psqt[term.offset as usize * b..(term.offset + term.size) as usize * b].fill(0);
+            let zeroed =
+                Nnue::bind(Network::from_parts(parts).unwrap(), "zeroed", &registry).unwrap();
+            let want = engine_loss(&zeroed);
+            let got = a.terms[t].loss_without;
+            assert!(
+                (got - want).abs() < 1e-12,
+                "{}: {got} vs the engine's {want}",
+                term.name
+            );
+            assert!(
+                nnue.network().arch().stacks > 1 || got > a.loss,
+                "{}: removing it should cost",
+                term.name
+            );
+        }
+        // Each stack's activations, for a shape with several.
+        let stacks = nnue.network().arch().stacks;
+        assert_eq!(a.stacks.len(), if stacks == 1 { 0 } else { stacks });
+        assert_eq!(
+            a.stacks.iter().map(|st| st.positions).sum::<usize>(),
+            if stacks == 1 { 0 } else { samples.len() }
+        );
     }
+}
+
+/// `trainer viz` reads a network of Stockfish's shape: its PSQT weights drawn per bucket in the
+/// blocks' geometry, each layer stack's activations, every layer's weights.
+#[test]
+fn a_network_of_stockfishs_shape_is_drawn_with_its_psqt_buckets_and_stacks() {
+    use nnue::{Arch, NetFormat, Network, NetworkParts, write_network};
+    let dir = tempfile::tempdir().unwrap();
+    let registry = plugin_api::PluginRegistry::discover(Some(&target_dir().join("deps"))).unwrap();
+    let set = registry.feature_set("all+h").unwrap();
+    let parts = NetworkParts::synthetic_arch(&set, 64, &Arch::sfnnv5(), 3);
+    let net_path = dir.path().join("sf-like.nnue");
+    write_network(
+        &Network::from_parts(parts).unwrap(),
+        &net_path,
+        NetFormat::Own,
+    )
+    .unwrap();
+    let out = dir.path().join("viz");
+    run(Command::new(env!("CARGO_BIN_EXE_trainer"))
+        .arg("--plugin-dir")
+        .arg(target_dir().join("deps"))
+        .args(["viz", "--top", "1", "--positions", "300", "--net"])
+        .arg(&net_path)
+        .arg("--data")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/stockfish-sample-val.binpack"))
+        .arg("--out")
+        .arg(&out));
+    for b in 0..8 {
+        let svg = std::fs::read_to_string(out.join(format!("psqt-{b}.svg"))).unwrap();
+        assert!(svg.contains(&format!("PSQT weights of bucket {b}")));
+    }
+    let md = std::fs::read_to_string(out.join("insight.md")).unwrap();
+    assert!(md.contains("Positions per layer stack"), "{md}");
+    let stacks = std::fs::read_to_string(out.join("stacks.svg")).unwrap();
+    assert_eq!(stacks.matches("Stack ").count(), 8);
+    let weights = std::fs::read_to_string(out.join("weights.svg")).unwrap();
+    for layer in [
+        "W2 (hidden 1, 64 -&gt; 16",
+        "W3 (hidden 2, 30 -&gt; 32",
+        "W4 (output",
+        "PSQT (8 buckets)",
+    ] {
+        assert!(weights.contains(layer), "{layer}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("attribution.json")).unwrap()).unwrap();
+    assert_eq!(json["stacks"].as_array().unwrap().len(), 8);
 }

@@ -49,8 +49,6 @@ pub struct VizArgs {
 pub fn run(args: &VizArgs, registry: &PluginRegistry) -> Result<()> {
     let nnue = Nnue::load(&args.net, registry)?;
     let net = nnue.network();
-    net.thesis_only("trainer viz")
-        .map_err(|e| anyhow::anyhow!("{}: {e}", args.net.display()))?;
     let set = nnue.features();
     let samples = match &args.data {
         Some(path) => Some(data::first_samples(

@@ -5,7 +5,9 @@
 //! Per position and perspective every term's rows are summed apart (`c_t = Σ W1[i]` over the
 //! term's active features), so the accumulator is `b1 + Σ_t c_t` and the network *without* term
 //! t is the same forward pass from `b1 + Σ_{u≠t} c_u`: the term's inputs removed, its rows
-//! zeroed. Per term the report gives
+//! zeroed. In a shape with PSQT buckets the term's PSQT weights go with its rows; the position's
+//! piece count picks the layer stack and bucket, with or without the term. Per term the report
+//! gives
 //!
 //! - the loss over the positions without the term, against the loss with every term (the
 //!   trainer's score loss, `|W(target) − W(output)|^p`), and the mean absolute change of the
@@ -17,14 +19,15 @@
 //!   initialisation; only when the training data is given), and of all-zero rows;
 //! - the root mean square of its weights (float units).
 //!
-//! The same pass collects the activations of both clipped layers for the histograms.
+//! The same pass collects the activations for the histograms: what the first layer hands on
+//! (clipped accumulators or pairwise products) and the first hidden layer's outputs.
 
 use anyhow::Result;
 use rayon::prelude::*;
 use serde::Serialize;
 
 use nnue::Network;
-use nnue::reference::{accumulator, forward, row_sum};
+use nnue::reference::{accumulator, forward_shape, psqt_sum, row_sum};
 use plugin_api::{Color, FeatureSet, term_bit};
 
 use crate::data::{self, Format, ReadOptions, Sample};
@@ -69,6 +72,26 @@ pub struct Attribution {
     pub first_layer_activations: Vec<u64>,
     /// Counts of the hidden activations by value (0..=127).
     pub hidden_activations: Vec<u64>,
+    /// Per layer stack (when the shape has several), the positions it evaluated and the counts
+    /// of its first hidden layer's activations by value (0..=127).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stacks: Vec<StackActivations>,
+}
+
+/// What one layer stack did over the positions that use it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StackActivations {
+    /// Positions evaluated with this stack.
+    pub positions: usize,
+    /// Counts of its first hidden layer's activations by value (0..=127).
+    pub hidden_activations: Vec<u64>,
+}
+
+impl StackActivations {
+    /// Share of its hidden activations at 0 and at the clip (127).
+    pub fn zero_and_saturated(&self) -> (f64, f64) {
+        zero_and_saturated(&self.hidden_activations)
+    }
 }
 
 /// What one slice of positions adds up to.
@@ -82,10 +105,12 @@ struct Partial {
     seen: Vec<bool>,
     x: Vec<u64>,
     hidden: Vec<u64>,
+    stack_positions: Vec<usize>,
+    stack_hidden: Vec<Vec<u64>>,
 }
 
 impl Partial {
-    fn new(terms: usize, features: usize) -> Partial {
+    fn new(terms: usize, features: usize, stacks: usize) -> Partial {
         Partial {
             positions: 0,
             loss: 0.0,
@@ -95,6 +120,8 @@ impl Partial {
             seen: vec![false; features],
             x: vec![0; 128],
             hidden: vec![0; 128],
+            stack_positions: vec![0; stacks],
+            stack_hidden: vec![vec![0; 128]; stacks],
         }
     }
 
@@ -111,6 +138,13 @@ impl Partial {
             .iter_mut()
             .zip(&o.hidden)
             .for_each(|(a, b)| *a += b);
+        for (k, counts) in o.stack_hidden.iter().enumerate() {
+            self.stack_positions[k] += o.stack_positions[k];
+            self.stack_hidden[k]
+                .iter_mut()
+                .zip(counts)
+                .for_each(|(a, b)| *a += b);
+        }
         self
     }
 }
@@ -137,47 +171,61 @@ fn add_position(
 ) -> Result<()> {
     let stm = s.board.turn;
     let terms = set.terms().len();
-    // c[p][t]: the rows of term t summed for perspective p (side to move first).
-    let mut c = Vec::with_capacity(2);
+    // c[p][t]: the rows of term t summed for perspective p (side to move first); q[p][t] its
+    // PSQT sums (none without PSQT).
+    let (mut c, mut q) = (Vec::with_capacity(2), Vec::with_capacity(2));
     for p in [stm, stm.other()] {
         let features = term_features(set, s, p)?;
         for f in features.iter().flatten() {
             acc.seen[*f as usize] = true;
         }
         c.push(features.iter().map(|f| row_sum(net, f)).collect::<Vec<_>>());
+        q.push(
+            features
+                .iter()
+                .map(|f| psqt_sum(net, f))
+                .collect::<Vec<_>>(),
+        );
     }
-    let total: Vec<Vec<i64>> = c
-        .iter()
-        .map(|terms_of_p| {
-            (0..net.l1())
-                .map(|k| terms_of_p.iter().map(|ct| ct[k]).sum())
-                .collect()
-        })
-        .collect();
+    let sum_terms = |parts: &[Vec<i64>], width: usize| -> Vec<i64> {
+        (0..width)
+            .map(|k| parts.iter().map(|part| part[k]).sum())
+            .collect()
+    };
+    let buckets = net.arch().psqt_buckets;
+    let total: Vec<Vec<i64>> = c.iter().map(|p| sum_terms(p, net.l1())).collect();
+    let total_psqt: Vec<Vec<i64>> = q.iter().map(|p| sum_terms(p, buckets)).collect();
+    let pieces = (s.board.by_color[0] | s.board.by_color[1]).count_ones();
+    // The network on the two perspectives' row and PSQT sums.
+    let forward = |rows: [&[i64]; 2], psqt: [&[i64]; 2]| {
+        let accs = rows.map(|r| accumulator(net, r));
+        forward_shape(net, [&accs[0], &accs[1]], psqt, pieces)
+    };
     let target = loss.sample_target(f64::from(s.score), s.result);
-    let full = forward(
-        net,
-        &accumulator(net, &total[0]),
-        &accumulator(net, &total[1]),
-    );
+    let full = forward([&total[0], &total[1]], [&total_psqt[0], &total_psqt[1]]);
     let out = f64::from(full.output);
     acc.positions += 1;
     acc.loss += loss.sample_loss(out, target);
     for &v in &full.x {
         acc.x[v as usize] += 1;
     }
+    let stack = net.arch().stack_of(pieces);
+    acc.stack_positions[stack] += 1;
     for &v in &full.hidden {
         acc.hidden[v as usize] += 1;
+        acc.stack_hidden[stack][v as usize] += 1;
     }
     let l1 = net.l1() as f64;
     for t in 0..terms {
-        let without =
-            |p: usize| -> Vec<i64> { total[p].iter().zip(&c[p][t]).map(|(a, b)| a - b).collect() };
-        let reduced = forward(
-            net,
-            &accumulator(net, &without(0)),
-            &accumulator(net, &without(1)),
-        );
+        let minus = |all: &[i64], part: &[i64]| -> Vec<i64> {
+            all.iter().zip(part).map(|(a, b)| a - b).collect()
+        };
+        let rows = [minus(&total[0], &c[0][t]), minus(&total[1], &c[1][t])];
+        let psqt = [
+            minus(&total_psqt[0], &q[0][t]),
+            minus(&total_psqt[1], &q[1][t]),
+        ];
+        let reduced = forward([&rows[0], &rows[1]], [&psqt[0], &psqt[1]]);
         let out_t = f64::from(reduced.output);
         acc.loss_without[t] += loss.sample_loss(out_t, target);
         acc.eval_change[t] += (out - out_t).abs();
@@ -201,11 +249,12 @@ pub fn attribute(
 ) -> Result<Attribution> {
     let terms = set.terms().len();
     let n = set.size() as usize;
+    let stacks = net.arch().stacks;
     // Slices summed in order, so that the sums (and the report) do not depend on threads.
     let partials = samples
         .par_chunks(256)
         .map(|chunk| {
-            let mut acc = Partial::new(terms, n);
+            let mut acc = Partial::new(terms, n, stacks);
             for s in chunk {
                 add_position(net, set, loss, s, &mut acc)?;
             }
@@ -214,7 +263,7 @@ pub fn attribute(
         .collect::<Result<Vec<Partial>>>()?;
     let total = partials
         .into_iter()
-        .fold(Partial::new(terms, n), Partial::merge);
+        .fold(Partial::new(terms, n, stacks), Partial::merge);
     let positions = total.positions.max(1) as f64;
     let contribution_sum: f64 = total.abs_contribution.iter().sum::<f64>().max(1e-12);
     let l1 = net.l1();
@@ -254,6 +303,18 @@ pub fn attribute(
         terms: lines,
         first_layer_activations: total.x,
         hidden_activations: total.hidden,
+        stacks: match stacks {
+            1 => Vec::new(),
+            _ => total
+                .stack_positions
+                .iter()
+                .zip(total.stack_hidden)
+                .map(|(&positions, hidden_activations)| StackActivations {
+                    positions,
+                    hidden_activations,
+                })
+                .collect(),
+        },
     })
 }
 

@@ -80,6 +80,66 @@ pub fn feature_rms(w1: &[i16], l1: usize) -> Vec<f64> {
         .collect()
 }
 
+/// The PSQT weights of bucket `b`, one per feature, divided by 16: in Stockfish's internal
+/// units, where a piece-square feature starts at its piece's value (nnue-pytorch's init).
+pub fn psqt_weights(net: &Network, b: usize) -> Vec<f64> {
+    let buckets = net.arch().psqt_buckets;
+    net.psqt()
+        .iter()
+        .skip(b)
+        .step_by(buckets.max(1))
+        .map(|&w| f64::from(w) / 16.0)
+        .collect()
+}
+
+/// The weight histograms' panels: W1, b1, then each later layer's weights and biases (every
+/// stack's together), and the PSQT weights; the thesis's shape as before (W2, b2, W3).
+fn weight_panels(net: &Network, w1: &[i16]) -> Vec<(String, Vec<f64>)> {
+    let to_f64 = |v: &[i16]| v.iter().map(|&x| f64::from(x)).collect::<Vec<_>>();
+    let mut panels = vec![
+        ("W1 (first layer)".to_string(), to_f64(w1)),
+        ("b1".to_string(), to_f64(net.b1())),
+    ];
+    let arch = net.arch();
+    if arch.is_thesis() {
+        let i8s = |v: &[i8]| v.iter().map(|&x| f64::from(x)).collect::<Vec<_>>();
+        panels.push(("W2 (hidden)".into(), i8s(net.w2())));
+        panels.push((
+            "b2".into(),
+            net.b2().iter().map(|&x| f64::from(x)).collect(),
+        ));
+        panels.push(("W3 (output)".into(), i8s(net.w3())));
+        return panels;
+    }
+    let layers = arch.layers(net.l1());
+    let stacks = format!("{} stack(s)", arch.stacks);
+    for (i, &(inputs, outputs)) in layers.iter().enumerate() {
+        let what = if i + 1 == layers.len() {
+            "output".to_string()
+        } else {
+            format!("hidden {}", i + 1)
+        };
+        let (mut w, mut b) = (Vec::new(), Vec::new());
+        for stack in net.stacks() {
+            let layer = &stack[i];
+            w.extend(layer.weights().iter().map(|&x| f64::from(x)));
+            b.extend(layer.biases().iter().map(|&x| f64::from(x)));
+        }
+        panels.push((
+            format!("W{} ({what}, {inputs} -> {outputs}, {stacks})", i + 2),
+            w,
+        ));
+        panels.push((format!("b{}", i + 2), b));
+    }
+    if arch.psqt_buckets > 0 {
+        panels.push((
+            format!("PSQT ({} buckets)", arch.psqt_buckets),
+            net.psqt().iter().map(|&x| f64::from(x)).collect(),
+        ));
+    }
+    panels
+}
+
 /// A histogram of `values` in `bins` equal bins over their range: `(lo, hi, count)`.
 fn histogram(values: impl Iterator<Item = f64> + Clone, bins: usize) -> Vec<(f64, f64, f64)> {
     let (lo, hi) = values
@@ -219,7 +279,14 @@ pub fn write(
                             100.0 * x0,
                             100.0 * x127
                         ),
-                        x_desc: "clamp(accumulator, 0, 127), values 1 to 126".into(),
+                        x_desc: match net.arch().ft_output {
+                            nnue::FtOutput::ClippedRelu => {
+                                "clamp(accumulator, 0, 127), values 1 to 126".into()
+                            }
+                            nnue::FtOutput::Pairwise => {
+                                "pairwise product of the clipped halves, values 1 to 126".into()
+                            }
+                        },
                         y_desc: "values".into(),
                         bars: counts(&a.first_layer_activations),
                         categories: Vec::new(),
@@ -249,34 +316,63 @@ pub fn write(
                 100.0 * h127
             );
             md.push_str(&img("activations", "activations.svg"));
+            if !a.stacks.is_empty() {
+                let panels: Vec<BarPanel> = a
+                    .stacks
+                    .iter()
+                    .enumerate()
+                    .map(|(k, st)| {
+                        let (z, sat) = st.zero_and_saturated();
+                        BarPanel {
+                            title: format!(
+                                "Stack {k} ({} positions): {:.1}% zero, {:.1}% at 127",
+                                st.positions,
+                                100.0 * z,
+                                100.0 * sat
+                            ),
+                            x_desc: "first hidden layer's activation, values 1 to 126".into(),
+                            y_desc: "values".into(),
+                            bars: counts(&st.hidden_activations),
+                            categories: Vec::new(),
+                        }
+                    })
+                    .collect();
+                plot::bar_panels(
+                    &dir.join("stacks.svg"),
+                    &format!(
+                        "Each layer stack's first hidden layer, {name}, over {} positions",
+                        a.positions
+                    ),
+                    4,
+                    &panels,
+                )?;
+                let _ = writeln!(
+                    md,
+                    "Positions per layer stack (chosen by piece count): {}.\n",
+                    a.stacks
+                        .iter()
+                        .enumerate()
+                        .map(|(k, st)| format!("{k}: {}", st.positions))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                md.push_str(&img("layer stacks", "stacks.svg"));
+            }
             Some(a)
         }
         None => None,
     };
 
-    let panels = [
-        (
-            "W1 (first layer)",
-            w1.iter().map(|&v| f64::from(v)).collect::<Vec<_>>(),
-        ),
-        ("b1", net.b1().iter().map(|&v| f64::from(v)).collect()),
-        (
-            "W2 (hidden)",
-            net.w2().iter().map(|&v| f64::from(v)).collect(),
-        ),
-        ("b2", net.b2().iter().map(|&v| f64::from(v)).collect()),
-        (
-            "W3 (output)",
-            net.w3().iter().map(|&v| f64::from(v)).collect(),
-        ),
-    ]
-    .map(|(title, values)| BarPanel {
-        title: format!("{title}: {} values", values.len()),
-        x_desc: "quantized value".into(),
-        y_desc: "count".into(),
-        bars: histogram(values.iter().copied(), 60),
-        categories: Vec::new(),
-    });
+    let panels: Vec<BarPanel> = weight_panels(net, &w1)
+        .into_iter()
+        .map(|(title, values)| BarPanel {
+            title: format!("{title}: {} values", values.len()),
+            x_desc: "quantized value".into(),
+            y_desc: "count".into(),
+            bars: histogram(values.iter().copied(), 60),
+            categories: Vec::new(),
+        })
+        .collect();
     plot::bar_panels(
         &dir.join("weights.svg"),
         &format!("Weights of {name}"),
@@ -321,6 +417,31 @@ pub fn write(
         md,
         "Strongest neurons by first-layer weight norm:\n\n{gallery}"
     );
+    let buckets = net.arch().psqt_buckets;
+    if buckets > 0 {
+        let mut gallery = String::new();
+        for b in 0..buckets {
+            let values = psqt_weights(net, b);
+            let m = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            let file = format!("psqt-{b}.svg");
+            save(
+                &file,
+                &pictures::draw(
+                    &format!("{name}: PSQT weights of bucket {b}"),
+                    &layouts,
+                    &values,
+                    Scale::Diverging(m),
+                    "PSQT weight / 16 (Stockfish's internal units)",
+                )?,
+            )?;
+            gallery.push_str(img(&format!("PSQT bucket {b}"), &file).trim_end());
+            gallery.push('\n');
+        }
+        let _ = writeln!(
+            md,
+            "PSQT weights per bucket (the bucket of a position with n pieces is (n − 1) · {buckets} / 32; a position's PSQT term is half the difference of both sides' sums, / 16):\n\n{gallery}"
+        );
+    }
     Ok(Insight {
         neurons,
         attribution,
