@@ -193,7 +193,7 @@ fn removing_a_block_is_evaluating_the_network_with_its_rows_zeroed() {
         let a = attribute(&nnue.network(), nnue.features(), &samples, &loss, None).unwrap();
         assert_eq!(a.positions, samples.len());
         assert!(
-            (a.loss - engine_loss(&nnue)).abs() < 1e-12,
+            (a.loss - engine_loss(nnue)).abs() < 1e-12,
             "{} vs the engine's",
             a.loss
         );
