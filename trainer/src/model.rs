@@ -709,29 +709,18 @@ impl Model {
         if self.arch.stacks == 1 {
             return f(x, 0);
         }
-        let stack: Vec<usize> = input
-            .pieces
-            .iter()
-            .map(|&n| self.arch.stack_of(u32::from(n)))
-            .collect();
-        let mut order: Vec<i64> = (0..stack.len() as i64).collect();
-        order.sort_by_key(|&i| stack[i as usize]);
-        let mut back = vec![0i64; order.len()];
-        for (at, &i) in order.iter().enumerate() {
-            back[i as usize] = at as i64;
-        }
+        let order = StackOrder::new(&self.arch, &input.pieces);
         let device = x.device();
-        let sorted = x.index_select(0, &Tensor::from_slice(&order).to_device(device));
+        let sorted = x.index_select(0, &Tensor::from_slice(&order.order).to_device(device));
         let mut parts = Vec::new();
         let mut start = 0i64;
-        for k in 0..self.arch.stacks {
-            let count = stack.iter().filter(|&&s| s == k).count() as i64;
+        for (k, &count) in order.counts.iter().enumerate() {
             if count > 0 {
                 parts.push(f(&sorted.narrow(0, start, count), k));
                 start += count;
             }
         }
-        Tensor::cat(&parts, 0).index_select(0, &Tensor::from_slice(&back).to_device(device))
+        Tensor::cat(&parts, 0).index_select(0, &Tensor::from_slice(&order.back).to_device(device))
     }
 
     /// Layer stack `k` on the rows of `x` (what the first layer hands on): the output `[rows]`
