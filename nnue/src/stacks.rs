@@ -249,44 +249,50 @@ mod x86 {
         }
     }
 
-    /// [`rows_avx2`] 64 bytes at a time with AVX-512 BW, the last 32 with AVX2.
-    #[target_feature(enable = "avx512f,avx512bw,avx2")]
-    pub unsafe fn rows_avx512<const R: usize>(x: &[u8], w: &[i8], out: &mut [i32; 8]) {
+    /// R rows' sums over the whole 64-byte blocks of `x`, `step` adding one block of a row's
+    /// products to its accumulator, then the tail ([`finish_avx512`]): the loop of
+    /// [`rows_avx512`] and [`rows_vnni`], inlined into each with its own instructions.
+    #[inline(always)]
+    unsafe fn rows_512<const R: usize>(
+        x: &[u8],
+        w: &[i8],
+        out: &mut [i32; 8],
+        step: impl Fn(__m512i, __m512i, __m512i) -> __m512i,
+    ) {
         let (n, wide) = (x.len(), x.len() / 64 * 64);
-        let ones = _mm512_set1_epi16(1);
-        let mut acc = [_mm512_setzero_si512(); R];
+        // SAFETY: the callers enable AVX-512.
+        let mut acc = [unsafe { _mm512_setzero_si512() }; R];
         for k in (0..wide).step_by(64) {
             // SAFETY: k + 64 <= n; row r's bytes are w[r·n .. (r + 1)·n].
             unsafe {
                 let xv = _mm512_loadu_si512(x.as_ptr().add(k).cast());
                 for (r, a) in acc.iter_mut().enumerate() {
                     let wv = _mm512_loadu_si512(w.as_ptr().add(r * n + k).cast());
-                    *a =
-                        _mm512_add_epi32(*a, _mm512_madd_epi16(_mm512_maddubs_epi16(xv, wv), ones));
+                    *a = step(*a, xv, wv);
                 }
             }
         }
-        // SAFETY: AVX-512 and AVX2 are enabled here; the slices are as this function's.
+        // SAFETY: the callers enable AVX-512 and AVX2; the slices are as theirs.
         unsafe { finish_avx512(acc, x, w, out) }
+    }
+
+    /// [`rows_avx2`] 64 bytes at a time with AVX-512 BW, the last 32 with AVX2.
+    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    pub unsafe fn rows_avx512<const R: usize>(x: &[u8], w: &[i8], out: &mut [i32; 8]) {
+        let ones = _mm512_set1_epi16(1);
+        // SAFETY: AVX-512 BW and AVX2 are enabled here; the slices are as this function's.
+        unsafe {
+            rows_512::<R>(x, w, out, |a, xv, wv| {
+                _mm512_add_epi32(a, _mm512_madd_epi16(_mm512_maddubs_epi16(xv, wv), ones))
+            })
+        }
     }
 
     /// [`rows_avx512`] with `vpdpbusd` (four products summed into `i32` in one instruction).
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2")]
     pub unsafe fn rows_vnni<const R: usize>(x: &[u8], w: &[i8], out: &mut [i32; 8]) {
-        let (n, wide) = (x.len(), x.len() / 64 * 64);
-        let mut acc = [_mm512_setzero_si512(); R];
-        for k in (0..wide).step_by(64) {
-            // SAFETY: k + 64 <= n; row r's bytes are w[r·n .. (r + 1)·n].
-            unsafe {
-                let xv = _mm512_loadu_si512(x.as_ptr().add(k).cast());
-                for (r, a) in acc.iter_mut().enumerate() {
-                    let wv = _mm512_loadu_si512(w.as_ptr().add(r * n + k).cast());
-                    *a = _mm512_dpbusd_epi32(*a, xv, wv);
-                }
-            }
-        }
-        // SAFETY: AVX-512 and AVX2 are enabled here; the slices are as this function's.
-        unsafe { finish_avx512(acc, x, w, out) }
+        // SAFETY: AVX-512 VNNI and AVX2 are enabled here; the slices are as this function's.
+        unsafe { rows_512::<R>(x, w, out, |a, xv, wv| _mm512_dpbusd_epi32(a, xv, wv)) }
     }
 }
 

@@ -17,7 +17,7 @@ use std::process::{Command, Output, Stdio};
 
 fn trainer() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_trainer"));
-    c.arg("--plugin-dir").arg(target_dir().join("deps"));
+    c.arg("--plugin-dir").arg(paths::plugin_dir());
     c
 }
 

@@ -28,7 +28,7 @@ fn run(cmd: &mut Command) -> String {
 fn plugin_dir_with_fixture(dir: &Path) -> PathBuf {
     let plugins = dir.join("plugins");
     std::fs::create_dir_all(&plugins).unwrap();
-    let deps = target_dir().join("deps");
+    let deps = paths::plugin_dir();
     for (lib, name) in [
         ("libnnue_plugin_all.so", "libnnue_plugin_all.so"),
         (
@@ -102,7 +102,7 @@ fn the_thesis_networks_are_attributed_block_by_block() {
     let out = dir.path().join("mb");
     run(Command::new(env!("CARGO_BIN_EXE_trainer"))
         .arg("--plugin-dir")
-        .arg(target_dir().join("deps"))
+        .arg(paths::plugin_dir())
         .args(["viz", "--top", "1", "--positions", "400", "--net"])
         .arg(shared().join("nets/thesis/all+mb.nn"))
         .arg("--data")
@@ -137,7 +137,7 @@ fn a_neuron_that_does_not_exist_is_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_trainer"))
         .arg("--plugin-dir")
-        .arg(target_dir().join("deps"))
+        .arg(paths::plugin_dir())
         .args(["viz", "--neuron", "512", "--net"])
         .arg(shared().join("nets/thesis/all.nn"))
         .arg("--out")
@@ -159,7 +159,7 @@ fn removing_a_block_is_evaluating_the_network_with_its_rows_zeroed() {
     use trainer::insight::attribution::attribute;
     use trainer::train::loss::ScoreLoss;
 
-    let registry = plugin_api::PluginRegistry::discover(Some(&target_dir().join("deps"))).unwrap();
+    let registry = paths::registry();
     let thesis = Nnue::load(&shared().join("nets/thesis/all+h+v.nn"), &registry).unwrap();
     // Stockfish's shape on the same set: a term's PSQT weights go with its rows, and each
     // position's piece count picks its stack and bucket with or without the term.
@@ -235,7 +235,7 @@ fn removing_a_block_is_evaluating_the_network_with_its_rows_zeroed() {
 fn a_network_of_stockfishs_shape_is_drawn_with_its_psqt_buckets_and_stacks() {
     use nnue::{Arch, NetFormat, Network, NetworkParts, write_network};
     let dir = tempfile::tempdir().unwrap();
-    let registry = plugin_api::PluginRegistry::discover(Some(&target_dir().join("deps"))).unwrap();
+    let registry = paths::registry();
     let set = registry.feature_set("all+h").unwrap();
     let parts = NetworkParts::synthetic_arch(&set, 64, &Arch::sfnnv5(), 3);
     let net_path = dir.path().join("sf-like.nnue");
@@ -248,7 +248,7 @@ fn a_network_of_stockfishs_shape_is_drawn_with_its_psqt_buckets_and_stacks() {
     let out = dir.path().join("viz");
     run(Command::new(env!("CARGO_BIN_EXE_trainer"))
         .arg("--plugin-dir")
-        .arg(target_dir().join("deps"))
+        .arg(paths::plugin_dir())
         .args(["viz", "--top", "1", "--positions", "300", "--net"])
         .arg(&net_path)
         .arg("--data")

@@ -4,17 +4,20 @@
 //! `halfka_v2_hm^` network trained with `--arch sfnnv5` loads in the real Stockfish 15.1 and
 //! evaluates there as in host.
 
+#[path = "common/paths.rs"]
+mod paths;
 #[path = "../../host/tests/common/stockfish_eval.rs"]
 mod stockfish_eval;
 
-use std::path::{Path, PathBuf};
+use paths::{plugin_dir, registry};
+use std::path::Path;
 use std::process::Command;
 
 use nnue::{
     AccumulatorStack, Activation, Arch, BucketRule, FtOutput, Hidden, Kernels, NetFormat, Nnue,
     OutputRule,
 };
-use plugin_api::{PluginRegistry, board_from_position};
+use plugin_api::board_from_position;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use shakmaty::fen::Fen;
@@ -31,18 +34,6 @@ use trainer::train::objective::{Batch, Method, ScoreBatch, train_step};
 use trainer::train::optim::{Adam, AdamConfig};
 use trainer::train::psqt_init::psqt_piece_values;
 use trainer::train::quant::compare;
-
-fn plugin_dir() -> PathBuf {
-    std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn registry() -> PluginRegistry {
-    PluginRegistry::discover(Some(&plugin_dir())).unwrap()
-}
 
 fn kernels() -> Kernels {
     Kernels::best()

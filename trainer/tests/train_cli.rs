@@ -3,24 +3,18 @@
 //! exported network loads in host; the report prints its statistics.
 
 mod common;
+#[path = "common/paths.rs"]
+mod paths;
 use common::fingerprint;
+use paths::{plugin_dir, registry};
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use nnue::{Nnue, WeightType};
-use plugin_api::PluginRegistry;
 use trainer::data::synthetic::random_games;
 use trainer::data::{self, Format, Sample};
-
-fn plugin_dir() -> PathBuf {
-    std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
 
 fn trainer() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_trainer"));
@@ -147,7 +141,7 @@ fn train_export_and_report_from_the_command_line() {
         std::fs::read(&net).unwrap() == std::fs::read(out.join("nets/epoch-0004.nnue")).unwrap(),
         "export differs from the training loop's"
     );
-    let registry = PluginRegistry::discover(Some(&plugin_dir())).unwrap();
+    let registry = registry();
     let nnue = Nnue::load(&net, &registry).unwrap();
     assert_eq!(nnue.features().name(), "all");
 
@@ -193,7 +187,7 @@ fn i8_blocks_are_exported_as_i8_and_a_stray_name_is_refused() {
     args.extend(["--i8-blocks".to_string(), "h".to_string()]);
     let o = run(&args);
     assert!(o.status.success(), "{}", text(&o));
-    let registry = PluginRegistry::discover(Some(&plugin_dir())).unwrap();
+    let registry = registry();
     let nnue = Nnue::load(&out.join("nets/epoch-0001.nnue"), &registry).unwrap();
     let net = nnue.network();
     let types: Vec<WeightType> = net.blocks().iter().map(|b| b.weight_type).collect();

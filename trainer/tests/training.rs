@@ -4,12 +4,15 @@
 //! quantization error, and PQR training works from scratch and from a checkpoint.
 
 mod common;
+#[path = "common/paths.rs"]
+mod paths;
 use common::fingerprint;
+use paths::registry;
 
 use std::path::{Path, PathBuf};
 
 use nnue::{Kernels, Nnue, SimdLevel};
-use plugin_api::{FeatureSet, PluginRegistry};
+use plugin_api::FeatureSet;
 use tch::Device;
 use trainer::checked::{Count, L1Width};
 use trainer::data::filter::FilterConfig;
@@ -22,18 +25,6 @@ use trainer::train::objective::Method;
 use trainer::train::quant::{float_outputs, quantized_outputs, summarize};
 use trainer::train::run::{DataFile, Runtime, TrainConfig, TrainError, TrainState, train};
 use trainer::train::settings::TrainSettings;
-
-fn plugin_dir() -> PathBuf {
-    std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn registry() -> PluginRegistry {
-    PluginRegistry::discover(Some(&plugin_dir())).unwrap()
-}
 
 fn write(path: &Path, samples: &[Sample]) {
     let mut w = data::create_writer(path, Format::Binpack).unwrap();

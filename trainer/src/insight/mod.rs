@@ -394,23 +394,25 @@ pub fn write(
         )?,
     )?;
     md.push_str(&img("feature weight RMS", "features.svg"));
+    // One value per feature drawn in the blocks' geometry around 0, into `file`: its image
+    // line for a gallery.
+    let diverging = |file: &str, title: &str, values: &[f64], unit: &str, alt: &str| {
+        let m = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        save(
+            file,
+            &pictures::draw(title, &layouts, values, Scale::Diverging(m), unit)?,
+        )?;
+        Ok::<_, anyhow::Error>(format!("{}\n", img(alt, file).trim_end()))
+    };
     let mut gallery = String::new();
     for &k in &neurons {
-        let values = neuron_weights(&w1, l1, k);
-        let m = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        let file = format!("neuron-{k}.svg");
-        save(
-            &file,
-            &pictures::draw(
-                &format!("{name}: first-layer weights of neuron {k}"),
-                &layouts,
-                &values,
-                Scale::Diverging(m),
-                "weight (float units, 1.0 = 127)",
-            )?,
-        )?;
-        gallery.push_str(img(&format!("neuron {k}"), &file).trim_end());
-        gallery.push('\n');
+        gallery.push_str(&diverging(
+            &format!("neuron-{k}.svg"),
+            &format!("{name}: first-layer weights of neuron {k}"),
+            &neuron_weights(&w1, l1, k),
+            "weight (float units, 1.0 = 127)",
+            &format!("neuron {k}"),
+        )?);
     }
     // One paragraph: the HTML page shows the neurons side by side.
     let _ = writeln!(
@@ -421,21 +423,13 @@ pub fn write(
     if buckets > 0 {
         let mut gallery = String::new();
         for b in 0..buckets {
-            let values = psqt_weights(net, b);
-            let m = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-            let file = format!("psqt-{b}.svg");
-            save(
-                &file,
-                &pictures::draw(
-                    &format!("{name}: PSQT weights of bucket {b}"),
-                    &layouts,
-                    &values,
-                    Scale::Diverging(m),
-                    "PSQT weight / 16 (Stockfish's internal units)",
-                )?,
-            )?;
-            gallery.push_str(img(&format!("PSQT bucket {b}"), &file).trim_end());
-            gallery.push('\n');
+            gallery.push_str(&diverging(
+                &format!("psqt-{b}.svg"),
+                &format!("{name}: PSQT weights of bucket {b}"),
+                &psqt_weights(net, b),
+                "PSQT weight / 16 (Stockfish's internal units)",
+                &format!("PSQT bucket {b}"),
+            )?);
         }
         let _ = writeln!(
             md,

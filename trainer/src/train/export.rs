@@ -52,6 +52,11 @@ pub const HIDDEN_ROUNDING: i32 = 32;
 /// Added to the quantized output bias: half of the `>> 4` step.
 pub const OUTPUT_ROUNDING: i32 = 8;
 
+/// `round(v · scale) + offset`, saturated to `lo..=hi`.
+fn quantize_one(v: f32, scale: f64, offset: i64, lo: i64, hi: i64) -> i64 {
+    ((f64::from(v) * scale).round() as i64 + offset).clamp(lo, hi)
+}
+
 fn quantize_vec<T>(values: &[f32], scale: f64, offset: i64, lo: i64, hi: i64) -> Vec<T>
 where
     T: TryFrom<i64>,
@@ -59,10 +64,7 @@ where
 {
     values
         .iter()
-        .map(|&v| {
-            let q = ((f64::from(v) * scale).round() as i64 + offset).clamp(lo, hi);
-            T::try_from(q).expect("clamped into range")
-        })
+        .map(|&v| T::try_from(quantize_one(v, scale, offset, lo, hi)).expect("clamped into range"))
         .collect()
 }
 
@@ -159,7 +161,7 @@ pub fn quantize(model: &Model, name: &str, blocks: Vec<BlockInfo>) -> Result<Net
                         biases: b
                             .iter()
                             .zip(&offsets)
-                            .map(|(v, &o)| quantize_vec(&[*v], bs, o, i32_lo, i32_hi)[0])
+                            .map(|(&v, &o)| quantize_one(v, bs, o, i32_lo, i32_hi) as i32)
                             .collect(),
                     }
                 })
