@@ -102,13 +102,15 @@ pub fn markdown(r: &ExperimentReport) -> String {
     let s = &r.settings;
     let mut out = String::new();
     let _ = writeln!(out, "## Experiment `{}`\n", r.experiment);
-    let layers = match r.shapes.is_empty() {
-        true => s.layers_label(),
-        false => format!("{}, in each shape below", s.l1),
+    // The thesis's shape as the reports have always written it.
+    let layers = match (&s.arch, r.shapes.is_empty()) {
+        (None, true) => format!("(N → {}) × 2 → {} → 1", s.l1, s.l2),
+        (Some(_), true) => format!("N → {}", s.layers_label()),
+        (_, false) => format!("N → {}, in each shape below", s.l1),
     };
     let _ = writeln!(
         out,
-        "Networks N → {layers}, {} training, batch {}, lr {}, γ {}, {} epochs of {} positions, {} run(s) per feature set, data `{}`.\n",
+        "Networks {layers}, {} training, batch {}, lr {}, γ {}, {} epochs of {} positions, {} run(s) per feature set, data `{}`.\n",
         match s.method {
             MethodName::Score => "score-target",
             MethodName::Pqr => "PQR",
