@@ -75,6 +75,10 @@ enum Command {
         /// (`positions P evals_per_second X checksum C`).
         #[arg(long, requires = "games")]
         repeat: Option<u32>,
+        /// With --games: refresh a perspective on each of its king's moves from all its rows,
+        /// without the refresh cache, as Stockfish 15.1 does (for side-by-side speed).
+        #[arg(long, requires = "games")]
+        full_refresh: bool,
         /// Kernels: scalar, avx2, avx512 or avx512vnni (default: $NNUE_SIMD, else the best).
         #[arg(long)]
         simd: Option<String>,
@@ -177,6 +181,7 @@ fn main() -> ExitCode {
             fens,
             games,
             repeat,
+            full_refresh,
             simd,
             stacks,
         } => match (fens, games) {
@@ -191,7 +196,7 @@ fn main() -> ExitCode {
                 args.plugin_dir.as_deref(),
                 net,
                 games,
-                (simd.as_deref(), *repeat),
+                (simd.as_deref(), *repeat, *full_refresh),
                 &mut out,
             ),
             (None, None) => unreachable!("clap requires --fens or --games"),

@@ -355,6 +355,13 @@ impl RowLists {
     /// (slot 1) first-layer rows, so the same row lists serve both.
     #[inline]
     pub fn apply_psqt(&self, dst: &mut [i32], src: &[i32], psqt: &[AlignedVec<i32>; 2]) {
+        if let (Ok(dst), Ok(src)) = (
+            <&mut [i32; 8]>::try_from(&mut *dst),
+            <&[i32; 8]>::try_from(src),
+        ) {
+            // Stockfish's 8 buckets: whole rows of a known length, one vector operation each.
+            return self.apply_psqt_fixed(dst, src, psqt);
+        }
         let b = dst.len();
         dst.copy_from_slice(src);
         for ((add, sub), rows) in self.add.iter().zip(&self.sub).zip(psqt) {
@@ -371,6 +378,32 @@ impl RowLists {
                     .for_each(|(d, &w)| *d = d.wrapping_sub(w));
             }
         }
+    }
+
+    /// [`apply_psqt`](Self::apply_psqt) for B buckets known at compile time.
+    #[inline]
+    fn apply_psqt_fixed<const B: usize>(
+        &self,
+        dst: &mut [i32; B],
+        src: &[i32; B],
+        psqt: &[AlignedVec<i32>; 2],
+    ) {
+        let mut sum = *src;
+        for ((add, sub), rows) in self.add.iter().zip(&self.sub).zip(psqt) {
+            let row = |r: u32| -> &[i32; B] {
+                let at = r as usize * B;
+                rows[at..at + B].try_into().expect("B values")
+            };
+            for &r in add {
+                let w = row(r);
+                (0..B).for_each(|k| sum[k] = sum[k].wrapping_add(w[k]));
+            }
+            for &r in sub {
+                let w = row(r);
+                (0..B).for_each(|k| sum[k] = sum[k].wrapping_sub(w[k]));
+            }
+        }
+        *dst = sum;
     }
 
     /// Rows added and subtracted, of both types.

@@ -438,35 +438,72 @@ pub struct Affine {
     outputs: usize,
     pub(crate) weights: AlignedVec<i8>,
     pub(crate) biases: AlignedVec<i32>,
-    /// The weights with each row zero-padded to a multiple of 32 inputs (what the SIMD kernels
-    /// read, with inputs zero-padded alike); empty when `inputs` is one already.
+    /// Whether the layer keeps the copies below for [`crate::stacks`]' kernels (not in the
+    /// thesis's shape, whose own kernels read the arranged network).
+    copies: bool,
+    /// A one-output layer's row zero-padded to a multiple of 32 inputs (what the SIMD kernel
+    /// reads, with inputs zero-padded alike); empty when `inputs` is one already, or without
+    /// copies.
     pub(crate) padded: AlignedVec<i8>,
+    /// The weights by blocks of four inputs, for layers of more than one output: block `c`
+    /// holds every output's weights of inputs `4c .. 4c + 4` (`[stride / 4][outputs16][4]`,
+    /// outputs zero-padded to a multiple of 16), so that one broadcast block of inputs
+    /// multiplies 16 outputs at once: Stockfish 15.1's order for its layer kernels
+    /// (`layers/affine_transform.h`, `get_weight_index`). Empty for one output, or without
+    /// copies.
+    pub(crate) columns: AlignedVec<i8>,
 }
 
 impl Affine {
-    /// The layer of `weights` (`outputs × inputs`) and `biases` (lengths checked by the caller).
-    fn new(inputs: usize, outputs: usize, weights: &[i8], biases: &[i32]) -> Affine {
+    /// The layer of `weights` (`outputs × inputs`) and `biases` (lengths checked by the caller),
+    /// with the copies the layer-stack kernels read when `copies` is set.
+    fn new(inputs: usize, outputs: usize, weights: &[i8], biases: &[i32], copies: bool) -> Affine {
         let stride = inputs.next_multiple_of(32);
-        let rows = if stride == inputs { 0 } else { outputs };
+        let rows = if copies && outputs == 1 && stride != inputs {
+            1
+        } else {
+            0
+        };
         let mut padded = AlignedVec::zeroed(rows * stride);
-        for (dst, row) in padded
+        padded
             .chunks_exact_mut(stride)
             .zip(weights.chunks_exact(inputs.max(1)))
+            .for_each(|(dst, row)| dst[..inputs].copy_from_slice(row));
+        let outputs16 = if copies && outputs > 1 {
+            outputs.next_multiple_of(16)
+        } else {
+            0
+        };
+        let mut columns = AlignedVec::zeroed(stride * outputs16);
+        for (o, row) in weights
+            .chunks_exact(inputs.max(1))
+            .enumerate()
+            .take(outputs16)
         {
-            dst[..inputs].copy_from_slice(row);
+            for (i, &w) in row.iter().enumerate() {
+                columns[(i / 4 * outputs16 + o) * 4 + i % 4] = w;
+            }
         }
         Affine {
             inputs,
             outputs,
             weights: AlignedVec::from_slice(weights),
             biases: AlignedVec::from_slice(biases),
+            copies,
             padded,
+            columns,
         }
     }
 
-    /// Rebuilds the padded rows after `weights` changed (a neuron reordering).
+    /// Rebuilds the kernels' copies after `weights` changed (a neuron reordering).
     pub(crate) fn repad(&mut self) {
-        *self = Affine::new(self.inputs, self.outputs, &self.weights, &self.biases);
+        *self = Affine::new(
+            self.inputs,
+            self.outputs,
+            &self.weights,
+            &self.biases,
+            self.copies,
+        );
     }
 
     /// The inputs of a row as the SIMD kernels read it: `inputs` rounded up to 32.
@@ -474,13 +511,22 @@ impl Affine {
         self.inputs.next_multiple_of(32)
     }
 
-    /// The rows zero-padded to [`stride`](Self::stride) inputs.
+    /// A one-output layer's row zero-padded to [`stride`](Self::stride) inputs.
     pub fn padded(&self) -> &[i8] {
         if self.padded.is_empty() {
             &self.weights
         } else {
             &self.padded
         }
+    }
+
+    /// The weights by blocks of four inputs (see the field), and the padded output count of
+    /// that order (0: a one-output layer, which has no such order).
+    pub fn columns(&self) -> (&[i8], usize) {
+        (
+            &self.columns,
+            self.columns.len().checked_div(self.stride()).unwrap_or(0),
+        )
     }
 
     /// Inputs per output.
@@ -570,7 +616,13 @@ impl Network {
             for (layer, &(inputs, outputs)) in stack.into_iter().zip(&layers) {
                 check("layer weights", layer.weights.len(), inputs * outputs)?;
                 check("layer biases", layer.biases.len(), outputs)?;
-                affines.push(Affine::new(inputs, outputs, &layer.weights, &layer.biases));
+                affines.push(Affine::new(
+                    inputs,
+                    outputs,
+                    &layer.weights,
+                    &layer.biases,
+                    !arch.is_thesis(),
+                ));
             }
             stacks.push(affines);
         }

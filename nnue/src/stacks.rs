@@ -44,6 +44,8 @@ pub struct StackScratch {
     input: AlignedVec<u8>,
     sums: Vec<i32>,
     acts: Vec<u8>,
+    /// The non-zero blocks of a wide layer's inputs.
+    blocks: Vec<u32>,
 }
 
 impl StackScratch {
@@ -53,8 +55,9 @@ impl StackScratch {
         let widest = layers.iter().map(|&(i, o)| i.max(o)).max().unwrap_or(0);
         StackScratch {
             input: AlignedVec::zeroed(net.arch().ft_outputs(net.l1())),
-            sums: vec![0; widest],
+            sums: vec![0; widest.next_multiple_of(16)],
             acts: vec![0; (2 * widest).next_multiple_of(32)],
+            blocks: Vec::with_capacity(widest.next_multiple_of(32) / 4 + 8),
         }
     }
 }
@@ -64,8 +67,13 @@ pub fn transform(kernels: Kernels, arch: &Arch, stm: &[i16], opp: &[i16], out: &
     match kernels.level() {
         SimdLevel::Scalar => transform_any(arch, stm, opp, out),
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: the level was checked against the CPU (every SIMD level has AVX2).
-        _ => unsafe { transform_avx2(arch, stm, opp, out) },
+        // SAFETY: the level was checked against the CPU.
+        SimdLevel::Avx512 | SimdLevel::Avx512Vnni => unsafe {
+            transform_avx512(arch, stm, opp, out)
+        },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the level was checked against the CPU.
+        SimdLevel::Avx2 => unsafe { transform_avx2(arch, stm, opp, out) },
         #[cfg(not(target_arch = "x86_64"))]
         _ => unreachable!("only the scalar kernels exist on this architecture"),
     }
@@ -104,6 +112,39 @@ unsafe fn transform_avx2(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) 
     }
 }
 
+/// [`transform_avx2`] 64 values at a time with AVX-512 BW (`nnue_feature_transformer.h`'s
+/// AVX-512 path: `vpackuswb`, then `vpermq` to undo its lane interleaving).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx2")]
+unsafe fn transform_avx512(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) {
+    use std::arch::x86_64::*;
+    let half = stm.len() / 2;
+    if arch.ft_output != FtOutput::Pairwise || !half.is_multiple_of(64) {
+        // SAFETY: AVX2 is enabled here.
+        return unsafe { transform_avx2(arch, stm, opp, out) };
+    }
+    let (zero, max) = (_mm512_setzero_si512(), _mm512_set1_epi16(127));
+    let order = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
+    for (p, acc) in [stm, opp].into_iter().enumerate() {
+        let (a, dst) = (acc.as_ptr(), out[p * half..(p + 1) * half].as_mut_ptr());
+        for j in (0..half).step_by(64) {
+            // SAFETY: j + 64 <= half, so every load lies in `acc` (2·half values) and the store
+            // in this perspective's half of `out`.
+            unsafe {
+                let load = |at: usize| {
+                    let v = _mm512_loadu_si512(a.add(at).cast());
+                    _mm512_max_epi16(_mm512_min_epi16(v, max), zero)
+                };
+                let lo = _mm512_srli_epi16::<7>(_mm512_mullo_epi16(load(j), load(half + j)));
+                let hi =
+                    _mm512_srli_epi16::<7>(_mm512_mullo_epi16(load(j + 32), load(half + j + 32)));
+                let packed = _mm512_permutexvar_epi64(order, _mm512_packus_epi16(lo, hi));
+                _mm512_storeu_si512(dst.add(j).cast(), packed);
+            }
+        }
+    }
+}
+
 #[inline(always)]
 fn transform_any(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) {
     let clip = |a: i16| a.clamp(0, 127);
@@ -130,7 +171,7 @@ fn transform_any(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) {
 /// zeros up to its [`stride`](Affine::stride). Inputs are at most 127, so the SIMD versions'
 /// 16-bit pair sums never saturate (2 · 127 · 128 < 2¹⁵).
 #[inline]
-fn affine(kernels: Kernels, layer: &Affine, x: &[u8], sums: &mut [i32]) {
+fn affine(kernels: Kernels, layer: &Affine, x: &[u8], sums: &mut [i32], blocks: &mut Vec<u32>) {
     let (inputs, stride) = (layer.inputs(), layer.stride());
     let level = kernels.level();
     if level == SimdLevel::Scalar {
@@ -146,39 +187,51 @@ fn affine(kernels: Kernels, layer: &Affine, x: &[u8], sums: &mut [i32]) {
         }
         return;
     }
-    // Several rows at a time: independent sums, one load of the inputs for all of them.
     #[cfg(target_arch = "x86_64")]
     {
-        let w = layer.padded();
-        let group = if level == SimdLevel::Avx2 { 4 } else { 8 };
-        let mut r = 0;
-        while r < layer.outputs() {
-            let n = if r + group <= layer.outputs() {
-                group
-            } else {
-                1
-            };
-            let mut out = [0i32; 8];
-            let rows = &w[r * stride..(r + n) * stride];
+        let (columns, outputs16) = layer.columns();
+        if outputs16 > 0 {
             // SAFETY: the level was checked against the CPU when `kernels` was made; `x` holds
-            // `stride` bytes and `rows` n rows of `stride`, a multiple of 32.
+            // `stride` bytes (a multiple of 32), `columns` stride / 4 blocks of `outputs16`
+            // outputs (a multiple of 16), and `sums` at least `outputs16` values.
             unsafe {
-                match (level, n) {
-                    (SimdLevel::Avx2, 4) => x86::rows_avx2::<4>(&x[..stride], rows, &mut out),
-                    (SimdLevel::Avx2, _) => x86::rows_avx2::<1>(&x[..stride], rows, &mut out),
-                    (SimdLevel::Avx512, 8) => x86::rows_avx512::<8>(&x[..stride], rows, &mut out),
-                    (SimdLevel::Avx512, _) => x86::rows_avx512::<1>(&x[..stride], rows, &mut out),
-                    (_, 8) => x86::rows_vnni::<8>(&x[..stride], rows, &mut out),
-                    _ => x86::rows_vnni::<1>(&x[..stride], rows, &mut out),
+                let (x, sums) = (&x[..stride], &mut sums[..outputs16]);
+                let nonzero = if stride >= SPARSE_FROM {
+                    blocks.resize(stride / 4 + 8, 0);
+                    let n = x86::nonzero_blocks(x, blocks);
+                    Some(&blocks[..n])
+                } else {
+                    None
+                };
+                match level {
+                    SimdLevel::Avx2 => x86::columns_avx2(x, columns, sums, nonzero),
+                    SimdLevel::Avx512 => x86::columns_avx512(x, columns, sums, nonzero),
+                    _ => x86::columns_vnni(x, columns, sums, nonzero),
                 }
             }
-            for k in 0..n {
-                sums[r + k] = layer.biases()[r + k].wrapping_add(out[k]);
+            for (s, &b) in sums.iter_mut().zip(layer.biases()) {
+                *s = s.wrapping_add(b);
             }
-            r += n;
+            return;
         }
+        // One output: one row, its products summed across the register.
+        let mut out = [0i32; 8];
+        let row = &layer.padded()[..stride];
+        // SAFETY: as above; `row` holds `stride` weights.
+        unsafe {
+            match level {
+                SimdLevel::Avx2 => x86::rows_avx2::<1>(&x[..stride], row, &mut out),
+                SimdLevel::Avx512 => x86::rows_avx512::<1>(&x[..stride], row, &mut out),
+                _ => x86::rows_vnni::<1>(&x[..stride], row, &mut out),
+            }
+        }
+        sums[0] = layer.biases()[0].wrapping_add(out[0]);
     }
 }
+
+/// Inputs (padded) from which a layer reads only its non-zero blocks of four: the first layer
+/// of Stockfish's stacks (1,024 pairwise products, most of them zero) but not the small ones.
+const SPARSE_FROM: usize = 256;
 
 /// The x86 dot products of `u8` inputs and rows of `i8` weights, R rows at a time so that
 /// their sums are independent chains (a single sum waits on each multiply-add's latency).
@@ -294,6 +347,199 @@ mod x86 {
         // SAFETY: AVX-512 VNNI and AVX2 are enabled here; the slices are as this function's.
         unsafe { rows_512::<R>(x, w, out, |a, xv, wv| _mm512_dpbusd_epi32(a, xv, wv)) }
     }
+
+    /// `sums = W·x` for a layer in column order (`cols`: `[x.len() / 4][sums.len()][4]`, see
+    /// [`Affine::columns`](crate::network::Affine::columns)), W registers of `LANES` outputs
+    /// at a time: each block of four inputs is broadcast and multiplied into every output's
+    /// four weights by `step`, in four independent chains over the blocks (one chain would wait
+    /// on each multiply-add). `x.len()` is a multiple of 32, `sums.len()` of 16.
+    ///
+    /// With `nonzero` given, only the blocks it lists are read (the others are zero inputs):
+    /// Stockfish 15.1's `AffineTransformSparseInput` for wide, mostly-zero inputs.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    unsafe fn columns<V: Copy, const LANES: usize>(
+        x: &[u8],
+        cols: &[i8],
+        sums: &mut [i32],
+        nonzero: Option<&[u32]>,
+        zero: V,
+        broadcast: impl Fn(i32) -> V,
+        load: impl Fn(*const i8) -> V,
+        step: impl Fn(V, V, V) -> V,
+        finish: impl Fn([V; 4], *mut i32),
+    ) {
+        let (blocks, outputs) = (x.len() / 4, sums.len());
+        debug_assert!(cols.len() >= blocks * outputs * 4 && blocks.is_multiple_of(4));
+        debug_assert!(nonzero.is_none_or(|n| n.iter().all(|&c| (c as usize) < blocks)));
+        let xp = x.as_ptr().cast::<i32>();
+        // SAFETY (both): block c < blocks lies in x; its weights for outputs g .. g + LANES
+        // (g + LANES <= outputs) lie in cols.
+        let mac = |a: V, c: usize, g: usize| unsafe {
+            let xb = broadcast(xp.add(c).read_unaligned());
+            step(a, xb, load(cols.as_ptr().add((c * outputs + g) * 4)))
+        };
+        for g in (0..outputs).step_by(LANES) {
+            let mut acc = [zero; 4];
+            match nonzero {
+                None => {
+                    for c in (0..blocks).step_by(4) {
+                        for (j, a) in acc.iter_mut().enumerate() {
+                            *a = mac(*a, c + j, g);
+                        }
+                    }
+                }
+                Some(list) => {
+                    let mut quads = list.chunks_exact(4);
+                    for quad in &mut quads {
+                        for (a, &c) in acc.iter_mut().zip(quad) {
+                            *a = mac(*a, c as usize, g);
+                        }
+                    }
+                    for (a, &c) in acc.iter_mut().zip(quads.remainder()) {
+                        *a = mac(*a, c as usize, g);
+                    }
+                }
+            }
+            // SAFETY: g + LANES <= outputs.
+            finish(acc, unsafe { sums.as_mut_ptr().add(g) });
+        }
+    }
+
+    /// For each byte `m`, the positions of its set bits in order (then zeros).
+    static SET_BITS: [[u32; 8]; 256] = {
+        let mut table = [[0u32; 8]; 256];
+        let mut m = 0;
+        while m < 256 {
+            let (mut k, mut bit) = (0, 0);
+            while bit < 8 {
+                if m >> bit & 1 == 1 {
+                    table[m][k] = bit as u32;
+                    k += 1;
+                }
+                bit += 1;
+            }
+            m += 1;
+        }
+        table
+    };
+
+    /// Writes into `list` the indices of the non-zero blocks of four bytes of `x` (a multiple
+    /// of 32 bytes long), in order, and returns how many there are. Branch-free, as Stockfish
+    /// 15.1's `find_nnz` (`layers/affine_transform_sparse_input.h`): each 32 bytes' mask of
+    /// non-zero blocks looks up its set bits, all eight are stored, and the count advances by
+    /// the mask's population; so `list` holds `x.len() / 4 + 8` values.
+    #[target_feature(enable = "avx2,popcnt")]
+    pub unsafe fn nonzero_blocks(x: &[u8], list: &mut [u32]) -> usize {
+        assert!(list.len() >= x.len() / 4 + 8);
+        let zero = _mm256_setzero_si256();
+        let mut count = 0;
+        for (k, chunk) in x.chunks_exact(32).enumerate() {
+            // SAFETY: the chunk holds 32 bytes; count <= 8k, so the 8 values stored at count
+            // lie in list (8k + 8 <= x.len() / 4 + 8).
+            unsafe {
+                let v = _mm256_loadu_si256(chunk.as_ptr().cast());
+                let zeros = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, zero)));
+                let mask = !zeros as u32 & 0xff;
+                let bits = _mm256_loadu_si256(SET_BITS[mask as usize].as_ptr().cast());
+                let at = _mm256_add_epi32(bits, _mm256_set1_epi32(8 * k as i32));
+                _mm256_storeu_si256(list.as_mut_ptr().add(count).cast(), at);
+                count += mask.count_ones() as usize;
+            }
+        }
+        count
+    }
+
+    /// [`columns`] with `vpdpbusd`, 16 outputs per register.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    pub unsafe fn columns_vnni(x: &[u8], cols: &[i8], sums: &mut [i32], nonzero: Option<&[u32]>) {
+        // SAFETY: AVX-512 VNNI is enabled here; the slices are as `columns` requires.
+        unsafe {
+            columns::<__m512i, 16>(
+                x,
+                cols,
+                sums,
+                nonzero,
+                _mm512_setzero_si512(),
+                |b| _mm512_set1_epi32(b),
+                |w| _mm512_loadu_si512(w.cast()),
+                |a, xb, w| _mm512_dpbusd_epi32(a, xb, w),
+                |[a, b, c, d], out| {
+                    let s = _mm512_add_epi32(_mm512_add_epi32(a, b), _mm512_add_epi32(c, d));
+                    _mm512_storeu_si512(out.cast(), s)
+                },
+            )
+        }
+    }
+
+    /// [`columns`] with AVX-512 BW (`vpmaddubsw` + `vpmaddwd`), 16 outputs per register.
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub unsafe fn columns_avx512(x: &[u8], cols: &[i8], sums: &mut [i32], nonzero: Option<&[u32]>) {
+        let ones = _mm512_set1_epi16(1);
+        // SAFETY: AVX-512 BW is enabled here; the slices are as `columns` requires.
+        unsafe {
+            columns::<__m512i, 16>(
+                x,
+                cols,
+                sums,
+                nonzero,
+                _mm512_setzero_si512(),
+                |b| _mm512_set1_epi32(b),
+                |w| _mm512_loadu_si512(w.cast()),
+                |a, xb, w| {
+                    _mm512_add_epi32(a, _mm512_madd_epi16(_mm512_maddubs_epi16(xb, w), ones))
+                },
+                |[a, b, c, d], out| {
+                    let s = _mm512_add_epi32(_mm512_add_epi32(a, b), _mm512_add_epi32(c, d));
+                    _mm512_storeu_si512(out.cast(), s)
+                },
+            )
+        }
+    }
+
+    /// [`columns`] with AVX2 (`vpmaddubsw` + `vpmaddwd`), 8 outputs per register.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn columns_avx2(x: &[u8], cols: &[i8], sums: &mut [i32], nonzero: Option<&[u32]>) {
+        let ones = _mm256_set1_epi16(1);
+        // SAFETY: AVX2 is enabled here; the slices are as `columns` requires.
+        unsafe {
+            columns::<__m256i, 8>(
+                x,
+                cols,
+                sums,
+                nonzero,
+                _mm256_setzero_si256(),
+                |b| _mm256_set1_epi32(b),
+                |w| _mm256_loadu_si256(w.cast()),
+                |a, xb, w| {
+                    _mm256_add_epi32(a, _mm256_madd_epi16(_mm256_maddubs_epi16(xb, w), ones))
+                },
+                |[a, b, c, d], out| {
+                    let s = _mm256_add_epi32(_mm256_add_epi32(a, b), _mm256_add_epi32(c, d));
+                    _mm256_storeu_si256(out.cast(), s)
+                },
+            )
+        }
+    }
+}
+
+/// The squared clipped ReLU `min(127, y² >> 19)` and the clipped ReLU `clamp(y >> 6, 0, 127)` of
+/// 16 sums. `|y|` is capped at 32,767 first so that the square fits 32 bits: beyond it both
+/// give 127 (Stockfish's `vpackssdw` saturates the same way, `sqr_clipped_relu.h:86-111`).
+#[inline(always)]
+fn sqr_and_clipped(y: &[i32; 16], sq: &mut [u8; 16], plain: &mut [u8; 16]) {
+    for k in 0..16 {
+        let a = y[k].unsigned_abs().min(32767);
+        sq[k] = ((a * a) >> 19).min(127) as u8;
+        plain[k] = (y[k] >> 6).clamp(0, 127) as u8;
+    }
+}
+
+/// [`sqr_and_clipped`] compiled for AVX2 (one vector operation per step for all 16).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn sqr_and_clipped_avx2(y: &[i32; 16], sq: &mut [u8; 16], plain: &mut [u8; 16]) {
+    sqr_and_clipped(y, sq, plain)
 }
 
 /// The layers of one stack on the first layer's output `input`: the last layer's sum plus the
@@ -305,7 +551,9 @@ pub fn propagate(
     input: &[u8],
     scratch: &mut StackScratch,
 ) -> i32 {
-    let StackScratch { sums, acts, .. } = scratch;
+    let StackScratch {
+        sums, acts, blocks, ..
+    } = scratch;
     let mut x_len = input.len();
     let mut skip = 0i32;
     let (hidden, output) = stack.split_at(stack.len() - 1);
@@ -317,7 +565,7 @@ pub fn propagate(
         };
         debug_assert!(x.len() >= layer.stride());
         let mut out = std::mem::take(sums);
-        affine(kernels, layer, x, &mut out[..layer.outputs()]);
+        affine(kernels, layer, x, &mut out, blocks);
         if arch.skip && i == 0 {
             skip = out[h.width];
         }
@@ -329,10 +577,23 @@ pub fn propagate(
                 }
             }
             Activation::SqrClippedRelu => {
-                for (k, &y) in out[..h.width].iter().enumerate() {
-                    let sq = (i64::from(y) * i64::from(y)) >> 19;
-                    acts[k] = sq.min(127) as u8;
-                    acts[h.width + k] = crelu(y);
+                for (c, y) in out[..h.width.next_multiple_of(16)]
+                    .chunks_exact(16)
+                    .enumerate()
+                {
+                    let (mut sq, mut plain) = ([0u8; 16], [0u8; 16]);
+                    let y: &[i32; 16] = y.try_into().expect("16 sums");
+                    match kernels.level() {
+                        SimdLevel::Scalar => sqr_and_clipped(y, &mut sq, &mut plain),
+                        // SAFETY: every SIMD level has AVX2 (checked against the CPU).
+                        #[cfg(target_arch = "x86_64")]
+                        _ => unsafe { sqr_and_clipped_avx2(y, &mut sq, &mut plain) },
+                        #[cfg(not(target_arch = "x86_64"))]
+                        _ => unreachable!("only the scalar kernels exist on this architecture"),
+                    }
+                    let n = (h.width - 16 * c).min(16);
+                    acts[16 * c..16 * c + n].copy_from_slice(&sq[..n]);
+                    acts[h.width + 16 * c..h.width + 16 * c + n].copy_from_slice(&plain[..n]);
                 }
             }
         }
@@ -343,7 +604,13 @@ pub fn propagate(
     }
     let last = &output[0];
     let mut out = [0i32];
-    affine(kernels, last, &acts[..x_len.next_multiple_of(32)], &mut out);
+    affine(
+        kernels,
+        last,
+        &acts[..x_len.next_multiple_of(32)],
+        &mut out,
+        blocks,
+    );
     out[0].wrapping_add(skip.wrapping_mul(OUTPUT_ONE) / HIDDEN_ONE)
 }
 

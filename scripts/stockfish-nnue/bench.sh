@@ -8,8 +8,9 @@
 #             (every one that exists is run; at least one must).
 # HOST_BIN:   our host binary, run as
 #               NNUE_SIMD=<level> HOST_BIN eval --net NET --games GAMES --repeat REPEATS
-#             for each level in HOST_LEVELS (default "avx2 avx512 avx512vnni");
-#             "-" skips the host half.
+#             for each level in HOST_LEVELS (default "avx2 avx512 avx512vnni"), and
+#             again with --full-refresh (no refresh cache: a king move refreshes from
+#             all rows, as Stockfish 15.1 does); "-" skips the host half.
 # NET:        nn-ad9b42354671.nnue (the Stockfish 15.1 net, 47,001,499 bytes).
 # GAMES:      env, default host/tests/data/stockfish-15.1/games.tsv of this repo.
 #
@@ -49,8 +50,10 @@ done
 [ ${#RUNS[@]} -gt 0 ] || die "no sf151_nnue-{${SF_VARIANTS// /,}} in $SF_DIR (build-bench.sh)"
 if [ "$HOST_BIN" != "-" ]; then
     for l in $HOST_LEVELS; do
-        RUNS+=("host-$l"$'\t'"$(printf 'NNUE_SIMD=%q %q eval --net %q --games %q --repeat %q' \
-            "$l" "$HOST_BIN" "$NET" "$GAMES" "$REPEATS")")
+        for full in "" " --full-refresh"; do
+            RUNS+=("host-$l${full:+-full}"$'\t'"$(printf 'NNUE_SIMD=%q %q eval --net %q --games %q --repeat %q' \
+                "$l" "$HOST_BIN" "$NET" "$GAMES" "$REPEATS")$full")
+        done
     done
 fi
 
@@ -94,9 +97,9 @@ for run in "${RUNS[@]}"; do
     MED[$name]=$med
     ratio=""
     case "$name" in
-        host-avx2)       ref=sf-avx2 ;;
-        host-avx512)     ref=sf-avx512 ;;
-        host-avx512vnni) ref=sf-vnni512 ;;
+        host-avx2*)       ref=sf-avx2 ;;
+        host-avx512vnni*) ref=sf-vnni512 ;;
+        host-avx512*)     ref=sf-avx512 ;;
         *)               ref="" ;;
     esac
     if [ -n "$ref" ] && [ -n "${MED[$ref]:-}" ]; then
@@ -104,6 +107,7 @@ for run in "${RUNS[@]}"; do
     fi
     case "$name" in
         sf-*)   label="Stockfish 15.1 \`sf151_nnue-${name#sf-}\`" ;;
+        host-*-full) label="host \`NNUE_SIMD=${name%-full}\` --full-refresh"; label=${label/NNUE_SIMD=host-/NNUE_SIMD=} ;;
         host-*) label="host \`NNUE_SIMD=${name#host-}\`" ;;
     esac
     printf '| %s | %s | %s | %s |\n' "$label" "$med" "$(printf '%s\n' "$vals" | paste -sd' ')" "$ratio"

@@ -70,12 +70,12 @@ pub fn run(
 /// `tests/data/stockfish-15.1/games.tsv`). With `--repeat R`, the games are played R times and
 /// one line says how fast: `positions P evals_per_second X checksum C` (P evaluations per pass,
 /// C the sum of one pass's values), the line `scripts/stockfish-nnue/bench.sh` compares with
-/// Stockfish's own code on the same games.
+/// Stockfish's own code on the same games. With `full_refresh`, the refresh cache is off.
 pub fn games(
     plugin_dir: Option<&Path>,
     net: &Path,
     games: &Path,
-    (simd, repeat): (Option<&str>, Option<u32>),
+    (simd, repeat, full_refresh): (Option<&str>, Option<u32>, bool),
     out: &mut impl Write,
 ) -> Result<(), String> {
     let kernels = kernels(simd)?;
@@ -84,6 +84,7 @@ pub fn games(
     let games = host::games::read_games(games)?;
     let longest = games.iter().map(|g| g.moves.len()).max().unwrap_or(0);
     let mut stack = AccumulatorStack::with_max_ply(&nnue, kernels, longest);
+    stack.set_refresh_cache(!full_refresh);
     let io = |e: std::io::Error| format!("cannot write output: {e}");
     let pass = |stack: &mut AccumulatorStack, mut each: Option<&mut Vec<i32>>| {
         let mut sum = 0i64;
