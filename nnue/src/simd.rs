@@ -358,6 +358,10 @@ fn output(h: &[i32], w3: &[i8], b3: i32) -> i32 {
     b3.wrapping_add(sum) >> OUTPUT_SHIFT
 }
 
+/// The non-zero blocks of four bytes of clipped activations, for the layer stacks too.
+#[cfg(target_arch = "x86_64")]
+pub(crate) use x86::find_nnz;
+
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     //! The x86-64 kernels. Callers check the CPU features, slice lengths (L1 a multiple of 32,
@@ -612,7 +616,7 @@ mod x86 {
     /// of `nnz` and returns how many there are. `x.len()` must be a multiple of 32, every byte
     /// at most 127 (clipped activations), and `nnz` must hold `x.len() / 4` indices.
     #[target_feature(enable = "avx2")]
-    pub unsafe fn find_nnz(x: &[u8], nnz: &mut [u16]) -> usize {
+    pub(crate) unsafe fn find_nnz(x: &[u8], nnz: &mut [u16]) -> usize {
         assert!(x.len().is_multiple_of(32) && nnz.len() >= x.len() / 4);
         let zero = _mm256_setzero_si256();
         let eight = _mm_set1_epi16(8);

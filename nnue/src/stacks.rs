@@ -45,7 +45,7 @@ pub struct StackScratch {
     sums: Vec<i32>,
     acts: Vec<u8>,
     /// The non-zero blocks of a wide layer's inputs.
-    blocks: Vec<u32>,
+    blocks: Vec<u16>,
 }
 
 impl StackScratch {
@@ -57,7 +57,7 @@ impl StackScratch {
             input: AlignedVec::zeroed(net.arch().ft_outputs(net.l1())),
             sums: vec![0; widest.next_multiple_of(16)],
             acts: vec![0; (2 * widest).next_multiple_of(32)],
-            blocks: Vec::with_capacity(widest.next_multiple_of(32) / 4 + 8),
+            blocks: Vec::with_capacity(widest.next_multiple_of(32) / 4),
         }
     }
 }
@@ -171,7 +171,7 @@ fn transform_any(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) {
 /// zeros up to its [`stride`](Affine::stride). Inputs are at most 127, so the SIMD versions'
 /// 16-bit pair sums never saturate (2 · 127 · 128 < 2¹⁵).
 #[inline]
-fn affine(kernels: Kernels, layer: &Affine, x: &[u8], sums: &mut [i32], blocks: &mut Vec<u32>) {
+fn affine(kernels: Kernels, layer: &Affine, x: &[u8], sums: &mut [i32], blocks: &mut Vec<u16>) {
     let (inputs, stride) = (layer.inputs(), layer.stride());
     let level = kernels.level();
     if level == SimdLevel::Scalar {
@@ -197,8 +197,9 @@ fn affine(kernels: Kernels, layer: &Affine, x: &[u8], sums: &mut [i32], blocks: 
             unsafe {
                 let (x, sums) = (&x[..stride], &mut sums[..outputs16]);
                 let nonzero = if stride >= SPARSE_FROM {
-                    blocks.resize(stride / 4 + 8, 0);
-                    let n = x86::nonzero_blocks(x, blocks);
+                    blocks.resize(stride / 4, 0);
+                    // Every input is at most 127, as find_nnz requires.
+                    let n = crate::simd::find_nnz(x, blocks);
                     Some(&blocks[..n])
                 } else {
                     None
@@ -362,7 +363,7 @@ mod x86 {
         x: &[u8],
         cols: &[i8],
         sums: &mut [i32],
-        nonzero: Option<&[u32]>,
+        nonzero: Option<&[u16]>,
         zero: V,
         broadcast: impl Fn(i32) -> V,
         load: impl Fn(*const i8) -> V,
@@ -371,7 +372,7 @@ mod x86 {
     ) {
         let (blocks, outputs) = (x.len() / 4, sums.len());
         debug_assert!(cols.len() >= blocks * outputs * 4 && blocks.is_multiple_of(4));
-        debug_assert!(nonzero.is_none_or(|n| n.iter().all(|&c| (c as usize) < blocks)));
+        debug_assert!(nonzero.is_none_or(|n| n.iter().all(|&c| usize::from(c) < blocks)));
         let xp = x.as_ptr().cast::<i32>();
         // SAFETY (both): block c < blocks lies in x; its weights for outputs g .. g + LANES
         // (g + LANES <= outputs) lie in cols.
@@ -393,11 +394,11 @@ mod x86 {
                     let mut quads = list.chunks_exact(4);
                     for quad in &mut quads {
                         for (a, &c) in acc.iter_mut().zip(quad) {
-                            *a = mac(*a, c as usize, g);
+                            *a = mac(*a, usize::from(c), g);
                         }
                     }
                     for (a, &c) in acc.iter_mut().zip(quads.remainder()) {
-                        *a = mac(*a, c as usize, g);
+                        *a = mac(*a, usize::from(c), g);
                     }
                 }
             }
@@ -406,53 +407,9 @@ mod x86 {
         }
     }
 
-    /// For each byte `m`, the positions of its set bits in order (then zeros).
-    static SET_BITS: [[u32; 8]; 256] = {
-        let mut table = [[0u32; 8]; 256];
-        let mut m = 0;
-        while m < 256 {
-            let (mut k, mut bit) = (0, 0);
-            while bit < 8 {
-                if m >> bit & 1 == 1 {
-                    table[m][k] = bit as u32;
-                    k += 1;
-                }
-                bit += 1;
-            }
-            m += 1;
-        }
-        table
-    };
-
-    /// Writes into `list` the indices of the non-zero blocks of four bytes of `x` (a multiple
-    /// of 32 bytes long), in order, and returns how many there are. Branch-free, as Stockfish
-    /// 15.1's `find_nnz` (`layers/affine_transform_sparse_input.h`): each 32 bytes' mask of
-    /// non-zero blocks looks up its set bits, all eight are stored, and the count advances by
-    /// the mask's population; so `list` holds `x.len() / 4 + 8` values.
-    #[target_feature(enable = "avx2,popcnt")]
-    pub unsafe fn nonzero_blocks(x: &[u8], list: &mut [u32]) -> usize {
-        assert!(list.len() >= x.len() / 4 + 8);
-        let zero = _mm256_setzero_si256();
-        let mut count = 0;
-        for (k, chunk) in x.chunks_exact(32).enumerate() {
-            // SAFETY: the chunk holds 32 bytes; count <= 8k, so the 8 values stored at count
-            // lie in list (8k + 8 <= x.len() / 4 + 8).
-            unsafe {
-                let v = _mm256_loadu_si256(chunk.as_ptr().cast());
-                let zeros = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, zero)));
-                let mask = !zeros as u32 & 0xff;
-                let bits = _mm256_loadu_si256(SET_BITS[mask as usize].as_ptr().cast());
-                let at = _mm256_add_epi32(bits, _mm256_set1_epi32(8 * k as i32));
-                _mm256_storeu_si256(list.as_mut_ptr().add(count).cast(), at);
-                count += mask.count_ones() as usize;
-            }
-        }
-        count
-    }
-
     /// [`columns`] with `vpdpbusd`, 16 outputs per register.
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-    pub unsafe fn columns_vnni(x: &[u8], cols: &[i8], sums: &mut [i32], nonzero: Option<&[u32]>) {
+    pub unsafe fn columns_vnni(x: &[u8], cols: &[i8], sums: &mut [i32], nonzero: Option<&[u16]>) {
         // SAFETY: AVX-512 VNNI is enabled here; the slices are as `columns` requires.
         unsafe {
             columns::<__m512i, 16>(
@@ -474,7 +431,7 @@ mod x86 {
 
     /// [`columns`] with AVX-512 BW (`vpmaddubsw` + `vpmaddwd`), 16 outputs per register.
     #[target_feature(enable = "avx512f,avx512bw")]
-    pub unsafe fn columns_avx512(x: &[u8], cols: &[i8], sums: &mut [i32], nonzero: Option<&[u32]>) {
+    pub unsafe fn columns_avx512(x: &[u8], cols: &[i8], sums: &mut [i32], nonzero: Option<&[u16]>) {
         let ones = _mm512_set1_epi16(1);
         // SAFETY: AVX-512 BW is enabled here; the slices are as `columns` requires.
         unsafe {
@@ -499,7 +456,7 @@ mod x86 {
 
     /// [`columns`] with AVX2 (`vpmaddubsw` + `vpmaddwd`), 8 outputs per register.
     #[target_feature(enable = "avx2")]
-    pub unsafe fn columns_avx2(x: &[u8], cols: &[i8], sums: &mut [i32], nonzero: Option<&[u32]>) {
+    pub unsafe fn columns_avx2(x: &[u8], cols: &[i8], sums: &mut [i32], nonzero: Option<&[u16]>) {
         let ones = _mm256_set1_epi16(1);
         // SAFETY: AVX2 is enabled here; the slices are as `columns` requires.
         unsafe {
