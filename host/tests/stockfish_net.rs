@@ -9,7 +9,7 @@ mod nnue_common;
 mod stockfish_eval;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::OnceLock;
 
 use common::{host, host_in_1gib, run_ok};
@@ -18,12 +18,9 @@ use plugin_api::{board_from_position, move_from_shakmaty};
 use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Position};
-use stockfish_eval::{STOCKFISH, expected_table, stockfish_eval_tables};
+use stockfish_eval::{expected_table, exported_net, stockfish_eval_tables};
 
 use host::nnue::{AccumulatorStack, Kernels, Nnue, SimdLevel};
-
-/// The size of Stockfish 15.1's network file.
-const NET_BYTES: u64 = 47_001_499;
 
 fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/stockfish-15.1")
@@ -32,31 +29,7 @@ fn data() -> PathBuf {
 /// Stockfish 15.1's network, exported once per test run by the real binary.
 fn sf_net() -> &'static Path {
     static NET: OnceLock<PathBuf> = OnceLock::new();
-    NET.get_or_init(|| {
-        let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("nn-ad9b42354671.nnue");
-        if std::fs::metadata(&path).map(|m| m.len()).ok() != Some(NET_BYTES) {
-            let tmp = path.with_extension("part");
-            let mut child = Command::new(STOCKFISH)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::null())
-                .spawn()
-                .unwrap_or_else(|e| {
-                    panic!("cannot start {STOCKFISH} (scripts/test.sh installs it): {e}")
-                });
-            use std::io::Write;
-            let cmd = format!("uci\nexport_net {}\nquit\n", tmp.display());
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(cmd.as_bytes())
-                .unwrap();
-            assert!(child.wait().unwrap().success());
-            assert_eq!(std::fs::metadata(&tmp).unwrap().len(), NET_BYTES);
-            std::fs::rename(&tmp, &path).unwrap();
-        }
-        path
-    })
+    NET.get_or_init(|| exported_net(Path::new(env!("CARGO_TARGET_TMPDIR"))))
 }
 
 /// The rows of a vector file, comments dropped.

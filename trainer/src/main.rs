@@ -129,9 +129,7 @@ fn run(args: Args) -> Result<()> {
         Command::QuantReport(a) => {
             cli::train::run_quant(a, &registry().map_err(anyhow::Error::msg)?)
         }
-        Command::Gensfen(a) => {
-            cli::gensfen::run(a, args.plugin_dir.as_deref()).map_err(anyhow::Error::msg)
-        }
+        Command::Gensfen(a) => cli::gensfen::run(a, args.plugin_dir.as_deref()),
         Command::Run(a) => cli::run::run(a, args.plugin_dir.as_deref()),
     }
 }

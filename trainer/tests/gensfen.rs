@@ -1,9 +1,18 @@
 //! `trainer gensfen` through the real binary and the library: one seed one file, any thread
-//! count, shards that add up, resume after a kill, read-back, and one-line errors.
+//! count, shards that add up, resume after a kill, read-back, a labeller apart from the player
+//! (Stockfish 15.1's network), quiet positions only, no duplicates, and one-line errors.
 
+#[path = "common/paths.rs"]
+mod paths;
+#[path = "../../host/tests/common/stockfish_eval.rs"]
+mod stockfish_eval;
+
+use std::collections::HashSet;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+use host::nnue::{AccumulatorStack, Kernels, Nnue};
+use plugin_api::board_from_position;
 use trainer::data::{self, Format, ReadOptions, Sample};
 use trainer::gensfen::{self, GameSettings, GensfenConfig, Target};
 
@@ -342,4 +351,150 @@ fn an_external_uci_engine_plays_and_labels_reproducibly() {
         ],
     );
     assert!(err.contains("labeler"), "{err}");
+}
+
+/// A labeller apart from the player: the built-in evaluation plays 300-node searches, Stockfish
+/// 15.1's network scores the written positions, statically and by quiescence search, in
+/// centipawns as Stockfish's UCI reports them (`v · 100 / 361`). Only quiet positions, none twice,
+/// the same file for any thread count and after an interruption.
+#[test]
+fn a_labeller_apart_from_the_player_scores_quiet_positions_once() {
+    let dir = tmp();
+    let net = stockfish_eval::exported_net(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let net_arg = net.to_str().unwrap();
+    let plugins = paths::plugin_dir();
+    let common = [
+        "--plugin-dir",
+        plugins.to_str().unwrap(),
+        "--games",
+        "8",
+        "--seed",
+        "3",
+        "--nodes",
+        "300",
+        "--random-moves",
+        "8",
+        "--skip-noisy",
+        "--dedup-mb",
+        "1",
+        "--label-net",
+        net_arg,
+        "--flush-every",
+        "60",
+    ];
+    let run = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let text = ok(&out, &[&common[..], extra].concat());
+        (out, text)
+    };
+    let (stat, text) = run("static.binpack", &["--label", "static"]);
+    assert!(text.contains("labels (static)"), "{text}");
+    let (stat2, _) = run("static2.binpack", &["--label", "static", "--threads", "2"]);
+    assert_eq!(
+        std::fs::read(&stat).unwrap(),
+        std::fs::read(&stat2).unwrap()
+    );
+    let (quiet, text) = run("qsearch.binpack", &["--label", "qsearch"]);
+    assert!(text.contains("labels (qsearch)"), "{text}");
+
+    let (s, q) = (samples(&stat), samples(&quiet));
+    assert!(s.len() > 100, "{} positions", s.len());
+    // The same games (the player decides them), scored twice.
+    assert_eq!(keys_of(&s), keys_of(&q));
+    let registry = paths::registry();
+    let nnue = Nnue::load(&net, &registry).unwrap();
+    let mut stack = AccumulatorStack::with_max_ply(&nnue, Kernels::best(), 0);
+    let mut seen = HashSet::new();
+    let mut raised = 0;
+    for (a, b) in s.iter().zip(&q) {
+        let pos = a.to_chess().unwrap();
+        stack.reset(&board_from_position(&pos)).unwrap();
+        assert_eq!(
+            i32::from(a.score),
+            stack.evaluate() * 100 / 361,
+            "{}",
+            a.fen()
+        );
+        // A quiescence search stands pat on the static evaluation, or finds better.
+        assert!(b.score >= a.score, "{}: {} < {}", a.fen(), b.score, a.score);
+        raised += usize::from(b.score > a.score);
+        assert!(!a.in_check(), "in check: {}", a.fen());
+        assert!(
+            a.best_move.is_some() && !a.best_move_is_capture(),
+            "a capture: {}",
+            a.fen()
+        );
+        let fen = a.fen();
+        let position: Vec<&str> = fen.split(' ').take(4).collect();
+        assert!(seen.insert(position.join(" ")), "twice: {fen}");
+    }
+    assert!(
+        raised > 0,
+        "the quiescence search never found more than the static evaluation"
+    );
+
+    // Interrupted after its second batch: the resumed run refills the table of written keys from
+    // the file and ends with the same bytes.
+    let cut = dir.path().join("cut.binpack");
+    let args = [&common[..], &["--label", "static"]].concat();
+    let status = command(&cut, &args)
+        .env(gensfen::ABORT_AFTER_COMMITS_ENV, "2")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(!status.success(), "the run was not interrupted");
+    let out = ok(&cut, &args);
+    assert!(out.contains("resumed after game"), "{out}");
+    assert_eq!(std::fs::read(&cut).unwrap(), std::fs::read(&stat).unwrap());
+
+    // Bad labellers fail in one line before any game, and write nothing.
+    let bad = dir.path().join("bad.binpack");
+    let err = fails(&bad, &["--games", "1", "--label", "nodes=0"]);
+    assert!(err.contains("label budget 'nodes=0'"), "{err}");
+    let err = fails(&bad, &["--games", "1", "--label", "depth=200"]);
+    assert!(err.contains("depth must be 1 to 127"), "{err}");
+    let missing = dir.path().join("missing.nnue");
+    let err = fails(
+        &bad,
+        &[
+            "--games",
+            "1",
+            "--label",
+            "qsearch",
+            "--label-net",
+            missing.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        err.contains("label_net") && err.contains("missing.nnue"),
+        "{err}"
+    );
+    // Only the `all` plugin: Stockfish's HalfKAv2_hm blocks are missing.
+    let only_all = dir.path().join("only-all");
+    std::fs::create_dir(&only_all).unwrap();
+    let so = format!("libnnue_plugin_all{}", std::env::consts::DLL_SUFFIX);
+    std::fs::copy(plugins.join(&so), only_all.join(&so)).unwrap();
+    let err = fails(
+        &bad,
+        &[
+            "--games",
+            "1",
+            "--plugin-dir",
+            only_all.to_str().unwrap(),
+            "--label",
+            "static",
+            "--label-net",
+            net_arg,
+        ],
+    );
+    assert!(err.contains("label_net") && err.contains("halfka"), "{err}");
+    assert!(!bad.exists(), "a failed run wrote {}", bad.display());
+    let o = gensfen(&bad, &["--games", "1", "--label-net", net_arg]);
+    assert!(!o.status.success(), "--label-net without --label");
+}
+
+/// The positions of samples, in order.
+fn keys_of(samples: &[Sample]) -> Vec<String> {
+    samples.iter().map(Sample::fen).collect()
 }

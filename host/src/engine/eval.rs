@@ -39,6 +39,37 @@ pub trait Evaluator {
 }
 
 /// Material values by role index (pawn .. king) for the middlegame and the endgame.
+/// An evaluator lent to a search: the borrower drives the owner's state, which outlives the
+/// search (so its buffers are allocated once for many searches).
+impl<E: Evaluator + ?Sized> Evaluator for &mut E {
+    fn set_root(&mut self, pos: &Chess) {
+        (**self).set_root(pos)
+    }
+
+    #[inline(always)]
+    fn push(&mut self, before: &Chess, m: &Move) {
+        (**self).push(before, m)
+    }
+
+    fn push_null(&mut self, after: &Chess) {
+        (**self).push_null(after)
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) {
+        (**self).pop()
+    }
+
+    #[inline(always)]
+    fn evaluate(&mut self, pos: &Chess) -> i32 {
+        (**self).evaluate(pos)
+    }
+
+    fn take_error(&mut self) -> Option<String> {
+        (**self).take_error()
+    }
+}
+
 const MATERIAL_MG: [i32; 6] = [82, 337, 365, 477, 1025, 0];
 const MATERIAL_EG: [i32; 6] = [94, 281, 297, 512, 936, 0];
 /// Game phase weight of each role (24 in the initial position).

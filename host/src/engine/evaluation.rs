@@ -9,7 +9,16 @@ use std::sync::Arc;
 
 use plugin_api::PluginRegistry;
 
-use crate::nnue::{Kernels, Nnue, SimdLevel};
+use shakmaty::{Chess, Move};
+
+use super::eval::{Builtin, Evaluator};
+use super::nnue_eval::NnueEval;
+use super::search::MATE_BOUND;
+use crate::nnue::{Kernels, NetFormat, Nnue, SimdLevel};
+
+/// Stockfish 15.1's internal units per pawn as its UCI reports scores: `cp = v · 100 / 361`
+/// (`uci.h:38` `NormalizeToPawnValue`, `uci.cpp:319`, tag `sf_15.1`).
+pub const STOCKFISH_UNITS_PER_PAWN: i32 = 361;
 
 /// The evaluation of a search.
 #[derive(Clone, Debug)]
@@ -47,6 +56,34 @@ impl EvalSource {
         })
     }
 
+    /// A score of this evaluation in centipawns, as training data stores scores. A network read
+    /// from a Stockfish `.nnue` file speaks Stockfish's internal units, as Stockfish reads the
+    /// file: converted as its UCI does (`v · 100 / 361`, truncating). Networks in the own
+    /// formats (the trainer's, whatever their shape: they learn the centipawns of their data)
+    /// and the built-in evaluation speak centipawns already. Mate scores are kept as they are.
+    pub fn centipawns(&self, v: i32) -> i32 {
+        match self {
+            EvalSource::Nnue { nnue, .. }
+                if nnue.source_format() == NetFormat::Stockfish && v.abs() < MATE_BOUND =>
+            {
+                v * 100 / STOCKFISH_UNITS_PER_PAWN
+            }
+            _ => v,
+        }
+    }
+
+    /// An evaluator of this evaluation for one search thread, to lend to many searches
+    /// ([`Engine::search_with`](super::facade::Engine::search_with)): its buffers are allocated
+    /// here, once.
+    pub fn evaluator(&self) -> SourceEvaluator<'_> {
+        match self {
+            EvalSource::Builtin => SourceEvaluator::Builtin(Builtin),
+            EvalSource::Nnue { nnue, kernels, .. } => {
+                SourceEvaluator::Nnue(Box::new(NnueEval::new(nnue, *kernels)))
+            }
+        }
+    }
+
     /// One line describing the evaluation (for `info string`).
     pub fn describe(&self) -> String {
         match self {
@@ -69,6 +106,61 @@ impl EvalSource {
                     kernels.level().name()
                 )
             }
+        }
+    }
+}
+
+/// The evaluator of an [`EvalSource`]: the built-in evaluation or the NNUE's accumulators.
+pub enum SourceEvaluator<'a> {
+    /// The built-in evaluation.
+    Builtin(Builtin),
+    /// A network's evaluator.
+    Nnue(Box<NnueEval<'a>>),
+}
+
+impl Evaluator for SourceEvaluator<'_> {
+    fn set_root(&mut self, pos: &Chess) {
+        match self {
+            SourceEvaluator::Builtin(e) => e.set_root(pos),
+            SourceEvaluator::Nnue(e) => e.set_root(pos),
+        }
+    }
+
+    #[inline(always)]
+    fn push(&mut self, before: &Chess, m: &Move) {
+        match self {
+            SourceEvaluator::Builtin(e) => e.push(before, m),
+            SourceEvaluator::Nnue(e) => e.push(before, m),
+        }
+    }
+
+    fn push_null(&mut self, after: &Chess) {
+        match self {
+            SourceEvaluator::Builtin(e) => e.push_null(after),
+            SourceEvaluator::Nnue(e) => e.push_null(after),
+        }
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) {
+        match self {
+            SourceEvaluator::Builtin(e) => e.pop(),
+            SourceEvaluator::Nnue(e) => e.pop(),
+        }
+    }
+
+    #[inline(always)]
+    fn evaluate(&mut self, pos: &Chess) -> i32 {
+        match self {
+            SourceEvaluator::Builtin(e) => e.evaluate(pos),
+            SourceEvaluator::Nnue(e) => e.evaluate(pos),
+        }
+    }
+
+    fn take_error(&mut self) -> Option<String> {
+        match self {
+            SourceEvaluator::Builtin(e) => e.take_error(),
+            SourceEvaluator::Nnue(e) => e.take_error(),
         }
     }
 }

@@ -14,9 +14,10 @@ use std::thread::JoinHandle;
 use shakmaty::Chess;
 
 use super::control::SearchControl;
-use super::eval::Builtin;
+use super::eval::{Builtin, Evaluator};
 use super::evaluation::EvalSource;
 use super::history::ThreadData;
+use super::label::{Label, LabelBudget};
 use super::limits::Limits;
 use super::nnue_eval::NnueEval;
 use super::runner::{self, SEARCH_STACK_BYTES, SearchJob};
@@ -161,6 +162,97 @@ impl Engine {
         run_with(&self.eval, &job, &mut self.threads, report)
     }
 
+    /// [`search`](Self::search) on the calling thread alone, with `eval` (made for this
+    /// engine's evaluation, [`EvalSource::evaluator`]) lent to it: many short searches (data
+    /// generation) then share one evaluator's buffers instead of allocating them each time.
+    /// Histories and table as in any search; the engine's other threads stay idle.
+    pub fn search_with<E: Evaluator>(
+        &mut self,
+        eval: &mut E,
+        root: &Chess,
+        history: &[u64],
+        limits: &Limits,
+    ) -> SearchResult {
+        self.finish();
+        let control = SearchControl::new(1, false);
+        let job = SearchJob {
+            root,
+            history,
+            limits,
+            tt: &self.tt,
+            control: &control,
+        };
+        runner::run(
+            &job,
+            &mut self.threads[..1],
+            eval,
+            || Builtin,
+            &|_, _, _| {},
+        )
+    }
+
+    /// Scores `root` (after the positions hashed in `history`) under `budget` on the calling
+    /// thread alone: see [`super::label`]. An evaluation error met on the way fails it.
+    pub fn label(
+        &mut self,
+        root: &Chess,
+        history: &[u64],
+        budget: LabelBudget,
+    ) -> Result<Label, String> {
+        let source = Arc::clone(&self.eval);
+        self.label_with(&mut source.evaluator(), root, history, budget)
+    }
+
+    /// [`label`](Self::label) with `eval` lent to it, as [`search_with`](Self::search_with).
+    pub fn label_with<E: Evaluator>(
+        &mut self,
+        eval: &mut E,
+        root: &Chess,
+        history: &[u64],
+        budget: LabelBudget,
+    ) -> Result<Label, String> {
+        let quiescence = match budget {
+            LabelBudget::Nodes(_) | LabelBudget::Depth(_) => {
+                let (nodes, depth) = match budget {
+                    LabelBudget::Nodes(n) => (Some(n), None),
+                    LabelBudget::Depth(d) => (None, Some(d)),
+                    _ => (None, None),
+                };
+                let limits = Limits {
+                    nodes,
+                    depth,
+                    ..Limits::default()
+                };
+                let result = self.search_with(eval, root, history, &limits);
+                return match result.errors.into_iter().next() {
+                    Some(e) => Err(e),
+                    None => Ok(Label {
+                        score: result.last.score,
+                        nodes: result.nodes,
+                    }),
+                };
+            }
+            LabelBudget::Static => false,
+            LabelBudget::Quiescence => true,
+        };
+        self.finish();
+        let control = SearchControl::new(1, false);
+        let limits = Limits::default();
+        let job = SearchJob {
+            root,
+            history,
+            limits: &limits,
+            tt: &self.tt,
+            control: &control,
+        };
+        let (score, nodes, error) =
+            runner::root_label(&job, &mut self.threads[0], eval, quiescence);
+        match error {
+            Some(e) => Err(e),
+            None => Ok(Label { score, nodes }),
+        }
+    }
+
     /// Starts searching `root` (after the positions hashed in `history`) on a thread of its own
     /// and returns at once; `ponder` starts it in ponder mode (`go ponder`). `report` is called
     /// after each iteration, `finished` with the result once the search ends (after
@@ -260,11 +352,12 @@ fn run_with(
     report: &Report<'_>,
 ) -> SearchResult {
     match source {
-        EvalSource::Builtin => runner::run(job, threads, || Builtin, report),
+        EvalSource::Builtin => runner::run(job, threads, Builtin, || Builtin, report),
         EvalSource::Nnue { nnue, kernels, .. } => {
             let nnue: &Nnue = nnue;
             let kernels = *kernels;
-            runner::run(job, threads, || NnueEval::new(nnue, kernels), report)
+            let make = || NnueEval::new(nnue, kernels);
+            runner::run(job, threads, make(), make, report)
         }
     }
 }

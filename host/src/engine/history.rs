@@ -46,9 +46,18 @@ impl ThreadData {
         }
     }
 
-    /// Forgets everything learned (UCI `ucinewgame`).
+    /// Forgets everything learned (UCI `ucinewgame`), in place: the tables are zeroed where
+    /// they are (no new allocation, the reductions kept), as data generation does before every
+    /// game.
     pub fn clear(&mut self) {
-        *self = Self::new();
+        self.history
+            .iter_mut()
+            .flatten()
+            .for_each(|row| row.fill(0));
+        for table in &mut self.continuation {
+            table.iter_mut().for_each(|row| row.fill(0));
+        }
+        self.capture.iter_mut().for_each(|row| row.fill(0));
     }
 
     /// The late move reduction, in plies, of move number `searched` (0-based) at `depth`.

@@ -15,7 +15,8 @@
 //!   histories, killers); `runner`: the same search on several threads (Lazy SMP);
 //! - [`limits`]: what bounds a search (depth, nodes, mate, time, the [`limits::Ablation`]
 //!   switches); [`control`]: stop, ponder, clock and node counts shared during one search;
-//! - [`facade`]: the [`Engine`];
+//! - [`facade`]: the [`Engine`]; [`label`]: scoring positions for training data under a budget
+//!   (static, quiescence, nodes, depth);
 //! - [`time`]: how long to think;
 //! - [`uci`]: the protocol (`host` without a subcommand); [`uci_format`]: scores, moves and
 //!   `info` lines as UCI writes them;
@@ -27,6 +28,7 @@ pub mod eval;
 pub mod evaluation;
 pub mod facade;
 mod history;
+pub mod label;
 pub mod limits;
 pub mod movepick;
 pub mod nnue_eval;

@@ -32,17 +32,35 @@ pub(super) struct SearchJob<'a> {
     pub control: &'a SearchControl,
 }
 
-/// Runs a search with one thread per entry of `threads` (the first is the calling thread),
-/// each with an evaluator from `make_eval`. `report` is called by the main thread after each
+/// The static evaluation (`quiescence` false) or quiescence search of the job's root on the
+/// calling thread, with the first thread's histories: the score, the nodes, and the
+/// evaluator's error if it met one.
+pub(super) fn root_label<E: Evaluator>(
+    job: &SearchJob<'_>,
+    data: &mut ThreadData,
+    eval: E,
+    quiescence: bool,
+) -> (i32, u64, Option<String>) {
+    job.tt.new_search();
+    let shared = (job.tt, job.control, job.limits);
+    let mut searcher = Searcher::new(0, job.root, job.history, eval, shared, data);
+    let (score, nodes) = searcher.root_label(quiescence);
+    (score, nodes, searcher.take_eval_error())
+}
+
+/// Runs a search with one thread per entry of `threads` (the first is the calling thread, with
+/// `main_eval`), the helpers each with an evaluator from `make_eval`. `report` is called by the main thread after each
 /// iteration. In `infinite` and ponder mode the result is held back until `stop`/`ponderhit`.
 /// Evaluator errors ([`Evaluator::take_error`]) of all threads come back in the result.
-pub(super) fn run<E, F>(
+pub(super) fn run<M, E, F>(
     job: &SearchJob<'_>,
     threads: &mut [ThreadData],
+    main_eval: M,
     make_eval: F,
     report: &Report<'_>,
 ) -> SearchResult
 where
+    M: Evaluator,
     E: Evaluator,
     F: Fn() -> E + Sync,
 {
@@ -51,7 +69,7 @@ where
         .expect("a search needs at least one thread");
     job.tt.new_search();
     let shared = (job.tt, job.control, job.limits);
-    let mut main = Searcher::new(0, job.root, job.history, make_eval(), shared, main_data);
+    let mut main = Searcher::new(0, job.root, job.history, main_eval, shared, main_data);
     let has_moves = main.has_root_moves();
     let mut errors = Vec::new();
     let last = if has_moves {

@@ -263,6 +263,19 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         self.root_moves.first().copied()
     }
 
+    /// The root's static evaluation (`quiescence` false; one node) or its quiescence search
+    /// with a full window, and the nodes visited: the cheap labels of
+    /// [`super::label::LabelBudget`].
+    pub(super) fn root_label(&mut self, quiescence: bool) -> (i32, u64) {
+        let score = if quiescence {
+            self.qsearch(-INFINITE, INFINITE, 0)
+        } else {
+            self.nodes += 1;
+            self.evaluate()
+        };
+        (score, self.nodes)
+    }
+
     /// The evaluator's first error since the last call ([`Evaluator::take_error`]).
     pub(super) fn take_eval_error(&mut self) -> Option<String> {
         self.eval.take_error()

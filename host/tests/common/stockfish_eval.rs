@@ -5,11 +5,42 @@
 
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// Debian's Stockfish 15.1 (installed by `scripts/test.sh`).
 pub const STOCKFISH: &str = "/usr/games/stockfish";
+
+/// The size of Stockfish 15.1's network file.
+pub const NET_BYTES: u64 = 47_001_499;
+
+/// Stockfish 15.1's network `nn-ad9b42354671.nnue` in `dir`, exported there by the real binary
+/// (its UCI command `export_net`) unless a whole one is there already.
+pub fn exported_net(dir: &Path) -> PathBuf {
+    let path = dir.join("nn-ad9b42354671.nnue");
+    if std::fs::metadata(&path).map(|m| m.len()).ok() != Some(NET_BYTES) {
+        let tmp = path.with_extension(format!("part{}", std::process::id()));
+        let mut child = Command::new(STOCKFISH)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!("cannot start {STOCKFISH} (scripts/test.sh installs it): {e}")
+            });
+        let cmd = format!("uci\nexport_net {}\nquit\n", tmp.display());
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(cmd.as_bytes())
+            .unwrap();
+        assert!(child.wait().unwrap().success());
+        assert_eq!(std::fs::metadata(&tmp).unwrap().len(), NET_BYTES);
+        std::fs::rename(&tmp, &path).unwrap();
+    }
+    path
+}
 
 /// The bucket rows of Stockfish's `NNUE network contributions` table for each of `fens`, with
 /// the network `net` loaded (`None`: its embedded one). Positions in check print no table:

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::{ArgGroup, Args};
 
 use trainer::data::Format;
-use trainer::gensfen::{self, GameSettings, GensfenConfig, Labeler, Target};
+use trainer::gensfen::{self, GameSettings, GensfenConfig, LabelSettings, Labeler, Target};
 
 /// Arguments of `trainer gensfen`.
 #[derive(Args, Debug)]
@@ -54,8 +54,11 @@ pub struct GensfenArgs {
     /// How games are played and written.
     #[command(flatten)]
     pub game: GameSettings,
-    /// Play and label with an external UCI engine instead of the host's search
-    /// (`cmd=/usr/games/stockfish,option.Threads=1` or a path to the executable).
+    /// Who scores the written positions, if not the player's search.
+    #[command(flatten)]
+    pub label: LabelSettings,
+    /// Play (and, without --label, label) with an external UCI engine instead of the host's
+    /// search (`cmd=/usr/games/stockfish,option.Threads=1` or a path to the executable).
     #[arg(long, value_name = "SPEC", requires = "label_nodes")]
     pub labeler: Option<String>,
     /// Node limit of the external engine's searches.
@@ -114,6 +117,7 @@ impl GensfenArgs {
             book: self.book.clone(),
             game: self.game.clone(),
             labeler,
+            label: self.label.clone(),
             format: self.out_format,
         };
         config.check().map_err(anyhow::Error::msg)?;
@@ -161,6 +165,20 @@ pub fn run(args: &GensfenArgs, plugin_dir: Option<&Path>) -> Result<()> {
         s.searches as f64 / search_secs,
         100.0 * search_secs / (secs * threads)
     );
+    if s.labels > 0 {
+        let label_secs = s.label_time.as_secs_f64().max(1e-9);
+        println!(
+            "labels ({}): {} labels, {} nodes; {:.1} per second per thread, {:.0}% of worker time",
+            config.label.budget.map_or(String::new(), |b| b.to_string()),
+            s.labels,
+            s.label_nodes,
+            s.labels as f64 / label_secs,
+            100.0 * label_secs / (secs * threads)
+        );
+    }
+    if config.game.dedup_mb > 0 {
+        println!("duplicates dropped: {}", s.duplicates);
+    }
     Ok(())
 }
 

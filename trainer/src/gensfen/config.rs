@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use host::engine::label::LabelBudget;
+
 use crate::data::Format;
 
 /// How much to generate (per run; see the module docs for shards).
@@ -58,8 +60,11 @@ pub struct GensfenConfig {
     /// How games are played and written.
     #[serde(flatten)]
     pub game: GameSettings,
-    /// Who plays and labels.
+    /// Who plays (and, without `label`, labels).
     pub labeler: Labeler,
+    /// Who scores the written positions, if not the player's own search.
+    #[serde(flatten)]
+    pub label: LabelSettings,
     /// Output format (`None`: from the output's extension).
     #[serde(skip)]
     pub format: Option<Format>,
@@ -82,8 +87,61 @@ impl Default for GensfenConfig {
             book: None,
             game: GameSettings::default(),
             labeler: Labeler::Host,
+            label: LabelSettings::default(),
             format: None,
         }
+    }
+}
+
+/// The labeller, set apart from the player: the player's games decide which positions are
+/// written, the labeller's budget (with its own network) scores them. Declared once for
+/// `trainer gensfen` (flattened into the command), a manifest's `generate` table (the keys
+/// `label` and `label_net`) and the resume record.
+#[derive(Args, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LabelSettings {
+    /// Score the written positions with the host's engine under this budget instead of the
+    /// player's search: static, qsearch, nodes=N or depth=D.
+    #[arg(long = "label", value_name = "BUDGET", value_parser = parse_budget)]
+    #[serde(
+        rename = "label",
+        with = "budget_text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub budget: Option<LabelBudget>,
+    /// The labeller's network (any the host loads, Stockfish 15.1's `.nnue` included; default:
+    /// the player's, else the built-in evaluation).
+    #[arg(
+        id = "label_net",
+        long = "label-net",
+        value_name = "FILE",
+        requires = "budget"
+    )]
+    #[serde(rename = "label_net", skip_serializing_if = "Option::is_none")]
+    pub net: Option<PathBuf>,
+}
+
+/// Parses a label budget for the command line.
+fn parse_budget(text: &str) -> Result<LabelBudget, String> {
+    text.parse()
+}
+
+/// A label budget as its text (`qsearch`, `nodes=5000`) in the configuration's JSON and TOML.
+mod budget_text {
+    use host::engine::label::LabelBudget;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(b: &Option<LabelBudget>, s: S) -> Result<S::Ok, S::Error> {
+        match b {
+            Some(b) => s.collect_str(b),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<LabelBudget>, D::Error> {
+        Option::<String>::deserialize(d)?
+            .map(|t| t.parse().map_err(serde::de::Error::custom))
+            .transpose()
     }
 }
 
@@ -139,6 +197,21 @@ pub struct GameSettings {
     /// Positions per committed batch of whole games (what an interruption can lose at most).
     #[arg(long, value_name = "N", default_value_t = GameSettings::default().flush_every)]
     pub flush_every: u64,
+    /// Write only quiet positions, the thesis's filter: the side to move not in check and the
+    /// player's best move not a capture (the others are neither labelled nor written).
+    #[arg(long)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub skip_noisy: bool,
+    /// Drop positions written before (by Zobrist key), Stockfish's `gensfen` way: a table of
+    /// this many MiB of keys, one slot per key modulo its size (0: keep duplicates).
+    #[arg(long, value_name = "MB", default_value_t = GameSettings::default().dedup_mb)]
+    #[serde(skip_serializing_if = "is_zero")]
+    pub dedup_mb: usize,
+}
+
+/// Whether a setting is 0 (left out of the configuration's record, as before it existed).
+fn is_zero(v: &usize) -> bool {
+    *v == 0
 }
 
 impl Default for GameSettings {
@@ -157,6 +230,8 @@ impl Default for GameSettings {
             max_ply: 400,
             hash_mb: 16,
             flush_every: 10_000,
+            skip_noisy: false,
+            dedup_mb: 0,
         }
     }
 }
@@ -194,9 +269,18 @@ impl GameSettings {
         if self.flush_every == 0 {
             return Err("flush_every: must be at least 1".into());
         }
+        if self.dedup_mb > MAX_DEDUP_MB {
+            return Err(format!(
+                "dedup_mb: {} MiB is more than the {MAX_DEDUP_MB} MiB a key table may take",
+                self.dedup_mb
+            ));
+        }
         Ok(())
     }
 }
+
+/// The largest key table of `dedup_mb` (Stockfish's `gensfen` kept 64 Mi keys, 512 MiB).
+pub const MAX_DEDUP_MB: usize = 16 << 10;
 
 /// Default depth when neither a depth nor a node limit is given (Stockfish's).
 pub const DEFAULT_DEPTH: u32 = 3;
@@ -233,6 +317,9 @@ impl GensfenConfig {
             return Err("threads must be at least 1".into());
         }
         self.game.check()?;
+        if self.label.net.is_some() && self.label.budget.is_none() {
+            return Err("label_net: a labeller network needs a label budget (label)".into());
+        }
         if let Labeler::Uci { spec, nodes } = &self.labeler {
             if spec.trim().is_empty() {
                 return Err("empty UCI engine specification".into());

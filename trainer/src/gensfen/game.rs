@@ -9,7 +9,7 @@ use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
 use host::engine::Engine;
-use host::engine::evaluation::EvalSource;
+use host::engine::evaluation::{EvalSource, SourceEvaluator};
 use host::engine::limits::Limits;
 use host::engine::search::MATE;
 use host::engine::zobrist;
@@ -17,21 +17,30 @@ use host::engine::zobrist;
 use super::*;
 use crate::data::Sample;
 
-/// One finished game: its samples (results set) in ply order.
+/// One finished game: its samples (results set) in ply order, each sample's position key
+/// ([`zobrist::hash`], for dropping duplicates), and what its searches and labels cost.
 pub(super) struct GameRecord {
     pub(super) samples: Vec<Sample>,
+    pub(super) keys: Vec<u64>,
     pub(super) searches: u64,
     pub(super) nodes: u64,
     pub(super) search_time: Duration,
+    pub(super) labels: u64,
+    pub(super) label_nodes: u64,
+    pub(super) label_time: Duration,
 }
 
 /// Everything a worker needs for its games.
 pub(super) struct Player<'a> {
     pub(super) config: &'a GensfenConfig,
     pub(super) book: &'a [Chess],
-    /// The host's engine, with one search thread.
+    pub(super) evals: Evals<'a>,
+    /// The host's engine, with one search thread, and the evaluator its searches borrow.
     pub(super) host: Engine,
+    pub(super) player_eval: SourceEvaluator<'a>,
     pub(super) uci: Option<UciSearch>,
+    /// The labeller's engine (one search thread) and evaluator, when a label budget is set.
+    pub(super) labeller: Option<(Engine, SourceEvaluator<'a>)>,
 }
 
 pub(super) fn white_result(turn: shakmaty::Color, stm_result: i8) -> i8 {
@@ -46,18 +55,37 @@ impl<'a> Player<'a> {
     pub(super) fn new(
         config: &'a GensfenConfig,
         book: &'a [Chess],
-        eval: &'a EvalSource,
+        evals: Evals<'a>,
     ) -> Result<Self> {
         let uci = match &config.labeler {
             Labeler::Uci { spec, nodes } => Some(UciSearch::start(spec, *nodes)?),
             Labeler::Host => None,
         };
+        let engine = |eval: &EvalSource| {
+            Engine::new(config.game.hash_mb, 1, eval.clone()).map_err(anyhow::Error::msg)
+        };
+        let labeller = match config.label.budget {
+            Some(_) => Some((engine(evals.labeller)?, evals.labeller.evaluator())),
+            None => None,
+        };
         Ok(Player {
             config,
             book,
-            host: Engine::new(config.game.hash_mb, 1, eval.clone()).map_err(anyhow::Error::msg)?,
+            evals,
+            host: engine(evals.player)?,
+            player_eval: evals.player.evaluator(),
             uci,
+            labeller,
         })
+    }
+
+    /// The player's score in centipawns: an external engine reports them, the host's search
+    /// speaks its evaluation's units.
+    fn player_centipawns(&self, score: i32) -> i32 {
+        match self.uci {
+            Some(_) => score,
+            None => self.evals.player.centipawns(score),
+        }
     }
 
     /// Plays game `g` (global number).
@@ -87,15 +115,24 @@ impl<'a> Player<'a> {
         if let Some(u) = &mut self.uci {
             u.new_game()?;
         }
+        if let Some((l, _)) = &mut self.labeller {
+            l.new_game();
+        }
         let mut pos = start;
         let mut hashes = vec![zobrist::hash(&pos)];
         let mut moves: Vec<String> = Vec::new();
-        let mut kept: Vec<(Chess, i32, Move)> = Vec::new();
+        // Kept positions: the position, the player's score (centipawns), its best move, and
+        // how many positions of the game came before it (for the labeller's repetitions).
+        let mut kept: Vec<(Chess, i32, Move, usize)> = Vec::new();
         let mut rec = GameRecord {
             samples: Vec::new(),
+            keys: Vec::new(),
             searches: 0,
             nodes: 0,
             search_time: Duration::ZERO,
+            labels: 0,
+            label_nodes: 0,
+            label_time: Duration::ZERO,
         };
         let depths = c.depths();
         let white: i8;
@@ -134,19 +171,28 @@ impl<'a> Player<'a> {
                             nodes: c.nodes,
                             ..Limits::default()
                         };
-                        host_search(&mut self.host, &pos, &hashes[..hashes.len() - 1], &limits)
-                            .with_context(|| format!("game {g}"))?
+                        let history = &hashes[..hashes.len() - 1];
+                        host_search(
+                            &mut self.host,
+                            &mut self.player_eval,
+                            &pos,
+                            history,
+                            &limits,
+                        )
+                        .with_context(|| format!("game {g}"))?
                     }
                 };
                 rec.search_time += started.elapsed();
                 rec.searches += 1;
                 rec.nodes += found.nodes;
-                if found.score.abs() >= c.game.eval_limit {
-                    white = white_result(pos.turn(), if found.score > 0 { 1 } else { -1 });
+                let score = self.player_centipawns(found.score);
+                if score.abs() >= c.game.eval_limit {
+                    white = white_result(pos.turn(), if score > 0 { 1 } else { -1 });
                     break;
                 }
-                if write {
-                    kept.push((pos.clone(), found.score, found.best));
+                let noisy = c.game.skip_noisy && (pos.is_check() || found.best.is_capture());
+                if write && !noisy {
+                    kept.push((pos.clone(), score, found.best, hashes.len() - 1));
                 }
                 Some(found.best)
             };
@@ -159,18 +205,27 @@ impl<'a> Player<'a> {
             hashes.push(zobrist::hash(&pos));
             ply += 1;
         }
-        rec.samples = kept
-            .into_iter()
-            .map(|(p, score, best)| {
-                let result = white_result(p.turn(), white);
-                Sample::from_position(
-                    &p,
-                    score.clamp(i16::MIN as i32, i16::MAX as i32) as i16,
-                    plugin_api::move_from_shakmaty(&best),
-                    Some(result),
-                )
-            })
-            .collect();
+        for (p, mut score, best, before) in kept {
+            if let (Some((labeller, eval)), Some(budget)) = (&mut self.labeller, c.label.budget) {
+                let started = Instant::now();
+                let label = labeller
+                    .label_with(eval, &p, &hashes[..before], budget)
+                    .map_err(anyhow::Error::msg)
+                    .with_context(|| format!("game {g}: label"))?;
+                rec.label_time += started.elapsed();
+                rec.labels += 1;
+                rec.label_nodes += label.nodes;
+                score = self.evals.labeller.centipawns(label.score);
+            }
+            let result = white_result(p.turn(), white);
+            rec.keys.push(hashes[before]);
+            rec.samples.push(Sample::from_position(
+                &p,
+                score.clamp(i16::MIN as i32, i16::MAX as i32) as i16,
+                plugin_api::move_from_shakmaty(&best),
+                Some(result),
+            ));
+        }
         Ok(rec)
     }
 
@@ -200,7 +255,14 @@ impl<'a> Player<'a> {
             } else if child.legal_moves().is_empty() {
                 0
             } else {
-                -host_search(&mut self.host, &child, hashes, &limits)?.score
+                -host_search(
+                    &mut self.host,
+                    &mut self.player_eval,
+                    &child,
+                    hashes,
+                    &limits,
+                )?
+                .score
             };
             scored.push((score, m));
         }

@@ -8,6 +8,7 @@ use shakmaty::uci::UciMove;
 use shakmaty::{Chess, EnPassantMode, Move};
 
 use host::engine::Engine;
+use host::engine::evaluation::SourceEvaluator;
 use host::engine::limits::Limits;
 use host::engine::search::MATE;
 
@@ -18,15 +19,17 @@ pub(super) struct Searched {
     pub(super) nodes: u64,
 }
 
-/// The host's search of `pos` (after the positions hashed in `history`) on the calling thread;
-/// an evaluation error met on the way fails it, so no sample carries a fallback score.
+/// The host's search of `pos` (after the positions hashed in `history`) on the calling thread,
+/// with the worker's evaluator lent to it; an evaluation error met on the way fails it, so no
+/// sample carries a fallback score.
 pub(super) fn host_search(
     engine: &mut Engine,
+    eval: &mut SourceEvaluator<'_>,
     pos: &Chess,
     history: &[u64],
     limits: &Limits,
 ) -> Result<Searched> {
-    let result = engine.search(pos, history, limits, &|_, _, _| {});
+    let result = engine.search_with(eval, pos, history, limits);
     if let Some(e) = result.errors.first() {
         bail!("{e}");
     }

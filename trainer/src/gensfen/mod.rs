@@ -85,10 +85,12 @@ mod output;
 mod progress;
 
 pub use book::read_book;
-pub use config::{DEFAULT_DEPTH, GameSettings, GensfenConfig, Labeler, Target};
+pub use config::{
+    DEFAULT_DEPTH, GameSettings, GensfenConfig, LabelSettings, Labeler, MAX_DEDUP_MB, Target,
+};
 use game::{GameRecord, Player};
 use labelers::{UciSearch, host_search};
-use output::Output;
+use output::{Output, SeenKeys};
 pub use progress::{ABORT_AFTER_COMMITS_ENV, progress_path};
 use progress::{Progress, identity, read_progress, write_progress};
 
@@ -113,6 +115,14 @@ pub struct GensfenSummary {
     pub nodes: u64,
     /// Time spent inside those searches, summed over workers.
     pub search_time: Duration,
+    /// Labels by the labeller (a label budget set), all workers.
+    pub labels: u64,
+    /// Nodes of those labels.
+    pub label_nodes: u64,
+    /// Time spent labelling, summed over workers.
+    pub label_time: Duration,
+    /// Positions dropped as duplicates (by key) by this run.
+    pub duplicates: u64,
     /// Whether the file was already complete (nothing was generated).
     pub already_complete: bool,
 }
@@ -147,6 +157,19 @@ pub fn generate_with(
             .map_err(anyhow::Error::msg)
             .with_context(|| format!("network {}", p.display()))?,
         None => EvalSource::Builtin,
+    };
+    // The labeller's network is loaded before any game: one that cannot load (or whose
+    // feature plugins are missing) fails here.
+    let label_eval = match &config.label.net {
+        Some(p) => EvalSource::load(p, config.plugin_dir.as_deref())
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("label_net {}", p.display()))?,
+        None if matches!(config.labeler, Labeler::Host) => eval.clone(),
+        None => EvalSource::Builtin,
+    };
+    let evals = Evals {
+        player: &eval,
+        labeller: &label_eval,
     };
     // Fresh start or resume.
     let existing = if force { None } else { read_progress(out)? };
@@ -218,7 +241,15 @@ pub fn generate_with(
         abort_after_commits: std::env::var(ABORT_AFTER_COMMITS_ENV)
             .ok()
             .and_then(|v| v.parse().ok()),
+        seen: None,
+        duplicates: 0,
     };
+    if config.game.dedup_mb > 0 {
+        let mut seen = SeenKeys::new(config.game.dedup_mb);
+        seen.refill(out, format, bytes)
+            .with_context(|| format!("{}: reading the written positions back", out.display()))?;
+        output.seen = Some(seen);
+    }
     // Record the start, so that a run interrupted before its first batch resumes too.
     output.commit(false)?;
 
@@ -237,7 +268,7 @@ pub fn generate_with(
         run_workers(
             config,
             &book,
-            &eval,
+            evals,
             &mut output,
             &mut summary,
             &pb,
@@ -251,6 +282,7 @@ pub fn generate_with(
     summary.positions = output.positions;
     summary.bytes = output.bytes;
     summary.new_positions = output.positions - positions;
+    summary.duplicates = output.duplicates;
     summary.elapsed = started.elapsed();
     Ok(summary)
 }
@@ -289,11 +321,18 @@ fn progress_bar(
 
 type WorkerResult = Result<(u64, GameRecord)>;
 
+/// The evaluations of a run: the player's search and the labeller's.
+#[derive(Clone, Copy)]
+pub(super) struct Evals<'a> {
+    pub(super) player: &'a EvalSource,
+    pub(super) labeller: &'a EvalSource,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run_workers(
     config: &GensfenConfig,
     book: &[Chess],
-    eval: &EvalSource,
+    evals: Evals<'_>,
     output: &mut Output<'_>,
     summary: &mut GensfenSummary,
     pb: &indicatif::ProgressBar,
@@ -318,7 +357,7 @@ fn run_workers(
                 .name(format!("gensfen-{w}"))
                 .stack_size(Engine::SEARCH_STACK_BYTES)
                 .spawn_scoped(s, move || {
-                    let mut player = match Player::new(config, book, eval) {
+                    let mut player = match Player::new(config, book, evals) {
                         Ok(p) => p,
                         Err(e) => {
                             let _ = tx.send(Err(e));
@@ -367,7 +406,10 @@ fn run_workers(
                 summary.searches += rec.searches;
                 summary.nodes += rec.nodes;
                 summary.search_time += rec.search_time;
-                if let Err(e) = output.add_game(&rec.samples, position_limit) {
+                summary.labels += rec.labels;
+                summary.label_nodes += rec.label_nodes;
+                summary.label_time += rec.label_time;
+                if let Err(e) = output.add_game(&rec.samples, &rec.keys, position_limit) {
                     outcome = Err(e);
                     break 'receive;
                 }

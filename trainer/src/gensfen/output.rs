@@ -82,21 +82,90 @@ pub(super) struct Output<'a> {
     /// Commits made, and the test hook's [`ABORT_AFTER_COMMITS_ENV`].
     pub(super) commits: u64,
     pub(super) abort_after_commits: Option<u64>,
+    /// The keys of written positions, when duplicates are dropped.
+    pub(super) seen: Option<SeenKeys>,
+    /// Positions dropped as duplicates by this run.
+    pub(super) duplicates: u64,
+}
+
+/// The keys of the positions written so far, Stockfish's `gensfen` way: one slot per key
+/// modulo the table's size, so memory stays bounded; a position whose key is in its slot is a
+/// duplicate (an older key in the slot is forgotten when a new one takes it). Filled in game
+/// order by the one writer, and refilled from the file's own positions on resuming, it holds
+/// the same keys whatever the threads and interruptions.
+pub(super) struct SeenKeys {
+    slots: Vec<u64>,
+}
+
+impl SeenKeys {
+    /// A table of `mb` MiB.
+    pub(super) fn new(mb: usize) -> Self {
+        SeenKeys {
+            slots: vec![0; (mb << 20) / std::mem::size_of::<u64>()],
+        }
+    }
+
+    fn slot(&self, key: u64) -> usize {
+        (key % self.slots.len() as u64) as usize
+    }
+
+    /// Whether `key` was written before.
+    pub(super) fn contains(&self, key: u64) -> bool {
+        self.slots[self.slot(key)] == key
+    }
+
+    /// Records `key` as written.
+    pub(super) fn insert(&mut self, key: u64) {
+        let i = self.slot(key);
+        self.slots[i] = key;
+    }
+
+    /// Records the positions of the first `bytes` of the output `path` (its committed part),
+    /// in order, as the run that wrote them did.
+    pub(super) fn refill(&mut self, path: &Path, format: Format, bytes: u64) -> Result<()> {
+        let reader = crate::data::open_reader(
+            path,
+            format,
+            Some((0, bytes)),
+            crate::data::ReadOptions::default(),
+        )?;
+        for sample in reader {
+            let pos = sample?.to_chess().map_err(anyhow::Error::msg)?;
+            self.insert(host::engine::zobrist::hash(&pos));
+        }
+        Ok(())
+    }
 }
 
 impl Output<'_> {
-    pub(super) fn add_game(&mut self, samples: &[Sample], limit: Option<u64>) -> Result<u64> {
+    /// Adds a finished game's samples (with their position keys) to the batch, up to `limit`
+    /// positions in the file, dropping duplicates when asked to; returns how many it added.
+    pub(super) fn add_game(
+        &mut self,
+        samples: &[Sample],
+        keys: &[u64],
+        limit: Option<u64>,
+    ) -> Result<u64> {
         let batch = self
             .batch
             .get_or_insert_with(|| BatchWriter::new(self.format, &self.name));
         let mut written = 0;
-        for s in samples {
+        for (s, &key) in samples.iter().zip(keys) {
             if let Some(l) = limit
                 && self.positions + self.pending_positions >= l
             {
                 break;
             }
+            if let Some(seen) = &self.seen
+                && seen.contains(key)
+            {
+                self.duplicates += 1;
+                continue;
+            }
             if batch.write(s)? {
+                if let Some(seen) = &mut self.seen {
+                    seen.insert(key);
+                }
                 self.pending_positions += 1;
                 self.batch_positions += 1;
                 written += 1;

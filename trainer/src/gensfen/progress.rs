@@ -54,6 +54,10 @@ pub(super) fn identity(
         if let Some(n) = &config.net {
             obj.insert("net_digest".into(), file_digest(n)?.into());
         }
+        if let Some(n) = &config.label.net {
+            let digest = file_digest(n).map_err(|e| anyhow!("label_net: {e}"))?;
+            obj.insert("label_net_digest".into(), digest.into());
+        }
         obj.insert("version".into(), env!("CARGO_PKG_VERSION").into());
     }
     Ok((key_of(&value), value))
