@@ -417,6 +417,21 @@ fn bad_generation_tables_are_refused_by_check() {
             table(", labeler = \"cmd=/nonexistent/engine\""),
             vec!["data.g.generate.labeler: engine /nonexistent/engine does not exist"],
         ),
+        (
+            table(", label = \"nodes=0\""),
+            vec!["data.g.generate.label: label budget 'nodes=0'"],
+        ),
+        (
+            table(&format!(", label_net = \"{}\"", text_file.display())),
+            vec!["data.g.generate.label_net: a labeller network needs a label budget"],
+        ),
+        (
+            table(&format!(
+                ", label = \"qsearch\", label_net = \"{}\"",
+                text_file.display()
+            )),
+            vec!["data.g.generate.label_net:", "not a network file"],
+        ),
     ];
     for (manifest, needles) in cases {
         let err = check(&manifest);

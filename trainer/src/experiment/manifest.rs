@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 pub use crate::checked::Positive;
-use crate::gensfen::GameSettings;
+use crate::gensfen::{GameSettings, LabelSettings};
 use crate::train::settings::{ArchSetting, TrainSettings};
 
 /// Where in the manifest a value came from: its file and 1-based line.
@@ -67,6 +67,10 @@ pub struct GenerateTable {
     pub book: Option<String>,
     /// An external UCI engine that plays and labels instead of `host` (`arena` engine spec).
     pub labeler: Option<String>,
+    /// The labeller apart from the player: `label` (a budget: static, qsearch, nodes=N,
+    /// depth=D) and `label_net`, as `trainer gensfen`'s `--label` and `--label-net`.
+    #[serde(flatten)]
+    pub label: LabelSettings,
     /// Seed.
     pub seed: u64,
     /// Threads (0: one per core).
@@ -92,6 +96,21 @@ impl GenerateTable {
         let (nodes, depth) = (optional("nodes")?, optional("depth")?);
         let mut text = |name: &str| take::<String>(&mut raw, name, place);
         let (net, book, labeler) = (text("net")?, text("book")?, text("labeler")?);
+        let (label, label_net) = (text("label")?, text("label_net")?);
+        let budget = match label {
+            Some(b) => Some(
+                b.get_ref()
+                    .parse()
+                    .map_err(|e: String| anyhow!("{}: {key}.label: {e}", place(b.span().start)))?,
+            ),
+            None => None,
+        };
+        if let (Some(n), None) = (&label_net, &budget) {
+            bail!(
+                "{}: {key}.label_net: a labeller network needs a label budget (label)",
+                place(n.span().start)
+            );
+        }
         let seed = take::<u64>(&mut raw, "seed", place)?;
         let threads = take::<u32>(&mut raw, "threads", place)?;
         Ok(GenerateTable {
@@ -102,6 +121,10 @@ impl GenerateTable {
             net: net.map(Spanned::into_inner),
             book: book.map(Spanned::into_inner),
             labeler: labeler.map(Spanned::into_inner),
+            label: LabelSettings {
+                budget,
+                net: label_net.map(|n| n.into_inner().into()),
+            },
             seed: seed.map_or(0, Spanned::into_inner),
             threads: threads.map_or(0, Spanned::into_inner),
             game: read_table(raw, &format!("{key}."), place)?,
@@ -478,6 +501,10 @@ impl Manifest {
                     }
                     for p in [&mut g.net, &mut g.book].into_iter().flatten() {
                         *p = resolved(p, &path.display(), &key)?;
+                    }
+                    if let Some(p) = &mut g.label.net {
+                        let text = p.to_string_lossy().into_owned();
+                        *p = resolved(&text, &path.display(), &key)?.into();
                     }
                     g.game
                         .check()
@@ -872,12 +899,15 @@ impl GenerateTable {
     /// What the generation stage could not use, checked by `trainer run --check` for the
     /// experiments it would run (it reads files and looks for programs, so a manifest stays
     /// loadable on a machine that lacks another experiment's engine): a `net` that is not a
-    /// network, a `book` that is not an EPD book, a labeler engine that does not exist. The
-    /// error starts with the key (`book: ...`).
+    /// network, a `book` that is not an EPD book, a labeler engine that does not exist, a
+    /// `label_net` that is not a network. The error starts with the key (`book: ...`).
     pub fn check_inputs(&self) -> Result<()> {
         let g = self;
         if let Some(net) = &g.net {
             nnue::check_network_file(Path::new(net)).context("net")?;
+        }
+        if let Some(net) = &g.label.net {
+            nnue::check_network_file(net).context("label_net")?;
         }
         if let Some(book) = &g.book {
             crate::gensfen::read_book(Path::new(book))

@@ -322,6 +322,7 @@ fn gensfen_config(
         book: g.book.as_ref().map(PathBuf::from),
         format: Some(Format::Binpack),
         game: g.game.clone(),
+        label: g.label.clone(),
         ..GensfenConfig::default()
     };
     if let Some(spec) = &g.labeler {

@@ -1,10 +1,23 @@
 //! Training data by self-play (`trainer gensfen`), after Stockfish's `gensfen`.
 //!
-//! Games are played by a search (the host's own, with a network or the built-in evaluation, or
-//! an external UCI engine at a node limit); every position of a game inside the write window is
-//! stored with the search's score and best move (side to move's view) and, once the game is
-//! over, the game's result from the side to move's view (`.bin` / `.binpack` convention; the
-//! text formats hold no result).
+//! Games are played by a search, the *player* (the host's own, with a network or the built-in
+//! evaluation, or an external UCI engine at a node limit); every position of a game inside the
+//! write window is stored with a score and the player's best move (side to move's view) and,
+//! once the game is over, the game's result from the side to move's view (`.bin` / `.binpack`
+//! convention; the text formats hold no result).
+//!
+//! The score is the player's own search's, or, with a label budget (`label`), the *labeller's*:
+//! the host's engine with its own network (`label_net`, default the player's), scoring each
+//! written position once the game is over by its static evaluation, its quiescence search or a
+//! search of N nodes or depth D ([`host::engine::label`]), with the game's earlier positions
+//! for repetitions. Scores are centipawns: a Stockfish `.nnue` speaks Stockfish's internal
+//! units, converted as its UCI does (`v · 100 / 361`), which `eval_limit` compares too. With
+//! `skip_noisy`, positions in check or whose best move (the player's) captures are neither
+//! labelled nor written (the thesis's quiet filter). With `dedup_mb`, the writer drops every
+//! position whose Zobrist key it wrote before, through a table of that many MiB with one slot
+//! per key modulo its size (Stockfish's `gensfen` way: bounded memory, a forgotten key now and
+//! then); the table fills in game order and is refilled from the file's committed positions on
+//! resuming, so threads and interruptions change nothing.
 //!
 //! ## One game
 //!
@@ -58,8 +71,8 @@
 //! bytes are appended but before the sidecar records them: the worst moment for a kill.
 //!
 //! Files: `config` (what defines a run), `progress` (the resume record), `book` (openings),
-//! `labelers` (the host's search or an external engine), `game` (one game), `output` (batches in
-//! game order); this file runs the workers and the writer.
+//! `labelers` (the host's search or an external engine), `game` (one game, then its labels),
+//! `output` (batches in game order, the key table); this file runs the workers and the writer.
 
 use anyhow::{Context, Result, bail};
 use std::collections::BTreeMap;
