@@ -216,17 +216,16 @@ fn affine(kernels: Kernels, layer: &Affine, x: &[u8], sums: &mut [i32], blocks: 
             return;
         }
         // One output: one row, its products summed across the register.
-        let mut out = [0i32; 8];
-        let row = &layer.padded()[..stride];
+        let (x, row) = (&x[..stride], &layer.padded()[..stride]);
         // SAFETY: as above; `row` holds `stride` weights.
-        unsafe {
+        let dot = unsafe {
             match level {
-                SimdLevel::Avx2 => x86::rows_avx2::<1>(&x[..stride], row, &mut out),
-                SimdLevel::Avx512 => x86::rows_avx512::<1>(&x[..stride], row, &mut out),
-                _ => x86::rows_vnni::<1>(&x[..stride], row, &mut out),
+                SimdLevel::Avx2 => x86::dot_avx2(x, row),
+                SimdLevel::Avx512 => x86::dot_avx512(x, row),
+                _ => x86::dot_vnni(x, row),
             }
-        }
-        sums[0] = layer.biases()[0].wrapping_add(out[0]);
+        };
+        sums[0] = layer.biases()[0].wrapping_add(dot);
     }
 }
 
@@ -234,8 +233,8 @@ fn affine(kernels: Kernels, layer: &Affine, x: &[u8], sums: &mut [i32], blocks: 
 /// of Stockfish's stacks (1,024 pairwise products, most of them zero) but not the small ones.
 const SPARSE_FROM: usize = 256;
 
-/// The x86 dot products of `u8` inputs and rows of `i8` weights, R rows at a time so that
-/// their sums are independent chains (a single sum waits on each multiply-add's latency).
+/// The x86 products of `u8` inputs and `i8` weights: a layer of many outputs by blocks of
+/// four inputs (`columns`), a one-output layer as one row's dot product (`dot`).
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::*;
@@ -259,94 +258,65 @@ mod x86 {
         _mm_cvtsi128_si32(s)
     }
 
-    /// `out[r] = Σ x·row_r` for the R rows of `w` (each `x.len()` long, a multiple of 32).
+    /// `Σ x·w` over a row `w` as long as `x` (a multiple of 32).
     #[target_feature(enable = "avx2")]
-    pub unsafe fn rows_avx2<const R: usize>(x: &[u8], w: &[i8], out: &mut [i32; 8]) {
-        let n = x.len();
-        let mut acc = [_mm256_setzero_si256(); R];
-        for k in (0..n).step_by(32) {
-            // SAFETY: k + 32 <= n; row r's bytes are w[r·n .. (r + 1)·n].
+    pub unsafe fn dot_avx2(x: &[u8], w: &[i8]) -> i32 {
+        let mut acc = _mm256_setzero_si256();
+        for k in (0..x.len()).step_by(32) {
+            // SAFETY: k + 32 <= x.len() == w.len().
             unsafe {
                 let xv = _mm256_loadu_si256(x.as_ptr().add(k).cast());
-                for (r, a) in acc.iter_mut().enumerate() {
-                    *a = _mm256_add_epi32(*a, step_avx2(xv, w.as_ptr().add(r * n + k)));
-                }
+                acc = _mm256_add_epi32(acc, step_avx2(xv, w.as_ptr().add(k)));
             }
         }
-        for (o, a) in out.iter_mut().zip(acc) {
-            // SAFETY: AVX2 is enabled here.
-            *o = unsafe { sum_avx2(a) };
-        }
+        // SAFETY: AVX2 is enabled here.
+        unsafe { sum_avx2(acc) }
     }
 
-    /// The sums of the AVX-512 row kernels: each row's 512-bit accumulator reduced, plus its
-    /// last 32 bytes with AVX2 when `x.len()` is an odd multiple of 32.
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512bw,avx2")]
-    unsafe fn finish_avx512<const R: usize>(
-        acc: [__m512i; R],
-        x: &[u8],
-        w: &[i8],
-        out: &mut [i32; 8],
-    ) {
-        let (n, wide) = (x.len(), x.len() / 64 * 64);
-        for (r, (o, a)) in out.iter_mut().zip(acc).enumerate() {
-            let mut sum = _mm512_reduce_add_epi32(a);
-            if wide < n {
-                // SAFETY: the last 32 bytes of x and of row r.
-                sum = sum.wrapping_add(unsafe {
-                    let xv = _mm256_loadu_si256(x.as_ptr().add(wide).cast());
-                    sum_avx2(step_avx2(xv, w.as_ptr().add(r * n + wide)))
-                });
-            }
-            *o = sum;
-        }
-    }
-
-    /// R rows' sums over the whole 64-byte blocks of `x`, `step` adding one block of a row's
-    /// products to its accumulator, then the tail ([`finish_avx512`]): the loop of
-    /// [`rows_avx512`] and [`rows_vnni`], inlined into each with its own instructions.
+    /// [`dot_avx2`] over the whole 64-byte blocks with `step` adding one block's products to
+    /// the accumulator, the last 32 bytes (when `x.len()` is an odd multiple of 32) with AVX2:
+    /// the loop of [`dot_avx512`] and [`dot_vnni`], inlined into each.
     #[inline(always)]
-    unsafe fn rows_512<const R: usize>(
+    unsafe fn dot_512(
         x: &[u8],
         w: &[i8],
-        out: &mut [i32; 8],
         step: impl Fn(__m512i, __m512i, __m512i) -> __m512i,
-    ) {
+    ) -> i32 {
         let (n, wide) = (x.len(), x.len() / 64 * 64);
-        // SAFETY: the callers enable AVX-512.
-        let mut acc = [unsafe { _mm512_setzero_si512() }; R];
-        for k in (0..wide).step_by(64) {
-            // SAFETY: k + 64 <= n; row r's bytes are w[r·n .. (r + 1)·n].
-            unsafe {
+        // SAFETY: the callers enable AVX-512 and AVX2; every load lies in x and w (n bytes each).
+        unsafe {
+            let mut acc = _mm512_setzero_si512();
+            for k in (0..wide).step_by(64) {
                 let xv = _mm512_loadu_si512(x.as_ptr().add(k).cast());
-                for (r, a) in acc.iter_mut().enumerate() {
-                    let wv = _mm512_loadu_si512(w.as_ptr().add(r * n + k).cast());
-                    *a = step(*a, xv, wv);
-                }
+                let wv = _mm512_loadu_si512(w.as_ptr().add(k).cast());
+                acc = step(acc, xv, wv);
             }
+            let mut sum = _mm512_reduce_add_epi32(acc);
+            if wide < n {
+                let xv = _mm256_loadu_si256(x.as_ptr().add(wide).cast());
+                sum = sum.wrapping_add(sum_avx2(step_avx2(xv, w.as_ptr().add(wide))));
+            }
+            sum
         }
-        // SAFETY: the callers enable AVX-512 and AVX2; the slices are as theirs.
-        unsafe { finish_avx512(acc, x, w, out) }
     }
 
-    /// [`rows_avx2`] 64 bytes at a time with AVX-512 BW, the last 32 with AVX2.
+    /// [`dot_avx2`] 64 bytes at a time with AVX-512 BW.
     #[target_feature(enable = "avx512f,avx512bw,avx2")]
-    pub unsafe fn rows_avx512<const R: usize>(x: &[u8], w: &[i8], out: &mut [i32; 8]) {
+    pub unsafe fn dot_avx512(x: &[u8], w: &[i8]) -> i32 {
         let ones = _mm512_set1_epi16(1);
         // SAFETY: AVX-512 BW and AVX2 are enabled here; the slices are as this function's.
         unsafe {
-            rows_512::<R>(x, w, out, |a, xv, wv| {
+            dot_512(x, w, |a, xv, wv| {
                 _mm512_add_epi32(a, _mm512_madd_epi16(_mm512_maddubs_epi16(xv, wv), ones))
             })
         }
     }
 
-    /// [`rows_avx512`] with `vpdpbusd` (four products summed into `i32` in one instruction).
+    /// [`dot_avx512`] with `vpdpbusd` (four products summed into `i32` in one instruction).
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2")]
-    pub unsafe fn rows_vnni<const R: usize>(x: &[u8], w: &[i8], out: &mut [i32; 8]) {
+    pub unsafe fn dot_vnni(x: &[u8], w: &[i8]) -> i32 {
         // SAFETY: AVX-512 VNNI and AVX2 are enabled here; the slices are as this function's.
-        unsafe { rows_512::<R>(x, w, out, |a, xv, wv| _mm512_dpbusd_epi32(a, xv, wv)) }
+        unsafe { dot_512(x, w, |a, xv, wv| _mm512_dpbusd_epi32(a, xv, wv)) }
     }
 
     /// `sums = W·x` for a layer in column order (`cols`: `[x.len() / 4][sums.len()][4]`, see
@@ -407,10 +377,17 @@ mod x86 {
         }
     }
 
-    /// [`columns`] with `vpdpbusd`, 16 outputs per register.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-    pub unsafe fn columns_vnni(x: &[u8], cols: &[i8], sums: &mut [i32], nonzero: Option<&[u16]>) {
-        // SAFETY: AVX-512 VNNI is enabled here; the slices are as `columns` requires.
+    /// [`columns`] with 512-bit registers of 16 outputs, `step` adding a broadcast block's
+    /// products: the loop of [`columns_avx512`] and [`columns_vnni`], inlined into each.
+    #[inline(always)]
+    unsafe fn columns_512(
+        x: &[u8],
+        cols: &[i8],
+        sums: &mut [i32],
+        nonzero: Option<&[u16]>,
+        step: impl Fn(__m512i, __m512i, __m512i) -> __m512i,
+    ) {
+        // SAFETY: the callers enable AVX-512; the slices are as `columns` requires.
         unsafe {
             columns::<__m512i, 16>(
                 x,
@@ -420,12 +397,23 @@ mod x86 {
                 _mm512_setzero_si512(),
                 |b| _mm512_set1_epi32(b),
                 |w| _mm512_loadu_si512(w.cast()),
-                |a, xb, w| _mm512_dpbusd_epi32(a, xb, w),
+                step,
                 |[a, b, c, d], out| {
                     let s = _mm512_add_epi32(_mm512_add_epi32(a, b), _mm512_add_epi32(c, d));
                     _mm512_storeu_si512(out.cast(), s)
                 },
             )
+        }
+    }
+
+    /// [`columns`] with `vpdpbusd`, 16 outputs per register.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    pub unsafe fn columns_vnni(x: &[u8], cols: &[i8], sums: &mut [i32], nonzero: Option<&[u16]>) {
+        // SAFETY: AVX-512 VNNI is enabled here; the slices are as `columns` requires.
+        unsafe {
+            columns_512(x, cols, sums, nonzero, |a, xb, w| {
+                _mm512_dpbusd_epi32(a, xb, w)
+            })
         }
     }
 
@@ -435,22 +423,9 @@ mod x86 {
         let ones = _mm512_set1_epi16(1);
         // SAFETY: AVX-512 BW is enabled here; the slices are as `columns` requires.
         unsafe {
-            columns::<__m512i, 16>(
-                x,
-                cols,
-                sums,
-                nonzero,
-                _mm512_setzero_si512(),
-                |b| _mm512_set1_epi32(b),
-                |w| _mm512_loadu_si512(w.cast()),
-                |a, xb, w| {
-                    _mm512_add_epi32(a, _mm512_madd_epi16(_mm512_maddubs_epi16(xb, w), ones))
-                },
-                |[a, b, c, d], out| {
-                    let s = _mm512_add_epi32(_mm512_add_epi32(a, b), _mm512_add_epi32(c, d));
-                    _mm512_storeu_si512(out.cast(), s)
-                },
-            )
+            columns_512(x, cols, sums, nonzero, |a, xb, w| {
+                _mm512_add_epi32(a, _mm512_madd_epi16(_mm512_maddubs_epi16(xb, w), ones))
+            })
         }
     }
 

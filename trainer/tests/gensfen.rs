@@ -84,6 +84,18 @@ fn keys(samples: &[Sample]) -> Vec<String> {
     k
 }
 
+/// Runs gensfen aborting in its third commit (the first records the start): after appending
+/// the second batch, before recording it, the worst moment for a kill.
+fn interrupt_in_third_commit(out: &Path, args: &[&str]) {
+    let status = command(out, args)
+        .env(gensfen::ABORT_AFTER_COMMITS_ENV, "2")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(!status.success(), "the run was not interrupted");
+}
+
 fn tmp() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()
 }
@@ -181,13 +193,7 @@ fn an_interrupted_run_resumes_to_the_same_file() {
     // Interrupted deterministically: the process aborts in its third commit (the first records
     // the start), after appending the second batch but before recording it.
     let progress = gensfen::progress_path(&cut);
-    let status = command(&cut, &args)
-        .env(gensfen::ABORT_AFTER_COMMITS_ENV, "2")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(!status.success(), "the run was not interrupted");
+    interrupt_in_third_commit(&cut, &args);
     let partial = std::fs::read(&cut).unwrap();
     assert!(partial.len() < expected.len());
     let text = std::fs::read_to_string(&progress).unwrap();
@@ -437,13 +443,7 @@ fn a_labeller_apart_from_the_player_scores_quiet_positions_once() {
     // the file and ends with the same bytes.
     let cut = dir.path().join("cut.binpack");
     let args = [&common[..], &["--label", "static"]].concat();
-    let status = command(&cut, &args)
-        .env(gensfen::ABORT_AFTER_COMMITS_ENV, "2")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(!status.success(), "the run was not interrupted");
+    interrupt_in_third_commit(&cut, &args);
     let out = ok(&cut, &args);
     assert!(out.contains("resumed after game"), "{out}");
     assert_eq!(std::fs::read(&cut).unwrap(), std::fs::read(&stat).unwrap());

@@ -84,7 +84,9 @@ pub fn games(
     let games = host::games::read_games(games)?;
     let longest = games.iter().map(|g| g.moves.len()).max().unwrap_or(0);
     let mut stack = AccumulatorStack::with_max_ply(&nnue, kernels, longest);
-    stack.set_refresh_cache(!full_refresh);
+    if full_refresh {
+        stack.set_refresh_cache(false);
+    }
     let io = |e: std::io::Error| format!("cannot write output: {e}");
     let pass = |stack: &mut AccumulatorStack, mut each: Option<&mut Vec<i32>>| {
         let mut sum = 0i64;

@@ -173,22 +173,15 @@ impl Engine {
         history: &[u64],
         limits: &Limits,
     ) -> SearchResult {
-        self.finish();
-        let control = SearchControl::new(1, false);
-        let job = SearchJob {
-            root,
-            history,
-            limits,
-            tt: &self.tt,
-            control: &control,
-        };
-        runner::run(
-            &job,
-            &mut self.threads[..1],
-            eval,
-            || Builtin,
-            &|_, _, _| {},
-        )
+        self.on_calling_thread(root, history, limits, |job, data| {
+            runner::run(
+                job,
+                std::slice::from_mut(data),
+                eval,
+                || Builtin,
+                &|_, _, _| {},
+            )
+        })
     }
 
     /// Scores `root` (after the positions hashed in `history`) under `budget` on the calling
@@ -211,46 +204,53 @@ impl Engine {
         history: &[u64],
         budget: LabelBudget,
     ) -> Result<Label, String> {
-        let quiescence = match budget {
-            LabelBudget::Nodes(_) | LabelBudget::Depth(_) => {
-                let (nodes, depth) = match budget {
-                    LabelBudget::Nodes(n) => (Some(n), None),
-                    LabelBudget::Depth(d) => (None, Some(d)),
-                    _ => (None, None),
-                };
-                let limits = Limits {
-                    nodes,
-                    depth,
-                    ..Limits::default()
-                };
-                let result = self.search_with(eval, root, history, &limits);
-                return match result.errors.into_iter().next() {
+        let limits = match budget {
+            LabelBudget::Nodes(n) => Limits {
+                nodes: Some(n),
+                ..Limits::default()
+            },
+            LabelBudget::Depth(d) => Limits::at_depth(d),
+            LabelBudget::Static | LabelBudget::Quiescence => {
+                let quiescence = budget == LabelBudget::Quiescence;
+                let (score, nodes, error) =
+                    self.on_calling_thread(root, history, &Limits::default(), |job, data| {
+                        runner::root_label(job, data, eval, quiescence)
+                    });
+                return match error {
                     Some(e) => Err(e),
-                    None => Ok(Label {
-                        score: result.last.score,
-                        nodes: result.nodes,
-                    }),
+                    None => Ok(Label { score, nodes }),
                 };
             }
-            LabelBudget::Static => false,
-            LabelBudget::Quiescence => true,
         };
+        let result = self.search_with(eval, root, history, &limits);
+        match result.errors.into_iter().next() {
+            Some(e) => Err(e),
+            None => Ok(Label {
+                score: result.last.score,
+                nodes: result.nodes,
+            }),
+        }
+    }
+
+    /// Runs `work` on the calling thread with the job of one search thread (this engine's
+    /// table, its first thread's histories), a background search finished first.
+    fn on_calling_thread<R>(
+        &mut self,
+        root: &Chess,
+        history: &[u64],
+        limits: &Limits,
+        work: impl FnOnce(&SearchJob<'_>, &mut ThreadData) -> R,
+    ) -> R {
         self.finish();
         let control = SearchControl::new(1, false);
-        let limits = Limits::default();
         let job = SearchJob {
             root,
             history,
-            limits: &limits,
+            limits,
             tt: &self.tt,
             control: &control,
         };
-        let (score, nodes, error) =
-            runner::root_label(&job, &mut self.threads[0], eval, quiescence);
-        match error {
-            Some(e) => Err(e),
-            None => Ok(Label { score, nodes }),
-        }
+        work(&job, &mut self.threads[0])
     }
 
     /// Starts searching `root` (after the positions hashed in `history`) on a thread of its own
