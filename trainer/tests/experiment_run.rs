@@ -426,6 +426,14 @@ fn bad_generation_tables_are_refused_by_check() {
             vec!["data.g.generate.label_net: a labeller network needs a label budget"],
         ),
         (
+            table(", label = \"static\", label_net = \"export:/nonexistent/engine\""),
+            vec!["data.g.generate.label_net: engine /nonexistent/engine does not exist"],
+        ),
+        (
+            table(", positions = 100"),
+            vec!["data.g.generate: give exactly one of games and positions"],
+        ),
+        (
             table(&format!(
                 ", label = \"qsearch\", label_net = \"{}\"",
                 text_file.display()
@@ -556,4 +564,169 @@ fn insight_is_on_unless_the_manifest_turns_it_off() {
     let text = format!("[defaults]\ninsight = false\n{data}{}", experiment("x", ""));
     let m = Manifest::parse(&text, Path::new("m.toml")).unwrap();
     assert!(!m.experiments[0].insight);
+}
+
+/// Two datasets of files (the puzzles file stands for any positions): `a` and `b`.
+fn two_datasets() -> String {
+    let f = shared().join("data/puzzles.csv");
+    format!(
+        "[data.a]\ntrain = [\"{0}\"]\nval = [\"{0}\"]\n[data.b]\ntrain = [\"{0}\"]\nval = [\"{0}\"]\n",
+        f.display()
+    )
+}
+
+/// `sweep = { KEY = [...] }` stands for one experiment per cell of the grid, named after its
+/// values, equal to the experiments written out one by one; the group's name selects its cells.
+#[test]
+fn a_sweep_is_one_declaration_of_named_cells() {
+    use trainer::experiment::manifest::Manifest;
+    let data = two_datasets();
+    let swept = format!(
+        "{data}[[experiment]]\nname = \"grid\"\nsweep = {{ l2 = [8, 16], l1 = [32, 64] }}\nfeature_sets = [\"all\"]\ndata = \"a\"\nepochs = 3\n[[experiment]]\nname = \"other\"\nfeature_sets = [\"all\"]\ndata = \"a\"\n"
+    );
+    let mut written = data.clone();
+    for l1 in [32, 64] {
+        for l2 in [8, 16] {
+            written += &format!(
+                "[[experiment]]\nname = \"grid-{l1}x{l2}\"\nfeature_sets = [\"all\"]\ndata = \"a\"\nepochs = 3\nl1 = {l1}\nl2 = {l2}\n"
+            );
+        }
+    }
+    written += "[[experiment]]\nname = \"other\"\nfeature_sets = [\"all\"]\ndata = \"a\"\n";
+    let m = Manifest::parse(&swept, Path::new("m.toml")).unwrap();
+    let by_hand = Manifest::parse(&written, Path::new("m.toml")).unwrap();
+    let names: Vec<&str> = m.experiments.iter().map(|e| e.name.as_str()).collect();
+    // Cells in the keys' alphabetical order (l1, then l2), the later key varying fastest.
+    assert_eq!(
+        names,
+        [
+            "grid-32x8",
+            "grid-32x16",
+            "grid-64x8",
+            "grid-64x16",
+            "other"
+        ]
+    );
+    for (cell, hand) in m.experiments.iter().zip(&by_hand.experiments) {
+        assert_eq!(cell.settings, hand.settings, "{}", cell.name);
+        // The same experiment but for the group and the lines errors name.
+        let ungrouped = trainer::experiment::manifest::Experiment {
+            group: None,
+            feature_set_places: hand.feature_set_places.clone(),
+            ..cell.clone()
+        };
+        assert_eq!(&ungrouped, hand);
+    }
+    assert_eq!(m.experiments[1].settings.l1.0, 32);
+    assert_eq!(m.experiments[1].settings.l2.0, 16);
+    assert_eq!(m.experiments[0].group.as_deref(), Some("grid"));
+    assert_eq!(m.experiments[4].group, None);
+    let selected = |only: &[&str]| -> Vec<String> {
+        let only: Vec<String> = only.iter().map(|s| s.to_string()).collect();
+        m.select(&only)
+            .unwrap()
+            .iter()
+            .map(|e| e.name.clone())
+            .collect()
+    };
+    assert_eq!(selected(&["grid"]).len(), 4);
+    assert_eq!(selected(&["grid-64*"]), ["grid-64x8", "grid-64x16"]);
+    assert_eq!(selected(&["grid-32x16", "other"]), ["grid-32x16", "other"]);
+
+    let refused = |sweep: &str, extra: &str| -> String {
+        let text = format!(
+            "{data}[[experiment]]\nname = \"grid\"\nsweep = {sweep}\nfeature_sets = [\"all\"]\ndata = \"a\"\n{extra}"
+        );
+        let err = Manifest::parse(&text, Path::new("m.toml"))
+            .map(|_| ())
+            .unwrap_err();
+        format!("{err:#}")
+    };
+    let line = data.lines().count() + 3;
+    for (sweep, extra, needle) in [
+        (
+            "{ l1 = [32, 64] }",
+            "l1 = 128\n",
+            "sweep.l1: is also set in the experiment",
+        ),
+        ("{ l1 = [] }", "", "sweep.l1: an empty list"),
+        ("{ l1 = 32 }", "", "sweep.l1: give a list of values"),
+        ("{ l1 = [32, 32] }", "", "sweep.l1: 32 is listed twice"),
+        ("{ }", "", "sweep: an empty table"),
+        ("[32]", "", "sweep: give a table of keys"),
+        (
+            "{ method = [\"a b\"] }",
+            "",
+            "sweep.method: 'a b' cannot be part of a cell's name",
+        ),
+        ("{ name = [\"x\"] }", "", "sweep.name: cannot be swept"),
+        ("{ l1 = [32, \"wide\"] }", "", "l1"),
+        ("{ lr_typo = [1.0] }", "", "lr_typo"),
+    ] {
+        let err = refused(sweep, extra);
+        assert!(err.contains(needle), "'{needle}' not in: {err}");
+        assert!(err.contains(&format!("m.toml:{line}")), "{err}");
+    }
+}
+
+/// `data = [...]` trains every feature set on each dataset (networks `FS@DATA`); `val_data`
+/// scores them all on one held-out set. Unknown or repeated names are one-line errors.
+#[test]
+fn an_experiment_trains_on_each_listed_dataset_and_validates_on_one() {
+    use trainer::experiment::manifest::Manifest;
+    let data = two_datasets();
+    let text = format!(
+        "{data}[evaluation.e]\nreference = \"all@thesis@b\"\n[[experiment]]\nname = \"x\"\nfeature_sets = [\"all\", \"all+pv\"]\ndata = [\"a\", \"b\"]\nval_data = \"b\"\nevaluation = \"e\"\narchs = [\"thesis\"]\n"
+    );
+    let m = Manifest::parse(&text, Path::new("m.toml")).unwrap();
+    let e = &m.experiments[0];
+    assert_eq!(
+        e.entry_names(),
+        [
+            "all@thesis@a",
+            "all@thesis@b",
+            "all+pv@thesis@a",
+            "all+pv@thesis@b"
+        ]
+    );
+    let data_of: Vec<String> = e.entries().into_iter().map(|x| x.data.name).collect();
+    assert_eq!(data_of, ["a", "b", "a", "b"]);
+    assert_eq!(e.val_data.as_ref().map(|d| d.name.as_str()), Some("b"));
+    let names: Vec<&str> = e.datasets().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["a", "b", "b"]);
+    // One dataset keeps the plain names (and the cache keys of before).
+    let one = text
+        .replace("data = [\"a\", \"b\"]", "data = \"a\"")
+        .replace("archs = [\"thesis\"]\n", "")
+        .replace("all@thesis@b", "all");
+    let m = Manifest::parse(&one, Path::new("m.toml")).unwrap();
+    assert_eq!(m.experiments[0].entry_names(), ["all", "all+pv"]);
+    for (from, to, needle) in [
+        (
+            "val_data = \"b\"",
+            "val_data = \"c\"",
+            "val_data: no [data.c]",
+        ),
+        (
+            "data = [\"a\", \"b\"]",
+            "data = [\"a\", \"a\"]",
+            "data: 'a' is listed twice",
+        ),
+        (
+            "data = [\"a\", \"b\"]",
+            "data = []",
+            "data: give a dataset's name",
+        ),
+        (
+            "reference = \"all@thesis@b\"",
+            "reference = \"all\"",
+            "'all' is not a player",
+        ),
+    ] {
+        let err = Manifest::parse(&text.replace(from, to), Path::new("m.toml"))
+            .map(|_| ())
+            .unwrap_err();
+        let err = format!("{err:#}");
+        assert!(err.contains(needle), "'{needle}' not in: {err}");
+    }
 }

@@ -54,14 +54,16 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
                     e.name
                 )
             })?;
-            if let DataSource::Generate(g) = &e.data.source {
-                g.check_inputs().map_err(|err| {
-                    anyhow!(
-                        "{}: data.{}.generate.{err:#}",
-                        args.manifest.display(),
-                        e.data.name
-                    )
-                })?;
+            for d in e.datasets() {
+                if let DataSource::Generate(g) = &d.source {
+                    g.check_inputs().map_err(|err| {
+                        anyhow!(
+                            "{}: data.{}.generate.{err:#}",
+                            args.manifest.display(),
+                            d.name
+                        )
+                    })?;
+                }
             }
             println!(
                 "{}: {} feature set(s) x {} run(s), {}, {} epochs of {} positions, data '{}', evaluation '{}'",
@@ -82,7 +84,15 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
                 },
                 e.settings.epochs,
                 e.settings.epoch_positions,
-                e.data.name,
+                e.data
+                    .iter()
+                    .map(|d| d.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join("', '")
+                    + &e.val_data
+                        .iter()
+                        .map(|v| format!("', validated on '{}", v.name))
+                        .collect::<String>(),
                 match e.evaluations.is_empty() {
                     true => "none".to_string(),
                     false => e

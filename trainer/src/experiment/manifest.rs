@@ -5,6 +5,7 @@
 //! evaluation that is not defined, or a missing file is an error of one line naming the file,
 //! the line and the key. Relative paths are relative to the manifest's folder.
 
+use super::engine_net::export_engine;
 use anyhow::{Context, Result, anyhow, bail};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -53,8 +54,14 @@ pub struct DataTable {
 /// `generate = { ... }` of a dataset: `trainer gensfen`'s settings.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct GenerateTable {
-    /// Games of training data.
-    pub games: Positive,
+    /// Games of training data (or `positions`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub games: Option<Positive>,
+    /// Positions of training data, the last game cut short (or `games`): a budget counted in
+    /// positions, as `trainer gensfen --positions`. (Not written when absent, so the stage
+    /// keys of datasets counted in games stay as they were.)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub positions: Option<Positive>,
     /// Games of validation data (generated with another seed).
     pub val_games: Positive,
     /// Node limit per move of the labelling search.
@@ -71,6 +78,10 @@ pub struct GenerateTable {
     /// depth=D) and `label_net`, as `trainer gensfen`'s `--label` and `--label-net`.
     #[serde(flatten)]
     pub label: LabelSettings,
+    /// The labeller's network as a UCI engine's embedded one (`label_net = "export:ENGINE"`):
+    /// the data stage exports it ([`super::engine_net`]) and labels with the file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label_net_from: Option<String>,
     /// Seed.
     pub seed: u64,
     /// Threads (0: one per core).
@@ -91,8 +102,12 @@ impl GenerateTable {
                 .map(Spanned::into_inner)
                 .with_context(|| format!("{at}: {key}: {name} is required"))
         };
-        let (games, val_games) = (required("games")?, required("val_games")?);
+        let val_games = required("val_games")?;
         let mut optional = |name: &str| take::<Positive>(&mut raw, name, place);
+        let (games, positions) = (optional("games")?, optional("positions")?);
+        if games.is_some() == positions.is_some() {
+            bail!("{at}: {key}: give exactly one of games and positions");
+        }
         let (nodes, depth) = (optional("nodes")?, optional("depth")?);
         let mut text = |name: &str| take::<String>(&mut raw, name, place);
         let (net, book, labeler) = (text("net")?, text("book")?, text("labeler")?);
@@ -114,7 +129,8 @@ impl GenerateTable {
         let seed = take::<u64>(&mut raw, "seed", place)?;
         let threads = take::<u32>(&mut raw, "threads", place)?;
         Ok(GenerateTable {
-            games,
+            games: games.map(Spanned::into_inner),
+            positions: positions.map(Spanned::into_inner),
             val_games,
             nodes: nodes.map(Spanned::into_inner),
             depth: depth.map(Spanned::into_inner),
@@ -123,8 +139,15 @@ impl GenerateTable {
             labeler: labeler.map(Spanned::into_inner),
             label: LabelSettings {
                 budget,
-                net: label_net.map(|n| n.into_inner().into()),
+                net: label_net
+                    .as_ref()
+                    .filter(|n| export_engine(n.get_ref()).is_none())
+                    .map(|n| n.get_ref().into()),
             },
+            label_net_from: label_net
+                .as_ref()
+                .and_then(|n| export_engine(n.get_ref()))
+                .map(str::to_string),
             seed: seed.map_or(0, Spanned::into_inner),
             threads: threads.map_or(0, Spanned::into_inner),
             game: read_table(raw, &format!("{key}."), place)?,
@@ -290,7 +313,7 @@ pub enum DataSource {
         val: Vec<PathBuf>,
     },
     /// Self-play generation (paths inside resolved against the manifest's folder).
-    Generate(GenerateTable),
+    Generate(Box<GenerateTable>),
 }
 
 /// A named dataset.
@@ -328,8 +351,12 @@ pub struct Experiment {
     pub feature_set_places: Vec<Place>,
     /// Training settings: the experiment's keys over `[defaults]` over the thesis's.
     pub settings: TrainSettings,
-    /// The dataset.
-    pub data: Dataset,
+    /// The datasets (`data = "NAME"`, or a list of names: every feature set trained on each,
+    /// its networks named `FS@DATA`).
+    pub data: Vec<Dataset>,
+    /// The dataset whose validation files score every network (`val_data`): one held-out set
+    /// for networks trained on different data; none: each network's own dataset's.
+    pub val_data: Option<Dataset>,
     /// The evaluations (`evaluation = "NAME"` or a list of names: the same networks under
     /// several conditions, say fixed nodes and fixed time).
     pub evaluations: Vec<Evaluation>,
@@ -341,41 +368,61 @@ pub struct Experiment {
     /// The shapes every feature set is trained in (`archs`: presets' names or tables), each
     /// with its label; empty: the settings' one shape.
     pub archs: Vec<(String, ArchSetting)>,
+    /// The name of the `[[experiment]]` whose `sweep` made this one a cell of its grid.
+    pub group: Option<String>,
 }
 
 /// One line of an experiment's results: a feature set, in one shape when the experiment lists
-/// several (`archs`).
+/// several (`archs`), trained on one dataset when it lists several (`data`).
 #[derive(Clone, Debug)]
 pub struct Entry {
-    /// What its networks are called in games and reports: the feature set, or `FS@SHAPE`.
+    /// What its networks are called in games and reports: the feature set, `FS@SHAPE`,
+    /// `FS@DATA` or `FS@SHAPE@DATA`.
     pub name: String,
     /// The feature-set spec.
     pub feature_set: String,
     /// The training settings: the experiment's, in this entry's shape.
     pub settings: TrainSettings,
+    /// The dataset it trains on.
+    pub data: Dataset,
 }
 
 impl Experiment {
-    /// Every feature set in every shape, feature set after feature set.
+    /// Every feature set in every shape on every dataset, feature set after feature set.
     pub fn entries(&self) -> Vec<Entry> {
-        let mut out = Vec::new();
-        for fs in &self.feature_sets {
-            if self.archs.is_empty() {
-                out.push(Entry {
-                    name: fs.clone(),
-                    feature_set: fs.clone(),
-                    settings: self.settings.clone(),
-                });
-            }
-            for (label, arch) in &self.archs {
-                out.push(Entry {
-                    name: format!("{fs}@{label}"),
-                    feature_set: fs.clone(),
-                    settings: TrainSettings {
+        let shapes: Vec<(Option<&str>, TrainSettings)> = match self.archs.is_empty() {
+            true => vec![(None, self.settings.clone())],
+            false => self
+                .archs
+                .iter()
+                .map(|(label, arch)| {
+                    let settings = TrainSettings {
                         arch: Some(arch.clone()),
                         ..self.settings.clone()
-                    },
-                });
+                    };
+                    (Some(label.as_str()), settings)
+                })
+                .collect(),
+        };
+        let several_data = self.data.len() > 1;
+        let mut out = Vec::new();
+        for fs in &self.feature_sets {
+            for (shape, settings) in &shapes {
+                for data in &self.data {
+                    let mut name = fs.clone();
+                    if let Some(label) = shape {
+                        name = format!("{name}@{label}");
+                    }
+                    if several_data {
+                        name = format!("{name}@{}", data.name);
+                    }
+                    out.push(Entry {
+                        name,
+                        feature_set: fs.clone(),
+                        settings: settings.clone(),
+                        data: data.clone(),
+                    });
+                }
             }
         }
         out
@@ -384,6 +431,11 @@ impl Experiment {
     /// The names of [`entries`](Self::entries).
     pub fn entry_names(&self) -> Vec<String> {
         self.entries().into_iter().map(|e| e.name).collect()
+    }
+
+    /// Every dataset the experiment reads: its training data, then the held-out `val_data`.
+    pub fn datasets(&self) -> impl Iterator<Item = &Dataset> {
+        self.data.iter().chain(&self.val_data)
     }
 }
 
@@ -403,15 +455,19 @@ fn line_of(text: &str, offset: usize) -> usize {
 
 impl Manifest {
     /// The experiments named by `only` (all when it is empty), in file order. A name ending in
-    /// `*` selects every experiment that starts with the rest (`baseline-small-*`); a name or
-    /// pattern that selects nothing is an error listing the experiments there are.
+    /// `*` selects every experiment that starts with the rest (`baseline-small-*`); the name of
+    /// an `[[experiment]]` with a `sweep` selects all its cells; a name or pattern that selects
+    /// nothing is an error listing the experiments there are.
     pub fn select(&self, only: &[String]) -> Result<Vec<&Experiment>> {
-        let matches = |pattern: &str, name: &str| match pattern.strip_suffix('*') {
-            Some(prefix) => name.starts_with(prefix),
-            None => name == pattern,
+        let matches = |pattern: &str, e: &Experiment| {
+            let name_matches = |name: &str| match pattern.strip_suffix('*') {
+                Some(prefix) => name.starts_with(prefix),
+                None => name == pattern,
+            };
+            name_matches(&e.name) || e.group.as_deref().is_some_and(name_matches)
         };
         for pattern in only {
-            if !self.experiments.iter().any(|e| matches(pattern, &e.name)) {
+            if !self.experiments.iter().any(|e| matches(pattern, e)) {
                 let known: Vec<&str> = self.experiments.iter().map(|e| e.name.as_str()).collect();
                 bail!(
                     "--only {pattern}: {} has no such experiment (it has: {})",
@@ -423,7 +479,7 @@ impl Manifest {
         Ok(self
             .experiments
             .iter()
-            .filter(|e| only.is_empty() || only.iter().any(|p| matches(p, &e.name)))
+            .filter(|e| only.is_empty() || only.iter().any(|p| matches(p, e)))
             .collect())
     }
 
@@ -509,7 +565,7 @@ impl Manifest {
                     g.game
                         .check()
                         .map_err(|m| anyhow!("{}: {key}.{m}", path.display()))?;
-                    DataSource::Generate(g)
+                    DataSource::Generate(Box::new(g))
                 }
                 (None, true) => {
                     bail!(
@@ -622,216 +678,326 @@ impl Manifest {
         }
         let mut experiments: Vec<Experiment> = Vec::new();
         for table in &file.experiment {
-            let mut own = table.get_ref().clone();
-            let e_name = take::<String>(&mut own, "name", &place)?.ok_or_else(|| {
-                anyhow!("{}: [[experiment]] has no name", place(table.span().start))
-            })?;
-            let e_sets = take::<Vec<String>>(&mut own, "feature_sets", &place)?;
-            let init_from = take::<String>(&mut own, "init_from", &place)?;
-            // The experiment's settings over the defaults' (over the thesis's, in
-            // `TrainSettings::default`).
-            let mut merged = file.defaults.clone();
-            merged.extend(own);
-            let data_ref = take::<String>(&mut merged, "data", &place)?;
-            let evaluation_ref = take::<toml::Value>(&mut merged, "evaluation", &place)?;
-            let insight =
-                take::<bool>(&mut merged, "insight", &place)?.is_none_or(Spanned::into_inner);
-            let archs_at = merged.get("archs").map(|v| v.span().start);
-            let archs: Vec<(String, ArchSetting)> =
-                take::<Vec<ArchSetting>>(&mut merged, "archs", &place)?
-                    .map(Spanned::into_inner)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .enumerate()
-                    .map(|(k, a)| {
-                        let label = match &a {
-                            ArchSetting::Preset(p) => String::from(p.clone()),
-                            ArchSetting::Table(_) => format!("arch{}", k + 1),
-                        };
-                        (label, a)
-                    })
-                    .collect();
-            let name = e_name.get_ref().trim().to_string();
-            let name_place = place(e_name.span().start);
-            if name.is_empty()
-                || !name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-            {
-                bail!("{name_place}: name: '{name}' must be letters, digits, '-', '_' or '.'");
-            }
-            if experiments.iter().any(|x| x.name == name) {
-                bail!("{name_place}: name: experiment '{name}' is defined twice");
-            }
-            let sets_at = e_sets
-                .as_ref()
-                .map_or(e_name.span().start, |s| s.span().start);
-            let listed = e_sets.map(Spanned::into_inner).unwrap_or_default();
-            if listed.is_empty() {
-                bail!("{name_place}: feature_sets: experiment '{name}' has none");
-            }
-            let mut feature_sets: Vec<String> = Vec::new();
-            let mut feature_set_places = Vec::new();
-            for fs in &listed {
-                let s = fs.trim().to_string();
-                if s.is_empty() || feature_sets.contains(&s) {
-                    bail!(
-                        "{}: feature_sets: '{s}' is empty or listed twice",
-                        place(sets_at)
-                    );
+            for (mut own, group) in sweep_cells(table, &place)? {
+                let e_name = take::<String>(&mut own, "name", &place)?.ok_or_else(|| {
+                    anyhow!("{}: [[experiment]] has no name", place(table.span().start))
+                })?;
+                let e_sets = take::<Vec<String>>(&mut own, "feature_sets", &place)?;
+                let init_from = take::<String>(&mut own, "init_from", &place)?;
+                // The experiment's settings over the defaults' (over the thesis's, in
+                // `TrainSettings::default`).
+                let mut merged = file.defaults.clone();
+                merged.extend(own);
+                let data_ref = take::<toml::Value>(&mut merged, "data", &place)?;
+                let val_data_ref = take::<String>(&mut merged, "val_data", &place)?;
+                let evaluation_ref = take::<toml::Value>(&mut merged, "evaluation", &place)?;
+                let insight =
+                    take::<bool>(&mut merged, "insight", &place)?.is_none_or(Spanned::into_inner);
+                let archs_at = merged.get("archs").map(|v| v.span().start);
+                let archs: Vec<(String, ArchSetting)> =
+                    take::<Vec<ArchSetting>>(&mut merged, "archs", &place)?
+                        .map(Spanned::into_inner)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .enumerate()
+                        .map(|(k, a)| {
+                            let label = match &a {
+                                ArchSetting::Preset(p) => String::from(p.clone()),
+                                ArchSetting::Table(_) => format!("arch{}", k + 1),
+                            };
+                            (label, a)
+                        })
+                        .collect();
+                let name = e_name.get_ref().trim().to_string();
+                let name_place = place(e_name.span().start);
+                if name.is_empty()
+                    || !name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+                {
+                    bail!("{name_place}: name: '{name}' must be letters, digits, '-', '_' or '.'");
                 }
-                feature_sets.push(s);
-                feature_set_places.push(place(sets_at));
-            }
-            let settings: TrainSettings = read_table(merged, "", &place)?;
-            settings
-                .check()
-                .map_err(anyhow::Error::msg)
-                .with_context(|| format!("{name_place}"))?;
-            if let Some(at) = archs_at {
-                let at = place(at);
-                if settings.arch.is_some() {
-                    bail!("{at}: archs: give one shape (arch) or several (archs), not both");
+                if experiments.iter().any(|x| x.name == name) {
+                    bail!("{name_place}: name: experiment '{name}' is defined twice");
                 }
-                for (k, (label, arch)) in archs.iter().enumerate() {
-                    if archs[..k].iter().any(|(l, _)| l == label) {
-                        bail!("{at}: archs: '{label}' is listed twice");
-                    }
-                    let one = TrainSettings {
-                        arch: Some(arch.clone()),
-                        ..settings.clone()
-                    };
-                    one.check()
-                        .map_err(|e| anyhow!("{at}: archs: {label}: {e}"))?;
+                let sets_at = e_sets
+                    .as_ref()
+                    .map_or(e_name.span().start, |s| s.span().start);
+                let listed = e_sets.map(Spanned::into_inner).unwrap_or_default();
+                if listed.is_empty() {
+                    bail!("{name_place}: feature_sets: experiment '{name}' has none");
                 }
-                if archs.is_empty() {
-                    bail!("{at}: archs: an empty list (leave it out for the one shape of arch)");
-                }
-            }
-            // Every network of the experiment, by the name it plays under.
-            let entry_names: Vec<String> = feature_sets
-                .iter()
-                .flat_map(|fs| match archs.is_empty() {
-                    true => vec![fs.clone()],
-                    false => archs.iter().map(|(l, _)| format!("{fs}@{l}")).collect(),
-                })
-                .collect();
-            let data_ref = data_ref.ok_or_else(|| {
-                anyhow!(
-                    "{name_place}: data: experiment '{name}' names no dataset (data = \"NAME\")"
-                )
-            })?;
-            let data = datasets
-                .get(data_ref.get_ref())
-                .ok_or_else(|| {
-                    anyhow!(
-                        "{}: data: no [data.{}] in the manifest",
-                        place(data_ref.span().start),
-                        data_ref.get_ref()
-                    )
-                })?
-                .clone();
-            let mut chosen = Vec::new();
-            if let Some(r) = &evaluation_ref {
-                let at = place(r.span().start);
-                let names: Vec<&str> = match r.get_ref() {
-                    toml::Value::String(s) => vec![s.as_str()],
-                    toml::Value::Array(a) if !a.is_empty() => a
-                        .iter()
-                        .map(|v| v.as_str())
-                        .collect::<Option<Vec<&str>>>()
-                        .ok_or_else(|| {
-                            anyhow!(
-                                "{at}: evaluation: a list of evaluation names holds a non-string"
-                            )
-                        })?,
-                    _ => bail!(
-                        "{at}: evaluation: give an evaluation's name or a non-empty list of names"
-                    ),
-                };
-                for n in names {
-                    let ev = evaluations.get(n).ok_or_else(|| {
-                        anyhow!("{at}: evaluation: no [evaluation.{n}] in the manifest")
-                    })?;
-                    if chosen.iter().any(|c: &Evaluation| c.name == n) {
-                        bail!("{at}: evaluation: '{n}' is listed twice");
-                    }
-                    chosen.push(ev.clone());
-                }
-            }
-            for ev in &chosen {
-                let players = match &ev.tournament {
-                    Some(t) => super::evaluate::player_names(t, &entry_names)
-                        .with_context(|| format!("{name_place}: evaluation.{}", ev.name))?,
-                    None => entry_names.clone(),
-                };
-                let named = ev.reference.iter().map(|r| ("reference", r)).chain(
-                    ev.tournament
-                        .iter()
-                        .flat_map(|t| t.pairs.iter().flatten())
-                        .map(|p| ("tournament.pairs", p)),
-                );
-                for (key, player) in named {
-                    if !players.contains(player) {
+                let mut feature_sets: Vec<String> = Vec::new();
+                let mut feature_set_places = Vec::new();
+                for fs in &listed {
+                    let s = fs.trim().to_string();
+                    if s.is_empty() || feature_sets.contains(&s) {
                         bail!(
-                            "{name_place}: evaluation.{}.{key}: '{player}' is not a player of experiment '{name}' (players: {})",
-                            ev.name,
-                            players.join(", ")
+                            "{}: feature_sets: '{s}' is empty or listed twice",
+                            place(sets_at)
+                        );
+                    }
+                    feature_sets.push(s);
+                    feature_set_places.push(place(sets_at));
+                }
+                let settings: TrainSettings = read_table(merged, "", &place)?;
+                settings
+                    .check()
+                    .map_err(anyhow::Error::msg)
+                    .with_context(|| format!("{name_place}"))?;
+                if let Some(at) = archs_at {
+                    let at = place(at);
+                    if settings.arch.is_some() {
+                        bail!("{at}: archs: give one shape (arch) or several (archs), not both");
+                    }
+                    for (k, (label, arch)) in archs.iter().enumerate() {
+                        if archs[..k].iter().any(|(l, _)| l == label) {
+                            bail!("{at}: archs: '{label}' is listed twice");
+                        }
+                        let one = TrainSettings {
+                            arch: Some(arch.clone()),
+                            ..settings.clone()
+                        };
+                        one.check()
+                            .map_err(|e| anyhow!("{at}: archs: {label}: {e}"))?;
+                    }
+                    if archs.is_empty() {
+                        bail!(
+                            "{at}: archs: an empty list (leave it out for the one shape of arch)"
                         );
                     }
                 }
-                if let Some([a, b]) = ev
-                    .tournament
-                    .iter()
-                    .flat_map(|t| &t.pairs)
-                    .find(|[a, b]| a == b)
-                {
-                    bail!(
-                        "{name_place}: evaluation.{}.tournament.pairs: ['{a}', '{b}'] pairs a player with itself",
-                        ev.name
-                    );
+                let data_ref = data_ref.ok_or_else(|| {
+                    anyhow!(
+                        "{name_place}: data: experiment '{name}' names no dataset (data = \"NAME\")"
+                    )
+                })?;
+                let dataset = |key: &str, wanted: &str, at: usize| -> Result<Dataset> {
+                    datasets.get(wanted).cloned().ok_or_else(|| {
+                        anyhow!("{}: {key}: no [data.{wanted}] in the manifest", place(at))
+                    })
+                };
+                let data_at = data_ref.span().start;
+                let mut data: Vec<Dataset> = Vec::new();
+                for wanted in names_of(data_ref.get_ref(), "data", "a dataset", &place(data_at))? {
+                    if data.iter().any(|d| d.name == wanted) {
+                        bail!("{}: data: '{wanted}' is listed twice", place(data_at));
+                    }
+                    data.push(dataset("data", wanted, data_at)?);
                 }
-            }
-            let init_from = match &init_from {
-                Some(r) => {
-                    let other = experiments
+                let val_data = match &val_data_ref {
+                    Some(v) => Some(dataset("val_data", v.get_ref(), v.span().start)?),
+                    None => None,
+                };
+                let experiment = Experiment {
+                    name: name.clone(),
+                    feature_sets,
+                    feature_set_places,
+                    settings,
+                    data,
+                    val_data,
+                    evaluations: Vec::new(),
+                    init_from: None,
+                    insight,
+                    archs,
+                    group: None,
+                };
+                // Every network of the experiment, by the name it plays under.
+                let entry_names = experiment.entry_names();
+                let mut chosen = Vec::new();
+                if let Some(r) = &evaluation_ref {
+                    let at = place(r.span().start);
+                    for n in names_of(r.get_ref(), "evaluation", "an evaluation", &at)? {
+                        let ev = evaluations.get(n).ok_or_else(|| {
+                            anyhow!("{at}: evaluation: no [evaluation.{n}] in the manifest")
+                        })?;
+                        if chosen.iter().any(|c: &Evaluation| c.name == n) {
+                            bail!("{at}: evaluation: '{n}' is listed twice");
+                        }
+                        chosen.push(ev.clone());
+                    }
+                }
+                for ev in &chosen {
+                    let players = match &ev.tournament {
+                        Some(t) => super::evaluate::player_names(t, &entry_names)
+                            .with_context(|| format!("{name_place}: evaluation.{}", ev.name))?,
+                        None => entry_names.clone(),
+                    };
+                    let named = ev.reference.iter().map(|r| ("reference", r)).chain(
+                        ev.tournament
+                            .iter()
+                            .flat_map(|t| t.pairs.iter().flatten())
+                            .map(|p| ("tournament.pairs", p)),
+                    );
+                    for (key, player) in named {
+                        if !players.contains(player) {
+                            bail!(
+                                "{name_place}: evaluation.{}.{key}: '{player}' is not a player of experiment '{name}' (players: {})",
+                                ev.name,
+                                players.join(", ")
+                            );
+                        }
+                    }
+                    if let Some([a, b]) = ev
+                        .tournament
                         .iter()
-                        .find(|x| &x.name == r.get_ref())
-                        .ok_or_else(|| {
-                            anyhow!(
-                                "{}: init_from: no experiment '{}' before this one",
+                        .flat_map(|t| &t.pairs)
+                        .find(|[a, b]| a == b)
+                    {
+                        bail!(
+                            "{name_place}: evaluation.{}.tournament.pairs: ['{a}', '{b}'] pairs a player with itself",
+                            ev.name
+                        );
+                    }
+                }
+                let init_from = match &init_from {
+                    Some(r) => {
+                        let other = experiments
+                            .iter()
+                            .find(|x| &x.name == r.get_ref())
+                            .ok_or_else(|| {
+                                anyhow!(
+                                    "{}: init_from: no experiment '{}' before this one",
+                                    place(r.span().start),
+                                    r.get_ref()
+                                )
+                            })?;
+                        let theirs = other.entry_names();
+                        if let Some(fs) = entry_names.iter().find(|f| !theirs.contains(f)) {
+                            bail!(
+                                "{}: init_from: experiment '{}' has no network '{fs}'",
                                 place(r.span().start),
                                 r.get_ref()
-                            )
-                        })?;
-                    let theirs = other.entry_names();
-                    if let Some(fs) = entry_names.iter().find(|f| !theirs.contains(f)) {
-                        bail!(
-                            "{}: init_from: experiment '{}' has no network '{fs}'",
-                            place(r.span().start),
-                            r.get_ref()
-                        );
+                            );
+                        }
+                        Some(r.get_ref().clone())
                     }
-                    Some(r.get_ref().clone())
-                }
-                None => None,
-            };
-            experiments.push(Experiment {
-                name,
-                feature_sets,
-                feature_set_places,
-                settings,
-                data,
-                evaluations: chosen,
-                init_from,
-                insight,
-                archs,
-            });
+                    None => None,
+                };
+                experiments.push(Experiment {
+                    evaluations: chosen,
+                    init_from,
+                    group,
+                    ..experiment
+                });
+            }
         }
         Ok(Manifest {
             path: path.to_path_buf(),
             experiments,
         })
+    }
+}
+
+/// The experiments one `[[experiment]]` table stands for, each with the name of the table it
+/// is a cell of: the table itself, or, when it holds `sweep = { KEY = [values], ... }`, one
+/// copy per combination of the values (the grid's cells, later keys varying fastest), each
+/// with the swept keys set and named `NAME-V1xV2...` after its values in the keys'
+/// alphabetical order (`sweep = { l1 = [256, 512], l2 = [32] }` in experiment `wide`:
+/// `wide-256x32`, `wide-512x32`). Every other key of the table is the cells' shared setting;
+/// a swept key may not also be set there.
+fn sweep_cells(
+    table: &Spanned<RawTable>,
+    place: &dyn Fn(usize) -> Place,
+) -> Result<Vec<(RawTable, Option<String>)>> {
+    let mut own = table.get_ref().clone();
+    let Some(sweep) = own.remove("sweep") else {
+        return Ok(vec![(own, None)]);
+    };
+    let at = place(sweep.span().start);
+    let span = sweep.span();
+    let Some(name) = own.get("name").and_then(|n| n.get_ref().as_str()) else {
+        bail!("{at}: sweep: the experiment needs a name to name its cells");
+    };
+    let name = name.trim().to_string();
+    let toml::Value::Table(grid) = sweep.into_inner() else {
+        bail!("{at}: sweep: give a table of keys and their values (sweep = {{ l1 = [256, 512] }})");
+    };
+    if grid.is_empty() {
+        bail!("{at}: sweep: an empty table (leave it out for one experiment)");
+    }
+    let mut cells: Vec<(RawTable, String)> = vec![(own, name.clone())];
+    for (key, values) in grid {
+        if ["name", "sweep"].contains(&key.as_str()) {
+            bail!("{at}: sweep.{key}: cannot be swept");
+        }
+        if cells[0].0.contains_key(&key) {
+            bail!("{at}: sweep.{key}: is also set in the experiment; set it in one place");
+        }
+        let toml::Value::Array(values) = values else {
+            bail!("{at}: sweep.{key}: give a list of values ({key} = [...])");
+        };
+        if values.is_empty() {
+            bail!("{at}: sweep.{key}: an empty list");
+        }
+        let mut labels: Vec<String> = Vec::new();
+        for v in &values {
+            let label = match v {
+                toml::Value::Integer(i) => i.to_string(),
+                toml::Value::Float(f) => f.to_string(),
+                toml::Value::Boolean(b) => b.to_string(),
+                toml::Value::String(t) => t.clone(),
+                _ => bail!("{at}: sweep.{key}: values must be numbers, booleans or names"),
+            };
+            if label.is_empty()
+                || !label
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+            {
+                bail!(
+                    "{at}: sweep.{key}: '{label}' cannot be part of a cell's name (letters, digits, '-', '_' or '.')"
+                );
+            }
+            if labels.contains(&label) {
+                bail!("{at}: sweep.{key}: {label} is listed twice");
+            }
+            labels.push(label);
+        }
+        let sep = if cells.len() == 1 && cells[0].1 == name {
+            "-"
+        } else {
+            "x"
+        };
+        let mut next = Vec::with_capacity(cells.len() * values.len());
+        for (cell, cell_name) in &cells {
+            for (v, label) in values.iter().zip(&labels) {
+                let mut cell = cell.clone();
+                cell.insert(key.clone(), Spanned::new(span.clone(), v.clone()));
+                next.push((cell, format!("{cell_name}{sep}{label}")));
+            }
+        }
+        cells = next;
+    }
+    let group = Some(name);
+    Ok(cells
+        .into_iter()
+        .map(|(mut cell, cell_name)| {
+            let at = cell["name"].span();
+            cell.insert(
+                "name".to_string(),
+                Spanned::new(at, toml::Value::String(cell_name)),
+            );
+            (cell, group.clone())
+        })
+        .collect())
+}
+
+/// The names a key holds: one name (`"a"`) or a non-empty list of them (`["a", "b"]`); `what`
+/// says what one names in errors ("a dataset"), `at` where the key is.
+fn names_of<'v>(
+    value: &'v toml::Value,
+    key: &str,
+    what: &str,
+    at: &dyn fmt::Display,
+) -> Result<Vec<&'v str>> {
+    match value {
+        toml::Value::String(s) => Ok(vec![s.as_str()]),
+        toml::Value::Array(a) if !a.is_empty() => a
+            .iter()
+            .map(|v| v.as_str())
+            .collect::<Option<Vec<&str>>>()
+            .ok_or_else(|| anyhow!("{at}: {key}: a list of names holds a non-string")),
+        _ => bail!("{at}: {key}: give {what}'s name or a non-empty list of names"),
     }
 }
 
@@ -900,7 +1066,8 @@ impl GenerateTable {
     /// experiments it would run (it reads files and looks for programs, so a manifest stays
     /// loadable on a machine that lacks another experiment's engine): a `net` that is not a
     /// network, a `book` that is not an EPD book, a labeler engine that does not exist, a
-    /// `label_net` that is not a network. The error starts with the key (`book: ...`).
+    /// `label_net` that is not a network or names an engine that does not exist. The error
+    /// starts with the key (`book: ...`).
     pub fn check_inputs(&self) -> Result<()> {
         let g = self;
         if let Some(net) = &g.net {
@@ -908,6 +1075,9 @@ impl GenerateTable {
         }
         if let Some(net) = &g.label.net {
             nnue::check_network_file(net).context("label_net")?;
+        }
+        if let Some(engine) = &g.label_net_from {
+            super::engine_net::locate(engine).context("label_net")?;
         }
         if let Some(book) = &g.book {
             crate::gensfen::read_book(Path::new(book))
@@ -918,16 +1088,7 @@ impl GenerateTable {
             let spec = arena::uci::EngineSpec::parse(spec)
                 .map_err(anyhow::Error::msg)
                 .context("labeler")?;
-            let found = if spec.command.components().count() > 1 {
-                spec.command.is_file()
-            } else {
-                std::env::var_os("PATH").is_some_and(|paths| {
-                    std::env::split_paths(&paths).any(|dir| dir.join(&spec.command).is_file())
-                })
-            };
-            if !found {
-                bail!("labeler: engine {} does not exist", spec.command.display());
-            }
+            super::engine_net::locate(&spec.command.to_string_lossy()).context("labeler")?;
         }
         Ok(())
     }

@@ -2,6 +2,7 @@
 //! tournaments, puzzles and reports — with every stage cached under a key of its inputs.
 
 pub mod cache;
+pub mod engine_net;
 pub mod evaluate;
 pub mod manifest;
 pub mod report;

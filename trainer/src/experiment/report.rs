@@ -71,8 +71,12 @@ pub struct ExperimentReport {
     pub experiment: String,
     /// Its training settings.
     pub settings: TrainSettings,
-    /// Its dataset's name.
+    /// Its dataset's name (names, comma-separated, when it trains on several).
     pub data: String,
+    /// Each dataset's size and generation time, when the experiment trains on several or
+    /// validates on a dataset of its own (`val_data`): what each network's data cost.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub datasets: Vec<DataSummary>,
     /// One row per feature set, in the manifest's order.
     pub rows: Vec<FeatureSetRow>,
     /// Tournament, puzzle and speed results, one per evaluation.
@@ -81,6 +85,19 @@ pub struct ExperimentReport {
     /// lists several (`archs`); the rows are then named `FS@LABEL`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shapes: Vec<(String, String)>,
+}
+
+/// One dataset of an experiment that reads several.
+#[derive(Clone, Debug, Serialize)]
+pub struct DataSummary {
+    /// Its name in the manifest.
+    pub name: String,
+    /// "train" (networks train on it) or "val" (its validation files score every network).
+    pub role: String,
+    /// Positions generated (0 for files named in the manifest).
+    pub positions: u64,
+    /// Seconds its generation took (0 for files).
+    pub seconds: f64,
 }
 
 /// A short label of an evaluation: its name and move limit (`threats-time, go movetime 40`).
@@ -123,6 +140,24 @@ pub fn markdown(r: &ExperimentReport) -> String {
         s.runs,
         r.data
     );
+    for d in &r.datasets {
+        let _ = match (d.role.as_str(), d.positions) {
+            ("val", _) => writeln!(
+                out,
+                "- `{}`: its validation set scores every network",
+                d.name
+            ),
+            (_, 0) => writeln!(out, "- `{}`: files", d.name),
+            _ => writeln!(
+                out,
+                "- `{}`: {} positions generated in {:.0} s",
+                d.name, d.positions, d.seconds
+            ),
+        };
+    }
+    if !r.datasets.is_empty() {
+        out.push('\n');
+    }
     for (label, shape) in &r.shapes {
         let _ = writeln!(out, "- `{label}`: {shape}");
     }

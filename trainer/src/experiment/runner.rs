@@ -5,7 +5,7 @@
 //! Training resumes from its last checkpoint; data generation resumes from its last committed
 //! games; a tournament or puzzle run that was cut short is played again.
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -16,7 +16,7 @@ use tch::Device;
 use super::cache::{self, file_digest, key_of, stage_dir};
 use super::evaluate::{self, EvaluationResult, Player};
 use super::manifest::{DataSource, Dataset, Entry, Experiment, GenerateTable, Manifest};
-use super::report::{self, ExperimentReport, FeatureSetRow, RunSummary};
+use super::report::{self, DataSummary, ExperimentReport, FeatureSetRow, RunSummary};
 use crate::data::Format;
 use crate::gensfen::{self, GensfenConfig, Labeler, Target};
 use crate::insight;
@@ -111,9 +111,11 @@ fn run_experiment(
     registry: &PluginRegistry,
     options: &RunOptions,
 ) -> Result<ExperimentReport> {
-    let data = ensure_data(&e.name, &e.data, options)?;
+    let records = experiment_data(e, options)?;
     let mut rows = Vec::new();
+    let mut entry_data = Vec::new();
     for entry in e.entries() {
+        let data = training_data(e, &entry, &records);
         let set = registry
             .feature_set(&entry.feature_set)
             .map_err(|err| err.to_string())
@@ -139,6 +141,7 @@ fn run_experiment(
             insight: None,
             attribution: None,
         });
+        entry_data.push(data);
     }
     let players: Vec<Player> = rows
         .iter()
@@ -176,15 +179,35 @@ fn run_experiment(
             .map(|s| s.nps);
     }
     if e.insight {
-        let samples = insight_positions(e, &data)?;
-        for row in &mut rows {
-            look_inside(e, row, &samples, &data, registry, options)?;
+        // Every network is attributed on the same positions: the first entry's validation set
+        // (the held-out `val_data` when there is one).
+        let samples = insight_positions(e, &entry_data[0])?;
+        for (row, data) in rows.iter_mut().zip(&entry_data) {
+            look_inside(e, row, &samples, data, registry, options)?;
         }
     }
+    let names: Vec<&str> = e.data.iter().map(|d| d.name.as_str()).collect();
+    let datasets = match e.data.len() > 1 || e.val_data.is_some() {
+        true => records
+            .iter()
+            .map(|(name, r)| DataSummary {
+                name: name.clone(),
+                positions: r.positions,
+                seconds: r.seconds,
+                role: match e.data.iter().any(|d| &d.name == name) {
+                    true => "train",
+                    false => "val",
+                }
+                .to_string(),
+            })
+            .collect(),
+        false => Vec::new(),
+    };
     Ok(ExperimentReport {
         experiment: e.name.clone(),
         settings: e.settings.clone(),
-        data: e.data.name.clone(),
+        data: names.join(", "),
+        datasets,
         rows,
         evaluations,
         shapes: e
@@ -275,12 +298,13 @@ fn train_run(
                 .iter()
                 .find(|x| &x.name == other)
                 .expect("checked when parsing");
-            let source_data = ensure_data(&source.name, &source.data, options)?;
+            let source_records = experiment_data(source, options)?;
             let theirs = source
                 .entries()
                 .into_iter()
                 .find(|x| x.name == entry.name)
                 .expect("checked when parsing");
+            let source_data = training_data(source, &theirs, &source_records);
             Some(
                 train_run(
                     manifest,
@@ -302,12 +326,12 @@ fn train_run(
 /// `trainer gensfen`'s configuration for a dataset's generation spec.
 fn gensfen_config(
     g: &GenerateTable,
-    games: u64,
+    target: Target,
     seed: u64,
     plugin_dir: Option<&Path>,
 ) -> GensfenConfig {
     let mut c = GensfenConfig {
-        target: Target::Games(games),
+        target,
         nodes: g.nodes.map(|n| n.0),
         depth_min: g.depth.map(|d| d.0 as u32),
         depth_max: g.depth.map(|d| d.0 as u32),
@@ -332,6 +356,31 @@ fn gensfen_config(
         };
     }
     c
+}
+
+/// Every dataset of `e` by name (generated first where the manifest asks for self-play data),
+/// in the order [`Experiment::datasets`] lists them.
+fn experiment_data(e: &Experiment, options: &RunOptions) -> Result<Vec<(String, DataRecord)>> {
+    e.datasets()
+        .map(|d| Ok((d.name.clone(), ensure_data(&e.name, d, options)?)))
+        .collect()
+}
+
+/// What `entry` trains and is validated on: its dataset's training files, and the validation
+/// files of the experiment's `val_data` if it names one, else its dataset's.
+fn training_data(e: &Experiment, entry: &Entry, records: &[(String, DataRecord)]) -> DataRecord {
+    let find = |name: &str| {
+        &records
+            .iter()
+            .find(|(n, _)| n == name)
+            .expect("experiment_data holds every dataset of the experiment")
+            .1
+    };
+    let mut data = find(&entry.data.name).clone();
+    if let Some(v) = &e.val_data {
+        data.val = find(&v.name).val.clone();
+    }
+    data
 }
 
 /// The dataset's files, generating them first if the manifest asks for self-play data.
@@ -369,26 +418,58 @@ fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<Da
     let mut positions = 0;
     let train = dir.join("train.binpack");
     let val = dir.join("val.binpack");
-    for (what, path, games, seed) in [
-        ("training games", &train, g.games.0, g.seed),
+    // A labeller network exported from an engine lives in the stage's folder.
+    let mut g = g.clone();
+    if let Some(engine) = &g.label_net_from {
+        let file = dir.join("label-net.nnue");
+        if !file.is_file() {
+            announce(
+                experiment,
+                "data",
+                &format!(
+                    "{}: exporting {engine}'s network into {}",
+                    d.name,
+                    file.display()
+                ),
+            );
+            let partial = dir.join("label-net.nnue.partial");
+            super::engine_net::export(engine, &partial)
+                .and_then(|()| {
+                    std::fs::rename(&partial, &file)
+                        .with_context(|| format!("cannot rename {}", partial.display()))
+                })
+                .with_context(|| format!("data.{}.generate.label_net", d.name))?;
+        }
+        g.label.net = Some(file);
+    }
+    let g = &g;
+    let (target, what) = match (g.games, g.positions) {
+        (Some(games), _) => (
+            Target::Games(games.0),
+            format!("{} training games", games.0),
+        ),
+        (None, Some(n)) => (
+            Target::Positions(n.0),
+            format!("{} training positions", n.0),
+        ),
+        (None, None) => bail!("data.{}.generate: neither games nor positions", d.name),
+    };
+    for (what, path, target, seed) in [
+        (what, &train, target, g.seed),
         // Validation games come from another seed: no game is in both sets.
         (
-            "validation games",
+            format!("{} validation games", g.val_games.0),
             &val,
-            g.val_games.0,
+            Target::Games(g.val_games.0),
             g.seed ^ 0x7a1d_a7e5_0000_0001,
         ),
     ] {
         announce(
             experiment,
             "data",
-            &format!(
-                "{}: generating {games} {what} into {}",
-                d.name,
-                path.display()
-            ),
+            &format!("{}: generating {what} into {}", d.name, path.display()),
         );
-        let config = gensfen_config(g, games, seed, options.plugin_dir.as_deref());
+        let config = gensfen_config(g, target, seed, options.plugin_dir.as_deref());
         let summary =
             gensfen::generate(&config, path, options.progress).map_err(anyhow::Error::msg)?;
         positions += summary.positions;
