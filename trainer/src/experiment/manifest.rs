@@ -433,9 +433,14 @@ impl Experiment {
         self.entries().into_iter().map(|e| e.name).collect()
     }
 
-    /// Every dataset the experiment reads: its training data, then the held-out `val_data`.
+    /// Every dataset the experiment reads, once: its training data, then the held-out
+    /// `val_data` unless it is one of them.
     pub fn datasets(&self) -> impl Iterator<Item = &Dataset> {
-        self.data.iter().chain(&self.val_data)
+        let apart = self
+            .val_data
+            .iter()
+            .filter(|v| !self.data.iter().any(|d| d.name == v.name));
+        self.data.iter().chain(apart)
     }
 }
 
