@@ -37,6 +37,24 @@ if [ -n "$MISSING" ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $MISSING
 fi
 
+# Debian's Slurm (slurmctld, slurmd, the client commands) and munge: the Slurm executor's tests
+# (trainer/tests/slurm.rs) start a throwaway single-node cluster of their own with
+# scripts/slurm-local.sh; installed once, without the recommended extras and without starting
+# the system's services (a policy-rc.d that refuses, only while installing).
+if [ ! -x /usr/sbin/slurmctld ] || [ ! -x /usr/sbin/slurmd ] || [ ! -x /usr/bin/sbatch ] || [ ! -x /usr/sbin/munged ]; then
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    GUARD=""
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+        $SUDO chmod +x /usr/sbin/policy-rc.d
+        GUARD=1
+    fi
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+        slurmctld slurmd slurm-client munge
+    if [ -n "$GUARD" ]; then $SUDO rm -f /usr/sbin/policy-rc.d; fi
+fi
+
 # libtorch for the trainer (tch 0.24 = libtorch 2.11.0): the PyPI wheel torch==2.11.0 in the
 # same .venv, installed only when missing or of another version, and linked as .venv/libtorch
 # (scripts/setup-torch.sh). Cargo needs no further environment: .cargo/config.toml points

@@ -1,14 +1,17 @@
 //! `trainer run`: an experiment manifest end to end.
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 use plugin_api::PluginRegistry;
 
 use super::device::{DeviceArg, apply_threads};
-use trainer::experiment::manifest::{DataSource, Manifest};
-use trainer::experiment::runner::{RunOptions, default_out, run_manifest};
+use trainer::experiment::cache::Lookup;
+use trainer::experiment::manifest::{DataSource, JobResources, Manifest};
+use trainer::experiment::runner::{RunOptions, default_out, run_manifest, run_stage};
+use trainer::experiment::slurm::{self, SlurmOptions};
+use trainer::experiment::stages::StageId;
 
 /// Arguments of `trainer run`.
 #[derive(Args, Debug, Clone)]
@@ -34,10 +37,50 @@ pub struct RunArgs {
     /// Device and libtorch threads for training.
     #[command(flatten)]
     pub device: DeviceArg,
+    /// Where the stages run: in this process, or as Slurm jobs (see README, "Running on a
+    /// cluster").
+    #[arg(long, value_enum, default_value_t = Executor::Local)]
+    pub executor: Executor,
+    /// Run only this stage (data:DATASET, train:EXPERIMENT:NETWORK:RUN,
+    /// eval:EXPERIMENT:EVALUATION or report:EXPERIMENT): what each Slurm job runs.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["check", "only"])]
+    pub stage: Option<StageId>,
+    /// Slurm: every job's partition (over the manifest's [cluster] table).
+    #[arg(long, value_name = "P")]
+    pub partition: Option<String>,
+    /// Slurm: every job's account.
+    #[arg(long, value_name = "A")]
+    pub account: Option<String>,
+    /// Slurm: every job's time limit (minutes, HH:MM:SS, D-HH:MM:SS).
+    #[arg(long, value_name = "T")]
+    pub time: Option<String>,
+    /// Slurm: submit the jobs and return without waiting for them.
+    #[arg(long)]
+    pub detach: bool,
+}
+
+/// Where `trainer run`'s stages run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Executor {
+    /// One stage after another in this process.
+    Local,
+    /// Each stage as a Slurm job (`sbatch`), after the jobs it needs.
+    Slurm,
 }
 
 /// Runs `trainer run`.
 pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
+    let slurm_only = [
+        ("--partition", args.partition.is_some()),
+        ("--account", args.account.is_some()),
+        ("--time", args.time.is_some()),
+        ("--detach", args.detach),
+    ];
+    if let (Executor::Local, Some((flag, _))) =
+        (args.executor, slurm_only.iter().find(|(_, given)| *given))
+    {
+        bail!("{flag} is for --executor slurm");
+    }
     let manifest = Manifest::load(&args.manifest)?;
     let registry = PluginRegistry::discover(plugin_dir)?;
     if args.check {
@@ -118,7 +161,41 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
         device: args.device.device().map_err(anyhow::Error::msg)?,
         loader_threads: args.loader_threads,
         progress: !args.no_progress,
+        lookup: Lookup::compute(),
     };
-    run_manifest(&manifest, &registry, &options)?;
+    if let Some(stage) = &args.stage {
+        return run_stage(&manifest, &registry, &options, stage);
+    }
+    match args.executor {
+        Executor::Local => {
+            run_manifest(&manifest, &registry, &options)?;
+        }
+        Executor::Slurm => {
+            let slurm = SlurmOptions {
+                overrides: JobResources {
+                    partition: args.partition.clone(),
+                    account: args.account.clone(),
+                    time: args.time.clone(),
+                    ..JobResources::default()
+                },
+                detach: args.detach,
+                program: std::env::current_exe().context("cannot find this program's path")?,
+                threads: tch::get_num_threads().max(1) as usize,
+            };
+            let submitted = slurm::run(&manifest, &registry, &options, &slurm)?;
+            let verb = if args.detach { "submitted" } else { "ran" };
+            eprintln!("==> slurm: {verb} {submitted} job(s)");
+            if !args.detach {
+                for e in manifest.select(&args.only)? {
+                    let dir = options.out.join("reports").join(&e.name);
+                    eprintln!(
+                        "==> [{}] report: {}",
+                        e.name,
+                        dir.join("report.md").display()
+                    );
+                }
+            }
+        }
+    }
     Ok(())
 }

@@ -41,6 +41,98 @@ pub fn mark_done(dir: &Path, record: &impl Serialize) -> Result<()> {
     write_atomic(&dir.join(DONE), &json)
 }
 
+/// A stage that a probe found not done (see [`Lookup::probe`]): its folder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Missing(pub PathBuf);
+
+impl std::fmt::Display for Missing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "stage {} is not done", self.0.display())
+    }
+}
+
+impl std::error::Error for Missing {}
+
+/// How a run looks its stages up: computing a stage that is not done, or only probing (an
+/// executor asking what is missing without computing anything); and the folders of the done
+/// stages it met, in order (the inputs of a report).
+#[derive(Debug, Default)]
+pub struct Lookup {
+    probe: bool,
+    met: std::sync::Mutex<Vec<PathBuf>>,
+}
+
+impl Lookup {
+    /// Stages that are not done are computed.
+    pub fn compute() -> Self {
+        Lookup::default()
+    }
+
+    /// A stage that is not done is an error [`Missing`] instead of being computed.
+    pub fn probe() -> Self {
+        Lookup {
+            probe: true,
+            ..Lookup::default()
+        }
+    }
+
+    /// Whether this lookup only probes.
+    pub fn probing(&self) -> bool {
+        self.probe
+    }
+
+    /// The record of the stage in `dir` if it is done; `None` if not (to compute it), or the
+    /// error [`Missing`] when probing.
+    pub fn done<T: DeserializeOwned>(&self, dir: &Path) -> Result<Option<T>> {
+        match done(dir) {
+            Some(record) => {
+                self.met(dir);
+                Ok(Some(record))
+            }
+            None if self.probe => Err(Missing(dir.to_path_buf()).into()),
+            None => Ok(None),
+        }
+    }
+
+    /// Says that a stage was found done (`message`: which one), unless probing, where
+    /// finding stages is all a run does.
+    pub fn say_cached(&self, message: std::fmt::Arguments) {
+        if !self.probe {
+            eprintln!("==> {message}");
+        }
+    }
+
+    /// Marks the stage in `dir` finished ([`mark_done`]) and counts it as met.
+    pub fn mark_done(&self, dir: &Path, record: &impl Serialize) -> Result<()> {
+        mark_done(dir, record)?;
+        self.met(dir);
+        Ok(())
+    }
+
+    fn met(&self, dir: &Path) {
+        let mut met = self.met.lock().unwrap_or_else(|e| e.into_inner());
+        met.push(dir.to_path_buf());
+    }
+
+    /// The folders of the done stages met since `from` (an earlier [`count`](Self::count)),
+    /// each once, in the order first met.
+    pub fn met_since(&self, from: usize) -> Vec<PathBuf> {
+        let met = self.met.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out: Vec<PathBuf> = Vec::new();
+        for dir in met.get(from..).unwrap_or_default() {
+            if !out.contains(dir) {
+                out.push(dir.clone());
+            }
+        }
+        out
+    }
+
+    /// How many done stages were met so far.
+    pub fn count(&self) -> usize {
+        self.met.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

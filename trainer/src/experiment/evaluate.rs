@@ -16,7 +16,7 @@ use host::engine::bench::{self, BenchConfig};
 use host::engine::evaluation::EvalSource;
 use serde::{Deserialize, Serialize};
 
-use super::cache::{self, file_digest, key_of, stage_dir};
+use super::cache::{Lookup, file_digest, key_of, stage_dir};
 use super::manifest::{
     Evaluation, LimitTable, PuzzlesTable, SpeedTable, TournamentTable, parse_tc,
 };
@@ -229,7 +229,7 @@ pub fn evaluate(
     ev: &Evaluation,
     players: &[Player],
     out_root: &Path,
-    progress: bool,
+    (progress, lookup): (bool, &Lookup),
 ) -> Result<EvaluationResult> {
     let mut digests = Vec::new();
     for p in players {
@@ -257,7 +257,7 @@ pub fn evaluate(
             &digests,
             reference.as_deref(),
             out_root,
-            progress,
+            (progress, lookup),
         )?;
         result.limit = Some(search_limit(&t.limit())?.go_command());
         result.ratings = t.pairs.is_empty().then_some(record.ratings);
@@ -266,13 +266,18 @@ pub fn evaluate(
     }
     if let Some(pz) = &ev.puzzles {
         for (p, (_, digest)) in players.iter().zip(&digests) {
-            result
-                .puzzles
-                .push(puzzle_stage(experiment, pz, p, digest, out_root, progress)?);
+            result.puzzles.push(puzzle_stage(
+                experiment,
+                pz,
+                p,
+                digest,
+                out_root,
+                (progress, lookup),
+            )?);
         }
     }
     if let Some(speed) = &ev.speed {
-        result.speed = speed_stage(experiment, speed, players, &digests, out_root)?;
+        result.speed = speed_stage(experiment, speed, players, &digests, (out_root, lookup))?;
     }
     Ok(result)
 }
@@ -293,12 +298,15 @@ fn speed_stage(
     speed: &SpeedTable,
     players: &[Player],
     digests: &[(String, String)],
-    out_root: &Path,
+    (out_root, lookup): (&Path, &Lookup),
 ) -> Result<Vec<SpeedResult>> {
     let key = key_of(&("speed-v1", digests, speed));
     let dir = stage_dir(out_root, "speed", experiment, &key);
-    if let Some(record) = cache::done::<Vec<SpeedResult>>(&dir) {
-        eprintln!("==> [{experiment}] speed (cached, {})", dir.display());
+    if let Some(record) = lookup.done::<Vec<SpeedResult>>(&dir)? {
+        lookup.say_cached(format_args!(
+            "[{experiment}] speed (cached, {})",
+            dir.display()
+        ));
         return Ok(record);
     }
     let repeats = speed.repeats.0 as usize;
@@ -344,7 +352,7 @@ fn speed_stage(
         })
         .collect();
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    cache::mark_done(&dir, &record)?;
+    lookup.mark_done(&dir, &record)?;
     Ok(record)
 }
 
@@ -355,7 +363,7 @@ fn tournament_stage(
     digests: &[(String, String)],
     reference: Option<&str>,
     out_root: &Path,
-    progress: bool,
+    (progress, lookup): (bool, &Lookup),
 ) -> Result<TournamentRecord> {
     let mut extra_digests = Vec::new();
     for text in &t.players {
@@ -368,8 +376,11 @@ fn tournament_stage(
     }
     let key = key_of(&("tournament-v1", digests, &extra_digests, t, reference));
     let dir = stage_dir(out_root, "tournament", experiment, &key);
-    if let Some(record) = cache::done::<TournamentRecord>(&dir) {
-        eprintln!("==> [{experiment}] tournament (cached, {})", dir.display());
+    if let Some(record) = lookup.done::<TournamentRecord>(&dir)? {
+        lookup.say_cached(format_args!(
+            "[{experiment}] tournament (cached, {})",
+            dir.display()
+        ));
         return Ok(record);
     }
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -544,7 +555,7 @@ fn tournament_stage(
         summary,
         pairs,
     };
-    cache::mark_done(&dir, &record)?;
+    lookup.mark_done(&dir, &record)?;
     Ok(record)
 }
 
@@ -554,16 +565,16 @@ fn puzzle_stage(
     player: &Player,
     digest: &str,
     out_root: &Path,
-    progress: bool,
+    (progress, lookup): (bool, &Lookup),
 ) -> Result<PuzzleScore> {
     let key = key_of(&("puzzles-v1", digest, pz));
     let dir = stage_dir(out_root, "puzzles", &player.name, &key);
-    if let Some(mut score) = cache::done::<PuzzleScore>(&dir) {
-        eprintln!(
-            "==> [{experiment}] puzzles {} (cached, {})",
+    if let Some(mut score) = lookup.done::<PuzzleScore>(&dir)? {
+        lookup.say_cached(format_args!(
+            "[{experiment}] puzzles {} (cached, {})",
             player.name,
             dir.display()
-        );
+        ));
         score.name = player.name.clone();
         return Ok(score);
     }
@@ -595,6 +606,6 @@ fn puzzle_stage(
         puzzles: total.puzzles,
     };
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    cache::mark_done(&dir, &score)?;
+    lookup.mark_done(&dir, &score)?;
     Ok(score)
 }

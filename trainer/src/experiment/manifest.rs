@@ -295,6 +295,8 @@ struct ManifestFile {
     #[serde(default)]
     defaults: RawTable,
     #[serde(default)]
+    cluster: RawTable,
+    #[serde(default)]
     data: BTreeMap<String, DataTable>,
     #[serde(default)]
     evaluation: BTreeMap<String, EvaluationTable>,
@@ -451,6 +453,79 @@ pub struct Manifest {
     pub path: PathBuf,
     /// Experiments in file order.
     pub experiments: Vec<Experiment>,
+    /// The `[cluster]` table: resources of the Slurm executor's jobs.
+    pub cluster: ClusterTable,
+}
+
+/// What one Slurm job asks for (`sbatch`'s options of the same names; Slurm checks the
+/// values). Unset: Slurm's default.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct JobResources {
+    /// `--partition`.
+    pub partition: Option<String>,
+    /// `--account`.
+    pub account: Option<String>,
+    /// `--time` (`minutes`, `HH:MM:SS`, `D-HH:MM:SS`...).
+    pub time: Option<String>,
+    /// `--cpus-per-task`.
+    pub cpus: Option<Positive>,
+    /// `--mem` (`8G`...).
+    pub mem: Option<String>,
+    /// GPUs (`--gres=gpu:N`); a training job with one trains on `cuda`.
+    pub gpus: Option<u32>,
+}
+
+impl JobResources {
+    /// `self`'s values where set, else `base`'s.
+    fn over(&self, base: &JobResources) -> JobResources {
+        JobResources {
+            partition: self.partition.clone().or_else(|| base.partition.clone()),
+            account: self.account.clone().or_else(|| base.account.clone()),
+            time: self.time.clone().or_else(|| base.time.clone()),
+            cpus: self.cpus.or(base.cpus),
+            mem: self.mem.clone().or_else(|| base.mem.clone()),
+            gpus: self.gpus.or(base.gpus),
+        }
+    }
+}
+
+/// `[cluster]`: every job's resources, and those of one kind of stage in `[cluster.data]`,
+/// `[cluster.train]`, `[cluster.eval]` and `[cluster.report]`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClusterTable {
+    /// Every job's.
+    pub all: JobResources,
+    /// Per kind of stage, over `all`.
+    pub kinds: BTreeMap<String, JobResources>,
+}
+
+/// The kinds of stages `[cluster]` can set apart.
+pub const STAGE_KINDS: [&str; 4] = ["data", "train", "eval", "report"];
+
+impl ClusterTable {
+    /// The resources of a job of `kind` (one of [`STAGE_KINDS`]): the command line's
+    /// `overrides` over the kind's table over `[cluster]`'s.
+    pub fn resources(&self, kind: &str, overrides: &JobResources) -> JobResources {
+        let base = match self.kinds.get(kind) {
+            Some(k) => k.over(&self.all),
+            None => self.all.clone(),
+        };
+        overrides.over(&base)
+    }
+
+    fn read(mut raw: RawTable, place: &dyn Fn(usize) -> Place) -> Result<Self> {
+        let mut kinds = BTreeMap::new();
+        for kind in STAGE_KINDS {
+            if let Some(k) = take::<JobResources>(&mut raw, kind, place)? {
+                kinds.insert(kind.to_string(), k.into_inner());
+            }
+        }
+        Ok(ClusterTable {
+            all: read_table(raw, "cluster.", place)?,
+            kinds,
+        })
+    }
 }
 
 /// The 1-based line of a byte offset.
@@ -890,6 +965,7 @@ impl Manifest {
         Ok(Manifest {
             path: path.to_path_buf(),
             experiments,
+            cluster: ClusterTable::read(file.cluster, &place)?,
         })
     }
 }

@@ -7,3 +7,5 @@ pub mod evaluate;
 pub mod manifest;
 pub mod report;
 pub mod runner;
+pub mod slurm;
+pub mod stages;

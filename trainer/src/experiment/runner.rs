@@ -17,13 +17,14 @@ use super::cache::{self, file_digest, key_of, stage_dir};
 use super::evaluate::{self, EvaluationResult, Player};
 use super::manifest::{DataSource, Dataset, Entry, Experiment, GenerateTable, Manifest};
 use super::report::{self, DataSummary, ExperimentReport, FeatureSetRow, RunSummary};
+use super::stages::StageId;
 use crate::data::Format;
 use crate::gensfen::{self, GensfenConfig, Labeler, Target};
 use crate::insight;
 use crate::train::run::{DataFile, Runtime, TrainConfig, TrainError, train};
 
 /// How `trainer run` runs: where outputs go and on what.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct RunOptions {
     /// Root of all stage folders and reports.
     pub out: PathBuf,
@@ -38,6 +39,23 @@ pub struct RunOptions {
     pub loader_threads: usize,
     /// Progress bars.
     pub progress: bool,
+    /// How stages are looked up: computed when missing (the default), or only probed.
+    pub lookup: cache::Lookup,
+}
+
+impl RunOptions {
+    /// The same run, probing its stages instead of computing them (see [`cache::Lookup`]).
+    pub fn probing(&self) -> RunOptions {
+        RunOptions {
+            out: self.out.clone(),
+            only: self.only.clone(),
+            plugin_dir: self.plugin_dir.clone(),
+            device: self.device,
+            loader_threads: self.loader_threads,
+            progress: false,
+            lookup: cache::Lookup::probe(),
+        }
+    }
 }
 
 /// A dataset's files once it exists.
@@ -71,8 +89,23 @@ pub fn run_manifest(
     options: &RunOptions,
 ) -> Result<Vec<ExperimentReport>> {
     let selected = manifest.select(&options.only)?;
-    // Every feature set must load before hours are spent on the first experiment.
-    for e in &selected {
+    check_feature_sets(manifest, &selected, registry)?;
+    std::fs::create_dir_all(&options.out)
+        .with_context(|| format!("cannot create {}", options.out.display()))?;
+    let mut reports = Vec::new();
+    for e in selected {
+        reports.push(report_experiment(manifest, e, registry, options)?);
+    }
+    Ok(reports)
+}
+
+/// Every feature set of `selected` must load before hours are spent on the first experiment.
+pub fn check_feature_sets(
+    manifest: &Manifest,
+    selected: &[&Experiment],
+    registry: &PluginRegistry,
+) -> Result<()> {
+    for e in selected {
         for (fs, place) in e.feature_sets.iter().zip(&e.feature_set_places) {
             registry
                 .feature_set(fs)
@@ -86,36 +119,138 @@ pub fn run_manifest(
             )
         })?;
     }
-    std::fs::create_dir_all(&options.out)
-        .with_context(|| format!("cannot create {}", options.out.display()))?;
-    let mut reports = Vec::new();
-    for e in selected {
-        let report = run_experiment(manifest, e, registry, options)?;
-        let dir = report_dir(options, &e.name);
-        report::write(&report, &dir)?;
-        println!("{}", report::markdown(&report));
-        eprintln!(
-            "==> [{}] report: {} and {}",
-            e.name,
-            dir.join("report.md").display(),
-            dir.join("report.html").display()
-        );
-        reports.push(report);
-    }
-    Ok(reports)
+    Ok(())
 }
 
-fn run_experiment(
+/// The file beside a report that lists the stage folders it was made from.
+const REPORT_STAGES: &str = "stages.json";
+
+/// Runs (or finds) every stage of `e` and writes its report, with the list of the stage
+/// folders it read. When probing, writes nothing: the report stage is done if a report was
+/// written from exactly the stages there are now, else the error [`cache::Missing`].
+fn report_experiment(
     manifest: &Manifest,
     e: &Experiment,
     registry: &PluginRegistry,
     options: &RunOptions,
 ) -> Result<ExperimentReport> {
-    let records = experiment_data(e, options)?;
+    let from = options.lookup.count();
+    let report = run_experiment(manifest, e, registry, options)?;
+    let stages = options.lookup.met_since(from);
+    let dir = report_dir(options, &e.name);
+    let listed = serde_json::to_vec_pretty(&stages)?;
+    if options.lookup.probing() {
+        return match std::fs::read(dir.join(REPORT_STAGES)) {
+            Ok(written) if written == listed => Ok(report),
+            _ => Err(cache::Missing(dir).into()),
+        };
+    }
+    report::write(&report, &dir)?;
+    crate::atomic_file::write_atomic(&dir.join(REPORT_STAGES), &listed)?;
+    println!("{}", report::markdown(&report));
+    eprintln!(
+        "==> [{}] report: {} and {}",
+        e.name,
+        dir.join("report.md").display(),
+        dir.join("report.html").display()
+    );
+    Ok(report)
+}
+
+/// Runs one stage of the manifest (`trainer run --stage ID`, what an executor's job does):
+/// the stages it needs must be done (else they are computed first, as a local run would).
+/// With a probing [`RunOptions::lookup`] it computes nothing and fails with
+/// [`cache::Missing`] unless the stage is done.
+pub fn run_stage(
+    manifest: &Manifest,
+    registry: &PluginRegistry,
+    options: &RunOptions,
+    id: &StageId,
+) -> Result<()> {
+    let experiment = |name: &str| {
+        manifest
+            .experiments
+            .iter()
+            .find(|e| e.name == name)
+            .ok_or_else(|| anyhow!("stage {id}: no experiment '{name}' in the manifest"))
+    };
+    match id {
+        StageId::Data { dataset } => {
+            let d = manifest
+                .experiments
+                .iter()
+                .flat_map(Experiment::datasets)
+                .find(|d| &d.name == dataset)
+                .ok_or_else(|| anyhow!("stage {id}: no experiment reads a dataset '{dataset}'"))?;
+            ensure_data(&id.to_string(), d, options)?;
+        }
+        StageId::Train {
+            experiment: name,
+            entry,
+            run,
+        } => {
+            let e = experiment(name)?;
+            let entry = e
+                .entries()
+                .into_iter()
+                .find(|x| &x.name == entry)
+                .ok_or_else(|| {
+                    anyhow!("stage {id}: experiment '{name}' has no network '{entry}'")
+                })?;
+            if *run > e.settings.runs.0 {
+                bail!(
+                    "stage {id}: experiment '{name}' has {} run(s)",
+                    e.settings.runs
+                );
+            }
+            let mut records = Vec::new();
+            for d in std::iter::once(&entry.data).chain(&e.val_data) {
+                records.push((d.name.clone(), ensure_data(&e.name, d, options)?));
+            }
+            let data = training_data(e, &entry, &records);
+            train_run(manifest, e, &entry, *run, &data, registry, options)?;
+        }
+        StageId::Evaluate {
+            experiment: name,
+            evaluation,
+        } => {
+            let e = experiment(name)?;
+            let ev = e
+                .evaluations
+                .iter()
+                .find(|v| &v.name == evaluation)
+                .ok_or_else(|| {
+                    anyhow!("stage {id}: experiment '{name}' has no evaluation '{evaluation}'")
+                })?;
+            let records = experiment_data(e, options)?;
+            let (rows, _) = trained_rows(manifest, e, &records, (registry, options))?;
+            evaluate::evaluate(
+                &e.name,
+                ev,
+                &players(&rows, options),
+                &options.out,
+                (options.progress, &options.lookup),
+            )?;
+        }
+        StageId::Report { experiment: name } => {
+            report_experiment(manifest, experiment(name)?, registry, options)?;
+        }
+    }
+    Ok(())
+}
+
+/// Every network of `e` trained (or found) on its datasets `records`, one row per entry with
+/// its runs, and the data each entry trained on.
+fn trained_rows(
+    manifest: &Manifest,
+    e: &Experiment,
+    records: &[(String, DataRecord)],
+    (registry, options): (&PluginRegistry, &RunOptions),
+) -> Result<(Vec<FeatureSetRow>, Vec<DataRecord>)> {
     let mut rows = Vec::new();
     let mut entry_data = Vec::new();
     for entry in e.entries() {
-        let data = training_data(e, &entry, &records);
+        let data = training_data(e, &entry, records);
         let set = registry
             .feature_set(&entry.feature_set)
             .map_err(|err| err.to_string())
@@ -143,14 +278,29 @@ fn run_experiment(
         });
         entry_data.push(data);
     }
-    let players: Vec<Player> = rows
-        .iter()
+    Ok((rows, entry_data))
+}
+
+/// The players of an experiment's evaluations: each row's best network.
+fn players(rows: &[FeatureSetRow], options: &RunOptions) -> Vec<Player> {
+    rows.iter()
         .map(|r| Player {
             name: r.feature_set.clone(),
             net: r.best().net.clone(),
             plugin_dir: options.plugin_dir.clone(),
         })
-        .collect();
+        .collect()
+}
+
+fn run_experiment(
+    manifest: &Manifest,
+    e: &Experiment,
+    registry: &PluginRegistry,
+    options: &RunOptions,
+) -> Result<ExperimentReport> {
+    let records = experiment_data(e, options)?;
+    let (mut rows, entry_data) = trained_rows(manifest, e, &records, (registry, options))?;
+    let players = players(&rows, options);
     let mut evaluations = Vec::new();
     for ev in &e.evaluations {
         evaluations.push(evaluate::evaluate(
@@ -158,7 +308,7 @@ fn run_experiment(
             ev,
             &players,
             &options.out,
-            options.progress,
+            (options.progress, &options.lookup),
         )?);
     }
     for row in &mut rows {
@@ -178,7 +328,7 @@ fn run_experiment(
             .find(|s| &s.name == name)
             .map(|s| s.nps);
     }
-    if e.insight {
+    if e.insight && !options.lookup.probing() {
         // Every network is attributed on the same positions: the first entry's validation set
         // (the held-out `val_data` when there is one).
         let samples = insight_positions(e, &entry_data[0])?;
@@ -405,12 +555,12 @@ fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<Da
         &d.name,
         &key_of(&("gensfen-v1", &keyed)),
     );
-    if let Some(record) = cache::done::<DataRecord>(&dir) {
-        announce(
-            experiment,
-            "data",
-            &format!("{} (cached, {})", d.name, dir.display()),
-        );
+    if let Some(record) = options.lookup.done::<DataRecord>(&dir)? {
+        options.lookup.say_cached(format_args!(
+            "[{experiment}] data: {} (cached, {})",
+            d.name,
+            dir.display()
+        ));
         return Ok(record);
     }
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -480,7 +630,7 @@ fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<Da
         positions,
         seconds: started.elapsed().as_secs_f64(),
     };
-    cache::mark_done(&dir, &record)?;
+    options.lookup.mark_done(&dir, &record)?;
     Ok(record)
 }
 
@@ -533,16 +683,20 @@ fn train_one(
         &key,
     );
     let label = format!("{fs} run {run}/{}", e.settings.runs);
-    if let Some(record) = cache::done::<TrainRecord>(&dir)
+    if let Some(record) = options.lookup.done::<TrainRecord>(&dir)?
         && record.epochs >= config.epochs
         && record.net.exists()
     {
-        announce(
-            &e.name,
-            "train",
-            &format!("{label} (cached, {})", dir.display()),
-        );
+        options.lookup.say_cached(format_args!(
+            "[{}] train: {label} (cached, {})",
+            e.name,
+            dir.display()
+        ));
         return Ok(record);
+    }
+    if options.lookup.probing() {
+        // Done with fewer epochs than asked for is not done.
+        return Err(cache::Missing(dir).into());
     }
     announce(
         &e.name,
@@ -580,7 +734,7 @@ fn train_one(
         val_losses: history.iter().map(|m| m.val_loss).collect(),
         seconds: history.iter().map(|m| m.seconds).sum(),
     };
-    cache::mark_done(&dir, &record)?;
+    options.lookup.mark_done(&dir, &record)?;
     Ok(record)
 }
 

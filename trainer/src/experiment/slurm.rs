@@ -1,0 +1,343 @@
+//! The Slurm executor of `trainer run`: every stage of the selected experiments that is not
+//! done becomes an `sbatch` job running `trainer run MANIFEST --out OUT --stage ID`, held by
+//! `--dependency=afterok:...` until the jobs of the stages it needs have succeeded, and
+//! cancelled with them if one fails (`--kill-on-invalid-dep=yes`). Stages write into the same
+//! content-keyed cache (`OUT`, a folder every node sees) as a local run, so a local run and a
+//! Slurm run share their results, and a second submission finds every stage done and submits
+//! nothing. The driver polls `squeue` until the jobs are gone (unless `--detach`), then checks
+//! every submitted stage and names the log of the first that failed.
+//!
+//! Slurm's own conventions are followed: `sbatch --parsable`, one log per job
+//! (`OUT/slurm/STAGE-JOBID.log`), resources per stage kind from the manifest's `[cluster]`
+//! table (`partition`, `account`, `time`, `cpus`, `mem`, `gpus`, and the same keys in
+//! `[cluster.data]`, `[cluster.train]`, `[cluster.eval]` and `[cluster.report]`) under the
+//! command line's `--partition`, `--account` and `--time`.
+
+use anyhow::{Context, Result, anyhow, bail};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use plugin_api::PluginRegistry;
+
+use super::cache::Missing;
+use super::manifest::{JobResources, Manifest};
+use super::runner::{RunOptions, check_feature_sets, run_stage};
+use super::stages::{self, StageId};
+
+/// How long one Slurm client command (`sbatch`, `squeue`) may take.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How often the driver asks `squeue` about its jobs.
+const POLL: Duration = Duration::from_secs(2);
+
+/// What `trainer run --executor slurm` was asked for beyond the manifest.
+#[derive(Clone, Debug, Default)]
+pub struct SlurmOptions {
+    /// Resources for every job, over the manifest's `[cluster]` table.
+    pub overrides: JobResources,
+    /// Submit and return without waiting for the jobs.
+    pub detach: bool,
+    /// The `trainer` program the jobs run (this one, on a folder the nodes see).
+    pub program: PathBuf,
+    /// libtorch's threads in every job: those of the driver, since a training run repeats to
+    /// the bit only on the same thread count (`crate::train::run`), so that the jobs give what
+    /// a local run on the driver's machine gives.
+    pub threads: usize,
+}
+
+/// Runs the selected experiments of `manifest` through Slurm. Returns the number of jobs
+/// submitted.
+pub fn run(
+    manifest: &Manifest,
+    registry: &PluginRegistry,
+    options: &RunOptions,
+    slurm: &SlurmOptions,
+) -> Result<usize> {
+    let selected = manifest.select(&options.only)?;
+    check_feature_sets(manifest, &selected, registry)?;
+    client(Command::new("sbatch").arg("--version"))
+        .map_err(|e| anyhow!("--executor slurm: no Slurm here (sbatch --version failed: {e:#})"))?;
+    let logs = options.out.join("slurm");
+    writable(&logs)?;
+    let graph = stages::graph(manifest, &selected)?;
+    let probe = options.probing();
+    let mut missing = Vec::new();
+    for stage in &graph {
+        missing.push(!is_done(manifest, registry, &probe, &stage.id)?);
+    }
+    let todo = missing.iter().filter(|&&m| m).count();
+    eprintln!(
+        "==> slurm: {} stage(s), {} done, {todo} to submit",
+        graph.len(),
+        graph.len() - todo
+    );
+    let mut jobs: BTreeMap<usize, String> = BTreeMap::new();
+    for (i, stage) in graph.iter().enumerate() {
+        if !missing[i] {
+            continue;
+        }
+        let after: Vec<&str> = stage
+            .needs
+            .iter()
+            .filter_map(|n| jobs.get(n).map(String::as_str))
+            .collect();
+        let resources = manifest
+            .cluster
+            .resources(kind(&stage.id), &slurm.overrides);
+        let job = submit(
+            &stage.id,
+            &after,
+            &resources,
+            (manifest, options),
+            slurm,
+            &logs,
+        )?;
+        eprintln!("==> slurm: {} submitted as job {job}", stage.id);
+        jobs.insert(i, job);
+    }
+    if slurm.detach || jobs.is_empty() {
+        return Ok(jobs.len());
+    }
+    wait(&jobs)?;
+    // Every submitted stage must be done now; name the first that is not by its log.
+    let mut failed = Vec::new();
+    for (&i, job) in &jobs {
+        if !is_done(manifest, registry, &probe, &graph[i].id)? {
+            failed.push((i, job));
+        }
+    }
+    if let Some(&(i, job)) = failed
+        .iter()
+        .find(|(i, job)| log_of(&logs, &graph[*i].id, job).exists())
+    {
+        bail!(
+            "--executor slurm: stage {} failed (job {job}): see {}{}",
+            graph[i].id,
+            log_of(&logs, &graph[i].id, job).display(),
+            match failed.len() - 1 {
+                0 => String::new(),
+                n => format!("; {n} other stage(s) did not finish"),
+            }
+        );
+    }
+    if let Some(&(i, job)) = failed.first() {
+        bail!(
+            "--executor slurm: stage {} (job {job}) never ran and left no log (cancelled?)",
+            graph[i].id
+        );
+    }
+    Ok(jobs.len())
+}
+
+/// Whether a stage is done, probing its cache without computing anything.
+fn is_done(
+    manifest: &Manifest,
+    registry: &PluginRegistry,
+    probe: &RunOptions,
+    id: &StageId,
+) -> Result<bool> {
+    match run_stage(manifest, registry, probe, id) {
+        Ok(()) => Ok(true),
+        Err(e) if e.downcast_ref::<Missing>().is_some() => Ok(false),
+        Err(e) => Err(e.context(format!("cannot tell whether stage {id} is done"))),
+    }
+}
+
+/// The `[cluster]` section a stage takes its resources from.
+fn kind(id: &StageId) -> &'static str {
+    match id {
+        StageId::Data { .. } => "data",
+        StageId::Train { .. } => "train",
+        StageId::Evaluate { .. } => "eval",
+        StageId::Report { .. } => "report",
+    }
+}
+
+/// Checks that the driver can write into `dir` (the shared folder's log folder).
+fn writable(dir: &Path) -> Result<()> {
+    let probe = dir.join(format!(".writable-{}", std::process::id()));
+    std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::write(&probe, b"ok"))
+        .and_then(|()| std::fs::remove_file(&probe))
+        .with_context(|| format!("--executor slurm: cannot write into {}", dir.display()))
+}
+
+/// A stage's name as a file name.
+fn file_name(id: &StageId) -> String {
+    id.to_string()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.+".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The log of `id`'s job `job`.
+fn log_of(logs: &Path, id: &StageId, job: &str) -> PathBuf {
+    logs.join(format!("{}-{job}.log", file_name(id)))
+}
+
+/// Quotes `s` for `sh` (the shell `sbatch --wrap` runs).
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// Submits the job of stage `id` after the jobs `after`; returns its job id.
+fn submit(
+    id: &StageId,
+    after: &[&str],
+    resources: &JobResources,
+    (manifest, options): (&Manifest, &RunOptions),
+    slurm: &SlurmOptions,
+    logs: &Path,
+) -> Result<String> {
+    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut words = vec![quote(&absolute(&slurm.program).to_string_lossy())];
+    if let Some(dir) = &options.plugin_dir {
+        words.push("--plugin-dir".into());
+        words.push(quote(&absolute(dir).to_string_lossy()));
+    }
+    words.extend([
+        "run".to_string(),
+        quote(&absolute(&manifest.path).to_string_lossy()),
+        "--out".into(),
+        quote(&absolute(&options.out).to_string_lossy()),
+        "--stage".into(),
+        quote(&id.to_string()),
+        "--no-progress".into(),
+    ]);
+    if resources.gpus.unwrap_or(0) > 0 {
+        words.extend(["--device".to_string(), "cuda".to_string()]);
+    }
+    words.extend(["--threads".to_string(), slurm.threads.to_string()]);
+    let mut sbatch = Command::new("sbatch");
+    sbatch
+        .arg("--parsable")
+        .arg(format!("--job-name=nnue:{id}"))
+        .arg(format!(
+            "--output={}",
+            absolute(logs)
+                .join(format!("{}-%j.log", file_name(id)))
+                .display()
+        ))
+        .arg("--kill-on-invalid-dep=yes");
+    if !after.is_empty() {
+        sbatch.arg(format!("--dependency=afterok:{}", after.join(":")));
+    }
+    for (flag, value) in [
+        ("partition", resources.partition.clone()),
+        ("account", resources.account.clone()),
+        ("time", resources.time.clone()),
+        ("mem", resources.mem.clone()),
+        ("cpus-per-task", resources.cpus.map(|c| c.0.to_string())),
+        (
+            "gres",
+            resources
+                .gpus
+                .filter(|&g| g > 0)
+                .map(|g| format!("gpu:{g}")),
+        ),
+    ] {
+        if let Some(v) = value {
+            sbatch.arg(format!("--{flag}={v}"));
+        }
+    }
+    sbatch.arg(format!("--wrap={}", words.join(" ")));
+    let out = client(&mut sbatch)
+        .with_context(|| format!("--executor slurm: sbatch refused stage {id}"))?;
+    // --parsable prints "JOBID" or "JOBID;CLUSTER".
+    let job = out.trim().split(';').next().unwrap_or_default().to_string();
+    if job.is_empty() || !job.chars().all(|c| c.is_ascii_digit()) {
+        bail!(
+            "--executor slurm: sbatch answered '{}' for stage {id}, not a job id",
+            out.trim()
+        );
+    }
+    Ok(job)
+}
+
+/// Runs a Slurm client command with a time limit; returns its standard output, or an error
+/// with its standard error.
+fn client(cmd: &mut Command) -> Result<String> {
+    let name = cmd.get_program().to_string_lossy().into_owned();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot start {name}"))?;
+    let started = Instant::now();
+    loop {
+        if child.try_wait()?.is_some() {
+            break;
+        }
+        if started.elapsed() > CLIENT_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!(
+                "{name} did not answer within {} s",
+                CLIENT_TIMEOUT.as_secs()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output()?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        bail!("{name}: {}", err.trim().replace('\n', " "));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Waits until none of `jobs` is in `squeue`, showing how many are pending, running and
+/// finished, with an estimate of the time left.
+fn wait(jobs: &BTreeMap<usize, String>) -> Result<()> {
+    let ids: Vec<&str> = jobs.values().map(String::as_str).collect();
+    let started = Instant::now();
+    let mut last = String::new();
+    loop {
+        let out = client(Command::new("squeue").args(["-h", "-o", "%i %T", "-j", &ids.join(",")]))
+            .or_else(|e| {
+                // squeue refuses a list of jobs that have all left the queue.
+                if format!("{e:#}").contains("Invalid job id") {
+                    Ok(String::new())
+                } else {
+                    Err(e)
+                }
+            })?;
+        let (mut pending, mut running) = (0, 0);
+        for line in out.lines() {
+            match line.split_whitespace().nth(1) {
+                Some("PENDING") => pending += 1,
+                Some(_) => running += 1,
+                None => {}
+            }
+        }
+        let finished = ids.len() - pending - running;
+        let line = format!(
+            "{pending} pending, {running} running, {finished}/{} finished",
+            ids.len()
+        );
+        if line != last {
+            let eta = match finished {
+                0 => String::new(),
+                f => {
+                    let left = started.elapsed().as_secs_f64() / f as f64 * (ids.len() - f) as f64;
+                    format!(", about {:.0} s left", left)
+                }
+            };
+            eprintln!("==> slurm: {line}{eta}");
+            last = line;
+        }
+        if pending + running == 0 {
+            return Ok(());
+        }
+        std::thread::sleep(POLL);
+    }
+}

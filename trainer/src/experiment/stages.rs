@@ -1,0 +1,232 @@
+//! A manifest run as a graph of stages: data → training runs → evaluations → report. The local
+//! executor walks an experiment in this order in one process; the Slurm executor
+//! ([`super::slurm`]) submits each stage that is not done as a job that runs
+//! `trainer run MANIFEST --stage ID`, after the jobs of the stages it needs.
+//!
+//! A stage's identity here is its place in the manifest (which dataset, which network and run,
+//! which evaluation); where its output lives is decided by the content key of its inputs when
+//! it runs (see [`super::cache`]), exactly as in a local run, so both executors share every
+//! result.
+
+use anyhow::{Result, anyhow, bail};
+use std::fmt;
+use std::str::FromStr;
+
+use super::manifest::{Experiment, Manifest};
+
+/// One stage, as `trainer run --stage` names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StageId {
+    /// `data:DATASET`: a dataset generated (or its files named).
+    Data {
+        /// The dataset's name.
+        dataset: String,
+    },
+    /// `train:EXPERIMENT:NETWORK:RUN`: one training run of one network of an experiment.
+    Train {
+        /// The experiment's name.
+        experiment: String,
+        /// The network's name in the experiment (`Entry::name`).
+        entry: String,
+        /// The run, from 1.
+        run: u64,
+    },
+    /// `eval:EXPERIMENT:EVALUATION`: one evaluation of an experiment's networks.
+    Evaluate {
+        /// The experiment's name.
+        experiment: String,
+        /// The evaluation's name.
+        evaluation: String,
+    },
+    /// `report:EXPERIMENT`: the experiment's report from its finished stages.
+    Report {
+        /// The experiment's name.
+        experiment: String,
+    },
+}
+
+impl fmt::Display for StageId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StageId::Data { dataset } => write!(f, "data:{dataset}"),
+            StageId::Train {
+                experiment,
+                entry,
+                run,
+            } => write!(f, "train:{experiment}:{entry}:{run}"),
+            StageId::Evaluate {
+                experiment,
+                evaluation,
+            } => write!(f, "eval:{experiment}:{evaluation}"),
+            StageId::Report { experiment } => write!(f, "report:{experiment}"),
+        }
+    }
+}
+
+impl FromStr for StageId {
+    type Err = anyhow::Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        let parts: Vec<&str> = s.split(':').collect();
+        let bad = || {
+            anyhow!(
+                "stage '{s}': expected data:DATASET, train:EXPERIMENT:NETWORK:RUN, eval:EXPERIMENT:EVALUATION or report:EXPERIMENT"
+            )
+        };
+        let id = match parts.as_slice() {
+            ["data", d] => StageId::Data {
+                dataset: d.to_string(),
+            },
+            ["train", e, n, r] => StageId::Train {
+                experiment: e.to_string(),
+                entry: n.to_string(),
+                run: r.parse().ok().filter(|&r| r > 0).ok_or_else(bad)?,
+            },
+            ["eval", e, v] => StageId::Evaluate {
+                experiment: e.to_string(),
+                evaluation: v.to_string(),
+            },
+            ["report", e] => StageId::Report {
+                experiment: e.to_string(),
+            },
+            _ => return Err(bad()),
+        };
+        if parts[1..].iter().any(|p| p.is_empty()) {
+            return Err(bad());
+        }
+        Ok(id)
+    }
+}
+
+/// A stage and the stages it needs (indices into the same graph, all before it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stage {
+    /// Which stage.
+    pub id: StageId,
+    /// The stages whose results it reads.
+    pub needs: Vec<usize>,
+}
+
+/// The stages of `selected` (and of the experiments their `init_from` starts from), in an
+/// order where every stage comes after those it needs; a dataset read by several experiments
+/// is one stage.
+pub fn graph(manifest: &Manifest, selected: &[&Experiment]) -> Result<Vec<Stage>> {
+    let mut stages: Vec<Stage> = Vec::new();
+    for e in selected {
+        add_experiment(manifest, e, &mut stages)?;
+    }
+    Ok(stages)
+}
+
+/// The index of `id` in `stages`, adding it with `needs` if it is not there.
+fn stage(stages: &mut Vec<Stage>, id: StageId, needs: Vec<usize>) -> usize {
+    match stages.iter().position(|s| s.id == id) {
+        Some(i) => i,
+        None => {
+            stages.push(Stage { id, needs });
+            stages.len() - 1
+        }
+    }
+}
+
+/// Adds the training stages of `e` (with their data and `init_from` sources); returns, per
+/// entry, the indices of its runs.
+fn add_training(
+    manifest: &Manifest,
+    e: &Experiment,
+    stages: &mut Vec<Stage>,
+) -> Result<Vec<(String, Vec<usize>)>> {
+    let source = match &e.init_from {
+        Some(name) => {
+            let other = manifest
+                .experiments
+                .iter()
+                .find(|x| &x.name == name)
+                .ok_or_else(|| anyhow!("init_from: no experiment '{name}'"))?;
+            Some(add_training(manifest, other, stages)?)
+        }
+        None => None,
+    };
+    let mut out = Vec::new();
+    for entry in e.entries() {
+        let mut data = vec![entry.data.name.clone()];
+        data.extend(e.val_data.iter().map(|v| v.name.clone()));
+        let data: Vec<usize> = data
+            .into_iter()
+            .map(|dataset| stage(stages, StageId::Data { dataset }, Vec::new()))
+            .collect();
+        let mut runs = Vec::new();
+        for run in 1..=e.settings.runs.0 {
+            let mut needs = data.clone();
+            if let Some(source) = &source {
+                let Some((_, theirs)) = source.iter().find(|(n, _)| n == &entry.name) else {
+                    bail!(
+                        "init_from: experiment '{}' has no network '{}'",
+                        e.init_from.as_deref().unwrap_or_default(),
+                        entry.name
+                    );
+                };
+                needs.extend(theirs.get(run as usize - 1));
+            }
+            let id = StageId::Train {
+                experiment: e.name.clone(),
+                entry: entry.name.clone(),
+                run,
+            };
+            runs.push(stage(stages, id, needs));
+        }
+        out.push((entry.name, runs));
+    }
+    Ok(out)
+}
+
+/// Adds every stage of `e`: its training, evaluations and report.
+fn add_experiment(manifest: &Manifest, e: &Experiment, stages: &mut Vec<Stage>) -> Result<()> {
+    let trained: Vec<usize> = add_training(manifest, e, stages)?
+        .into_iter()
+        .flat_map(|(_, runs)| runs)
+        .collect();
+    let mut report_needs = trained.clone();
+    for ev in &e.evaluations {
+        let id = StageId::Evaluate {
+            experiment: e.name.clone(),
+            evaluation: ev.name.clone(),
+        };
+        report_needs.push(stage(stages, id, trained.clone()));
+    }
+    let id = StageId::Report {
+        experiment: e.name.clone(),
+    };
+    stage(stages, id, report_needs);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stage_names_round_trip_and_bad_ones_are_refused() {
+        for text in [
+            "data:stockfish-12k",
+            "train:king:halfka_v2_hm^@sfnnv5:2",
+            "eval:threats:threats-nodes",
+            "report:default",
+        ] {
+            let id: StageId = text.parse().unwrap();
+            assert_eq!(id.to_string(), text);
+        }
+        for bad in [
+            "",
+            "data",
+            "data:",
+            "train:x:y:0",
+            "train:x:y:z",
+            "eval:x",
+            "nope:x",
+        ] {
+            let err = bad.parse::<StageId>().unwrap_err().to_string();
+            assert!(err.starts_with(&format!("stage '{bad}'")), "{err}");
+        }
+    }
+}

@@ -1,0 +1,315 @@
+//! `trainer run --executor slurm` against a real Slurm: a throwaway single-node cluster of
+//! Debian's `slurmctld`, `slurmd` and `munge` (`scripts/slurm-local.sh`), a small manifest run
+//! through it and locally with the same report, a second submission that submits nothing, jobs
+//! cancelled mid-way (`scancel`) and a rerun that resubmits only the stages without results,
+//! and the one-line errors of a partition that does not exist, a stage that fails and a
+//! machine without Slurm.
+
+#[path = "common/paths.rs"]
+mod paths;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use paths::shared;
+
+/// The local cluster; stopped (its daemons by their PIDs) when dropped, also when a test fails.
+struct Cluster {
+    dir: tempfile::TempDir,
+}
+
+impl Cluster {
+    fn start() -> Cluster {
+        let dir = tempfile::tempdir().unwrap();
+        let o = Command::new("bash")
+            .arg(script())
+            .arg("start")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "the local Slurm did not start:\n{}", text(&o));
+        Cluster { dir }
+    }
+
+    fn conf(&self) -> PathBuf {
+        self.dir.path().join("slurm.conf")
+    }
+
+    /// A Slurm client command of this cluster.
+    fn client(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        c.env("SLURM_CONF", self.conf());
+        c
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let _ = Command::new("bash")
+            .arg(script())
+            .arg("stop")
+            .arg(self.dir.path())
+            .output();
+    }
+}
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/slurm-local.sh")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn trainer(cluster: &Cluster) -> Command {
+    let mut c = cluster.client(env!("CARGO_BIN_EXE_trainer"));
+    c.arg("--plugin-dir").arg(paths::plugin_dir());
+    c
+}
+
+/// Two feature sets on generated data, a short tournament: a few seconds of work per stage.
+fn manifest(dir: &Path, extra: &str) -> PathBuf {
+    let book = shared().join("data/noob_3moves.epd");
+    let path = dir.join("m.toml");
+    std::fs::write(
+        &path,
+        format!(
+            r#"
+[data.tiny]
+generate = {{ games = 24, val_games = 4, nodes = 200, book = "{book}", write_minply = 4, seed = 3, threads = 1{extra} }}
+
+[evaluation.e]
+reference = "all"
+tournament = {{ rounds = 2, nodes = 200, openings = "{book}", concurrency = 1 }}
+
+[cluster]
+cpus = 1
+
+[[experiment]]
+name = "tiny"
+feature_sets = ["all", "all+pv"]
+data = "tiny"
+evaluation = "e"
+insight = false
+l1 = 32
+l2 = 8
+batch_size = 256
+epochs = 2
+epoch_positions = 2000
+val_positions = 300
+runs = 1
+"#,
+            book = book.display()
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// `report.json` with what may differ between two runs of the same manifest: timings, and the
+/// output folder and the keys of the stage folders under it (training keys name the data files).
+fn normalized_report(out: &Path) -> String {
+    let text = std::fs::read_to_string(out.join("reports/tiny/report.json")).unwrap();
+    let text = text.replace(&out.display().to_string(), "OUT");
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                m.remove("seconds");
+                m.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+            serde_json::Value::String(s) => {
+                // `NAME-0123456789abcdef` folders: the key's 16 hex digits.
+                let mut out = String::new();
+                for part in s.split('/') {
+                    let keyed = part.len() > 17
+                        && part.as_bytes()[part.len() - 17] == b'-'
+                        && part[part.len() - 16..].chars().all(|c| c.is_ascii_hexdigit());
+                    if !out.is_empty() {
+                        out.push('/');
+                    }
+                    out.push_str(if keyed { &part[..part.len() - 17] } else { part });
+                }
+                *s = out;
+            }
+            _ => {}
+        }
+    }
+    strip(&mut json);
+    serde_json::to_string_pretty(&json).unwrap()
+}
+
+/// The games of the tournament without the times of the moves.
+fn games(out: &Path) -> String {
+    let dir = std::fs::read_dir(out.join("tournament"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let pgn = std::fs::read_to_string(dir.join("games.pgn")).unwrap();
+    let mut kept = String::new();
+    let mut rest = pgn.as_str();
+    while let Some(start) = rest.find('{') {
+        kept.push_str(&rest[..start]);
+        let end = rest[start..].find('}').map_or(rest.len(), |e| start + e + 1);
+        // Keep the score and depth, drop the time.
+        let comment = &rest[start..end];
+        kept.push_str(comment.split_whitespace().next().unwrap_or_default());
+        rest = &rest[end..];
+    }
+    kept.push_str(rest);
+    kept.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn slurm_run(cluster: &Cluster, manifest: &Path, out: &Path, extra: &[&str]) -> Output {
+    trainer(cluster)
+        .args(["run", "--executor", "slurm", "--no-progress", "--out"])
+        .arg(out)
+        .args(extra)
+        .arg(manifest)
+        .output()
+        .unwrap()
+}
+
+/// Waits (bounded) until `done` holds.
+fn wait_until(what: &str, done: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < Duration::from_secs(120), "waited too long for {what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn a_manifest_runs_through_slurm_as_it_runs_locally_and_resumes_after_scancel() {
+    let cluster = Cluster::start();
+    let dir = tempfile::tempdir().unwrap();
+    let m = manifest(dir.path(), "");
+
+    let local = dir.path().join("local");
+    let o = trainer(&cluster)
+        .args(["run", "--no-progress", "--out"])
+        .arg(&local)
+        .arg(&m)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+
+    let out = dir.path().join("slurm");
+    let o = slurm_run(&cluster, &m, &out, &[]);
+    let log = text(&o);
+    assert!(o.status.success(), "{log}");
+    assert!(log.contains("5 stage(s), 0 done, 5 to submit"), "{log}");
+    assert!(log.contains("train:tiny:all+pv:1 submitted as job"), "{log}");
+    assert_eq!(normalized_report(&out), normalized_report(&local));
+    assert_eq!(games(&out), games(&local));
+    for stage in ["data_tiny", "train_tiny_all_1", "eval_tiny_e", "report_tiny"] {
+        let logs: Vec<String> = std::fs::read_dir(out.join("slurm"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            logs.iter().any(|l| l.starts_with(&format!("{stage}-")) && l.ends_with(".log")),
+            "no log of {stage}: {logs:?}"
+        );
+    }
+
+    // Everything is done: nothing is submitted.
+    let o = slurm_run(&cluster, &m, &out, &[]);
+    let log = text(&o);
+    assert!(o.status.success(), "{log}");
+    assert!(log.contains("5 stage(s), 5 done, 0 to submit"), "{log}");
+    assert!(log.contains("ran 0 job(s)"), "{log}");
+
+    // Submitted and left (--detach), cancelled once the data exist: the rerun submits only
+    // the stages without results and ends with the same report.
+    let cut = dir.path().join("cut");
+    let o = slurm_run(&cluster, &m, &cut, &["--detach"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("submitted 5 job(s)"), "{}", text(&o));
+    wait_until("the data stage", || {
+        std::fs::read_dir(cut.join("data"))
+            .map(|mut d| d.any(|e| e.unwrap().path().join("done.json").exists()))
+            .unwrap_or(false)
+    });
+    let o = cluster.client("scancel").arg("--user").arg(whoami()).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    wait_until("an empty queue", || {
+        let o = cluster.client("squeue").args(["-h", "-o", "%i"]).output().unwrap();
+        o.status.success() && o.stdout.iter().all(u8::is_ascii_whitespace)
+    });
+    let o = slurm_run(&cluster, &m, &cut, &[]);
+    let log = text(&o);
+    assert!(o.status.success(), "{log}");
+    let counts = log
+        .lines()
+        .find_map(|l| l.strip_prefix("==> slurm: 5 stage(s), "))
+        .unwrap_or_else(|| panic!("no plan in: {log}"));
+    let done: usize = counts.split(' ').next().unwrap().parse().unwrap();
+    assert!((1..5).contains(&done), "{counts}");
+    assert!(!log.contains("data:tiny submitted"), "{log}");
+    assert_eq!(normalized_report(&cut), normalized_report(&local));
+}
+
+#[test]
+fn slurm_errors_are_one_line_and_name_the_failing_stage() {
+    let cluster = Cluster::start();
+    let dir = tempfile::tempdir().unwrap();
+    let one_line = |o: &Output| -> String {
+        assert!(!o.status.success(), "accepted:\n{}", text(o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        let last = err.trim().lines().last().unwrap_or_default().to_string();
+        assert!(last.starts_with("error: "), "{err}");
+        last
+    };
+
+    // A partition the cluster does not have: sbatch's refusal, before any job runs.
+    let m = manifest(dir.path(), "");
+    let out = dir.path().join("a");
+    let err = one_line(&slurm_run(&cluster, &m, &out, &["--partition", "nowhere"]));
+    assert!(err.contains("sbatch refused stage data:tiny"), "{err}");
+    assert!(err.contains("invalid partition"), "{err}");
+
+    // A stage that fails: its log is named, its dependants are cancelled by Slurm.
+    let bad = dir.path().join("bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    let m = manifest(&bad, ", labeler = \"cmd=/bin/false\"");
+    let out = dir.path().join("b");
+    let err = one_line(&slurm_run(&cluster, &m, &out, &[]));
+    assert!(err.contains("stage data:tiny failed (job "), "{err}");
+    let log = err.split("see ").nth(1).unwrap().split(';').next().unwrap();
+    assert!(Path::new(log).is_file(), "{err}");
+    assert!(err.contains("4 other stage(s) did not finish"), "{err}");
+
+    // No Slurm on the machine: no sbatch on PATH.
+    let m = manifest(dir.path(), "");
+    let o = trainer(&cluster)
+        .env("PATH", "/nonexistent")
+        .args(["run", "--executor", "slurm", "--out"])
+        .arg(dir.path().join("c"))
+        .arg(&m)
+        .output()
+        .unwrap();
+    let err = one_line(&o);
+    assert!(err.contains("--executor slurm: no Slurm here"), "{err}");
+
+    // Slurm's options are refused without the Slurm executor.
+    let o = trainer(&cluster)
+        .args(["run", "--detach"])
+        .arg(&m)
+        .output()
+        .unwrap();
+    assert!(one_line(&o).contains("--detach is for --executor slurm"));
+}
+
+fn whoami() -> String {
+    let o = Command::new("id").arg("-un").output().unwrap();
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
