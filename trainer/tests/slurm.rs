@@ -1,6 +1,7 @@
 //! `trainer run --executor slurm` against a real Slurm: a throwaway single-node cluster of
 //! Debian's `slurmctld`, `slurmd` and `munge` (`scripts/slurm-local.sh`), a small manifest run
-//! through it and locally with the same report, a second submission that submits nothing, jobs
+//! through it (its data in two shards, an array job) and locally with the same report and
+//! the same data files, a second submission that submits nothing, jobs
 //! cancelled mid-way (`scancel`) and a rerun that resubmits only the stages without results,
 //! and the one-line errors of a partition that does not exist, a stage that fails and a
 //! machine without Slurm.
@@ -28,7 +29,11 @@ impl Cluster {
             .arg(dir.path())
             .output()
             .unwrap();
-        assert!(o.status.success(), "the local Slurm did not start:\n{}", text(&o));
+        assert!(
+            o.status.success(),
+            "the local Slurm did not start:\n{}",
+            text(&o)
+        );
         Cluster { dir }
     }
 
@@ -72,7 +77,8 @@ fn trainer(cluster: &Cluster) -> Command {
     c
 }
 
-/// Two feature sets on generated data, a short tournament: a few seconds of work per stage.
+/// Two feature sets on generated data (in two shards), a short tournament: a few seconds of
+/// work per stage.
 fn manifest(dir: &Path, extra: &str) -> PathBuf {
     let book = shared().join("data/noob_3moves.epd");
     let path = dir.join("m.toml");
@@ -81,7 +87,7 @@ fn manifest(dir: &Path, extra: &str) -> PathBuf {
         format!(
             r#"
 [data.tiny]
-generate = {{ games = 24, val_games = 4, nodes = 200, book = "{book}", write_minply = 4, seed = 3, threads = 1{extra} }}
+generate = {{ games = 24, val_games = 4, nodes = 200, book = "{book}", write_minply = 4, seed = 3, threads = 1, shards = 2{extra} }}
 
 [evaluation.e]
 reference = "all"
@@ -130,11 +136,17 @@ fn normalized_report(out: &Path) -> String {
                 for part in s.split('/') {
                     let keyed = part.len() > 17
                         && part.as_bytes()[part.len() - 17] == b'-'
-                        && part[part.len() - 16..].chars().all(|c| c.is_ascii_hexdigit());
+                        && part[part.len() - 16..]
+                            .chars()
+                            .all(|c| c.is_ascii_hexdigit());
                     if !out.is_empty() {
                         out.push('/');
                     }
-                    out.push_str(if keyed { &part[..part.len() - 17] } else { part });
+                    out.push_str(if keyed {
+                        &part[..part.len() - 17]
+                    } else {
+                        part
+                    });
                 }
                 *s = out;
             }
@@ -158,7 +170,9 @@ fn games(out: &Path) -> String {
     let mut rest = pgn.as_str();
     while let Some(start) = rest.find('{') {
         kept.push_str(&rest[..start]);
-        let end = rest[start..].find('}').map_or(rest.len(), |e| start + e + 1);
+        let end = rest[start..]
+            .find('}')
+            .map_or(rest.len(), |e| start + e + 1);
         // Keep the score and depth, drop the time.
         let comment = &rest[start..end];
         kept.push_str(comment.split_whitespace().next().unwrap_or_default());
@@ -182,7 +196,10 @@ fn slurm_run(cluster: &Cluster, manifest: &Path, out: &Path, extra: &[&str]) -> 
 fn wait_until(what: &str, done: impl Fn() -> bool) {
     let start = Instant::now();
     while !done() {
-        assert!(start.elapsed() < Duration::from_secs(120), "waited too long for {what}");
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "waited too long for {what}"
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
 }
@@ -207,16 +224,44 @@ fn a_manifest_runs_through_slurm_as_it_runs_locally_and_resumes_after_scancel() 
     let log = text(&o);
     assert!(o.status.success(), "{log}");
     assert!(log.contains("5 stage(s), 0 done, 5 to submit"), "{log}");
-    assert!(log.contains("train:tiny:all+pv:1 submitted as job"), "{log}");
+    assert!(
+        log.contains("train:tiny:all+pv:1 submitted as job"),
+        "{log}"
+    );
+    assert!(
+        log.contains("data:tiny:0..1 submitted as array job"),
+        "{log}"
+    );
     assert_eq!(normalized_report(&out), normalized_report(&local));
     assert_eq!(games(&out), games(&local));
-    for stage in ["data_tiny", "train_tiny_all_1", "eval_tiny_e", "report_tiny"] {
+    for shard in [
+        "train-0-of-2.binpack",
+        "train-1-of-2.binpack",
+        "val.binpack",
+    ] {
+        let file = |root: &Path| {
+            let dir = std::fs::read_dir(root.join("data"))
+                .unwrap()
+                .next()
+                .unwrap()
+                .unwrap();
+            std::fs::read(dir.path().join(shard)).unwrap()
+        };
+        assert!(file(&out) == file(&local), "{shard} differs");
+    }
+    for stage in [
+        "data_tiny",
+        "train_tiny_all_1",
+        "eval_tiny_e",
+        "report_tiny",
+    ] {
         let logs: Vec<String> = std::fs::read_dir(out.join("slurm"))
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         assert!(
-            logs.iter().any(|l| l.starts_with(&format!("{stage}-")) && l.ends_with(".log")),
+            logs.iter()
+                .any(|l| l.starts_with(&format!("{stage}-")) && l.ends_with(".log")),
             "no log of {stage}: {logs:?}"
         );
     }
@@ -233,16 +278,25 @@ fn a_manifest_runs_through_slurm_as_it_runs_locally_and_resumes_after_scancel() 
     let cut = dir.path().join("cut");
     let o = slurm_run(&cluster, &m, &cut, &["--detach"]);
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("submitted 5 job(s)"), "{}", text(&o));
+    assert!(text(&o).contains("submitted 6 job(s)"), "{}", text(&o));
     wait_until("the data stage", || {
         std::fs::read_dir(cut.join("data"))
             .map(|mut d| d.any(|e| e.unwrap().path().join("done.json").exists()))
             .unwrap_or(false)
     });
-    let o = cluster.client("scancel").arg("--user").arg(whoami()).output().unwrap();
+    let o = cluster
+        .client("scancel")
+        .arg("--user")
+        .arg(whoami())
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     wait_until("an empty queue", || {
-        let o = cluster.client("squeue").args(["-h", "-o", "%i"]).output().unwrap();
+        let o = cluster
+            .client("squeue")
+            .args(["-h", "-o", "%i"])
+            .output()
+            .unwrap();
         o.status.success() && o.stdout.iter().all(u8::is_ascii_whitespace)
     });
     let o = slurm_run(&cluster, &m, &cut, &[]);
@@ -274,19 +328,43 @@ fn slurm_errors_are_one_line_and_name_the_failing_stage() {
     let m = manifest(dir.path(), "");
     let out = dir.path().join("a");
     let err = one_line(&slurm_run(&cluster, &m, &out, &["--partition", "nowhere"]));
-    assert!(err.contains("sbatch refused stage data:tiny"), "{err}");
+    assert!(
+        err.contains("sbatch refused the shards of data:tiny"),
+        "{err}"
+    );
     assert!(err.contains("invalid partition"), "{err}");
 
     // A stage that fails: its log is named, its dependants are cancelled by Slurm.
     let bad = dir.path().join("bad");
     std::fs::create_dir_all(&bad).unwrap();
     let m = manifest(&bad, ", labeler = \"cmd=/bin/false\"");
+    let text = std::fs::read_to_string(&m)
+        .unwrap()
+        .replace(", shards = 2", "");
+    std::fs::write(&m, text).unwrap();
     let out = dir.path().join("b");
     let err = one_line(&slurm_run(&cluster, &m, &out, &[]));
     assert!(err.contains("stage data:tiny failed (job "), "{err}");
     let log = err.split("see ").nth(1).unwrap().split(';').next().unwrap();
     assert!(Path::new(log).is_file(), "{err}");
     assert!(err.contains("4 other stage(s) did not finish"), "{err}");
+
+    // A shard that fails: its log is named (the dataset's stage was cancelled by Slurm).
+    let bad = dir.path().join("bad-shards");
+    std::fs::create_dir_all(&bad).unwrap();
+    let m = manifest(&bad, ", labeler = \"cmd=/bin/false\"");
+    let text = std::fs::read_to_string(&m)
+        .unwrap()
+        .replace("shards = 2", "shards = 3");
+    std::fs::write(&m, text).unwrap();
+    let out = dir.path().join("b3");
+    let err = one_line(&slurm_run(&cluster, &m, &out, &[]));
+    assert!(
+        err.contains("stage data:tiny:0 failed (array job "),
+        "{err}"
+    );
+    let log = err.split("see ").nth(1).unwrap().split(';').next().unwrap();
+    assert!(log.ends_with("_0.log") && Path::new(log).is_file(), "{err}");
 
     // No Slurm on the machine: no sbatch on PATH.
     let m = manifest(dir.path(), "");

@@ -62,6 +62,12 @@ pub struct GenerateTable {
     /// keys of datasets counted in games stay as they were.)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub positions: Option<Positive>,
+    /// Training data in this many shards (`trainer gensfen --shard i/N`, one file each, the
+    /// games or positions split between them): one job each under the Slurm executor (an
+    /// array job), one after another locally; the files are the same either way. (Not written
+    /// when absent: one file, the stage keys of before.)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shards: Option<Positive>,
     /// Games of validation data (generated with another seed).
     pub val_games: Positive,
     /// Node limit per move of the labelling search.
@@ -105,6 +111,7 @@ impl GenerateTable {
         let val_games = required("val_games")?;
         let mut optional = |name: &str| take::<Positive>(&mut raw, name, place);
         let (games, positions) = (optional("games")?, optional("positions")?);
+        let shards = optional("shards")?;
         if games.is_some() == positions.is_some() {
             bail!("{at}: {key}: give exactly one of games and positions");
         }
@@ -131,6 +138,7 @@ impl GenerateTable {
         Ok(GenerateTable {
             games: games.map(Spanned::into_inner),
             positions: positions.map(Spanned::into_inner),
+            shards: shards.map(Spanned::into_inner),
             val_games,
             nodes: nodes.map(Spanned::into_inner),
             depth: depth.map(Spanned::into_inner),
@@ -561,6 +569,20 @@ impl Manifest {
             .iter()
             .filter(|e| only.is_empty() || only.iter().any(|p| matches(p, e)))
             .collect())
+    }
+
+    /// The dataset `name` that an experiment reads.
+    pub fn dataset(&self, name: &str) -> Result<&Dataset> {
+        self.experiments
+            .iter()
+            .flat_map(Experiment::datasets)
+            .find(|d| d.name == name)
+            .ok_or_else(|| {
+                anyhow!(
+                    "{}: no experiment reads a dataset '{name}'",
+                    self.path.display()
+                )
+            })
     }
 
     /// Reads and validates a manifest file.
@@ -1143,6 +1165,11 @@ fn one_line(message: &str) -> String {
 }
 
 impl GenerateTable {
+    /// The number of shards of the training data (1 unless `shards` says more).
+    pub fn shard_count(&self) -> u64 {
+        self.shards.map_or(1, |s| s.0)
+    }
+
     /// What the generation stage could not use, checked by `trainer run --check` for the
     /// experiments it would run (it reads files and looks for programs, so a manifest stays
     /// loadable on a machine that lacks another experiment's engine): a `net` that is not a

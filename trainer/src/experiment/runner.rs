@@ -176,13 +176,11 @@ pub fn run_stage(
     };
     match id {
         StageId::Data { dataset } => {
-            let d = manifest
-                .experiments
-                .iter()
-                .flat_map(Experiment::datasets)
-                .find(|d| &d.name == dataset)
-                .ok_or_else(|| anyhow!("stage {id}: no experiment reads a dataset '{dataset}'"))?;
-            ensure_data(&id.to_string(), d, options)?;
+            ensure_data(&id.to_string(), manifest.dataset(dataset)?, options)?;
+        }
+        StageId::DataShard { dataset, shard } => {
+            ensure_shard(manifest.dataset(dataset)?, *shard, options)
+                .with_context(|| format!("stage {id}"))?;
         }
         StageId::Train {
             experiment: name,
@@ -533,42 +531,31 @@ fn training_data(e: &Experiment, entry: &Entry, records: &[(String, DataRecord)]
     data
 }
 
-/// The dataset's files, generating them first if the manifest asks for self-play data.
-fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<DataRecord> {
-    let g = match &d.source {
-        DataSource::Files { train, val } => {
-            return Ok(DataRecord {
-                train: train.clone(),
-                val: val.clone(),
-                positions: 0,
-                seconds: 0.0,
-            });
-        }
-        DataSource::Generate(g) => g,
-    };
-    // Threads change only the speed, never the files: keep them out of the key.
+/// The folder of a generated dataset's stage: its key is the generation's settings (threads
+/// aside: they change only the speed, never the files).
+fn data_dir(d: &Dataset, g: &GenerateTable, options: &RunOptions) -> PathBuf {
     let mut keyed = g.clone();
     keyed.threads = 0;
-    let dir = stage_dir(
+    stage_dir(
         &options.out,
         "data",
         &d.name,
         &key_of(&("gensfen-v1", &keyed)),
-    );
-    if let Some(record) = options.lookup.done::<DataRecord>(&dir)? {
-        options.lookup.say_cached(format_args!(
-            "[{experiment}] data: {} (cached, {})",
-            d.name,
-            dir.display()
-        ));
-        return Ok(record);
+    )
+}
+
+/// The training file of shard `i` of a dataset generated in `n` shards.
+fn shard_file(dir: &Path, i: u64, n: u64) -> PathBuf {
+    match n {
+        1 => dir.join("train.binpack"),
+        _ => dir.join(format!("train-{i}-of-{n}.binpack")),
     }
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let started = Instant::now();
-    let mut positions = 0;
-    let train = dir.join("train.binpack");
-    let val = dir.join("val.binpack");
-    // A labeller network exported from an engine lives in the stage's folder.
+}
+
+/// The generation settings as run: a labeller network exported from an engine
+/// (`label_net = "export:..."`) is exported once into the stage's folder `dir` (atomically:
+/// shards exporting at once write the same file) and named by its path.
+fn prepared(experiment: &str, d: &Dataset, g: &GenerateTable, dir: &Path) -> Result<GenerateTable> {
     let mut g = g.clone();
     if let Some(engine) = &g.label_net_from {
         let file = dir.join("label-net.nnue");
@@ -582,7 +569,7 @@ fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<Da
                     file.display()
                 ),
             );
-            let partial = dir.join("label-net.nnue.partial");
+            let partial = dir.join(format!("label-net.nnue.partial-{}", std::process::id()));
             super::engine_net::export(engine, &partial)
                 .and_then(|()| {
                     std::fs::rename(&partial, &file)
@@ -592,40 +579,135 @@ fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<Da
         }
         g.label.net = Some(file);
     }
-    let g = &g;
+    Ok(g)
+}
+
+/// Generates (or resumes, or finds complete) shard `i` of the training data of `d` into its
+/// file in `dir`; returns the positions it holds.
+fn generate_shard(
+    experiment: &str,
+    (d, g): (&Dataset, &GenerateTable),
+    dir: &Path,
+    i: u64,
+    options: &RunOptions,
+) -> Result<u64> {
+    let n = g.shard_count();
     let (target, what) = match (g.games, g.positions) {
         (Some(games), _) => (
             Target::Games(games.0),
             format!("{} training games", games.0),
         ),
-        (None, Some(n)) => (
-            Target::Positions(n.0),
-            format!("{} training positions", n.0),
+        (None, Some(p)) => (
+            Target::Positions(p.0),
+            format!("{} training positions", p.0),
         ),
         (None, None) => bail!("data.{}.generate: neither games nor positions", d.name),
     };
-    for (what, path, target, seed) in [
-        (what, &train, target, g.seed),
-        // Validation games come from another seed: no game is in both sets.
-        (
-            format!("{} validation games", g.val_games.0),
-            &val,
-            Target::Games(g.val_games.0),
-            g.seed ^ 0x7a1d_a7e5_0000_0001,
+    let path = shard_file(dir, i, n);
+    let shard = match n {
+        1 => String::new(),
+        _ => format!(" (shard {i} of {n})"),
+    };
+    announce(
+        experiment,
+        "data",
+        &format!(
+            "{}: generating {what}{shard} into {}",
+            d.name,
+            path.display()
         ),
-    ] {
-        announce(
-            experiment,
-            "data",
-            &format!("{}: generating {what} into {}", d.name, path.display()),
-        );
-        let config = gensfen_config(g, target, seed, options.plugin_dir.as_deref());
-        let summary =
-            gensfen::generate(&config, path, options.progress).map_err(anyhow::Error::msg)?;
-        positions += summary.positions;
+    );
+    let mut config = gensfen_config(g, target, g.seed, options.plugin_dir.as_deref());
+    config.shard = (i, n);
+    let summary =
+        gensfen::generate(&config, &path, options.progress).map_err(anyhow::Error::msg)?;
+    Ok(summary.positions)
+}
+
+/// The generation settings of dataset `d` (`None` for files).
+fn generation(d: &Dataset) -> Option<&GenerateTable> {
+    match &d.source {
+        DataSource::Files { .. } => None,
+        DataSource::Generate(g) => Some(g),
     }
+}
+
+/// Shard `shard` of the generated dataset `d` (`trainer run --stage data:D:SHARD`); probing,
+/// done when its file is complete.
+fn ensure_shard(d: &Dataset, shard: u64, options: &RunOptions) -> Result<()> {
+    let g = generation(d)
+        .filter(|g| shard < g.shard_count())
+        .ok_or_else(|| anyhow!("dataset '{}' has no shard {shard}", d.name))?;
+    let dir = data_dir(d, g, options);
+    let file = shard_file(&dir, shard, g.shard_count());
+    if options.lookup.probing() {
+        return match gensfen::is_complete(&file) {
+            true => Ok(()),
+            false => Err(cache::Missing(dir).into()),
+        };
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let label = format!("data:{}:{shard}", d.name);
+    let g = prepared(&label, d, g, &dir)?;
+    generate_shard(&label, (d, &g), &dir, shard, options)?;
+    Ok(())
+}
+
+/// The dataset's files, generating them first if the manifest asks for self-play data: its
+/// training shards one after another (each resumed, or found complete), then its validation
+/// games.
+fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<DataRecord> {
+    let g = match &d.source {
+        DataSource::Files { train, val } => {
+            return Ok(DataRecord {
+                train: train.clone(),
+                val: val.clone(),
+                positions: 0,
+                seconds: 0.0,
+            });
+        }
+        DataSource::Generate(g) => g,
+    };
+    let dir = data_dir(d, g, options);
+    if let Some(record) = options.lookup.done::<DataRecord>(&dir)? {
+        options.lookup.say_cached(format_args!(
+            "[{experiment}] data: {} (cached, {})",
+            d.name,
+            dir.display()
+        ));
+        return Ok(record);
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let started = Instant::now();
+    let g = prepared(experiment, d, g, &dir)?;
+    let n = g.shard_count();
+    let mut positions = 0;
+    for i in 0..n {
+        positions += generate_shard(experiment, (d, &g), &dir, i, options)?;
+    }
+    // Validation games come from another seed: no game is in both sets.
+    let val = dir.join("val.binpack");
+    announce(
+        experiment,
+        "data",
+        &format!(
+            "{}: generating {} validation games into {}",
+            d.name,
+            g.val_games.0,
+            val.display()
+        ),
+    );
+    let config = gensfen_config(
+        &g,
+        Target::Games(g.val_games.0),
+        g.seed ^ 0x7a1d_a7e5_0000_0001,
+        options.plugin_dir.as_deref(),
+    );
+    positions += gensfen::generate(&config, &val, options.progress)
+        .map_err(anyhow::Error::msg)?
+        .positions;
     let record = DataRecord {
-        train: vec![train],
+        train: (0..n).map(|i| shard_file(&dir, i, n)).collect(),
         val: vec![val],
         positions,
         seconds: started.elapsed().as_secs_f64(),

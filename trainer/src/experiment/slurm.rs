@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use plugin_api::PluginRegistry;
 
 use super::cache::Missing;
-use super::manifest::{JobResources, Manifest};
+use super::manifest::{DataSource, JobResources, Manifest};
 use super::runner::{RunOptions, check_feature_sets, run_stage};
 use super::stages::{self, StageId};
 
@@ -74,33 +74,61 @@ pub fn run(
         graph.len() - todo
     );
     let mut jobs: BTreeMap<usize, String> = BTreeMap::new();
+    // The array job of a sharded dataset's shards, by the dataset stage's index.
+    let mut arrays: BTreeMap<usize, (String, u64)> = BTreeMap::new();
     for (i, stage) in graph.iter().enumerate() {
         if !missing[i] {
             continue;
         }
-        let after: Vec<&str> = stage
+        let mut after: Vec<String> = stage
             .needs
             .iter()
-            .filter_map(|n| jobs.get(n).map(String::as_str))
+            .filter_map(|n| jobs.get(n).cloned())
             .collect();
         let resources = manifest
             .cluster
             .resources(kind(&stage.id), &slurm.overrides);
+        let shards = match &stage.id {
+            StageId::Data { dataset } => match &manifest.dataset(dataset)?.source {
+                DataSource::Generate(g) => g.shard_count(),
+                DataSource::Files { .. } => 1,
+            },
+            _ => 1,
+        };
+        if let (StageId::Data { dataset }, true) = (&stage.id, shards > 1) {
+            // A dataset in shards: its shards first, as one array job.
+            let array = Job::Shards {
+                dataset: dataset.clone(),
+                count: shards,
+            };
+            let job = submit(&array, &[], &resources, (manifest, options, slurm), &logs)?;
+            eprintln!(
+                "==> slurm: data:{dataset}:0..{} submitted as array job {job}",
+                shards - 1
+            );
+            arrays.insert(i, (job.clone(), shards));
+            after.push(job);
+        }
         let job = submit(
-            &stage.id,
+            &Job::Stage(stage.id.clone()),
             &after,
             &resources,
-            (manifest, options),
-            slurm,
+            (manifest, options, slurm),
             &logs,
         )?;
         eprintln!("==> slurm: {} submitted as job {job}", stage.id);
         jobs.insert(i, job);
     }
+    let submitted = jobs.len() + arrays.len();
     if slurm.detach || jobs.is_empty() {
-        return Ok(jobs.len());
+        return Ok(submitted);
     }
-    wait(&jobs)?;
+    let all: Vec<&str> = jobs
+        .values()
+        .chain(arrays.values().map(|(job, _)| job))
+        .map(String::as_str)
+        .collect();
+    wait(&all)?;
     // Every submitted stage must be done now; name the first that is not by its log.
     let mut failed = Vec::new();
     for (&i, job) in &jobs {
@@ -108,6 +136,10 @@ pub fn run(
             failed.push((i, job));
         }
     }
+    let others = |n: usize| match n {
+        0 => String::new(),
+        n => format!("; {n} other stage(s) did not finish"),
+    };
     if let Some(&(i, job)) = failed
         .iter()
         .find(|(i, job)| log_of(&logs, &graph[*i].id, job).exists())
@@ -116,11 +148,29 @@ pub fn run(
             "--executor slurm: stage {} failed (job {job}): see {}{}",
             graph[i].id,
             log_of(&logs, &graph[i].id, job).display(),
-            match failed.len() - 1 {
-                0 => String::new(),
-                n => format!("; {n} other stage(s) did not finish"),
-            }
+            others(failed.len() - 1)
         );
+    }
+    // A dataset stage cancelled because one of its shards failed: name the shard's log.
+    for &(i, _) in &failed {
+        let (Some((array, count)), StageId::Data { dataset }) = (arrays.get(&i), &graph[i].id)
+        else {
+            continue;
+        };
+        for shard in 0..*count {
+            let id = StageId::DataShard {
+                dataset: dataset.clone(),
+                shard,
+            };
+            if !is_done(manifest, registry, &probe, &id)? {
+                bail!(
+                    "--executor slurm: stage {id} failed (array job {array}): see {}{}",
+                    logs.join(format!("{}-{array}_{shard}.log", shard_log_name(dataset)))
+                        .display(),
+                    others(failed.len())
+                );
+            }
+        }
     }
     if let Some(&(i, job)) = failed.first() {
         bail!(
@@ -128,7 +178,7 @@ pub fn run(
             graph[i].id
         );
     }
-    Ok(jobs.len())
+    Ok(submitted)
 }
 
 /// Whether a stage is done, probing its cache without computing anything.
@@ -148,7 +198,7 @@ fn is_done(
 /// The `[cluster]` section a stage takes its resources from.
 fn kind(id: &StageId) -> &'static str {
     match id {
-        StageId::Data { .. } => "data",
+        StageId::Data { .. } | StageId::DataShard { .. } => "data",
         StageId::Train { .. } => "train",
         StageId::Evaluate { .. } => "eval",
         StageId::Report { .. } => "report",
@@ -188,16 +238,52 @@ fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
-/// Submits the job of stage `id` after the jobs `after`; returns its job id.
+/// What one `sbatch` submits: a stage, or the shards of a dataset as an array job (task i runs
+/// shard i).
+enum Job {
+    /// One stage.
+    Stage(StageId),
+    /// Shards `0..count` of a dataset.
+    Shards {
+        /// The dataset's name.
+        dataset: String,
+        /// How many.
+        count: u64,
+    },
+}
+
+/// The file name of the logs of a dataset's shards (Slurm adds `-ARRAYJOB_TASK.log`).
+fn shard_log_name(dataset: &str) -> String {
+    file_name(&StageId::Data {
+        dataset: format!("{dataset}_shards"),
+    })
+}
+
+/// Submits `job` after the jobs `after`; returns its job id.
 fn submit(
-    id: &StageId,
-    after: &[&str],
+    job: &Job,
+    after: &[String],
     resources: &JobResources,
-    (manifest, options): (&Manifest, &RunOptions),
-    slurm: &SlurmOptions,
+    (manifest, options, slurm): (&Manifest, &RunOptions, &SlurmOptions),
     logs: &Path,
 ) -> Result<String> {
     let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let (stage, name, log) = match job {
+        Job::Stage(id) => (
+            quote(&id.to_string()),
+            format!("nnue:{id}"),
+            format!("{}-%j.log", file_name(id)),
+        ),
+        Job::Shards { dataset, .. } => (
+            // The array task's shard, from Slurm's environment.
+            format!(
+                "{}\"$SLURM_ARRAY_TASK_ID\"",
+                quote(&format!("data:{dataset}:"))
+            ),
+            format!("nnue:data:{dataset}:shards"),
+            format!("{}-%A_%a.log", shard_log_name(dataset)),
+        ),
+    };
     let mut words = vec![quote(&absolute(&slurm.program).to_string_lossy())];
     if let Some(dir) = &options.plugin_dir {
         words.push("--plugin-dir".into());
@@ -209,24 +295,23 @@ fn submit(
         "--out".into(),
         quote(&absolute(&options.out).to_string_lossy()),
         "--stage".into(),
-        quote(&id.to_string()),
+        stage,
         "--no-progress".into(),
+        "--threads".into(),
+        slurm.threads.to_string(),
     ]);
     if resources.gpus.unwrap_or(0) > 0 {
         words.extend(["--device".to_string(), "cuda".to_string()]);
     }
-    words.extend(["--threads".to_string(), slurm.threads.to_string()]);
     let mut sbatch = Command::new("sbatch");
     sbatch
         .arg("--parsable")
-        .arg(format!("--job-name=nnue:{id}"))
-        .arg(format!(
-            "--output={}",
-            absolute(logs)
-                .join(format!("{}-%j.log", file_name(id)))
-                .display()
-        ))
+        .arg(format!("--job-name={name}"))
+        .arg(format!("--output={}", absolute(logs).join(log).display()))
         .arg("--kill-on-invalid-dep=yes");
+    if let Job::Shards { count, .. } = job {
+        sbatch.arg(format!("--array=0-{}", count - 1));
+    }
     if !after.is_empty() {
         sbatch.arg(format!("--dependency=afterok:{}", after.join(":")));
     }
@@ -249,17 +334,21 @@ fn submit(
         }
     }
     sbatch.arg(format!("--wrap={}", words.join(" ")));
-    let out = client(&mut sbatch)
-        .with_context(|| format!("--executor slurm: sbatch refused stage {id}"))?;
+    let what = match job {
+        Job::Stage(id) => format!("stage {id}"),
+        Job::Shards { dataset, .. } => format!("the shards of data:{dataset}"),
+    };
+    let out =
+        client(&mut sbatch).with_context(|| format!("--executor slurm: sbatch refused {what}"))?;
     // --parsable prints "JOBID" or "JOBID;CLUSTER".
-    let job = out.trim().split(';').next().unwrap_or_default().to_string();
-    if job.is_empty() || !job.chars().all(|c| c.is_ascii_digit()) {
+    let id = out.trim().split(';').next().unwrap_or_default().to_string();
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit()) {
         bail!(
-            "--executor slurm: sbatch answered '{}' for stage {id}, not a job id",
+            "--executor slurm: sbatch answered '{}' for {what}, not a job id",
             out.trim()
         );
     }
-    Ok(job)
+    Ok(id)
 }
 
 /// Runs a Slurm client command with a time limit; returns its standard output, or an error
@@ -290,15 +379,19 @@ fn client(cmd: &mut Command) -> Result<String> {
     let out = child.wait_with_output()?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        bail!("{name}: {}", err.trim().replace('\n', " "));
+        let err = err.trim().replace('\n', " ");
+        // Slurm's commands name themselves ("sbatch: error: ...").
+        match err.starts_with(&format!("{name}:")) {
+            true => bail!("{err}"),
+            false => bail!("{name}: {err}"),
+        }
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// Waits until none of `jobs` is in `squeue`, showing how many are pending, running and
 /// finished, with an estimate of the time left.
-fn wait(jobs: &BTreeMap<usize, String>) -> Result<()> {
-    let ids: Vec<&str> = jobs.values().map(String::as_str).collect();
+fn wait(ids: &[&str]) -> Result<()> {
     let started = Instant::now();
     let mut last = String::new();
     loop {
@@ -311,15 +404,22 @@ fn wait(jobs: &BTreeMap<usize, String>) -> Result<()> {
                     Err(e)
                 }
             })?;
-        let (mut pending, mut running) = (0, 0);
+        // Each job's state; an array job's tasks are lines `JOB_TASK` (or `JOB_[0-3]` while
+        // pending): the job runs while any task runs.
+        let mut states: BTreeMap<&str, bool> = BTreeMap::new();
         for line in out.lines() {
-            match line.split_whitespace().nth(1) {
-                Some("PENDING") => pending += 1,
-                Some(_) => running += 1,
-                None => {}
+            let mut words = line.split_whitespace();
+            let (Some(job), Some(state)) = (words.next(), words.next()) else {
+                continue;
+            };
+            let job = job.split('_').next().unwrap_or(job);
+            if let Some(&id) = ids.iter().find(|&&id| id == job) {
+                *states.entry(id).or_default() |= state != "PENDING";
             }
         }
-        let finished = ids.len() - pending - running;
+        let running = states.values().filter(|&&r| r).count();
+        let pending = states.len() - running;
+        let finished = ids.len() - states.len();
         let line = format!(
             "{pending} pending, {running} running, {finished}/{} finished",
             ids.len()

@@ -22,6 +22,14 @@ pub enum StageId {
         /// The dataset's name.
         dataset: String,
     },
+    /// `data:DATASET:SHARD`: one shard of a dataset generated in shards (`shards`), which
+    /// the dataset's own stage then finds done.
+    DataShard {
+        /// The dataset's name.
+        dataset: String,
+        /// The shard, from 0.
+        shard: u64,
+    },
     /// `train:EXPERIMENT:NETWORK:RUN`: one training run of one network of an experiment.
     Train {
         /// The experiment's name.
@@ -49,6 +57,7 @@ impl fmt::Display for StageId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             StageId::Data { dataset } => write!(f, "data:{dataset}"),
+            StageId::DataShard { dataset, shard } => write!(f, "data:{dataset}:{shard}"),
             StageId::Train {
                 experiment,
                 entry,
@@ -70,12 +79,16 @@ impl FromStr for StageId {
         let parts: Vec<&str> = s.split(':').collect();
         let bad = || {
             anyhow!(
-                "stage '{s}': expected data:DATASET, train:EXPERIMENT:NETWORK:RUN, eval:EXPERIMENT:EVALUATION or report:EXPERIMENT"
+                "stage '{s}': expected data:DATASET, data:DATASET:SHARD, train:EXPERIMENT:NETWORK:RUN, eval:EXPERIMENT:EVALUATION or report:EXPERIMENT"
             )
         };
         let id = match parts.as_slice() {
             ["data", d] => StageId::Data {
                 dataset: d.to_string(),
+            },
+            ["data", d, i] => StageId::DataShard {
+                dataset: d.to_string(),
+                shard: i.parse().map_err(|_| bad())?,
             },
             ["train", e, n, r] => StageId::Train {
                 experiment: e.to_string(),
@@ -209,6 +222,7 @@ mod tests {
     fn stage_names_round_trip_and_bad_ones_are_refused() {
         for text in [
             "data:stockfish-12k",
+            "data:stockfish-12k:3",
             "train:king:halfka_v2_hm^@sfnnv5:2",
             "eval:threats:threats-nodes",
             "report:default",

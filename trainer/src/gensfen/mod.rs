@@ -104,7 +104,7 @@ pub use config::{
 use game::{GameRecord, Player};
 use labelers::{UciSearch, host_search};
 use output::{Output, SeenKeys};
-pub use progress::{ABORT_AFTER_COMMITS_ENV, progress_path};
+pub use progress::{ABORT_AFTER_COMMITS_ENV, is_complete, progress_path};
 use progress::{Progress, identity, read_progress, write_progress};
 
 /// What a run did.

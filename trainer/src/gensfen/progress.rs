@@ -69,6 +69,15 @@ pub(super) fn write_progress(out: &Path, p: &Progress) -> Result<()> {
     write_atomic(&progress_path(out), text.as_bytes())
 }
 
+/// Whether the generation into `out` finished (its progress record says complete; a missing or
+/// unreadable record: not finished).
+pub fn is_complete(out: &Path) -> bool {
+    read_progress(out)
+        .ok()
+        .flatten()
+        .is_some_and(|p| p.complete)
+}
+
 pub(super) fn read_progress(out: &Path) -> Result<Option<Progress>> {
     let path = progress_path(out);
     match std::fs::read_to_string(&path) {
