@@ -814,3 +814,34 @@ runs = 1
     assert_eq!(vp.to_bits(), vq.to_bits(), "{vp} vs {vq}");
     assert!(vp > 0.0);
 }
+
+/// Two runs of one manifest at once into one folder: each stage is computed by one of them
+/// (the other waits for its lock, then finds it done), and both end with the same report.
+#[test]
+fn two_runs_at_once_share_their_stages_without_corrupting_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = tiny_manifest(dir.path());
+    let out = dir.path().join("runs");
+    let start = || {
+        trainer()
+            .args(["run", "--no-progress", "--out"])
+            .arg(&out)
+            .arg(&manifest)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (start(), start());
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert!(a.status.success(), "{}", text(&a));
+    assert!(b.status.success(), "{}", text(&b));
+    let both = text(&a) + &text(&b);
+    // The data were generated once: one run announced the generation, the other found them.
+    assert_eq!(
+        both.matches("generating 40 training games").count(),
+        1,
+        "{both}"
+    );
+    assert_eq!(String::from_utf8_lossy(&a.stdout), String::from_utf8_lossy(&b.stdout));
+}

@@ -41,6 +41,53 @@ pub fn mark_done(dir: &Path, record: &impl Serialize) -> Result<()> {
     write_atomic(&dir.join(DONE), &json)
 }
 
+/// A stage's folder held by one process: an exclusive lock on a file in it, released when
+/// dropped (also when the process dies), so that two runs of one manifest at once (two local
+/// runs, two Slurm submissions) never compute the same stage together: the second waits, then
+/// finds it done.
+#[derive(Debug)]
+pub struct StageLock {
+    _file: std::fs::File,
+}
+
+/// Holds `dir` (created if needed) for this process under the lock file `name`, waiting while
+/// another process holds it.
+pub fn lock_stage(dir: &Path, name: &str) -> Result<StageLock> {
+    use anyhow::Context;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let path = dir.join(name);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            eprintln!(
+                "==> waiting for another run that is computing {}",
+                dir.display()
+            );
+            file.lock()
+                .with_context(|| format!("cannot lock {}", path.display()))?;
+        }
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(anyhow::Error::new(e).context(format!("cannot lock {}", path.display())));
+        }
+    }
+    Ok(StageLock { _file: file })
+}
+
+/// What [`Lookup::claim`] found: the stage done, or its folder held to compute it.
+#[derive(Debug)]
+pub enum Claim<T> {
+    /// The stage's record.
+    Done(T),
+    /// Not done: the folder is this process's until the lock is dropped.
+    Held(StageLock),
+}
+
 /// A stage that a probe found not done (see [`Lookup::probe`]): its folder.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Missing(pub PathBuf);
@@ -100,6 +147,20 @@ impl Lookup {
         if !self.probe {
             eprintln!("==> {message}");
         }
+    }
+
+    /// The record of the stage in `dir` if it is done; else its folder held for this process
+    /// ([`lock_stage`]), looked at again once held (a run that held it before may have finished
+    /// it). Probing, a stage not done is the error [`Missing`] and nothing is locked.
+    pub fn claim<T: DeserializeOwned>(&self, dir: &Path) -> Result<Claim<T>> {
+        if let Some(record) = self.done(dir)? {
+            return Ok(Claim::Done(record));
+        }
+        let lock = lock_stage(dir, ".lock")?;
+        Ok(match self.done(dir)? {
+            Some(record) => Claim::Done(record),
+            None => Claim::Held(lock),
+        })
     }
 
     /// Marks the stage in `dir` finished ([`mark_done`]) and counts it as met.

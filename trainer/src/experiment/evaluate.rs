@@ -16,7 +16,7 @@ use host::engine::bench::{self, BenchConfig};
 use host::engine::evaluation::EvalSource;
 use serde::{Deserialize, Serialize};
 
-use super::cache::{Lookup, file_digest, key_of, stage_dir};
+use super::cache::{Claim, Lookup, file_digest, key_of, stage_dir};
 use super::manifest::{
     Evaluation, LimitTable, PuzzlesTable, SpeedTable, TournamentTable, parse_tc,
 };
@@ -302,13 +302,16 @@ fn speed_stage(
 ) -> Result<Vec<SpeedResult>> {
     let key = key_of(&("speed-v1", digests, speed));
     let dir = stage_dir(out_root, "speed", experiment, &key);
-    if let Some(record) = lookup.done::<Vec<SpeedResult>>(&dir)? {
-        lookup.say_cached(format_args!(
-            "[{experiment}] speed (cached, {})",
-            dir.display()
-        ));
-        return Ok(record);
-    }
+    let _held = match lookup.claim::<Vec<SpeedResult>>(&dir)? {
+        Claim::Held(lock) => lock,
+        Claim::Done(record) => {
+            lookup.say_cached(format_args!(
+                "[{experiment}] speed (cached, {})",
+                dir.display()
+            ));
+            return Ok(record);
+        }
+    };
     let repeats = speed.repeats.0 as usize;
     eprintln!(
         "==> [{experiment}] speed: host bench --depth {} of {} networks, {repeats} times each",
@@ -376,13 +379,16 @@ fn tournament_stage(
     }
     let key = key_of(&("tournament-v1", digests, &extra_digests, t, reference));
     let dir = stage_dir(out_root, "tournament", experiment, &key);
-    if let Some(record) = lookup.done::<TournamentRecord>(&dir)? {
-        lookup.say_cached(format_args!(
-            "[{experiment}] tournament (cached, {})",
-            dir.display()
-        ));
-        return Ok(record);
-    }
+    let _held = match lookup.claim::<TournamentRecord>(&dir)? {
+        Claim::Held(lock) => lock,
+        Claim::Done(record) => {
+            lookup.say_cached(format_args!(
+                "[{experiment}] tournament (cached, {})",
+                dir.display()
+            ));
+            return Ok(record);
+        }
+    };
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let pgn_path = dir.join("games.pgn");
     // A tournament cut short is played again from the start: remove its partial PGN.
@@ -569,15 +575,18 @@ fn puzzle_stage(
 ) -> Result<PuzzleScore> {
     let key = key_of(&("puzzles-v1", digest, pz));
     let dir = stage_dir(out_root, "puzzles", &player.name, &key);
-    if let Some(mut score) = lookup.done::<PuzzleScore>(&dir)? {
-        lookup.say_cached(format_args!(
-            "[{experiment}] puzzles {} (cached, {})",
-            player.name,
-            dir.display()
-        ));
-        score.name = player.name.clone();
-        return Ok(score);
-    }
+    let _held = match lookup.claim::<PuzzleScore>(&dir)? {
+        Claim::Held(lock) => lock,
+        Claim::Done(mut score) => {
+            lookup.say_cached(format_args!(
+                "[{experiment}] puzzles {} (cached, {})",
+                player.name,
+                dir.display()
+            ));
+            score.name = player.name.clone();
+            return Ok(score);
+        }
+    };
     let mut all = puzzles::read_puzzles(Path::new(&pz.file)).map_err(anyhow::Error::msg)?;
     if let Some(n) = pz.count {
         all.truncate(n.0 as usize);

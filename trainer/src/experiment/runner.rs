@@ -604,6 +604,8 @@ fn generate_shard(
         (None, None) => bail!("data.{}.generate: neither games nor positions", d.name),
     };
     let path = shard_file(dir, i, n);
+    // Shards of one dataset run at once (an array job), each held by its own lock.
+    let _held = cache::lock_stage(dir, &format!(".lock-shard-{i}"))?;
     let shard = match n {
         1 => String::new(),
         _ => format!(" (shard {i} of {n})"),
@@ -669,14 +671,17 @@ fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<Da
         DataSource::Generate(g) => g,
     };
     let dir = data_dir(d, g, options);
-    if let Some(record) = options.lookup.done::<DataRecord>(&dir)? {
-        options.lookup.say_cached(format_args!(
-            "[{experiment}] data: {} (cached, {})",
-            d.name,
-            dir.display()
-        ));
-        return Ok(record);
-    }
+    let _held = match options.lookup.claim::<DataRecord>(&dir)? {
+        cache::Claim::Held(lock) => lock,
+        cache::Claim::Done(record) => {
+            options.lookup.say_cached(format_args!(
+                "[{experiment}] data: {} (cached, {})",
+                d.name,
+                dir.display()
+            ));
+            return Ok(record);
+        }
+    };
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let started = Instant::now();
     let g = prepared(experiment, d, g, &dir)?;
@@ -779,6 +784,14 @@ fn train_one(
     if options.lookup.probing() {
         // Done with fewer epochs than asked for is not done.
         return Err(cache::Missing(dir).into());
+    }
+    // Held, the run may find that another run finished it meanwhile.
+    let _held = cache::lock_stage(&dir, ".lock")?;
+    if let Some(record) = cache::done::<TrainRecord>(&dir)
+        && record.epochs >= config.epochs
+        && record.net.exists()
+    {
+        return Ok(record);
     }
     announce(
         &e.name,
