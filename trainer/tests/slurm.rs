@@ -366,6 +366,13 @@ fn slurm_errors_are_one_line_and_name_the_failing_stage() {
     let log = err.split("see ").nth(1).unwrap().split(';').next().unwrap();
     assert!(log.ends_with("_0.log") && Path::new(log).is_file(), "{err}");
 
+    // An output folder the driver cannot write into (a path under a file).
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let m = manifest(dir.path(), "");
+    let err = one_line(&slurm_run(&cluster, &m, &file.join("runs"), &[]));
+    assert!(err.contains("--executor slurm: cannot write into"), "{err}");
+
     // No Slurm on the machine: no sbatch on PATH.
     let m = manifest(dir.path(), "");
     let o = trainer(&cluster)
