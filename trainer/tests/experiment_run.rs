@@ -787,7 +787,7 @@ runs = 1
         .iter()
         .map(|d| (d["name"].as_str().unwrap(), d["role"].as_str().unwrap()))
         .collect();
-    assert_eq!(datasets, [("p", "train"), ("q", "train")]);
+    assert_eq!(datasets, [("p", "train"), ("q", "train, val")]);
     // p: exactly the positions asked for, labelled with the exported network.
     let stage = |prefix: &str, root: &str| -> PathBuf {
         std::fs::read_dir(out.join(root))
@@ -843,5 +843,8 @@ fn two_runs_at_once_share_their_stages_without_corrupting_them() {
         1,
         "{both}"
     );
-    assert_eq!(String::from_utf8_lossy(&a.stdout), String::from_utf8_lossy(&b.stdout));
+    assert_eq!(
+        String::from_utf8_lossy(&a.stdout),
+        String::from_utf8_lossy(&b.stdout)
+    );
 }

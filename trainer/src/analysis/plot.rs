@@ -222,49 +222,57 @@ pub fn lines(
     root.present().map_err(err)
 }
 
-/// Points with symmetric error bars, one per named category along the x axis (e.g. Elo ± its
-/// 95% interval per feature set).
+/// Points with symmetric error bars, one row per named category, first at the top (e.g. Elo
+/// ± its 95% interval per feature set): names of any length stay readable at the left, and the
+/// picture grows with the rows.
 pub fn error_bars(
     path: &Path,
     title: &str,
-    y_desc: &str,
+    x_desc: &str,
     points: &[(String, f64, f64)],
 ) -> Result<()> {
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    let n = points.len().max(1);
+    let longest = points.iter().map(|p| p.0.chars().count()).max().unwrap_or(0);
+    // About 7 pixels a character of the 13-pixel labels.
+    let label_width = (longest as u32 * 7 + 16).clamp(80, 480);
+    let height = (110 + 34 * n as u32).max(240);
+    let root = SVGBackend::new(path, (SIZE.0, height)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
-    let (y0, y1) = span(
+    let (x0, x1) = span(
         points
             .iter()
             .flat_map(|&(_, v, e)| [v - e.abs(), v + e.abs()]),
     );
-    let pad = (y1 - y0) * 0.08;
-    let n = points.len().max(1);
+    let pad = (x1 - x0) * 0.08;
     let names: Vec<String> = points.iter().map(|p| p.0.clone()).collect();
+    // Row i at y = n - 1 - i: the first point at the top.
+    let row = |i: usize| (n - 1 - i) as f64;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 22))
         .margin(12)
-        .x_label_area_size(60)
-        .y_label_area_size(76)
-        .build_cartesian_2d(-0.5..(n as f64 - 0.5), (y0 - pad)..(y1 + pad))
+        .x_label_area_size(50)
+        .y_label_area_size(label_width)
+        .build_cartesian_2d((x0 - pad)..(x1 + pad), -0.5..(n as f64 - 0.5))
         .map_err(err)?;
     chart
         .configure_mesh()
-        .y_desc(y_desc)
-        .x_labels(n)
-        .x_label_formatter(&|x| {
-            let i = x.round();
-            if (x - i).abs() < 1e-6 && i >= 0.0 {
-                names.get(i as usize).cloned().unwrap_or_default()
+        .x_desc(x_desc)
+        .y_labels(n)
+        .y_label_style(("sans-serif", 13))
+        .y_label_formatter(&|y| {
+            let r = y.round();
+            if (y - r).abs() < 1e-6 && r >= 0.0 && (r as usize) < n {
+                names.get(n - 1 - r as usize).cloned().unwrap_or_default()
             } else {
                 String::new()
             }
         })
-        .disable_x_mesh()
+        .disable_y_mesh()
         .draw()
         .map_err(err)?;
     chart
         .draw_series(points.iter().enumerate().map(|(i, &(_, v, e))| {
-            ErrorBar::new_vertical(i as f64, v - e.abs(), v, v + e.abs(), BLUE.filled(), 12)
+            ErrorBar::new_horizontal(row(i), v - e.abs(), v, v + e.abs(), BLUE.filled(), 12)
         }))
         .map_err(err)?;
     chart
@@ -272,7 +280,7 @@ pub fn error_bars(
             points
                 .iter()
                 .enumerate()
-                .map(|(i, &(_, v, _))| Circle::new((i as f64, v), 4, BLUE.filled())),
+                .map(|(i, &(_, v, _))| Circle::new((v, row(i)), 4, BLUE.filled())),
         )
         .map_err(err)?;
     root.present().map_err(err)

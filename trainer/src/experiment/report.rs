@@ -92,7 +92,8 @@ pub struct ExperimentReport {
 pub struct DataSummary {
     /// Its name in the manifest.
     pub name: String,
-    /// "train" (networks train on it) or "val" (its validation files score every network).
+    /// "train" (networks train on it), "val" (its validation files score every network) or
+    /// "train, val" (both).
     pub role: String,
     /// Positions generated (0 for files named in the manifest).
     pub positions: u64,
@@ -148,10 +149,16 @@ pub fn markdown(r: &ExperimentReport) -> String {
                 d.name
             ),
             (_, 0) => writeln!(out, "- `{}`: files", d.name),
-            _ => writeln!(
+            (role, _) => writeln!(
                 out,
-                "- `{}`: {} positions generated in {:.0} s",
-                d.name, d.positions, d.seconds
+                "- `{}`: {} positions generated in {:.0} s{}",
+                d.name,
+                d.positions,
+                d.seconds,
+                match role.contains("val") {
+                    true => "; its validation set scores every network",
+                    false => "",
+                }
             ),
         };
     }

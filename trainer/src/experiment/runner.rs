@@ -342,9 +342,13 @@ fn run_experiment(
                 name: name.clone(),
                 positions: r.positions,
                 seconds: r.seconds,
-                role: match e.data.iter().any(|d| &d.name == name) {
-                    true => "train",
-                    false => "val",
+                role: match (
+                    e.data.iter().any(|d| &d.name == name),
+                    e.val_data.as_ref().is_some_and(|v| &v.name == name),
+                ) {
+                    (true, true) => "train, val",
+                    (true, false) => "train",
+                    (false, _) => "val",
                 }
                 .to_string(),
             })
