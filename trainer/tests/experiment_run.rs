@@ -274,6 +274,18 @@ fn bad_manifests_name_the_file_the_line_and_the_key() {
     // (manifest, what the one-line error must say)
     let cases = [
         (format!("{ok}lrr = 0.1\n"), vec!["m.toml:8", "lrr"]),
+        (
+            format!("[cluster]\npartiton = \"cpu\"\n{ok}"),
+            vec!["m.toml:2", "cluster.", "partiton"],
+        ),
+        (
+            format!("[cluster]\ncpus = 0\n{ok}"),
+            vec!["m.toml:2", "cluster.cpus"],
+        ),
+        (
+            format!("[cluster.train]\ngpu = 1\n{ok}"),
+            vec!["m.toml:", "train", "gpu"],
+        ),
         (format!("{ok}l2 = \"wide\"\n"), vec!["m.toml:8: l2:"]),
         (format!("{ok}insight = \"yes\"\n"), vec!["m.toml:8: insight:"]),
         (

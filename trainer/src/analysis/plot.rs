@@ -232,7 +232,11 @@ pub fn error_bars(
     points: &[(String, f64, f64)],
 ) -> Result<()> {
     let n = points.len().max(1);
-    let longest = points.iter().map(|p| p.0.chars().count()).max().unwrap_or(0);
+    let longest = points
+        .iter()
+        .map(|p| p.0.chars().count())
+        .max()
+        .unwrap_or(0);
     // About 7 pixels a character of the 13-pixel labels.
     let label_width = (longest as u32 * 7 + 16).clamp(80, 480);
     let height = (110 + 34 * n as u32).max(240);
