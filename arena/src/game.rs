@@ -80,7 +80,7 @@ impl GameSettings {
 }
 
 /// Why a game ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Termination {
     /// The side to move is mated.
     Checkmate,
@@ -141,7 +141,7 @@ impl fmt::Display for Termination {
 }
 
 /// A finished game.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GameRecord {
     /// White's name.
     pub white: String,

@@ -18,7 +18,9 @@ use std::io::{self, BufRead, BufReader, Write};
 use std::path::Path;
 
 /// The result of a game as PGN writes it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum Outcome {
     /// `1-0`.
     WhiteWins,

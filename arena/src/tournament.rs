@@ -9,7 +9,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, mpsc};
 use std::thread;
@@ -52,12 +52,17 @@ pub struct TournamentConfig {
     pub game: GameSettings,
     /// Games played at the same time (one worker thread each, with its own engines).
     pub concurrency: usize,
-    /// PGN file the games are appended to as they finish.
+    /// PGN file the games are appended to as they finish, in schedule order (a game waits
+    /// for those before it).
     pub pgn: Option<PathBuf>,
     /// The PGN `Event` tag.
     pub event: String,
     /// Seed for the opening shuffle.
     pub seed: u64,
+    /// Play only batch `i` of `n` (`(i, n)`; `(0, 1)`: all): the game pairs
+    /// `[i·P/n, (i+1)·P/n)` of the schedule's P, numbered as in the whole tournament, so that
+    /// batches played apart (on several machines) merge into exactly the whole tournament.
+    pub batch: (usize, usize),
 }
 
 impl TournamentConfig {
@@ -75,6 +80,7 @@ impl TournamentConfig {
             pgn: None,
             event: "arena tournament".to_string(),
             seed: 0,
+            batch: (0, 1),
         }
     }
 
@@ -90,14 +96,21 @@ impl TournamentConfig {
         }
     }
 
-    /// The number of games the tournament plays.
+    /// The number of games the tournament plays (all batches).
     pub fn total_games(&self) -> usize {
         self.pairings().len() * self.rounds * 2
     }
+
+    /// The game pairs of batch `i` of `n`: `[i·P/n, (i+1)·P/n)` of the P pairs.
+    pub fn batch_pairs(&self, (i, n): (usize, usize)) -> std::ops::Range<usize> {
+        let pairs = self.pairings().len() * self.rounds;
+        i * pairs / n.max(1)..(i + 1) * pairs / n.max(1)
+    }
 }
 
-/// One finished game of a tournament.
-#[derive(Clone, Debug, PartialEq)]
+/// One finished game of a tournament (serializable: the batches of a tournament played apart
+/// keep theirs until they are merged).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TournamentGame {
     /// 0-based number in schedule order.
     pub number: usize,
@@ -112,7 +125,7 @@ pub struct TournamentGame {
 }
 
 /// How often a player's engine failed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Failures {
     /// Games lost by a crash or protocol error.
     pub crashes: u32,
@@ -264,6 +277,10 @@ pub fn run(config: &TournamentConfig, progress: bool) -> Result<TournamentOutcom
     };
     let jobs = schedule(config);
     let total = jobs.len();
+    // The PGN gets the games in schedule order whatever order they finish in: each waits
+    // here until those before it are written.
+    let mut unwritten: VecDeque<usize> = jobs.iter().map(|j| j.number).collect();
+    let mut finished: HashMap<usize, TournamentGame> = HashMap::new();
     let queue = Mutex::new(jobs);
     let abort = AtomicBool::new(false);
     let bar = progress_bar(progress, total);
@@ -290,11 +307,15 @@ pub fn run(config: &TournamentConfig, progress: bool) -> Result<TournamentOutcom
                     continue;
                 }
             };
-            if let Some(file) = pgn_file.as_mut()
-                && let Err(e) = append_game(file, config, &game)
-            {
-                abort.store(true, Ordering::Relaxed);
-                error.get_or_insert(format!("writing the PGN file: {e}"));
+            if let Some(file) = pgn_file.as_mut() {
+                finished.insert(game.number, game.clone());
+                while let Some(next) = unwritten.front().and_then(|n| finished.remove(n)) {
+                    unwritten.pop_front();
+                    if let Err(e) = append_game(file, config, &next) {
+                        abort.store(true, Ordering::Relaxed);
+                        error.get_or_insert(format!("writing the PGN file: {e}"));
+                    }
+                }
             }
             count_failure(&mut outcome.failures, &game);
             outcome.games.push(game);
@@ -303,6 +324,8 @@ pub fn run(config: &TournamentConfig, progress: bool) -> Result<TournamentOutcom
         }
     });
     bar.finish_and_clear();
+    // Schedule order, whatever order the workers finished in.
+    outcome.games.sort_by_key(|g| g.number);
     match error {
         Some(e) => Err(e),
         None => Ok(outcome),
@@ -338,6 +361,12 @@ fn check_config(config: &TournamentConfig) -> Result<(), String> {
     if config.concurrency == 0 {
         return Err("concurrency must be at least 1".to_string());
     }
+    let (i, n) = config.batch;
+    if n == 0 || i >= n {
+        return Err(format!(
+            "batch {i} of {n}: the index must be below the count"
+        ));
+    }
     Ok(())
 }
 
@@ -351,21 +380,25 @@ fn schedule(config: &TournamentConfig) -> VecDeque<Job> {
     );
     let pairings = config.pairings();
     let mut jobs = VecDeque::new();
+    let mut number = 0;
     for round in 0..config.rounds {
         let opening = (!chosen.is_empty()).then(|| chosen[round % chosen.len()].clone());
         for &(a, b) in &pairings {
-            let pair = jobs.len() / 2;
+            let pair = number / 2;
             for (white, black) in [(a, b), (b, a)] {
                 jobs.push_back(Job {
-                    number: jobs.len(),
+                    number,
                     pair,
                     white,
                     black,
                     opening: opening.clone(),
                 });
+                number += 1;
             }
         }
     }
+    let batch = config.batch_pairs(config.batch);
+    jobs.retain(|j| batch.contains(&j.pair));
     jobs
 }
 
@@ -422,6 +455,20 @@ fn worker(
 }
 
 /// Writes one whole game and flushes, so an interrupted run leaves a valid PGN file.
+/// Writes `games` to the PGN file `path` (replacing it) in the order given, as the tournament
+/// writes them: the merge of batches played apart.
+pub fn write_pgn(
+    path: &Path,
+    config: &TournamentConfig,
+    games: &[TournamentGame],
+) -> std::io::Result<()> {
+    let mut file = File::create(path)?;
+    for game in games {
+        append_game(&mut file, config, game)?;
+    }
+    Ok(())
+}
+
 fn append_game(
     file: &mut File,
     config: &TournamentConfig,

@@ -178,3 +178,57 @@ fn pairs_play_only_the_listed_pairings_and_bad_pairs_are_refused() {
         assert!(err.contains("pair"), "{bad:?}: {err}");
     }
 }
+
+/// A tournament played in batches (`batch = (i, n)`, as on several machines) is the whole
+/// tournament: every game once, with its number, pair, colours and moves at fixed nodes, and
+/// `write_pgn` of the merged games gives the whole tournament's games in schedule order.
+#[test]
+fn batches_played_apart_merge_into_the_whole_tournament() {
+    let mut config = config();
+    config.rounds = 3;
+    config.opening_order = OpeningOrder::Random;
+    config.seed = 5;
+    let whole = tournament::run(&config, false).unwrap();
+    assert_eq!(whole.games.len(), 6);
+    let numbers: Vec<usize> = whole.games.iter().map(|g| g.number).collect();
+    assert_eq!(numbers, [0, 1, 2, 3, 4, 5], "schedule order");
+    let mut merged = Vec::new();
+    for i in 0..2 {
+        let mut batch = config.clone();
+        batch.batch = (i, 2);
+        assert_eq!(batch.batch_pairs(batch.batch).len(), [1, 2][i]);
+        merged.extend(tournament::run(&batch, false).unwrap().games);
+    }
+    merged.sort_by_key(|g| g.number);
+    let strip = |games: &[tournament::TournamentGame]| -> Vec<_> {
+        games
+            .iter()
+            .map(|g| {
+                (
+                    g.number,
+                    g.pair,
+                    g.white,
+                    g.black,
+                    g.record.moves_uci.clone(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(strip(&merged), strip(&whole.games));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("merged.pgn");
+    tournament::write_pgn(&path, &config, &merged).unwrap();
+    let games = pgn::read_file(&path).unwrap();
+    let rounds: Vec<&str> = games
+        .iter()
+        .map(|g| g.tag("Round").unwrap_or_default())
+        .collect();
+    assert_eq!(rounds, ["1.1", "1.2", "2.1", "2.2", "3.1", "3.2"]);
+    let mut bad = config.clone();
+    bad.batch = (2, 2);
+    assert!(
+        tournament::run(&bad, false)
+            .unwrap_err()
+            .contains("batch 2 of 2")
+    );
+}

@@ -1,6 +1,7 @@
 //! `trainer run --executor slurm` against a real Slurm: a throwaway single-node cluster of
 //! Debian's `slurmctld`, `slurmd` and `munge` (`scripts/slurm-local.sh`), a small manifest run
-//! through it (its data in two shards, an array job) and locally with the same report and
+//! through it (its data in two shards and its tournament in two batches: array jobs) and
+//! locally with the same report and
 //! the same data files, a second submission that submits nothing, jobs
 //! cancelled mid-way (`scancel`) and a rerun that resubmits only the stages without results,
 //! and the one-line errors of a partition that does not exist, a stage that fails and a
@@ -77,7 +78,8 @@ fn trainer(cluster: &Cluster) -> Command {
     c
 }
 
-/// Two feature sets on generated data (in two shards), a short tournament: a few seconds of
+/// Two feature sets on generated data (in two shards), a short tournament (in two batches): a
+/// few seconds of
 /// work per stage.
 fn manifest(dir: &Path, extra: &str) -> PathBuf {
     let book = shared().join("data/noob_3moves.epd");
@@ -91,7 +93,7 @@ generate = {{ games = 24, val_games = 4, nodes = 200, book = "{book}", write_min
 
 [evaluation.e]
 reference = "all"
-tournament = {{ rounds = 2, nodes = 200, openings = "{book}", concurrency = 1 }}
+tournament = {{ rounds = 2, nodes = 200, openings = "{book}", concurrency = 1, batches = 2 }}
 
 [cluster]
 cpus = 1
@@ -232,6 +234,10 @@ fn a_manifest_runs_through_slurm_as_it_runs_locally_and_resumes_after_scancel() 
         log.contains("data:tiny:0..1 submitted as array job"),
         "{log}"
     );
+    assert!(
+        log.contains("eval:tiny:e:0..1 submitted as array job"),
+        "{log}"
+    );
     assert_eq!(normalized_report(&out), normalized_report(&local));
     assert_eq!(games(&out), games(&local));
     for shard in [
@@ -250,6 +256,8 @@ fn a_manifest_runs_through_slurm_as_it_runs_locally_and_resumes_after_scancel() 
         assert!(file(&out) == file(&local), "{shard} differs");
     }
     for stage in [
+        "data_tiny_parts",
+        "eval_tiny_e_parts",
         "data_tiny",
         "train_tiny_all_1",
         "eval_tiny_e",
@@ -278,7 +286,7 @@ fn a_manifest_runs_through_slurm_as_it_runs_locally_and_resumes_after_scancel() 
     let cut = dir.path().join("cut");
     let o = slurm_run(&cluster, &m, &cut, &["--detach"]);
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("submitted 6 job(s)"), "{}", text(&o));
+    assert!(text(&o).contains("submitted 7 job(s)"), "{}", text(&o));
     wait_until("the data stage", || {
         std::fs::read_dir(cut.join("data"))
             .map(|mut d| d.any(|e| e.unwrap().path().join("done.json").exists()))
@@ -329,7 +337,7 @@ fn slurm_errors_are_one_line_and_name_the_failing_stage() {
     let out = dir.path().join("a");
     let err = one_line(&slurm_run(&cluster, &m, &out, &["--partition", "nowhere"]));
     assert!(
-        err.contains("sbatch refused the shards of data:tiny"),
+        err.contains("sbatch refused the parts data:tiny:*"),
         "{err}"
     );
     assert!(err.contains("invalid partition"), "{err}");

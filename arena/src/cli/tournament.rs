@@ -34,6 +34,10 @@ pub struct TournamentArgs {
     /// Seed for the random opening order.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Play only batch I of N (I/N, from 0/N): a contiguous share of the game pairs, numbered
+    /// as in the whole tournament, for tournaments split over several machines.
+    #[arg(long, value_name = "I/N", default_value = "0/1", value_parser = parse_batch)]
+    batch: (usize, usize),
     /// Game pairs (one opening, both colours) per pairing.
     #[arg(long, default_value_t = 1)]
     rounds: usize,
@@ -150,7 +154,19 @@ fn config_from(args: &TournamentArgs) -> Result<TournamentConfig, String> {
         pgn: args.pgn.clone(),
         event: args.event.clone(),
         seed: args.seed,
+        batch: args.batch,
     })
+}
+
+/// Parses `I/N` with `I < N`.
+fn parse_batch(text: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("--batch '{text}': expected I/N with 0 <= I < N");
+    let (i, n) = text.split_once('/').ok_or_else(bad)?;
+    let (i, n): (usize, usize) = (i.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
+    if i >= n {
+        return Err(bad());
+    }
+    Ok((i, n))
 }
 
 /// Parses `SECONDS[+INCREMENT]` (seconds may be `M:SS`) into a clock for both sides.

@@ -10,7 +10,9 @@ use arena::game::{Adjudication, DrawRule, GameSettings, ResignRule};
 use arena::openings::{self, OpeningOrder};
 use arena::puzzles;
 use arena::rating::{self, Anchor, FitOptions, GameResult};
-use arena::tournament::{self, Format, TournamentConfig};
+use arena::tournament::{
+    self, Failures, Format, TournamentConfig, TournamentGame, TournamentOutcome,
+};
 use arena::uci::{EngineSpec, SearchLimit};
 use host::engine::bench::{self, BenchConfig};
 use host::engine::evaluation::EvalSource;
@@ -231,14 +233,8 @@ pub fn evaluate(
     out_root: &Path,
     (progress, lookup): (bool, &Lookup),
 ) -> Result<EvaluationResult> {
-    let mut digests = Vec::new();
-    for p in players {
-        digests.push((p.name.clone(), file_digest(&p.net)?));
-    }
-    let reference = ev
-        .reference
-        .clone()
-        .or_else(|| players.first().map(|p| p.name.clone()));
+    let digests = player_digests(players)?;
+    let reference = reference_of(ev, players);
     let mut result = EvaluationResult {
         name: ev.name.clone(),
         limit: None,
@@ -280,6 +276,21 @@ pub fn evaluate(
         result.speed = speed_stage(experiment, speed, players, &digests, (out_root, lookup))?;
     }
     Ok(result)
+}
+
+/// Each player's name with its network's digest: what the evaluation stages are keyed by.
+fn player_digests(players: &[Player]) -> Result<Vec<(String, String)>> {
+    players
+        .iter()
+        .map(|p| Ok((p.name.clone(), file_digest(&p.net)?)))
+        .collect()
+}
+
+/// The player rated 0: the evaluation's reference, else the first player.
+fn reference_of(ev: &Evaluation, players: &[Player]) -> Option<String> {
+    ev.reference
+        .clone()
+        .or_else(|| players.first().map(|p| p.name.clone()))
 }
 
 #[derive(Serialize, Deserialize)]
@@ -359,15 +370,22 @@ fn speed_stage(
     Ok(record)
 }
 
-fn tournament_stage(
+/// A tournament ready to play: its stage folder, configuration and player names.
+struct Tournament {
+    dir: PathBuf,
+    config: TournamentConfig,
+    names: Vec<String>,
+}
+
+/// The tournament `t` of `players` (with their contents' `digests`): its stage folder, keyed by
+/// the networks' contents and the settings, and its configuration.
+fn tournament_setup(
     experiment: &str,
     t: &TournamentTable,
-    players: &[Player],
-    digests: &[(String, String)],
+    (players, digests): (&[Player], &[(String, String)]),
     reference: Option<&str>,
     out_root: &Path,
-    (progress, lookup): (bool, &Lookup),
-) -> Result<TournamentRecord> {
+) -> Result<Tournament> {
     let mut extra_digests = Vec::new();
     for text in &t.players {
         let path = Path::new(text);
@@ -379,23 +397,6 @@ fn tournament_stage(
     }
     let key = key_of(&("tournament-v1", digests, &extra_digests, t, reference));
     let dir = stage_dir(out_root, "tournament", experiment, &key);
-    let _held = match lookup.claim::<TournamentRecord>(&dir)? {
-        Claim::Held(lock) => lock,
-        Claim::Done(record) => {
-            lookup.say_cached(format_args!(
-                "[{experiment}] tournament (cached, {})",
-                dir.display()
-            ));
-            return Ok(record);
-        }
-    };
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let pgn_path = dir.join("games.pgn");
-    // A tournament cut short is played again from the start: remove its partial PGN.
-    if pgn_path.exists() {
-        std::fs::remove_file(&pgn_path)
-            .with_context(|| format!("cannot remove {}", pgn_path.display()))?;
-    }
     let mut specs = players
         .iter()
         .map(|p| host_spec(p, t.hash.0))
@@ -449,16 +450,158 @@ fn tournament_stage(
     config.seed = t.seed;
     config.rounds = t.rounds.0 as usize;
     config.concurrency = t.concurrency.0 as usize;
-    config.pgn = Some(pgn_path.clone());
     config.event = format!("trainer run: {experiment}");
+    Ok(Tournament { dir, config, names })
+}
+
+/// What one batch of a tournament played: its games and its engines' failures.
+#[derive(Serialize, Deserialize)]
+struct BatchRecord {
+    games: Vec<TournamentGame>,
+    failures: Vec<Failures>,
+}
+
+/// Plays (or finds played) batch `i` of `n` of the tournament into its own folder in the
+/// tournament's (`batch-I-of-N`, its own PGN and `done.json`).
+fn tournament_batch(
+    experiment: &str,
+    tournament: &Tournament,
+    (i, n): (usize, usize),
+    (progress, lookup): (bool, &Lookup),
+) -> Result<BatchRecord> {
+    let dir = tournament.dir.join(format!("batch-{i}-of-{n}"));
+    let _held = match lookup.claim::<BatchRecord>(&dir)? {
+        Claim::Held(lock) => lock,
+        Claim::Done(record) => return Ok(record),
+    };
+    let mut config = tournament.config.clone();
+    config.batch = (i, n);
+    let pgn_path = dir.join("games.pgn");
+    // A batch cut short is played again from the start.
+    if pgn_path.exists() {
+        std::fs::remove_file(&pgn_path)
+            .with_context(|| format!("cannot remove {}", pgn_path.display()))?;
+    }
+    config.pgn = Some(pgn_path.clone());
     eprintln!(
-        "==> [{experiment}] tournament: {} players, {} games ({}), into {}",
-        names.len(),
-        config.total_games(),
-        config.game.limits[0].go_command(),
+        "==> [{experiment}] tournament batch {} of {n}: {} games, into {}",
+        i + 1,
+        config.batch_pairs(config.batch).len() * 2,
         pgn_path.display()
     );
     let outcome = tournament::run(&config, progress).map_err(anyhow::Error::msg)?;
+    let record = BatchRecord {
+        games: outcome.games,
+        failures: outcome.failures,
+    };
+    lookup.mark_done(&dir, &record)?;
+    Ok(record)
+}
+
+/// Batch `batch` of the tournament of evaluation `ev` (`trainer run --stage
+/// eval:EXPERIMENT:EVALUATION:BATCH`, one task of a Slurm array job).
+pub fn evaluate_batch(
+    experiment: &str,
+    ev: &Evaluation,
+    players: &[Player],
+    out_root: &Path,
+    (batch, lookup): (usize, &Lookup),
+) -> Result<()> {
+    let t = ev
+        .tournament
+        .as_ref()
+        .filter(|t| batch < t.batch_count())
+        .ok_or_else(|| anyhow!("evaluation '{}' has no tournament batch {batch}", ev.name))?;
+    let digests = player_digests(players)?;
+    let reference = reference_of(ev, players);
+    let tournament = tournament_setup(
+        experiment,
+        t,
+        (players, &digests),
+        reference.as_deref(),
+        out_root,
+    )?;
+    if lookup.probing() {
+        // Done when the batch is, or the whole tournament is.
+        if lookup.done::<TournamentRecord>(&tournament.dir).is_ok() {
+            return Ok(());
+        }
+    }
+    let n = t.batch_count();
+    let dir = tournament.dir.join(format!("batch-{batch}-of-{n}"));
+    if lookup.probing() {
+        return lookup.done::<BatchRecord>(&dir).map(|_| ());
+    }
+    tournament_batch(experiment, &tournament, (batch, n), (false, lookup)).map(|_| ())
+}
+
+fn tournament_stage(
+    experiment: &str,
+    t: &TournamentTable,
+    players: &[Player],
+    digests: &[(String, String)],
+    reference: Option<&str>,
+    out_root: &Path,
+    (progress, lookup): (bool, &Lookup),
+) -> Result<TournamentRecord> {
+    let tournament = tournament_setup(experiment, t, (players, digests), reference, out_root)?;
+    let dir = &tournament.dir;
+    let _held = match lookup.claim::<TournamentRecord>(dir)? {
+        Claim::Held(lock) => lock,
+        Claim::Done(record) => {
+            lookup.say_cached(format_args!(
+                "[{experiment}] tournament (cached, {})",
+                dir.display()
+            ));
+            return Ok(record);
+        }
+    };
+    let names = &tournament.names;
+    let pgn_path = dir.join("games.pgn");
+    let n = t.batch_count();
+    eprintln!(
+        "==> [{experiment}] tournament: {} players, {} games ({}){}, into {}",
+        names.len(),
+        tournament.config.total_games(),
+        tournament.config.game.limits[0].go_command(),
+        match n {
+            1 => String::new(),
+            n => format!(" in {n} batches"),
+        },
+        pgn_path.display()
+    );
+    let outcome = if n == 1 {
+        // A tournament cut short is played again from the start: remove its partial PGN.
+        if pgn_path.exists() {
+            std::fs::remove_file(&pgn_path)
+                .with_context(|| format!("cannot remove {}", pgn_path.display()))?;
+        }
+        let mut config = tournament.config.clone();
+        config.pgn = Some(pgn_path.clone());
+        tournament::run(&config, progress).map_err(anyhow::Error::msg)?
+    } else {
+        let mut games = Vec::new();
+        let mut failures = vec![Failures::default(); names.len()];
+        for i in 0..n {
+            let batch = tournament_batch(experiment, &tournament, (i, n), (progress, lookup))?;
+            games.extend(batch.games);
+            for (f, b) in failures.iter_mut().zip(batch.failures) {
+                f.crashes += b.crashes;
+                f.time_forfeits += b.time_forfeits;
+                f.illegal_moves += b.illegal_moves;
+                f.stalls += b.stalls;
+            }
+        }
+        games.sort_by_key(|g| g.number);
+        tournament::write_pgn(&pgn_path, &tournament.config, &games)
+            .with_context(|| format!("cannot write {}", pgn_path.display()))?;
+        TournamentOutcome {
+            players: names.clone(),
+            games,
+            failures,
+        }
+    };
+    let config = &tournament.config;
     let games: Vec<GameResult> = outcome
         .games
         .iter()
@@ -561,7 +704,7 @@ fn tournament_stage(
         summary,
         pairs,
     };
-    lookup.mark_done(&dir, &record)?;
+    lookup.mark_done(dir, &record)?;
     Ok(record)
 }
 

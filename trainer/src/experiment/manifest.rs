@@ -209,9 +209,20 @@ pub struct TournamentTable {
     /// empty, so the stage keys of round robins stay as they were.)
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pairs: Vec<[String; 2]>,
+    /// Play the games in this many batches (contiguous shares of the game pairs, each cached
+    /// on its own and merged in schedule order): one Slurm job each (an array job), one after
+    /// another locally; the games, PGN and ratings are the same either way. (Not written when
+    /// absent, so the stage keys of before stay.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batches: Option<Positive>,
 }
 
 impl TournamentTable {
+    /// The number of batches its games are played in (1 unless `batches` says more).
+    pub fn batch_count(&self) -> usize {
+        self.batches.map_or(1, |b| b.0 as usize)
+    }
+
     /// The move limit keys.
     pub fn limit(&self) -> LimitTable {
         LimitTable {

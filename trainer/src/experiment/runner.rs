@@ -161,8 +161,8 @@ fn report_experiment(
 /// the stages it needs must be done (else they are computed first, as a local run would).
 /// With a probing [`RunOptions::lookup`] it computes nothing and fails with
 /// [`cache::Missing`] unless the stage is done.
-pub fn run_stage(
-    manifest: &Manifest,
+pub fn run_stage<'a>(
+    manifest: &'a Manifest,
     registry: &PluginRegistry,
     options: &RunOptions,
     id: &StageId,
@@ -173,6 +173,17 @@ pub fn run_stage(
             .iter()
             .find(|e| e.name == name)
             .ok_or_else(|| anyhow!("stage {id}: no experiment '{name}' in the manifest"))
+    };
+    let evaluation = |e: &'a Experiment, name: &str| {
+        e.evaluations
+            .iter()
+            .find(|v| v.name == name)
+            .ok_or_else(|| {
+                anyhow!(
+                    "stage {id}: experiment '{}' has no evaluation '{name}'",
+                    e.name
+                )
+            })
     };
     match id {
         StageId::Data { dataset } => {
@@ -210,16 +221,10 @@ pub fn run_stage(
         }
         StageId::Evaluate {
             experiment: name,
-            evaluation,
+            evaluation: evaluation_name,
         } => {
             let e = experiment(name)?;
-            let ev = e
-                .evaluations
-                .iter()
-                .find(|v| &v.name == evaluation)
-                .ok_or_else(|| {
-                    anyhow!("stage {id}: experiment '{name}' has no evaluation '{evaluation}'")
-                })?;
+            let ev = evaluation(e, evaluation_name)?;
             let records = experiment_data(e, options)?;
             let (rows, _) = trained_rows(manifest, e, &records, (registry, options))?;
             evaluate::evaluate(
@@ -229,6 +234,24 @@ pub fn run_stage(
                 &options.out,
                 (options.progress, &options.lookup),
             )?;
+        }
+        StageId::EvaluateBatch {
+            experiment: name,
+            evaluation: evaluation_name,
+            batch,
+        } => {
+            let e = experiment(name)?;
+            let ev = evaluation(e, evaluation_name)?;
+            let records = experiment_data(e, options)?;
+            let (rows, _) = trained_rows(manifest, e, &records, (registry, options))?;
+            evaluate::evaluate_batch(
+                &e.name,
+                ev,
+                &players(&rows, options),
+                &options.out,
+                (*batch, &options.lookup),
+            )
+            .with_context(|| format!("stage {id}"))?;
         }
         StageId::Report { experiment: name } => {
             report_experiment(manifest, experiment(name)?, registry, options)?;

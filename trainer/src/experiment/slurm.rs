@@ -74,8 +74,8 @@ pub fn run(
         graph.len() - todo
     );
     let mut jobs: BTreeMap<usize, String> = BTreeMap::new();
-    // The array job of a sharded dataset's shards, by the dataset stage's index.
-    let mut arrays: BTreeMap<usize, (String, u64)> = BTreeMap::new();
+    // The array job of a stage's parts (shards, batches), by the stage's index.
+    let mut arrays: BTreeMap<usize, (String, Array)> = BTreeMap::new();
     for (i, stage) in graph.iter().enumerate() {
         if !missing[i] {
             continue;
@@ -88,26 +88,23 @@ pub fn run(
         let resources = manifest
             .cluster
             .resources(kind(&stage.id), &slurm.overrides);
-        let shards = match &stage.id {
-            StageId::Data { dataset } => match &manifest.dataset(dataset)?.source {
-                DataSource::Generate(g) => g.shard_count(),
-                DataSource::Files { .. } => 1,
-            },
-            _ => 1,
-        };
-        if let (StageId::Data { dataset }, true) = (&stage.id, shards > 1) {
-            // A dataset in shards: its shards first, as one array job.
-            let array = Job::Shards {
-                dataset: dataset.clone(),
-                count: shards,
-            };
-            let job = submit(&array, &[], &resources, (manifest, options, slurm), &logs)?;
+        if let Some(array) = array_of(manifest, &stage.id)? {
+            // A dataset in shards or a tournament in batches: those first, as one array job
+            // after what the stage needs, and the stage after it.
+            let job = submit(
+                &Job::Array(array.clone()),
+                &after,
+                &resources,
+                (manifest, options, slurm),
+                &logs,
+            )?;
             eprintln!(
-                "==> slurm: data:{dataset}:0..{} submitted as array job {job}",
-                shards - 1
+                "==> slurm: {}0..{} submitted as array job {job}",
+                array.prefix,
+                array.count - 1
             );
-            arrays.insert(i, (job.clone(), shards));
-            after.push(job);
+            after.push(job.clone());
+            arrays.insert(i, (job, array));
         }
         let job = submit(
             &Job::Stage(stage.id.clone()),
@@ -151,21 +148,17 @@ pub fn run(
             others(failed.len() - 1)
         );
     }
-    // A dataset stage cancelled because one of its shards failed: name the shard's log.
+    // A stage cancelled because a task of its array failed: name the task's log.
     for &(i, _) in &failed {
-        let (Some((array, count)), StageId::Data { dataset }) = (arrays.get(&i), &graph[i].id)
-        else {
+        let Some((job, array)) = arrays.get(&i) else {
             continue;
         };
-        for shard in 0..*count {
-            let id = StageId::DataShard {
-                dataset: dataset.clone(),
-                shard,
-            };
+        for task in 0..array.count {
+            let id: StageId = format!("{}{task}", array.prefix).parse()?;
             if !is_done(manifest, registry, &probe, &id)? {
                 bail!(
-                    "--executor slurm: stage {id} failed (array job {array}): see {}{}",
-                    logs.join(format!("{}-{array}_{shard}.log", shard_log_name(dataset)))
+                    "--executor slurm: stage {id} failed (array job {job}): see {}{}",
+                    logs.join(format!("{}-{job}_{task}.log", array.log))
                         .display(),
                     others(failed.len())
                 );
@@ -200,7 +193,7 @@ fn kind(id: &StageId) -> &'static str {
     match id {
         StageId::Data { .. } | StageId::DataShard { .. } => "data",
         StageId::Train { .. } => "train",
-        StageId::Evaluate { .. } => "eval",
+        StageId::Evaluate { .. } | StageId::EvaluateBatch { .. } => "eval",
         StageId::Report { .. } => "report",
     }
 }
@@ -216,8 +209,12 @@ fn writable(dir: &Path) -> Result<()> {
 
 /// A stage's name as a file name.
 fn file_name(id: &StageId) -> String {
-    id.to_string()
-        .chars()
+    file_name_of(&id.to_string())
+}
+
+/// A stage's name (or the start of one) as a file name.
+fn file_name_of(name: &str) -> String {
+    name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || "-_.+".contains(c) {
                 c
@@ -238,25 +235,52 @@ fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
-/// What one `sbatch` submits: a stage, or the shards of a dataset as an array job (task i runs
-/// shard i).
+/// What one `sbatch` submits: a stage, or the parts of one as an array job.
 enum Job {
     /// One stage.
     Stage(StageId),
-    /// Shards `0..count` of a dataset.
-    Shards {
-        /// The dataset's name.
-        dataset: String,
-        /// How many.
-        count: u64,
-    },
+    /// The parts of a stage, task i running stage `PREFIXi`.
+    Array(Array),
 }
 
-/// The file name of the logs of a dataset's shards (Slurm adds `-ARRAYJOB_TASK.log`).
-fn shard_log_name(dataset: &str) -> String {
-    file_name(&StageId::Data {
-        dataset: format!("{dataset}_shards"),
-    })
+/// The parts of a stage run as one array job: a dataset's shards (`data:D:i`) or a
+/// tournament's batches (`eval:E:V:i`).
+#[derive(Clone, Debug)]
+struct Array {
+    /// The parts' stage ids without the task number.
+    prefix: String,
+    /// How many.
+    count: u64,
+    /// The logs' file name before Slurm's `-ARRAYJOB_TASK.log`.
+    log: String,
+}
+
+/// The array job that must run before stage `id`, if it has parts: the shards of a dataset
+/// generated in shards, the batches of a tournament played in batches.
+fn array_of(manifest: &Manifest, id: &StageId) -> Result<Option<Array>> {
+    let (prefix, count) = match id {
+        StageId::Data { dataset } => match &manifest.dataset(dataset)?.source {
+            DataSource::Generate(g) => (format!("data:{dataset}:"), g.shard_count()),
+            DataSource::Files { .. } => return Ok(None),
+        },
+        StageId::Evaluate {
+            experiment,
+            evaluation,
+        } => {
+            let batches = manifest
+                .experiments
+                .iter()
+                .filter(|e| &e.name == experiment)
+                .flat_map(|e| &e.evaluations)
+                .find(|v| &v.name == evaluation)
+                .and_then(|v| v.tournament.as_ref())
+                .map_or(1, |t| t.batch_count() as u64);
+            (format!("eval:{experiment}:{evaluation}:"), batches)
+        }
+        _ => return Ok(None),
+    };
+    let log = format!("{}parts", file_name_of(&prefix));
+    Ok((count > 1).then_some(Array { prefix, count, log }))
 }
 
 /// Submits `job` after the jobs `after`; returns its job id.
@@ -274,14 +298,11 @@ fn submit(
             format!("nnue:{id}"),
             format!("{}-%j.log", file_name(id)),
         ),
-        Job::Shards { dataset, .. } => (
-            // The array task's shard, from Slurm's environment.
-            format!(
-                "{}\"$SLURM_ARRAY_TASK_ID\"",
-                quote(&format!("data:{dataset}:"))
-            ),
-            format!("nnue:data:{dataset}:shards"),
-            format!("{}-%A_%a.log", shard_log_name(dataset)),
+        Job::Array(array) => (
+            // The array task's part, from Slurm's environment.
+            format!("{}\"$SLURM_ARRAY_TASK_ID\"", quote(&array.prefix)),
+            format!("nnue:{}*", array.prefix),
+            format!("{}-%A_%a.log", array.log),
         ),
     };
     let mut words = vec![quote(&absolute(&slurm.program).to_string_lossy())];
@@ -309,8 +330,8 @@ fn submit(
         .arg(format!("--job-name={name}"))
         .arg(format!("--output={}", absolute(logs).join(log).display()))
         .arg("--kill-on-invalid-dep=yes");
-    if let Job::Shards { count, .. } = job {
-        sbatch.arg(format!("--array=0-{}", count - 1));
+    if let Job::Array(array) = job {
+        sbatch.arg(format!("--array=0-{}", array.count - 1));
     }
     if !after.is_empty() {
         sbatch.arg(format!("--dependency=afterok:{}", after.join(":")));
@@ -336,7 +357,7 @@ fn submit(
     sbatch.arg(format!("--wrap={}", words.join(" ")));
     let what = match job {
         Job::Stage(id) => format!("stage {id}"),
-        Job::Shards { dataset, .. } => format!("the shards of data:{dataset}"),
+        Job::Array(array) => format!("the parts {}*", array.prefix),
     };
     let out =
         client(&mut sbatch).with_context(|| format!("--executor slurm: sbatch refused {what}"))?;

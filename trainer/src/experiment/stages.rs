@@ -46,6 +46,17 @@ pub enum StageId {
         /// The evaluation's name.
         evaluation: String,
     },
+    /// `eval:EXPERIMENT:EVALUATION:BATCH`: one batch of the games of an evaluation's
+    /// tournament played in batches (`batches`), which the evaluation's own stage then finds
+    /// played.
+    EvaluateBatch {
+        /// The experiment's name.
+        experiment: String,
+        /// The evaluation's name.
+        evaluation: String,
+        /// The batch, from 0.
+        batch: usize,
+    },
     /// `report:EXPERIMENT`: the experiment's report from its finished stages.
     Report {
         /// The experiment's name.
@@ -67,6 +78,11 @@ impl fmt::Display for StageId {
                 experiment,
                 evaluation,
             } => write!(f, "eval:{experiment}:{evaluation}"),
+            StageId::EvaluateBatch {
+                experiment,
+                evaluation,
+                batch,
+            } => write!(f, "eval:{experiment}:{evaluation}:{batch}"),
             StageId::Report { experiment } => write!(f, "report:{experiment}"),
         }
     }
@@ -79,7 +95,7 @@ impl FromStr for StageId {
         let parts: Vec<&str> = s.split(':').collect();
         let bad = || {
             anyhow!(
-                "stage '{s}': expected data:DATASET, data:DATASET:SHARD, train:EXPERIMENT:NETWORK:RUN, eval:EXPERIMENT:EVALUATION or report:EXPERIMENT"
+                "stage '{s}': expected data:DATASET, data:DATASET:SHARD, train:EXPERIMENT:NETWORK:RUN, eval:EXPERIMENT:EVALUATION, eval:EXPERIMENT:EVALUATION:BATCH or report:EXPERIMENT"
             )
         };
         let id = match parts.as_slice() {
@@ -98,6 +114,11 @@ impl FromStr for StageId {
             ["eval", e, v] => StageId::Evaluate {
                 experiment: e.to_string(),
                 evaluation: v.to_string(),
+            },
+            ["eval", e, v, b] => StageId::EvaluateBatch {
+                experiment: e.to_string(),
+                evaluation: v.to_string(),
+                batch: b.parse().map_err(|_| bad())?,
             },
             ["report", e] => StageId::Report {
                 experiment: e.to_string(),
@@ -225,6 +246,7 @@ mod tests {
             "data:stockfish-12k:3",
             "train:king:halfka_v2_hm^@sfnnv5:2",
             "eval:threats:threats-nodes",
+            "eval:threats:threats-nodes:7",
             "report:default",
         ] {
             let id: StageId = text.parse().unwrap();
