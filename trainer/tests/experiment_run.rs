@@ -860,3 +860,50 @@ fn two_runs_at_once_share_their_stages_without_corrupting_them() {
         String::from_utf8_lossy(&b.stdout)
     );
 }
+
+/// The run as a graph of stages: the datasets first (one stage for a dataset two experiments
+/// read), then each experiment's training runs (after their data, and after the run of the
+/// `init_from` source they start from: only those runs), its evaluations after all of them,
+/// its report last.
+#[test]
+fn a_run_is_a_graph_of_stages_each_after_those_it_reads() {
+    use trainer::experiment::manifest::Manifest;
+    use trainer::experiment::stages::graph;
+    let data = two_datasets();
+    let text = format!(
+        "{data}[evaluation.e]\nreference = \"all\"\n[[experiment]]\nname = \"src\"\nfeature_sets = [\"all\", \"all+pv\"]\ndata = \"a\"\nruns = 2\n[[experiment]]\nname = \"x\"\nfeature_sets = [\"all\"]\ndata = \"a\"\nval_data = \"b\"\ninit_from = \"src\"\nruns = 1\nevaluation = \"e\"\n"
+    );
+    let m = Manifest::parse(&text, Path::new("m.toml")).unwrap();
+    let x = m.select(&["x".to_string()]).unwrap();
+    let g = graph(&m, &x).unwrap();
+    let ids: Vec<String> = g.iter().map(|s| s.id.to_string()).collect();
+    assert_eq!(
+        ids,
+        [
+            "data:a",
+            "data:b",
+            "train:src:all:1",
+            "train:x:all:1",
+            "eval:x:e",
+            "report:x"
+        ]
+    );
+    let needs: Vec<Vec<usize>> = g.iter().map(|s| s.needs.clone()).collect();
+    assert_eq!(
+        needs,
+        [vec![], vec![], vec![0], vec![0, 1, 2], vec![3], vec![3, 4]]
+    );
+    // Both experiments: src's four runs, one stage for the dataset both read.
+    let both = m.select(&[]).unwrap();
+    let ids: Vec<String> = graph(&m, &both)
+        .unwrap()
+        .iter()
+        .map(|s| s.id.to_string())
+        .collect();
+    assert_eq!(ids.iter().filter(|i| i.starts_with("data:")).count(), 2);
+    assert_eq!(
+        ids.iter().filter(|i| i.starts_with("train:src:")).count(),
+        4
+    );
+    assert_eq!(ids.len(), 2 + 4 + 1 + 1 + 1 + 1);
+}

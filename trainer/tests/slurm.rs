@@ -227,7 +227,7 @@ fn a_manifest_runs_through_slurm_as_it_runs_locally_and_resumes_after_scancel() 
     assert!(o.status.success(), "{log}");
     assert!(log.contains("5 stage(s), 0 done, 5 to submit"), "{log}");
     assert!(
-        log.contains("train:tiny:all+pv:1 submitted as job"),
+        log.contains("2 training run(s) of tiny submitted as array job"),
         "{log}"
     );
     assert!(
@@ -259,7 +259,7 @@ fn a_manifest_runs_through_slurm_as_it_runs_locally_and_resumes_after_scancel() 
         "data_tiny_parts",
         "eval_tiny_e_parts",
         "data_tiny",
-        "train_tiny_all_1",
+        "train_tiny",
         "eval_tiny_e",
         "report_tiny",
     ] {
@@ -286,7 +286,7 @@ fn a_manifest_runs_through_slurm_as_it_runs_locally_and_resumes_after_scancel() 
     let cut = dir.path().join("cut");
     let o = slurm_run(&cluster, &m, &cut, &["--detach"]);
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("submitted 7 job(s)"), "{}", text(&o));
+    assert!(text(&o).contains("submitted 6 job(s)"), "{}", text(&o));
     wait_until("the data stage", || {
         std::fs::read_dir(cut.join("data"))
             .map(|mut d| d.any(|e| e.unwrap().path().join("done.json").exists()))

@@ -73,21 +73,72 @@ pub fn run(
         graph.len(),
         graph.len() - todo
     );
-    let mut jobs: BTreeMap<usize, String> = BTreeMap::new();
+    // Each submitted stage's job and log, by the stage's index.
+    let mut jobs: BTreeMap<usize, Submitted> = BTreeMap::new();
     // The array job of a stage's parts (shards, batches), by the stage's index.
     let mut arrays: BTreeMap<usize, (String, Array)> = BTreeMap::new();
+    let mut sbatch_calls = 0;
     for (i, stage) in graph.iter().enumerate() {
-        if !missing[i] {
+        if !missing[i] || jobs.contains_key(&i) {
             continue;
         }
-        let mut after: Vec<String> = stage
-            .needs
-            .iter()
-            .filter_map(|n| jobs.get(n).cloned())
-            .collect();
         let resources = manifest
             .cluster
             .resources(kind(&stage.id), &slurm.overrides);
+        // The training runs of one experiment: one array job, task k running the k-th.
+        if let StageId::Train { experiment, .. } = &stage.id {
+            let group: Vec<usize> = (i..graph.len())
+                .take_while(|&j| {
+                    matches!(&graph[j].id, StageId::Train { experiment: x, .. } if x == experiment)
+                })
+                .filter(|&j| missing[j])
+                .collect();
+            if group.len() > 1 {
+                let mut after: Vec<String> = Vec::new();
+                for n in group.iter().flat_map(|&j| &graph[j].needs) {
+                    if let Some(s) = jobs.get(n)
+                        && !after.contains(&s.job)
+                    {
+                        after.push(s.job.clone());
+                    }
+                }
+                let list = List {
+                    ids: group.iter().map(|&j| graph[j].id.clone()).collect(),
+                    log: file_name_of(&format!("train:{experiment}")),
+                };
+                let job = submit(
+                    &Job::List(list.clone()),
+                    &after,
+                    &resources,
+                    (manifest, options, slurm),
+                    &logs,
+                )?;
+                sbatch_calls += 1;
+                eprintln!(
+                    "==> slurm: {} training run(s) of {experiment} submitted as array job {job}",
+                    group.len()
+                );
+                for (k, &j) in group.iter().enumerate() {
+                    let log = logs.join(format!("{}-{job}_{k}.log", list.log));
+                    jobs.insert(
+                        j,
+                        Submitted {
+                            job: job.clone(),
+                            log,
+                        },
+                    );
+                }
+                continue;
+            }
+        }
+        let mut after: Vec<String> = Vec::new();
+        for n in &stage.needs {
+            if let Some(s) = jobs.get(n)
+                && !after.contains(&s.job)
+            {
+                after.push(s.job.clone());
+            }
+        }
         if let Some(array) = array_of(manifest, &stage.id)? {
             // A dataset in shards or a tournament in batches: those first, as one array job
             // after what the stage needs, and the stage after it.
@@ -103,6 +154,7 @@ pub fn run(
                 array.prefix,
                 array.count - 1
             );
+            sbatch_calls += 1;
             after.push(job.clone());
             arrays.insert(i, (job, array));
         }
@@ -113,38 +165,41 @@ pub fn run(
             (manifest, options, slurm),
             &logs,
         )?;
+        sbatch_calls += 1;
         eprintln!("==> slurm: {} submitted as job {job}", stage.id);
-        jobs.insert(i, job);
+        let log = log_of(&logs, &stage.id, &job);
+        jobs.insert(i, Submitted { job, log });
     }
-    let submitted = jobs.len() + arrays.len();
     if slurm.detach || jobs.is_empty() {
-        return Ok(submitted);
+        return Ok(sbatch_calls);
     }
-    let all: Vec<&str> = jobs
+    let mut all: Vec<&str> = Vec::new();
+    for job in jobs
         .values()
-        .chain(arrays.values().map(|(job, _)| job))
-        .map(String::as_str)
-        .collect();
+        .map(|s| s.job.as_str())
+        .chain(arrays.values().map(|(job, _)| job.as_str()))
+    {
+        if !all.contains(&job) {
+            all.push(job);
+        }
+    }
     wait(&all)?;
     // Every submitted stage must be done now; name the first that is not by its log.
     let mut failed = Vec::new();
-    for (&i, job) in &jobs {
+    for (&i, submitted) in &jobs {
         if !is_done(manifest, registry, &probe, &graph[i].id)? {
-            failed.push((i, job));
+            failed.push((i, &submitted.job));
         }
     }
     let others = |n: usize| match n {
         0 => String::new(),
         n => format!("; {n} other stage(s) did not finish"),
     };
-    if let Some(&(i, job)) = failed
-        .iter()
-        .find(|(i, job)| log_of(&logs, &graph[*i].id, job).exists())
-    {
+    if let Some(&(i, job)) = failed.iter().find(|(i, _)| jobs[i].log.exists()) {
         bail!(
             "--executor slurm: stage {} failed (job {job}): see {}{}",
             graph[i].id,
-            log_of(&logs, &graph[i].id, job).display(),
+            jobs[&i].log.display(),
             others(failed.len() - 1)
         );
     }
@@ -171,7 +226,13 @@ pub fn run(
             graph[i].id
         );
     }
-    Ok(submitted)
+    Ok(sbatch_calls)
+}
+
+/// A submitted stage: its job (an array job's, for a task of one) and where its log will be.
+struct Submitted {
+    job: String,
+    log: PathBuf,
 }
 
 /// Whether a stage is done, probing its cache without computing anything.
@@ -235,12 +296,24 @@ fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
-/// What one `sbatch` submits: a stage, or the parts of one as an array job.
+/// What one `sbatch` submits: a stage, the parts of one as an array job, or several stages as
+/// an array job.
 enum Job {
     /// One stage.
     Stage(StageId),
     /// The parts of a stage, task i running stage `PREFIXi`.
     Array(Array),
+    /// Stages that need the same jobs (an experiment's training runs), task k running the k-th.
+    List(List),
+}
+
+/// Stages run as one array job.
+#[derive(Clone, Debug)]
+struct List {
+    /// The stages, by task.
+    ids: Vec<StageId>,
+    /// The logs' file name before Slurm's `-ARRAYJOB_TASK.log`.
+    log: String,
 }
 
 /// The parts of a stage run as one array job: a dataset's shards (`data:D:i`) or a
@@ -292,6 +365,7 @@ fn submit(
     logs: &Path,
 ) -> Result<String> {
     let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut prelude = String::new();
     let (stage, name, log) = match job {
         Job::Stage(id) => (
             quote(&id.to_string()),
@@ -304,6 +378,16 @@ fn submit(
             format!("nnue:{}*", array.prefix),
             format!("{}-%A_%a.log", array.log),
         ),
+        Job::List(list) => {
+            // The task's stage: the list as the shell's arguments, shifted by the task id.
+            let ids: Vec<String> = list.ids.iter().map(|id| quote(&id.to_string())).collect();
+            prelude = format!("set -- {}; shift \"$SLURM_ARRAY_TASK_ID\"; ", ids.join(" "));
+            (
+                "\"$1\"".to_string(),
+                format!("nnue:{}", list.log),
+                format!("{}-%A_%a.log", list.log),
+            )
+        }
     };
     let mut words = vec![quote(&absolute(&slurm.program).to_string_lossy())];
     if let Some(dir) = &options.plugin_dir {
@@ -330,8 +414,14 @@ fn submit(
         .arg(format!("--job-name={name}"))
         .arg(format!("--output={}", absolute(logs).join(log).display()))
         .arg("--kill-on-invalid-dep=yes");
-    if let Job::Array(array) = job {
-        sbatch.arg(format!("--array=0-{}", array.count - 1));
+    match job {
+        Job::Array(array) => {
+            sbatch.arg(format!("--array=0-{}", array.count - 1));
+        }
+        Job::List(list) => {
+            sbatch.arg(format!("--array=0-{}", list.ids.len() - 1));
+        }
+        Job::Stage(_) => {}
     }
     if !after.is_empty() {
         sbatch.arg(format!("--dependency=afterok:{}", after.join(":")));
@@ -354,10 +444,11 @@ fn submit(
             sbatch.arg(format!("--{flag}={v}"));
         }
     }
-    sbatch.arg(format!("--wrap={}", words.join(" ")));
+    sbatch.arg(format!("--wrap={prelude}{}", words.join(" ")));
     let what = match job {
         Job::Stage(id) => format!("stage {id}"),
         Job::Array(array) => format!("the parts {}*", array.prefix),
+        Job::List(list) => format!("the stages {}", list.log),
     };
     let out =
         client(&mut sbatch).with_context(|| format!("--executor slurm: sbatch refused {what}"))?;

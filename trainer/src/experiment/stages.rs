@@ -8,11 +8,11 @@
 //! it runs (see [`super::cache`]), exactly as in a local run, so both executors share every
 //! result.
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, anyhow};
 use std::fmt;
 use std::str::FromStr;
 
-use super::manifest::{Experiment, Manifest};
+use super::manifest::{Entry, Experiment, Manifest};
 
 /// One stage, as `trainer run --stage` names it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -142,14 +142,49 @@ pub struct Stage {
 }
 
 /// The stages of `selected` (and of the experiments their `init_from` starts from), in an
-/// order where every stage comes after those it needs; a dataset read by several experiments
-/// is one stage.
+/// order where every stage comes after those it needs: the datasets first (a dataset read by
+/// several experiments is one stage), then each experiment's training runs one after another,
+/// its evaluations and its report.
 pub fn graph(manifest: &Manifest, selected: &[&Experiment]) -> Result<Vec<Stage>> {
     let mut stages: Vec<Stage> = Vec::new();
+    for e in selected {
+        add_data(manifest, e, None, &mut stages)?;
+    }
     for e in selected {
         add_experiment(manifest, e, &mut stages)?;
     }
     Ok(stages)
+}
+
+/// Adds the datasets the networks `names` of `e` (all when `None`) train and are validated
+/// on, and those of the runs of the experiment their `init_from` starts from.
+fn add_data(
+    manifest: &Manifest,
+    e: &Experiment,
+    names: Option<&[String]>,
+    stages: &mut Vec<Stage>,
+) -> Result<()> {
+    let entries: Vec<Entry> = e
+        .entries()
+        .into_iter()
+        .filter(|x| names.is_none_or(|n| n.contains(&x.name)))
+        .collect();
+    if let Some(name) = &e.init_from {
+        let other = manifest
+            .experiments
+            .iter()
+            .find(|x| &x.name == name)
+            .ok_or_else(|| anyhow!("init_from: no experiment '{name}'"))?;
+        let wanted: Vec<String> = entries.iter().map(|x| x.name.clone()).collect();
+        add_data(manifest, other, Some(&wanted), stages)?;
+    }
+    for d in entries.iter().map(|x| &x.data).chain(&e.val_data) {
+        let id = StageId::Data {
+            dataset: d.name.clone(),
+        };
+        stage(stages, id, Vec::new());
+    }
+    Ok(())
 }
 
 /// The index of `id` in `stages`, adding it with `needs` if it is not there.
@@ -163,63 +198,58 @@ fn stage(stages: &mut Vec<Stage>, id: StageId, needs: Vec<usize>) -> usize {
     }
 }
 
-/// Adds the training stages of `e` (with their data and `init_from` sources); returns, per
-/// entry, the indices of its runs.
-fn add_training(
+/// Adds run `run` of network `entry` of `e` (after its data, and after the same run of the
+/// same network of the experiment its `init_from` starts from, added too); returns its index.
+fn add_train_run(
     manifest: &Manifest,
     e: &Experiment,
+    entry: &Entry,
+    run: u64,
     stages: &mut Vec<Stage>,
-) -> Result<Vec<(String, Vec<usize>)>> {
-    let source = match &e.init_from {
-        Some(name) => {
-            let other = manifest
-                .experiments
-                .iter()
-                .find(|x| &x.name == name)
-                .ok_or_else(|| anyhow!("init_from: no experiment '{name}'"))?;
-            Some(add_training(manifest, other, stages)?)
-        }
-        None => None,
-    };
-    let mut out = Vec::new();
-    for entry in e.entries() {
-        let mut data = vec![entry.data.name.clone()];
-        data.extend(e.val_data.iter().map(|v| v.name.clone()));
-        let data: Vec<usize> = data
-            .into_iter()
-            .map(|dataset| stage(stages, StageId::Data { dataset }, Vec::new()))
-            .collect();
-        let mut runs = Vec::new();
-        for run in 1..=e.settings.runs.0 {
-            let mut needs = data.clone();
-            if let Some(source) = &source {
-                let Some((_, theirs)) = source.iter().find(|(n, _)| n == &entry.name) else {
-                    bail!(
-                        "init_from: experiment '{}' has no network '{}'",
-                        e.init_from.as_deref().unwrap_or_default(),
-                        entry.name
-                    );
-                };
-                needs.extend(theirs.get(run as usize - 1));
-            }
-            let id = StageId::Train {
-                experiment: e.name.clone(),
-                entry: entry.name.clone(),
-                run,
+) -> Result<usize> {
+    let mut needs: Vec<usize> = std::iter::once(&entry.data)
+        .chain(&e.val_data)
+        .map(|d| {
+            let id = StageId::Data {
+                dataset: d.name.clone(),
             };
-            runs.push(stage(stages, id, needs));
-        }
-        out.push((entry.name, runs));
+            stage(stages, id, Vec::new())
+        })
+        .collect();
+    if let Some(name) = &e.init_from {
+        let other = manifest
+            .experiments
+            .iter()
+            .find(|x| &x.name == name)
+            .ok_or_else(|| anyhow!("init_from: no experiment '{name}'"))?;
+        let theirs = other
+            .entries()
+            .into_iter()
+            .find(|x| x.name == entry.name)
+            .ok_or_else(|| {
+                anyhow!(
+                    "init_from: experiment '{name}' has no network '{}'",
+                    entry.name
+                )
+            })?;
+        needs.push(add_train_run(manifest, other, &theirs, run, stages)?);
     }
-    Ok(out)
+    let id = StageId::Train {
+        experiment: e.name.clone(),
+        entry: entry.name.clone(),
+        run,
+    };
+    Ok(stage(stages, id, needs))
 }
 
 /// Adds every stage of `e`: its training, evaluations and report.
 fn add_experiment(manifest: &Manifest, e: &Experiment, stages: &mut Vec<Stage>) -> Result<()> {
-    let trained: Vec<usize> = add_training(manifest, e, stages)?
-        .into_iter()
-        .flat_map(|(_, runs)| runs)
-        .collect();
+    let mut trained = Vec::new();
+    for entry in e.entries() {
+        for run in 1..=e.settings.runs.0 {
+            trained.push(add_train_run(manifest, e, &entry, run, stages)?);
+        }
+    }
     let mut report_needs = trained.clone();
     for ev in &e.evaluations {
         let id = StageId::Evaluate {
