@@ -7,9 +7,11 @@
 //! nothing. The driver polls `squeue` until the jobs are gone (unless `--detach`), then checks
 //! every submitted stage and names the log of the first that failed.
 //!
-//! Slurm's own conventions are followed: `sbatch --parsable`, one log per job
-//! (`OUT/slurm/STAGE-JOBID.log`), resources per stage kind from the manifest's `[cluster]`
-//! table (`partition`, `account`, `time`, `cpus`, `mem`, `gpus`, and the same keys in
+//! An experiment's training runs go as one array job (task k runs the k-th), and a stage with
+//! parts (a dataset's shards, a tournament's batches) has them run as an array job before it.
+//! Slurm's own conventions are followed: `sbatch --parsable`, one log per job or task
+//! (`OUT/slurm/STAGE-JOBID.log`, `...-ARRAYJOB_TASK.log`), resources per stage kind from the
+//! manifest's `[cluster]` table (`partition`, `account`, `time`, `cpus`, `mem`, `gpus`, and the same keys in
 //! `[cluster.data]`, `[cluster.train]`, `[cluster.eval]` and `[cluster.report]`) under the
 //! command line's `--partition`, `--account` and `--time`.
 
