@@ -11,9 +11,9 @@
 //! parts (a dataset's shards, a tournament's batches) has them run as an array job before it.
 //! Slurm's own conventions are followed: `sbatch --parsable`, one log per job or task
 //! (`OUT/slurm/STAGE-JOBID.log`, `...-ARRAYJOB_TASK.log`), resources per stage kind from the
-//! manifest's `[cluster]` table (`partition`, `account`, `time`, `cpus`, `mem`, `gpus`, and the same keys in
-//! `[cluster.data]`, `[cluster.train]`, `[cluster.eval]` and `[cluster.report]`) under the
-//! command line's `--partition`, `--account` and `--time`.
+//! manifest's `[cluster]` table (`partition`, `account`, `time`, `cpus`, `mem`, `gpus`, and the
+//! same keys in `[cluster.data]`, `[cluster.train]`, `[cluster.eval]` and `[cluster.report]`)
+//! under the command line's `--partition`, `--account` and `--time`.
 
 use anyhow::{Context, Result, anyhow, bail};
 use std::collections::BTreeMap;
