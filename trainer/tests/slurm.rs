@@ -184,8 +184,10 @@ fn games(out: &Path) -> String {
     kept.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// `trainer run --executor slurm` in the manifest's folder (a relative `out` is inside it).
 fn slurm_run(cluster: &Cluster, manifest: &Path, out: &Path, extra: &[&str]) -> Output {
     trainer(cluster)
+        .current_dir(manifest.parent().unwrap())
         .args(["run", "--executor", "slurm", "--no-progress", "--out"])
         .arg(out)
         .args(extra)
@@ -282,9 +284,10 @@ fn a_manifest_runs_through_slurm_as_it_runs_locally_and_resumes_after_scancel() 
     assert!(log.contains("ran 0 job(s)"), "{log}");
 
     // Submitted and left (--detach), cancelled once the data exist: the rerun submits only
-    // the stages without results and ends with the same report.
+    // the stages without results and ends with the same report; the output folder named
+    // relatively, as `runs/` is by default (the jobs get it absolutely).
     let cut = dir.path().join("cut");
-    let o = slurm_run(&cluster, &m, &cut, &["--detach"]);
+    let o = slurm_run(&cluster, &m, Path::new("cut"), &["--detach"]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("submitted 6 job(s)"), "{}", text(&o));
     wait_until("the data stage", || {
@@ -307,7 +310,7 @@ fn a_manifest_runs_through_slurm_as_it_runs_locally_and_resumes_after_scancel() 
             .unwrap();
         o.status.success() && o.stdout.iter().all(u8::is_ascii_whitespace)
     });
-    let o = slurm_run(&cluster, &m, &cut, &[]);
+    let o = slurm_run(&cluster, &m, Path::new("cut"), &[]);
     let log = text(&o);
     assert!(o.status.success(), "{log}");
     let counts = log
@@ -318,6 +321,10 @@ fn a_manifest_runs_through_slurm_as_it_runs_locally_and_resumes_after_scancel() 
     assert!((1..5).contains(&done), "{counts}");
     assert!(!log.contains("data:tiny submitted"), "{log}");
     assert_eq!(normalized_report(&cut), normalized_report(&local));
+    let o = slurm_run(&cluster, &m, Path::new("cut"), &[]);
+    let log = text(&o);
+    assert!(o.status.success(), "{log}");
+    assert!(log.contains("5 stage(s), 5 done, 0 to submit"), "{log}");
 }
 
 #[test]

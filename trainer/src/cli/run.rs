@@ -7,7 +7,7 @@ use clap::Args;
 use plugin_api::PluginRegistry;
 
 use super::device::{DeviceArg, apply_threads};
-use trainer::experiment::cache::Lookup;
+use trainer::experiment::lookup::Lookup;
 use trainer::experiment::manifest::{DataSource, JobResources, Manifest};
 use trainer::experiment::runner::{RunOptions, default_out, run_manifest, run_stage};
 use trainer::experiment::slurm::{self, SlurmOptions};

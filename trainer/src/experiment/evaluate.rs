@@ -18,7 +18,8 @@ use host::engine::bench::{self, BenchConfig};
 use host::engine::evaluation::EvalSource;
 use serde::{Deserialize, Serialize};
 
-use super::cache::{Claim, Lookup, file_digest, key_of, stage_dir};
+use super::cache::{file_digest, key_of, stage_dir};
+use super::lookup::{Claim, Lookup};
 use super::manifest::{
     Evaluation, LimitTable, PuzzlesTable, SpeedTable, TournamentTable, parse_tc,
 };

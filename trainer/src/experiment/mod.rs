@@ -4,6 +4,7 @@
 pub mod cache;
 pub mod engine_net;
 pub mod evaluate;
+pub mod lookup;
 pub mod manifest;
 pub mod report;
 pub mod runner;

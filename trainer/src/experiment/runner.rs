@@ -13,8 +13,9 @@ use plugin_api::{FeatureSet, PluginRegistry};
 use serde::{Deserialize, Serialize};
 use tch::Device;
 
-use super::cache::{self, file_digest, key_of, stage_dir};
+use super::cache::{file_digest, key_of, stage_dir};
 use super::evaluate::{self, EvaluationResult, Player};
+use super::lookup::{Claim, Lookup, Missing, lock_stage};
 use super::manifest::{DataSource, Dataset, Entry, Experiment, GenerateTable, Manifest};
 use super::report::{self, DataSummary, ExperimentReport, FeatureSetRow, RunSummary};
 use super::stages::StageId;
@@ -40,11 +41,11 @@ pub struct RunOptions {
     /// Progress bars.
     pub progress: bool,
     /// How stages are looked up: computed when missing (the default), or only probed.
-    pub lookup: cache::Lookup,
+    pub lookup: Lookup,
 }
 
 impl RunOptions {
-    /// The same run, probing its stages instead of computing them (see [`cache::Lookup`]).
+    /// The same run, probing its stages instead of computing them (see [`Lookup`]).
     pub fn probing(&self) -> RunOptions {
         RunOptions {
             out: self.out.clone(),
@@ -53,7 +54,7 @@ impl RunOptions {
             device: self.device,
             loader_threads: self.loader_threads,
             progress: false,
-            lookup: cache::Lookup::probe(),
+            lookup: Lookup::probe(),
         }
     }
 }
@@ -127,7 +128,7 @@ const REPORT_STAGES: &str = "stages.json";
 
 /// Runs (or finds) every stage of `e` and writes its report, with the list of the stage
 /// folders it read. When probing, writes nothing: the report stage is done if a report was
-/// written from exactly the stages there are now, else the error [`cache::Missing`].
+/// written from exactly the stages there are now, else the error [`Missing`].
 fn report_experiment(
     manifest: &Manifest,
     e: &Experiment,
@@ -136,13 +137,24 @@ fn report_experiment(
 ) -> Result<ExperimentReport> {
     let from = options.lookup.count();
     let report = run_experiment(manifest, e, registry, options)?;
-    let stages = options.lookup.met_since(from);
+    // Relative to the output folder: the same list whether it is named absolutely (a Slurm
+    // job's) or relatively (a driver's, a local run's).
+    let stages: Vec<PathBuf> = options
+        .lookup
+        .met_since(from)
+        .into_iter()
+        .map(|d| {
+            d.strip_prefix(&options.out)
+                .map(Path::to_path_buf)
+                .unwrap_or(d)
+        })
+        .collect();
     let dir = report_dir(options, &e.name);
     let listed = serde_json::to_vec_pretty(&stages)?;
     if options.lookup.probing() {
         return match std::fs::read(dir.join(REPORT_STAGES)) {
             Ok(written) if written == listed => Ok(report),
-            _ => Err(cache::Missing(dir).into()),
+            _ => Err(Missing(dir).into()),
         };
     }
     report::write(&report, &dir)?;
@@ -160,7 +172,7 @@ fn report_experiment(
 /// Runs one stage of the manifest (`trainer run --stage ID`, what an executor's job does):
 /// the stages it needs must be done (else they are computed first, as a local run would).
 /// With a probing [`RunOptions::lookup`] it computes nothing and fails with
-/// [`cache::Missing`] unless the stage is done.
+/// [`Missing`] unless the stage is done.
 pub fn run_stage<'a>(
     manifest: &'a Manifest,
     registry: &PluginRegistry,
@@ -632,7 +644,7 @@ fn generate_shard(
     };
     let path = shard_file(dir, i, n);
     // Shards of one dataset run at once (an array job), each held by its own lock.
-    let _held = cache::lock_stage(dir, &format!(".lock-shard-{i}"))?;
+    let _held = lock_stage(dir, &format!(".lock-shard-{i}"))?;
     let shard = match n {
         1 => String::new(),
         _ => format!(" (shard {i} of {n})"),
@@ -672,7 +684,7 @@ fn ensure_shard(d: &Dataset, shard: u64, options: &RunOptions) -> Result<()> {
     if options.lookup.probing() {
         return match gensfen::is_complete(&file) {
             true => Ok(()),
-            false => Err(cache::Missing(dir).into()),
+            false => Err(Missing(dir).into()),
         };
     }
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -699,8 +711,8 @@ fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<Da
     };
     let dir = data_dir(d, g, options);
     let _held = match options.lookup.claim::<DataRecord>(&dir)? {
-        cache::Claim::Held(lock) => lock,
-        cache::Claim::Done(record) => {
+        Claim::Held(lock) => lock,
+        Claim::Done(record) => {
             options.lookup.say_cached(format_args!(
                 "[{experiment}] data: {} (cached, {})",
                 d.name,
@@ -810,11 +822,11 @@ fn train_one(
     }
     if options.lookup.probing() {
         // Done with fewer epochs than asked for is not done.
-        return Err(cache::Missing(dir).into());
+        return Err(Missing(dir).into());
     }
     // Held, the run may find that another run finished it meanwhile.
-    let _held = cache::lock_stage(&dir, ".lock")?;
-    if let Some(record) = cache::done::<TrainRecord>(&dir)
+    let _held = lock_stage(&dir, ".lock")?;
+    if let Some(record) = options.lookup.done::<TrainRecord>(&dir)?
         && record.epochs >= config.epochs
         && record.net.exists()
     {

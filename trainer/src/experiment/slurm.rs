@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use plugin_api::PluginRegistry;
 
-use super::cache::Missing;
+use super::lookup::Missing;
 use super::manifest::{DataSource, JobResources, Manifest};
 use super::runner::{RunOptions, check_feature_sets, run_stage};
 use super::stages::{self, StageId};

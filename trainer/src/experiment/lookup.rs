@@ -1,0 +1,166 @@
+//! How a run looks its stages up ([`super::cache`] says where they live and whether they are
+//! done): computing those that are not done, or only probing them (an executor asking what is
+//! missing, [`Missing`]); holding a stage's folder while computing it ([`StageLock`]), so that
+//! two runs of one manifest at once never compute one stage together; and remembering the
+//! stages met (the inputs a report lists).
+
+use anyhow::Result;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::cache::{done, mark_done};
+
+/// A stage's folder held by one process: an exclusive lock on a file in it, released when
+/// dropped (also when the process dies), so that two runs of one manifest at once (two local
+/// runs, two Slurm submissions) never compute the same stage together: the second waits, then
+/// finds it done.
+#[derive(Debug)]
+pub struct StageLock {
+    _file: std::fs::File,
+}
+
+/// Holds `dir` (created if needed) for this process under the lock file `name`, waiting while
+/// another process holds it.
+pub fn lock_stage(dir: &Path, name: &str) -> Result<StageLock> {
+    use anyhow::Context;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let path = dir.join(name);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            eprintln!(
+                "==> waiting for another run that is computing {}",
+                dir.display()
+            );
+            file.lock()
+                .with_context(|| format!("cannot lock {}", path.display()))?;
+        }
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(anyhow::Error::new(e).context(format!("cannot lock {}", path.display())));
+        }
+    }
+    Ok(StageLock { _file: file })
+}
+
+/// What [`Lookup::claim`] found: the stage done, or its folder held to compute it.
+#[derive(Debug)]
+pub enum Claim<T> {
+    /// The stage's record.
+    Done(T),
+    /// Not done: the folder is this process's until the lock is dropped.
+    Held(StageLock),
+}
+
+/// A stage that a probe found not done (see [`Lookup::probe`]): its folder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Missing(pub PathBuf);
+
+impl std::fmt::Display for Missing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "stage {} is not done", self.0.display())
+    }
+}
+
+impl std::error::Error for Missing {}
+
+/// How a run looks its stages up: computing a stage that is not done, or only probing (an
+/// executor asking what is missing without computing anything); and the folders of the done
+/// stages it met, in order (the inputs of a report).
+#[derive(Debug, Default)]
+pub struct Lookup {
+    probe: bool,
+    met: std::sync::Mutex<Vec<PathBuf>>,
+}
+
+impl Lookup {
+    /// Stages that are not done are computed.
+    pub fn compute() -> Self {
+        Lookup::default()
+    }
+
+    /// A stage that is not done is an error [`Missing`] instead of being computed.
+    pub fn probe() -> Self {
+        Lookup {
+            probe: true,
+            ..Lookup::default()
+        }
+    }
+
+    /// Whether this lookup only probes.
+    pub fn probing(&self) -> bool {
+        self.probe
+    }
+
+    /// The record of the stage in `dir` if it is done; `None` if not (to compute it), or the
+    /// error [`Missing`] when probing.
+    pub fn done<T: DeserializeOwned>(&self, dir: &Path) -> Result<Option<T>> {
+        match done(dir) {
+            Some(record) => {
+                self.met(dir);
+                Ok(Some(record))
+            }
+            None if self.probe => Err(Missing(dir.to_path_buf()).into()),
+            None => Ok(None),
+        }
+    }
+
+    /// Says that a stage was found done (`message`: which one), unless probing, where
+    /// finding stages is all a run does.
+    pub fn say_cached(&self, message: std::fmt::Arguments) {
+        if !self.probe {
+            eprintln!("==> {message}");
+        }
+    }
+
+    /// The record of the stage in `dir` if it is done; else its folder held for this process
+    /// ([`lock_stage`]), looked at again once held (a run that held it before may have finished
+    /// it). Probing, a stage not done is the error [`Missing`] and nothing is locked.
+    pub fn claim<T: DeserializeOwned>(&self, dir: &Path) -> Result<Claim<T>> {
+        if let Some(record) = self.done(dir)? {
+            return Ok(Claim::Done(record));
+        }
+        let lock = lock_stage(dir, ".lock")?;
+        Ok(match self.done(dir)? {
+            Some(record) => Claim::Done(record),
+            None => Claim::Held(lock),
+        })
+    }
+
+    /// Marks the stage in `dir` finished ([`mark_done`]) and counts it as met.
+    pub fn mark_done(&self, dir: &Path, record: &impl Serialize) -> Result<()> {
+        mark_done(dir, record)?;
+        self.met(dir);
+        Ok(())
+    }
+
+    fn met(&self, dir: &Path) {
+        let mut met = self.met.lock().unwrap_or_else(|e| e.into_inner());
+        met.push(dir.to_path_buf());
+    }
+
+    /// The folders of the done stages met since `from` (an earlier [`count`](Self::count)),
+    /// each once, in the order first met.
+    pub fn met_since(&self, from: usize) -> Vec<PathBuf> {
+        let met = self.met.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out: Vec<PathBuf> = Vec::new();
+        for dir in met.get(from..).unwrap_or_default() {
+            if !out.contains(dir) {
+                out.push(dir.clone());
+            }
+        }
+        out
+    }
+
+    /// How many done stages were met so far.
+    pub fn count(&self) -> usize {
+        self.met.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+}
