@@ -6,12 +6,15 @@
 
 #[path = "common/browser.rs"]
 mod browser;
+#[path = "common/output.rs"]
+mod output;
 #[path = "common/paths.rs"]
 mod paths;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
+use output::text;
 use paths::{shared, target_dir};
 use std::process::{Command, Output, Stdio};
 
@@ -19,14 +22,6 @@ fn trainer() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_trainer"));
     c.arg("--plugin-dir").arg(paths::plugin_dir());
     c
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// A manifest small enough for a few seconds of work on two cores.

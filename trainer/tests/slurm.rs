@@ -7,6 +7,8 @@
 //! and the one-line errors of a partition that does not exist, a stage that fails and a
 //! machine without Slurm.
 
+#[path = "common/output.rs"]
+mod output;
 #[path = "common/paths.rs"]
 mod paths;
 
@@ -14,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+use output::text;
 use paths::shared;
 
 /// The local cluster; stopped (its daemons by their PIDs) when dropped, also when a test fails.
@@ -64,24 +67,15 @@ fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/slurm-local.sh")
 }
 
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
 fn trainer(cluster: &Cluster) -> Command {
     let mut c = cluster.client(env!("CARGO_BIN_EXE_trainer"));
     c.arg("--plugin-dir").arg(paths::plugin_dir());
     c
 }
 
-/// Two feature sets on generated data (in two shards), a short tournament (in two batches): a
-/// few seconds of
-/// work per stage.
-fn manifest(dir: &Path, extra: &str) -> PathBuf {
+/// Two feature sets on generated data (in `shards` shards), a short tournament (in two
+/// batches): a few seconds of work per stage.
+fn manifest(dir: &Path, shards: u64, extra: &str) -> PathBuf {
     let book = shared().join("data/noob_3moves.epd");
     let path = dir.join("m.toml");
     std::fs::write(
@@ -89,7 +83,7 @@ fn manifest(dir: &Path, extra: &str) -> PathBuf {
         format!(
             r#"
 [data.tiny]
-generate = {{ games = 24, val_games = 4, nodes = 200, book = "{book}", write_minply = 4, seed = 3, threads = 1, shards = 2{extra} }}
+generate = {{ games = 24, val_games = 4, nodes = 200, book = "{book}", write_minply = 4, seed = 3, threads = 1, shards = {shards}{extra} }}
 
 [evaluation.e]
 reference = "all"
@@ -212,7 +206,7 @@ fn wait_until(what: &str, done: impl Fn() -> bool) {
 fn a_manifest_runs_through_slurm_as_it_runs_locally_and_resumes_after_scancel() {
     let cluster = Cluster::start();
     let dir = tempfile::tempdir().unwrap();
-    let m = manifest(dir.path(), "");
+    let m = manifest(dir.path(), 2, "");
 
     let local = dir.path().join("local");
     let o = trainer(&cluster)
@@ -338,9 +332,14 @@ fn slurm_errors_are_one_line_and_name_the_failing_stage() {
         assert!(last.starts_with("error: "), "{err}");
         last
     };
+    // The log an error names: "... see LOG; ...".
+    let log_named = |err: &str| -> String {
+        let after = err.split("see ").nth(1).unwrap_or_default();
+        after.split(';').next().unwrap_or_default().to_string()
+    };
 
     // A partition the cluster does not have: sbatch's refusal, before any job runs.
-    let m = manifest(dir.path(), "");
+    let m = manifest(dir.path(), 2, "");
     let out = dir.path().join("a");
     let err = one_line(&slurm_run(&cluster, &m, &out, &["--partition", "nowhere"]));
     assert!(
@@ -352,44 +351,39 @@ fn slurm_errors_are_one_line_and_name_the_failing_stage() {
     // A stage that fails: its log is named, its dependants are cancelled by Slurm.
     let bad = dir.path().join("bad");
     std::fs::create_dir_all(&bad).unwrap();
-    let m = manifest(&bad, ", labeler = \"cmd=/bin/false\"");
-    let text = std::fs::read_to_string(&m)
-        .unwrap()
-        .replace(", shards = 2", "");
-    std::fs::write(&m, text).unwrap();
+    let m = manifest(&bad, 1, ", labeler = \"cmd=/bin/false\"");
     let out = dir.path().join("b");
     let err = one_line(&slurm_run(&cluster, &m, &out, &[]));
     assert!(err.contains("stage data:tiny failed (job "), "{err}");
-    let log = err.split("see ").nth(1).unwrap().split(';').next().unwrap();
-    assert!(Path::new(log).is_file(), "{err}");
+    let log = log_named(&err);
+    assert!(Path::new(&log).is_file(), "{err}");
     assert!(err.contains("4 other stage(s) did not finish"), "{err}");
 
     // A shard that fails: its log is named (the dataset's stage was cancelled by Slurm).
     let bad = dir.path().join("bad-shards");
     std::fs::create_dir_all(&bad).unwrap();
-    let m = manifest(&bad, ", labeler = \"cmd=/bin/false\"");
-    let text = std::fs::read_to_string(&m)
-        .unwrap()
-        .replace("shards = 2", "shards = 3");
-    std::fs::write(&m, text).unwrap();
+    let m = manifest(&bad, 3, ", labeler = \"cmd=/bin/false\"");
     let out = dir.path().join("b3");
     let err = one_line(&slurm_run(&cluster, &m, &out, &[]));
     assert!(
         err.contains("stage data:tiny:0 failed (array job "),
         "{err}"
     );
-    let log = err.split("see ").nth(1).unwrap().split(';').next().unwrap();
-    assert!(log.ends_with("_0.log") && Path::new(log).is_file(), "{err}");
+    let log = log_named(&err);
+    assert!(
+        log.ends_with("_0.log") && Path::new(&log).is_file(),
+        "{err}"
+    );
 
     // An output folder the driver cannot write into (a path under a file).
     let file = dir.path().join("a-file");
     std::fs::write(&file, "").unwrap();
-    let m = manifest(dir.path(), "");
+    let m = manifest(dir.path(), 2, "");
     let err = one_line(&slurm_run(&cluster, &m, &file.join("runs"), &[]));
     assert!(err.contains("--executor slurm: cannot write into"), "{err}");
 
     // No Slurm on the machine: no sbatch on PATH.
-    let m = manifest(dir.path(), "");
+    let m = manifest(dir.path(), 2, "");
     let o = trainer(&cluster)
         .env("PATH", "/nonexistent")
         .args(["run", "--executor", "slurm", "--out"])

@@ -3,9 +3,12 @@
 //! exported network loads in host; the report prints its statistics.
 
 mod common;
+#[path = "common/output.rs"]
+mod output;
 #[path = "common/paths.rs"]
 mod paths;
 use common::fingerprint;
+use output::text;
 use paths::{plugin_dir, registry};
 
 use std::path::Path;
@@ -24,14 +27,6 @@ fn trainer() -> Command {
 
 fn run<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
     trainer().args(args).output().unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn write(path: &Path, samples: &[Sample]) {

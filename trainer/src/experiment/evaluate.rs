@@ -378,15 +378,15 @@ struct Tournament {
     names: Vec<String>,
 }
 
-/// The tournament `t` of `players` (with their contents' `digests`): its stage folder, keyed by
-/// the networks' contents and the settings, and its configuration.
-fn tournament_setup(
+/// The stage folder of the tournament `t` of the players whose networks have `digests`, keyed
+/// by the networks' contents and the settings.
+fn tournament_dir(
     experiment: &str,
     t: &TournamentTable,
-    (players, digests): (&[Player], &[(String, String)]),
+    digests: &[(String, String)],
     reference: Option<&str>,
     out_root: &Path,
-) -> Result<Tournament> {
+) -> Result<PathBuf> {
     let mut extra_digests = Vec::new();
     for text in &t.players {
         let path = Path::new(text);
@@ -397,7 +397,19 @@ fn tournament_setup(
         });
     }
     let key = key_of(&("tournament-v1", digests, &extra_digests, t, reference));
-    let dir = stage_dir(out_root, "tournament", experiment, &key);
+    Ok(stage_dir(out_root, "tournament", experiment, &key))
+}
+
+/// The tournament `t` of `players` in its stage folder `dir`, ready to play (its openings
+/// read, its engines named): made only once the tournament is to be played, not to find it
+/// done.
+fn tournament_setup(
+    experiment: &str,
+    t: &TournamentTable,
+    players: &[Player],
+    reference: Option<&str>,
+    dir: PathBuf,
+) -> Result<Tournament> {
     let mut specs = players
         .iter()
         .map(|p| host_spec(p, t.hash.0))
@@ -515,24 +527,17 @@ pub fn evaluate_batch(
         .ok_or_else(|| anyhow!("evaluation '{}' has no tournament batch {batch}", ev.name))?;
     let digests = player_digests(players)?;
     let reference = reference_of(ev, players);
-    let tournament = tournament_setup(
-        experiment,
-        t,
-        (players, &digests),
-        reference.as_deref(),
-        out_root,
-    )?;
+    let dir = tournament_dir(experiment, t, &digests, reference.as_deref(), out_root)?;
+    let n = t.batch_count();
     if lookup.probing() {
-        // Done when the batch is, or the whole tournament is.
-        if lookup.done::<TournamentRecord>(&tournament.dir).is_ok() {
+        // Done when the whole tournament is, or the batch is.
+        if lookup.done::<TournamentRecord>(&dir).is_ok() {
             return Ok(());
         }
+        let batch_dir = dir.join(format!("batch-{batch}-of-{n}"));
+        return lookup.done::<BatchRecord>(&batch_dir).map(|_| ());
     }
-    let n = t.batch_count();
-    let dir = tournament.dir.join(format!("batch-{batch}-of-{n}"));
-    if lookup.probing() {
-        return lookup.done::<BatchRecord>(&dir).map(|_| ());
-    }
+    let tournament = tournament_setup(experiment, t, players, reference.as_deref(), dir)?;
     tournament_batch(experiment, &tournament, (batch, n), (false, lookup)).map(|_| ())
 }
 
@@ -545,9 +550,8 @@ fn tournament_stage(
     out_root: &Path,
     (progress, lookup): (bool, &Lookup),
 ) -> Result<TournamentRecord> {
-    let tournament = tournament_setup(experiment, t, (players, digests), reference, out_root)?;
-    let dir = &tournament.dir;
-    let _held = match lookup.claim::<TournamentRecord>(dir)? {
+    let dir = tournament_dir(experiment, t, digests, reference, out_root)?;
+    let _held = match lookup.claim::<TournamentRecord>(&dir)? {
         Claim::Held(lock) => lock,
         Claim::Done(record) => {
             lookup.say_cached(format_args!(
@@ -557,6 +561,8 @@ fn tournament_stage(
             return Ok(record);
         }
     };
+    let tournament = tournament_setup(experiment, t, players, reference, dir)?;
+    let dir = &tournament.dir;
     let names = &tournament.names;
     let pgn_path = dir.join("games.pgn");
     let n = t.batch_count();

@@ -582,6 +582,14 @@ impl Manifest {
             .collect())
     }
 
+    /// The experiment `name`.
+    pub fn experiment(&self, name: &str) -> Result<&Experiment> {
+        self.experiments
+            .iter()
+            .find(|e| e.name == name)
+            .ok_or_else(|| anyhow!("{}: no experiment '{name}'", self.path.display()))
+    }
+
     /// The dataset `name` that an experiment reads.
     pub fn dataset(&self, name: &str) -> Result<&Dataset> {
         self.experiments

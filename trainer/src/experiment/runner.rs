@@ -181,10 +181,8 @@ pub fn run_stage<'a>(
 ) -> Result<()> {
     let experiment = |name: &str| {
         manifest
-            .experiments
-            .iter()
-            .find(|e| e.name == name)
-            .ok_or_else(|| anyhow!("stage {id}: no experiment '{name}' in the manifest"))
+            .experiment(name)
+            .with_context(|| format!("stage {id}"))
     };
     let evaluation = |e: &'a Experiment, name: &str| {
         e.evaluations
@@ -196,6 +194,12 @@ pub fn run_stage<'a>(
                     e.name
                 )
             })
+    };
+    // The players of an experiment's evaluations: its networks, trained (or found).
+    let trained_players = |e: &Experiment| -> Result<Vec<Player>> {
+        let records = experiment_data(e, options)?;
+        let (rows, _) = trained_rows(manifest, e, &records, (registry, options))?;
+        Ok(players(&rows, options))
     };
     match id {
         StageId::Data { dataset } => {
@@ -237,12 +241,10 @@ pub fn run_stage<'a>(
         } => {
             let e = experiment(name)?;
             let ev = evaluation(e, evaluation_name)?;
-            let records = experiment_data(e, options)?;
-            let (rows, _) = trained_rows(manifest, e, &records, (registry, options))?;
             evaluate::evaluate(
                 &e.name,
                 ev,
-                &players(&rows, options),
+                &trained_players(e)?,
                 &options.out,
                 (options.progress, &options.lookup),
             )?;
@@ -254,12 +256,10 @@ pub fn run_stage<'a>(
         } => {
             let e = experiment(name)?;
             let ev = evaluation(e, evaluation_name)?;
-            let records = experiment_data(e, options)?;
-            let (rows, _) = trained_rows(manifest, e, &records, (registry, options))?;
             evaluate::evaluate_batch(
                 &e.name,
                 ev,
-                &players(&rows, options),
+                &trained_players(e)?,
                 &options.out,
                 (*batch, &options.lookup),
             )
@@ -480,11 +480,7 @@ fn train_run(
         .map_err(anyhow::Error::msg)?;
     let init = match &e.init_from {
         Some(other) => {
-            let source = manifest
-                .experiments
-                .iter()
-                .find(|x| &x.name == other)
-                .expect("checked when parsing");
+            let source = manifest.experiment(other)?;
             let source_records = experiment_data(source, options)?;
             let theirs = source
                 .entries()

@@ -87,6 +87,10 @@ pub fn run(
         let resources = manifest
             .cluster
             .resources(kind(&stage.id), &slurm.overrides);
+        let mut sbatch = |job: &Job, after: &[String]| {
+            sbatch_calls += 1;
+            submit(job, after, &resources, (manifest, options, slurm), &logs)
+        };
         // The training runs of one experiment: one array job, task k running the k-th.
         if let StageId::Train { experiment, .. } = &stage.id {
             let group: Vec<usize> = (i..graph.len())
@@ -96,26 +100,12 @@ pub fn run(
                 .filter(|&j| missing[j])
                 .collect();
             if group.len() > 1 {
-                let mut after: Vec<String> = Vec::new();
-                for n in group.iter().flat_map(|&j| &graph[j].needs) {
-                    if let Some(s) = jobs.get(n)
-                        && !after.contains(&s.job)
-                    {
-                        after.push(s.job.clone());
-                    }
-                }
+                let after = jobs_of(group.iter().flat_map(|&j| &graph[j].needs), &jobs);
                 let list = List {
                     ids: group.iter().map(|&j| graph[j].id.clone()).collect(),
                     log: file_name_of(&format!("train:{experiment}")),
                 };
-                let job = submit(
-                    &Job::List(list.clone()),
-                    &after,
-                    &resources,
-                    (manifest, options, slurm),
-                    &logs,
-                )?;
-                sbatch_calls += 1;
+                let job = sbatch(&Job::List(list.clone()), &after)?;
                 eprintln!(
                     "==> slurm: {} training run(s) of {experiment} submitted as array job {job}",
                     group.len()
@@ -133,41 +123,20 @@ pub fn run(
                 continue;
             }
         }
-        let mut after: Vec<String> = Vec::new();
-        for n in &stage.needs {
-            if let Some(s) = jobs.get(n)
-                && !after.contains(&s.job)
-            {
-                after.push(s.job.clone());
-            }
-        }
+        let mut after = jobs_of(&stage.needs, &jobs);
         if let Some(array) = array_of(manifest, &stage.id)? {
             // A dataset in shards or a tournament in batches: those first, as one array job
             // after what the stage needs, and the stage after it.
-            let job = submit(
-                &Job::Array(array.clone()),
-                &after,
-                &resources,
-                (manifest, options, slurm),
-                &logs,
-            )?;
+            let job = sbatch(&Job::Array(array.clone()), &after)?;
             eprintln!(
                 "==> slurm: {}0..{} submitted as array job {job}",
                 array.prefix,
                 array.count - 1
             );
-            sbatch_calls += 1;
             after.push(job.clone());
             arrays.insert(i, (job, array));
         }
-        let job = submit(
-            &Job::Stage(stage.id.clone()),
-            &after,
-            &resources,
-            (manifest, options, slurm),
-            &logs,
-        )?;
-        sbatch_calls += 1;
+        let job = sbatch(&Job::Stage(stage.id.clone()), &after)?;
         eprintln!("==> slurm: {} submitted as job {job}", stage.id);
         let log = log_of(&logs, &stage.id, &job);
         jobs.insert(i, Submitted { job, log });
@@ -229,6 +198,20 @@ pub fn run(
         );
     }
     Ok(sbatch_calls)
+}
+
+/// The jobs (each once) of the submitted stages among `needs`: what a job waits for.
+fn jobs_of<'a>(
+    needs: impl IntoIterator<Item = &'a usize>,
+    jobs: &BTreeMap<usize, Submitted>,
+) -> Vec<String> {
+    let mut after: Vec<String> = Vec::new();
+    for s in needs.into_iter().filter_map(|n| jobs.get(n)) {
+        if !after.contains(&s.job) {
+            after.push(s.job.clone());
+        }
+    }
+    after
 }
 
 /// A submitted stage: its job (an array job's, for a task of one) and where its log will be.

@@ -170,11 +170,7 @@ fn add_data(
         .filter(|x| names.is_none_or(|n| n.contains(&x.name)))
         .collect();
     if let Some(name) = &e.init_from {
-        let other = manifest
-            .experiments
-            .iter()
-            .find(|x| &x.name == name)
-            .ok_or_else(|| anyhow!("init_from: no experiment '{name}'"))?;
+        let other = manifest.experiment(name)?;
         let wanted: Vec<String> = entries.iter().map(|x| x.name.clone()).collect();
         add_data(manifest, other, Some(&wanted), stages)?;
     }
@@ -217,11 +213,7 @@ fn add_train_run(
         })
         .collect();
     if let Some(name) = &e.init_from {
-        let other = manifest
-            .experiments
-            .iter()
-            .find(|x| &x.name == name)
-            .ok_or_else(|| anyhow!("init_from: no experiment '{name}'"))?;
+        let other = manifest.experiment(name)?;
         let theirs = other
             .entries()
             .into_iter()
