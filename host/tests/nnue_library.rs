@@ -969,15 +969,17 @@ fn sets_mixing_king_relative_and_other_terms_keep_two_exact_accumulators() {
 #[test]
 fn stockfish_shapes_on_any_feature_set_update_exactly_and_round_trip() {
     // PSQT buckets, layer stacks, the pairwise product and the squared clipped ReLU over sets
-    // of one part with the refresh cache (k*all), one part without (all+ph+pv), and two parts
+    // of one part with the refresh cache (k*all, halfka_v2_hm), one part without (all+ph+pv), and two parts
     // (halfka_v2_hm+full_threats: PSQT sums in both); the first stack layer reads only the
     // non-zero inputs from 256 on (L1 512), and a second hidden layer of 20 outputs pads them.
     let reg = registry();
-    for (i, (spec, l1, second)) in [
-        ("all+ph+pv", 128, 32),
-        ("k*all", 64, 20),
-        ("halfka_v2_hm+full_threats", 64, 32),
-        ("all", 512, 32),
+    for (i, (spec, l1, second, buckets)) in [
+        ("all+ph+pv", 128, 32, 8),
+        ("k*all", 64, 20, 8),
+        ("halfka_v2_hm+full_threats", 64, 32, 8),
+        ("all", 512, 32, 8),
+        // PSQT sums of a count not known at compile time, through the refresh cache.
+        ("halfka_v2_hm", 64, 32, 3),
     ]
     .into_iter()
     .enumerate()
@@ -985,6 +987,7 @@ fn stockfish_shapes_on_any_feature_set_update_exactly_and_round_trip() {
         let mut arch = Arch::sfnnv5();
         arch.hidden[0].width = 7;
         arch.hidden[1].width = second;
+        arch.psqt_buckets = buckets;
         let set = reg.feature_set(spec).unwrap();
         let parts = NetworkParts::synthetic_arch(&set, l1, &arch, 90 + i as u64);
         let net = Network::from_parts(parts).unwrap_or_else(|e| panic!("{e}"));

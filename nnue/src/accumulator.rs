@@ -30,7 +30,7 @@
 use std::fmt;
 
 use plugin_api::{
-    BlockError, Board, Color, FeatureDelta, FeatureSet, Move, RefreshTrigger, term_bit,
+    BlockError, Board, Color, FeatureDelta, FeatureSet, Move, RefreshTrigger, Role, term_bit,
 };
 
 use super::aligned::AlignedVec;
@@ -508,8 +508,18 @@ impl<'a> AccumulatorStack<'a> {
         }
         let nnue = self.nnue;
         let before = self.boards[self.ply];
-        nnue.features().delta(&before, mv, &mut self.delta)?;
         let after = before.play(mv);
+        if mv.role == Role::King {
+            let mover = before.turn;
+            if let Some(king) = after.king(mover) {
+                for part in &self.parts {
+                    if let Some(cache) = &part.cache {
+                        cache.prefetch(mover, king);
+                    }
+                }
+            }
+        }
+        nnue.features().delta(&before, mv, &mut self.delta)?;
         let mark = self.log.len();
         for p in Color::ALL {
             if let Err(e) = self.push_perspective(p, &before, &after) {

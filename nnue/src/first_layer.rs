@@ -341,11 +341,13 @@ impl RowLists {
     }
 
     /// The rows of `ty` added (storage rows, see [`FirstLayer::locate`]).
+    #[inline(always)]
     pub fn added(&self, ty: WeightType) -> &[u32] {
         &self.add[ty.slot()]
     }
 
     /// The rows of `ty` subtracted.
+    #[inline(always)]
     pub fn removed(&self, ty: WeightType) -> &[u32] {
         &self.sub[ty.slot()]
     }
@@ -355,12 +357,43 @@ impl RowLists {
     /// (slot 1) first-layer rows, so the same row lists serve both.
     #[inline]
     pub fn apply_psqt(&self, dst: &mut [i32], src: &[i32], psqt: &[AlignedVec<i32>; 2]) {
+        self.apply_psqt_into(dst, None, src, psqt);
+    }
+
+    /// [`apply_psqt`](Self::apply_psqt) that also writes the sums to `copy` (the refresh
+    /// cache's entry) from the registers that hold them: copying `dst` afterwards reads back
+    /// stores still on their way to memory, one wide load over several narrow stores, and
+    /// waits for them.
+    #[inline]
+    pub fn apply_psqt_and_copy(
+        &self,
+        dst: &mut [i32],
+        copy: &mut [i32],
+        src: &[i32],
+        psqt: &[AlignedVec<i32>; 2],
+    ) {
+        self.apply_psqt_into(dst, Some(copy), src, psqt);
+    }
+
+    #[inline]
+    fn apply_psqt_into(
+        &self,
+        dst: &mut [i32],
+        copy: Option<&mut [i32]>,
+        src: &[i32],
+        psqt: &[AlignedVec<i32>; 2],
+    ) {
         if let (Ok(dst), Ok(src)) = (
             <&mut [i32; 8]>::try_from(&mut *dst),
             <&[i32; 8]>::try_from(src),
         ) {
             // Stockfish's 8 buckets: whole rows of a known length, one vector operation each.
-            return self.apply_psqt_fixed(dst, src, psqt);
+            let sum = self.psqt_sum(src, psqt);
+            *dst = sum;
+            if let Some(copy) = copy {
+                copy.copy_from_slice(&sum);
+            }
+            return;
         }
         let b = dst.len();
         dst.copy_from_slice(src);
@@ -378,16 +411,15 @@ impl RowLists {
                     .for_each(|(d, &w)| *d = d.wrapping_sub(w));
             }
         }
+        if let Some(copy) = copy {
+            copy.copy_from_slice(dst);
+        }
     }
 
-    /// [`apply_psqt`](Self::apply_psqt) for B buckets known at compile time.
+    /// `src` plus the PSQT rows added, minus those subtracted, for B buckets known at compile
+    /// time.
     #[inline]
-    fn apply_psqt_fixed<const B: usize>(
-        &self,
-        dst: &mut [i32; B],
-        src: &[i32; B],
-        psqt: &[AlignedVec<i32>; 2],
-    ) {
+    fn psqt_sum<const B: usize>(&self, src: &[i32; B], psqt: &[AlignedVec<i32>; 2]) -> [i32; B] {
         let mut sum = *src;
         for ((add, sub), rows) in self.add.iter().zip(&self.sub).zip(psqt) {
             let row = |r: u32| -> &[i32; B] {
@@ -403,7 +435,7 @@ impl RowLists {
                 (0..B).for_each(|k| sum[k] = sum[k].wrapping_sub(w[k]));
             }
         }
-        *dst = sum;
+        sum
     }
 
     /// Rows added and subtracted, of both types.

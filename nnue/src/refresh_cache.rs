@@ -35,7 +35,8 @@ pub struct CacheStats {
     pub rows: u64,
 }
 
-/// Accumulators per perspective and own king square, with the boards they belong to.
+/// Accumulators per perspective and own king square, with the pieces of the positions they
+/// belong to.
 pub struct RefreshCache {
     l1: usize,
     /// `ENTRIES × L1`.
@@ -44,8 +45,8 @@ pub struct RefreshCache {
     buckets: usize,
     /// `ENTRIES × B` PSQT sums.
     psqt: Vec<i32>,
-    /// The board of each entry's accumulator; `None` while the entry is empty.
-    boards: Vec<Option<Board>>,
+    /// The pieces of each entry's position (none while the entry is empty).
+    pieces: Vec<Pieces>,
     add: Vec<u32>,
     sub: Vec<u32>,
     /// `add` and `sub` by storage.
@@ -62,11 +63,32 @@ impl RefreshCache {
             acc: AlignedVec::zeroed(ENTRIES * l1),
             buckets,
             psqt: vec![0; ENTRIES * buckets],
-            boards: vec![None; ENTRIES],
+            pieces: vec![Pieces::default(); ENTRIES],
             add: Vec::with_capacity(2 * max_active),
             sub: Vec::with_capacity(2 * max_active),
             rows: RowLists::with_capacity(2 * max_active),
             stats: CacheStats::default(),
+        }
+    }
+
+    /// Starts loading what a refresh of perspective `p` with its king on `king` reads first
+    /// (the entry's board and sums), so that a king move's refresh, decided only after the move's
+    /// delta is computed, does not wait for them.
+    #[inline]
+    pub fn prefetch(&self, p: Color, king: Square) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            let slot = p.index() * 64 + king as usize;
+            let lines = [
+                (&raw const self.pieces[slot]).cast::<i8>(),
+                self.acc[slot * self.l1..].as_ptr().cast(),
+                self.psqt[slot * self.buckets..].as_ptr().cast(),
+            ];
+            for line in lines {
+                // SAFETY: prefetching is a hint; it never faults, whatever the address.
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(line) };
+            }
         }
     }
 
@@ -98,43 +120,47 @@ impl RefreshCache {
         let psqt_entry = &mut self.psqt[slot * b..(slot + 1) * b];
         self.add.clear();
         self.sub.clear();
-        let from_entry = match &self.boards[slot] {
-            Some(old) => {
-                // The own king alone with the pieces that left (subtracted) and with those that
-                // came (added): what they contribute is all that differs.
-                let (mut gone, mut came) = (Board::empty(p), Board::empty(p));
-                gone.put(king, p, Role::King);
-                came.put(king, p, Role::King);
-                let mut changed = 0;
-                for color in Color::ALL {
-                    for role in Role::ALL {
-                        let (was, now) = (old.pieces(color, role), board.pieces(color, role));
-                        gone.by_color[color.index()] |= was & !now;
-                        gone.by_role[role.index()] |= was & !now;
-                        came.by_color[color.index()] |= now & !was;
-                        came.by_role[role.index()] |= now & !was;
-                        changed += (was ^ now).count_ones();
-                    }
-                }
-                // Beyond half the board's pieces the bias is the nearer start.
-                if 2 * changed as usize <= board.occupied().count_ones() as usize {
-                    set.active_terms(&came, p, mask, &mut self.add)?;
-                    set.active_terms(&gone, p, mask, &mut self.sub)?;
-                    cancel_common(&mut self.add, &mut self.sub);
-                    true
-                } else {
-                    false
+        let old = &self.pieces[slot];
+        let from_entry = if old.is_empty() {
+            false
+        } else {
+            // The own king alone with the pieces that left (subtracted) and with those that
+            // came (added): what they contribute is all that differs.
+            let (mut gone, mut came) = (Board::empty(p), Board::empty(p));
+            gone.put(king, p, Role::King);
+            came.put(king, p, Role::King);
+            let mut changed = 0;
+            for color in Color::ALL {
+                for role in Role::ALL {
+                    let (was, now) = (old.squares(color, role), board.pieces(color, role));
+                    gone.by_color[color.index()] |= was & !now;
+                    gone.by_role[role.index()] |= was & !now;
+                    came.by_color[color.index()] |= now & !was;
+                    came.by_role[role.index()] |= now & !was;
+                    changed += (was ^ now).count_ones();
                 }
             }
-            None => false,
+            // Beyond half the board's pieces the bias is the nearer start.
+            if 2 * changed as usize <= board.occupied().count_ones() as usize {
+                set.active_terms(&came, p, mask, &mut self.add)?;
+                set.active_terms(&gone, p, mask, &mut self.sub)?;
+                cancel_common(&mut self.add, &mut self.sub);
+                true
+            } else {
+                false
+            }
         };
         let w1 = net.w1();
         self.rows.clear();
         let rows = if from_entry {
             self.add.iter().for_each(|&i| self.rows.add(w1, i));
             self.sub.iter().for_each(|&i| self.rows.sub(w1, i));
-            kernels.update(dst, entry, w1, &self.rows);
-            self.rows.apply_psqt(psqt_dst, psqt_entry, net.psqt_rows());
+            kernels.update_in_place_and_copy(entry, dst, w1, &self.rows);
+            let mut start = [0i32; crate::shape::MAX_BUCKETS];
+            start[..b].copy_from_slice(psqt_entry);
+            let rows = net.psqt_rows();
+            self.rows
+                .apply_psqt_and_copy(psqt_dst, psqt_entry, &start[..b], rows);
             self.stats.hits += 1;
             let rows = self.add.len() + self.sub.len();
             self.stats.rows += rows as u64;
@@ -142,16 +168,44 @@ impl RefreshCache {
         } else {
             set.active_terms(board, p, mask, &mut self.add)?;
             self.add.iter().for_each(|&i| self.rows.add(w1, i));
-            kernels.update(dst, net.b1(), w1, &self.rows);
+            kernels.update_and_copy(dst, entry, net.b1(), w1, &self.rows);
             let zero = [0i32; crate::shape::MAX_BUCKETS];
-            self.rows.apply_psqt(psqt_dst, &zero[..b], net.psqt_rows());
+            let rows = net.psqt_rows();
+            self.rows
+                .apply_psqt_and_copy(psqt_dst, psqt_entry, &zero[..b], rows);
             self.stats.fills += 1;
             self.add.len()
         };
-        entry.copy_from_slice(dst);
-        psqt_entry.copy_from_slice(psqt_dst);
-        self.boards[slot] = Some(*board);
+        self.pieces[slot] = Pieces::of(board);
         Ok(rows)
+    }
+}
+
+/// Where the pieces of an entry's position stand: what a refresh compares with its board, in one
+/// cache line.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(64))]
+struct Pieces {
+    by_color: [u64; 2],
+    by_role: [u64; 6],
+}
+
+impl Pieces {
+    fn of(board: &Board) -> Pieces {
+        Pieces {
+            by_color: board.by_color,
+            by_role: board.by_role,
+        }
+    }
+
+    /// No piece: an empty entry (the board of a refresh has its king).
+    fn is_empty(&self) -> bool {
+        self.by_color == [0; 2]
+    }
+
+    /// The squares of `color`'s pieces of `role`.
+    fn squares(&self, color: Color, role: Role) -> u64 {
+        self.by_color[color.index()] & self.by_role[role.index()]
     }
 }
 
