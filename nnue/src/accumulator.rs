@@ -30,7 +30,7 @@
 use std::fmt;
 
 use plugin_api::{
-    BlockError, Board, Color, FeatureDelta, FeatureSet, Move, RefreshTrigger, Role, term_bit,
+    BlockError, Board, Color, FeatureDelta, FeatureSet, Move, RefreshTrigger, term_bit,
 };
 
 use super::aligned::AlignedVec;
@@ -394,6 +394,7 @@ impl<'a> AccumulatorStack<'a> {
         let psqt_at = self.psqt_start(ply, part, p.index());
         if let (Some(cache), Some(king), true) =
             (&mut self.parts[part].cache, board.king(p), ply > 0)
+            && cache.engaged()
         {
             // A binary, piecewise part: no counts to keep, and only the changed pieces to ask for.
             let dst = &mut self.acc[start..start + self.l1];
@@ -508,18 +509,8 @@ impl<'a> AccumulatorStack<'a> {
         }
         let nnue = self.nnue;
         let before = self.boards[self.ply];
-        let after = before.play(mv);
-        if mv.role == Role::King {
-            let mover = before.turn;
-            if let Some(king) = after.king(mover) {
-                for part in &self.parts {
-                    if let Some(cache) = &part.cache {
-                        cache.prefetch(mover, king);
-                    }
-                }
-            }
-        }
         nnue.features().delta(&before, mv, &mut self.delta)?;
+        let after = before.play(mv);
         let mark = self.log.len();
         for p in Color::ALL {
             if let Err(e) = self.push_perspective(p, &before, &after) {

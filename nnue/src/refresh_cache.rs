@@ -11,7 +11,9 @@
 //! (added), both computed by the plugins on boards of a few pieces. After a king steps back to a
 //! square it stood on a few moves ago that is a handful of rows instead of thirty, and no call
 //! of the plugins over the whole board. Entries are exact whatever they hold: the key only
-//! decides how small the difference is, never whether the result is right.
+//! decides how small the difference is, never whether the result is right. A cache that keeps
+//! missing stands aside (see [`Credit`]): in a search more than half the refreshes hit, but when
+//! kings wander, as in random playouts, its look-ups and entry writes would only cost.
 
 use plugin_api::{BlockError, Board, Color, FeatureSet, Role, Square};
 
@@ -31,6 +33,9 @@ pub struct CacheStats {
     /// Refreshes that summed every row: the entry was empty, or its board further from the
     /// position than the bias is (then it is replaced).
     pub fills: u64,
+    /// Refreshes the cache stood aside for, while it was not earning its keep (see
+    /// [`RefreshCache::engaged`]).
+    pub bypassed: u64,
     /// Rows added or subtracted by the refreshes served from entries.
     pub rows: u64,
 }
@@ -51,7 +56,60 @@ pub struct RefreshCache {
     sub: Vec<u32>,
     /// `add` and `sub` by storage.
     rows: RowLists,
+    credit: Credit,
     stats: CacheStats,
+}
+
+/// Whether refreshes go through the cache. An entry pays only if later refreshes start from
+/// it; when kings wander (random playouts), nearly every refresh misses, and the cache's look-up
+/// and the 2 × L1 bytes each miss writes into its entry are pure cost (5 to 6% of an evaluation
+/// along the random games of `scripts/stockfish-nnue/bench.sh` with Stockfish's network). So hits earn
+/// [`Credit::PER_HIT`] and each replacement of a filled entry spends one: while a cache's
+/// refreshes hit less than one time in `1 + PER_HIT`, it stands aside (refreshes sum every row,
+/// as without the cache) but for one refresh in [`Credit::PROBE`], which notices when the
+/// positions settle and hits come back. In a search more than half the refreshes hit, and every
+/// one goes through the cache.
+#[derive(Clone, Copy, Debug)]
+struct Credit {
+    balance: u32,
+    /// Refreshes stood aside for since the last probe.
+    aside: u32,
+}
+
+impl Credit {
+    /// What a hit earns.
+    const PER_HIT: u32 = 4;
+    /// The most a cache saves up, and what it starts with.
+    const MAX: u32 = 64;
+    /// Without credit, one refresh in this many goes through the cache anyway.
+    const PROBE: u32 = 32;
+
+    fn new() -> Credit {
+        Credit {
+            balance: Self::MAX,
+            aside: 0,
+        }
+    }
+
+    fn engaged(&mut self) -> bool {
+        if self.balance > 0 {
+            return true;
+        }
+        self.aside += 1;
+        if self.aside == Self::PROBE {
+            self.aside = 0;
+            return true;
+        }
+        false
+    }
+
+    fn hit(&mut self) {
+        self.balance = (self.balance + Self::PER_HIT).min(Self::MAX);
+    }
+
+    fn replaced(&mut self) {
+        self.balance = self.balance.saturating_sub(1);
+    }
 }
 
 impl RefreshCache {
@@ -67,29 +125,20 @@ impl RefreshCache {
             add: Vec::with_capacity(2 * max_active),
             sub: Vec::with_capacity(2 * max_active),
             rows: RowLists::with_capacity(2 * max_active),
+            credit: Credit::new(),
             stats: CacheStats::default(),
         }
     }
 
-    /// Starts loading what a refresh of perspective `p` with its king on `king` reads first
-    /// (the entry's board and sums), so that a king move's refresh, decided only after the move's
-    /// delta is computed, does not wait for them.
+    /// Whether the next refresh should go through [`refresh`](Self::refresh); when not, the
+    /// caller sums every row itself (see [`Credit`]).
     #[inline]
-    pub fn prefetch(&self, p: Color, king: Square) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            let slot = p.index() * 64 + king as usize;
-            let lines = [
-                (&raw const self.pieces[slot]).cast::<i8>(),
-                self.acc[slot * self.l1..].as_ptr().cast(),
-                self.psqt[slot * self.buckets..].as_ptr().cast(),
-            ];
-            for line in lines {
-                // SAFETY: prefetching is a hint; it never faults, whatever the address.
-                unsafe { _mm_prefetch::<_MM_HINT_T0>(line) };
-            }
+    pub fn engaged(&mut self) -> bool {
+        let engaged = self.credit.engaged();
+        if !engaged {
+            self.stats.bypassed += 1;
         }
+        engaged
     }
 
     /// What the cache did since it was made.
@@ -162,6 +211,7 @@ impl RefreshCache {
             self.rows
                 .apply_psqt_and_copy(psqt_dst, psqt_entry, &start[..b], rows);
             self.stats.hits += 1;
+            self.credit.hit();
             let rows = self.add.len() + self.sub.len();
             self.stats.rows += rows as u64;
             rows
@@ -174,6 +224,9 @@ impl RefreshCache {
             self.rows
                 .apply_psqt_and_copy(psqt_dst, psqt_entry, &zero[..b], rows);
             self.stats.fills += 1;
+            if !self.pieces[slot].is_empty() {
+                self.credit.replaced();
+            }
             self.add.len()
         };
         self.pieces[slot] = Pieces::of(board);
@@ -227,6 +280,38 @@ fn cancel_common(add: &mut Vec<u32>, sub: &mut Vec<u32>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cache_that_keeps_missing_stands_aside_but_for_probes_and_one_that_hits_never_does() {
+        let mut credit = Credit::new();
+        // Every other refresh a hit and the other a replacement: always engaged.
+        for k in 0..10_000 {
+            assert!(credit.engaged());
+            if k % 2 == 0 {
+                credit.hit();
+            } else {
+                credit.replaced();
+            }
+        }
+        // Only replacements: the saved credit runs out, then one refresh in PROBE goes through.
+        let mut credit = Credit::new();
+        let mut engaged = 0;
+        for _ in 0..Credit::MAX as usize + 100 * Credit::PROBE as usize {
+            if credit.engaged() {
+                engaged += 1;
+                credit.replaced();
+            }
+        }
+        assert_eq!(engaged, Credit::MAX + 100);
+        // A hit brings it back.
+        while !credit.engaged() {}
+        credit.hit();
+        assert!((0..Credit::PER_HIT).all(|_| {
+            let e = credit.engaged();
+            credit.replaced();
+            e
+        }));
+    }
 
     #[test]
     fn common_indices_cancel_in_pairs() {
