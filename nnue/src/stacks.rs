@@ -320,16 +320,19 @@ mod x86 {
     }
 
     /// `sums = W·x` for a layer in column order (`cols`: `[x.len() / 4][sums.len()][4]`, see
-    /// [`Affine::columns`](crate::network::Affine::columns)), W registers of `LANES` outputs
-    /// at a time: each block of four inputs is broadcast and multiplied into every output's
-    /// four weights by `step`, in four independent chains over the blocks (one chain would wait
-    /// on each multiply-add). `x.len()` is a multiple of 32, `sums.len()` of 16.
+    /// [`Affine::columns`](crate::network::Affine::columns)), registers of `LANES` outputs: each
+    /// block of four inputs is broadcast once and multiplied into the four weights of `G`
+    /// registers' outputs by `step`, each register in `4 / G` independent chains over the
+    /// blocks (one chain would wait on each multiply-add), so that a pass over the blocks feeds
+    /// `G · LANES` outputs (all 16 of the first stack layer with AVX2, as Stockfish's
+    /// `affine_transform_sparse_input.h` does). `x.len()` is a multiple of 32, `sums.len()` of
+    /// `G · LANES`.
     ///
     /// With `nonzero` given, only the blocks it lists are read (the others are zero inputs):
     /// Stockfish 15.1's `AffineTransformSparseInput` for wide, mostly-zero inputs.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    unsafe fn columns<V: Copy, const LANES: usize>(
+    unsafe fn columns<V: Copy, const LANES: usize, const G: usize>(
         x: &[u8],
         cols: &[i8],
         sums: &mut [i32],
@@ -342,38 +345,53 @@ mod x86 {
     ) {
         let (blocks, outputs) = (x.len() / 4, sums.len());
         debug_assert!(cols.len() >= blocks * outputs * 4 && blocks.is_multiple_of(4));
+        debug_assert!(outputs.is_multiple_of(G * LANES) && 4 % G == 0);
         debug_assert!(nonzero.is_none_or(|n| n.iter().all(|&c| usize::from(c) < blocks)));
+        let chains = 4 / G;
         let xp = x.as_ptr().cast::<i32>();
-        // SAFETY (both): block c < blocks lies in x; its weights for outputs g .. g + LANES
-        // (g + LANES <= outputs) lie in cols.
-        let mac = |a: V, c: usize, g: usize| unsafe {
+        // Block c into the chains `chain`, `chain + chains`, ... (one per register) of
+        // `acc`, for outputs g .. g + G · LANES.
+        // SAFETY (both): block c < blocks lies in x; its weights for outputs g .. g + G · LANES
+        // (at most `outputs`) lie in cols.
+        let mac = |acc: &mut [V; 4], chain: usize, c: usize, g: usize| unsafe {
             let xb = broadcast(xp.add(c).read_unaligned());
-            step(a, xb, load(cols.as_ptr().add((c * outputs + g) * 4)))
+            for r in 0..G {
+                let a = &mut acc[chain + r * chains];
+                *a = step(
+                    *a,
+                    xb,
+                    load(cols.as_ptr().add((c * outputs + g + r * LANES) * 4)),
+                );
+            }
         };
-        for g in (0..outputs).step_by(LANES) {
+        for g in (0..outputs).step_by(G * LANES) {
             let mut acc = [zero; 4];
             match nonzero {
                 None => {
-                    for c in (0..blocks).step_by(4) {
-                        for (j, a) in acc.iter_mut().enumerate() {
-                            *a = mac(*a, c + j, g);
+                    for c in (0..blocks).step_by(chains) {
+                        for j in 0..chains {
+                            mac(&mut acc, j, c + j, g);
                         }
                     }
                 }
                 Some(list) => {
-                    let mut quads = list.chunks_exact(4);
-                    for quad in &mut quads {
-                        for (a, &c) in acc.iter_mut().zip(quad) {
-                            *a = mac(*a, usize::from(c), g);
+                    let mut runs = list.chunks_exact(chains);
+                    for run in &mut runs {
+                        for (j, &c) in run.iter().enumerate() {
+                            mac(&mut acc, j, usize::from(c), g);
                         }
                     }
-                    for (a, &c) in acc.iter_mut().zip(quads.remainder()) {
-                        *a = mac(*a, usize::from(c), g);
+                    for (j, &c) in runs.remainder().iter().enumerate() {
+                        mac(&mut acc, j, usize::from(c), g);
                     }
                 }
             }
-            // SAFETY: g + LANES <= outputs.
-            finish(acc, unsafe { sums.as_mut_ptr().add(g) });
+            for r in 0..G {
+                let mut mine = [zero; 4];
+                mine[..chains].copy_from_slice(&acc[r * chains..(r + 1) * chains]);
+                // SAFETY: g + (r + 1) · LANES <= outputs.
+                finish(mine, unsafe { sums.as_mut_ptr().add(g + r * LANES) });
+            }
         }
     }
 
@@ -389,7 +407,7 @@ mod x86 {
     ) {
         // SAFETY: the callers enable AVX-512; the slices are as `columns` requires.
         unsafe {
-            columns::<__m512i, 16>(
+            columns::<__m512i, 16, 1>(
                 x,
                 cols,
                 sums,
@@ -433,9 +451,10 @@ mod x86 {
     #[target_feature(enable = "avx2")]
     pub unsafe fn columns_avx2(x: &[u8], cols: &[i8], sums: &mut [i32], nonzero: Option<&[u16]>) {
         let ones = _mm256_set1_epi16(1);
-        // SAFETY: AVX2 is enabled here; the slices are as `columns` requires.
+        // SAFETY: AVX2 is enabled here; the slices are as `columns` requires (16 outputs or a
+        // multiple: two registers of 8 per pass).
         unsafe {
-            columns::<__m256i, 8>(
+            columns::<__m256i, 8, 2>(
                 x,
                 cols,
                 sums,
