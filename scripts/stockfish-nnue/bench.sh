@@ -16,12 +16,15 @@
 #
 # Both sides print one line "positions P evals_per_second X checksum C"
 # (P = evaluations per pass incl. start positions, X = P*REPEATS/s over all
-# passes, C = sum of one pass's evaluations). ROUNDS rounds are interleaved
-# (round r runs every Stockfish variant, then every host level). All P and C must
-# agree (exit 1 otherwise). Output (stdout): Markdown with the median evals/s per
-# engine/variant over the rounds and host/Stockfish ratios for the same
-# instruction set (host avx2 / sf avx2, host avx512 / sf avx512,
-# host avx512vnni / sf vnni512). Progress goes to stderr.
+# passes, C = sum of one pass's evaluations). ROUNDS rounds are interleaved: a
+# round runs each Stockfish variant followed by the host level of its instruction
+# set (with and without the cache), and even rounds run that list backwards, so
+# each pair runs side by side at one machine speed and drift cancels. All P and C
+# must agree (exit 1 otherwise). Output (stdout): Markdown with the median evals/s
+# per engine/variant over the rounds, and for each host run the median (and range)
+# of its rounds' ratios to the Stockfish build of the same instruction set in the
+# same round (host avx2 / sf avx2, host avx512 / sf avx512, host avx512vnni /
+# sf vnni512). Progress goes to stderr.
 set -euo pipefail
 
 if [ $# -lt 3 ] || [ $# -gt 5 ]; then
@@ -41,25 +44,31 @@ die() { echo "bench.sh: $*" >&2; exit 1; }
 [ -r "$GAMES" ] || die "cannot read games $GAMES"
 if [ "$HOST_BIN" != "-" ]; then [ -x "$HOST_BIN" ] || die "host binary $HOST_BIN not executable"; fi
 
-# run list: name<TAB>command (executed with bash -c, stdin from GAMES)
+# run list: name<TAB>command (executed with bash -c, stdin from GAMES), each host level right
+# after the Stockfish build of its instruction set, so that a pair runs at one machine speed
+host_level() { case $1 in avx2) echo avx2 ;; avx512) echo avx512 ;; vnni512) echo avx512vnni ;; esac; }
 RUNS=()
 for v in $SF_VARIANTS; do
     b="$SF_DIR/sf151_nnue-$v"
     if [ -x "$b" ]; then RUNS+=("sf-$v"$'\t'"$(printf '%q %q bench %q' "$b" "$NET" "$REPEATS")"); fi
-done
-[ ${#RUNS[@]} -gt 0 ] || die "no sf151_nnue-{${SF_VARIANTS// /,}} in $SF_DIR (build-bench.sh)"
-if [ "$HOST_BIN" != "-" ]; then
-    for l in $HOST_LEVELS; do
+    l=$(host_level "$v")
+    if [ "$HOST_BIN" != "-" ] && [ -n "$l" ] && [[ " $HOST_LEVELS " == *" $l "* ]]; then
         for full in "" " --full-refresh"; do
             RUNS+=("host-$l${full:+-full}"$'\t'"$(printf 'NNUE_SIMD=%q %q eval --net %q --games %q --repeat %q' \
                 "$l" "$HOST_BIN" "$NET" "$GAMES" "$REPEATS")$full")
         done
-    done
-fi
+    fi
+done
+[[ " ${RUNS[*]} " == *sf-* ]] || die "no sf151_nnue-{${SF_VARIANTS// /,}} in $SF_DIR (build-bench.sh)"
 
 RES=$(mktemp); trap 'rm -f "$RES"' EXIT
 for ((r = 1; r <= ROUNDS; r++)); do
-    for run in "${RUNS[@]}"; do
+    # Even rounds run the list backwards: a pair's order alternates, so drift cancels.
+    ORDER=("${RUNS[@]}")
+    if ((r % 2 == 0)); then
+        ORDER=(); for ((k = ${#RUNS[@]} - 1; k >= 0; k--)); do ORDER+=("${RUNS[k]}"); done
+    fi
+    for run in "${ORDER[@]}"; do
         name=${run%%$'\t'*}; cmd=${run#*$'\t'}
         out=$(bash -c "$cmd" < "$GAMES" 2>/dev/null) || die "round $r: $name failed (rc $?): $cmd"
         [[ $out =~ ^positions\ ([0-9]+)\ evals_per_second\ ([0-9]+)\ checksum\ (-?[0-9]+)$ ]] \
@@ -86,15 +95,14 @@ echo "- CPU: $CPU ($(nproc) CPUs online); $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "- games: \`$GAMES\`; net: \`$NET\`"
 echo "- $P evaluations per pass, $REPEATS passes per run, $ROUNDS interleaved rounds; checksum $C (identical in all runs)"
 echo
-echo "| engine / variant | median evals/s | per round | vs Stockfish (same ISA) |"
+echo "| engine / variant | median evals/s | per round | vs Stockfish (same ISA): median of the rounds' ratios (range) |"
 echo "|---|---:|---|---:|"
-declare -A MED
+median() { sort -n | awk '{a[NR]=$1} END {
+    if (NR % 2) print a[(NR+1)/2]; else printf "%.4f\n", (a[NR/2]+a[NR/2+1])/2 }'; }
 for run in "${RUNS[@]}"; do
     name=${run%%$'\t'*}
     vals=$(awk -F'\t' -v n="$name" '$1 == n {print $4}' "$RES")
-    med=$(printf '%s\n' "$vals" | sort -n | awk '{a[NR]=$1} END {
-        if (NR % 2) print a[(NR+1)/2]; else printf "%.0f\n", (a[NR/2]+a[NR/2+1])/2 }')
-    MED[$name]=$med
+    med=$(printf '%s\n' "$vals" | median | awk '{printf "%.0f", $1}')
     ratio=""
     case "$name" in
         host-avx2*)       ref=sf-avx2 ;;
@@ -102,8 +110,12 @@ for run in "${RUNS[@]}"; do
         host-avx512*)     ref=sf-avx512 ;;
         *)               ref="" ;;
     esac
-    if [ -n "$ref" ] && [ -n "${MED[$ref]:-}" ]; then
-        ratio="$(awk -v a="$med" -v b="${MED[$ref]}" 'BEGIN {printf "%.2f", a/b}') × ${ref}"
+    if [ -n "$ref" ] && grep -q "^$ref"$'\t' "$RES"; then
+        # Each round's host rate over the same round's Stockfish rate (run next to it).
+        ratios=$(awk -F'\t' -v h="$name" -v s="$ref" '$1 == h {hv[$2] = $4} $1 == s {sv[$2] = $4}
+            END {for (r in hv) if (r in sv) printf "%.4f\n", hv[r] / sv[r]}' "$RES")
+        range=$(printf '%s\n' "$ratios" | sort -n | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.2f–%.2f", lo, hi}')
+        ratio="$(printf '%s\n' "$ratios" | median | awk '{printf "%.2f", $1}') × ${ref} (${range})"
     fi
     case "$name" in
         sf-*)   label="Stockfish 15.1 \`sf151_nnue-${name#sf-}\`" ;;
