@@ -408,10 +408,21 @@ impl<'a> AccumulatorStack<'a> {
         let base = p.index() * self.n;
         let counted = self.parts[part].counted;
         self.rows[part].clear();
-        for k in 0..self.active.len() {
-            let index = self.active[k];
-            if self.bump(p, base, index, ply > 0, counted)? == 1 {
-                self.rows[part].add(net.w1(), index);
+        match net.w1().single_type() {
+            // Binary terms of a layer of one type: the indices are the rows.
+            Some(ty) if !counted => {
+                if let Some(&index) = self.active.iter().find(|&&i| i as usize >= self.n) {
+                    self.in_range(index)?;
+                }
+                self.rows[part].extend_single(ty, &self.active, &[]);
+            }
+            _ => {
+                for k in 0..self.active.len() {
+                    let index = self.active[k];
+                    if self.bump(p, base, index, ply > 0, counted)? == 1 {
+                        self.rows[part].add(net.w1(), index);
+                    }
+                }
             }
         }
         let dst = &mut self.acc[start..start + self.l1];
@@ -570,6 +581,15 @@ impl<'a> AccumulatorStack<'a> {
             // are the rows themselves.
             let (w1, n) = (net.w1(), self.n as u32);
             let rows = &mut self.rows[0];
+            if let Some(ty) = w1.single_type() {
+                let (added, removed) = (self.delta.added(p), self.delta.removed(p));
+                if let Some(&index) = added.iter().chain(removed).find(|&&i| i >= n) {
+                    return Err(EvalError::IndexOutOfRange { index, size: n });
+                }
+                rows.extend_single(ty, added, removed);
+                self.apply_rows(p, 0);
+                return Ok(());
+            }
             for (&index, add) in self
                 .delta
                 .added(p)

@@ -195,6 +195,16 @@ impl FirstLayer {
         self.segments.last().map_or(0, |s| s.end as usize)
     }
 
+    /// The weight type of every row when the layer stores all of them in one type, so that a
+    /// feature's storage row is its index (the thesis's and Stockfish's networks).
+    #[inline]
+    pub fn single_type(&self) -> Option<WeightType> {
+        match self.segments[..] {
+            [only] => Some(only.ty),
+            _ => None,
+        }
+    }
+
     /// The storage of feature `index`: its type and its row in [`wide`](Self::wide) or
     /// [`narrow`](Self::narrow). Panics if `index` is not a row.
     #[inline(always)]
@@ -324,6 +334,25 @@ impl RowLists {
         let (ty, row) = layer.locate(index);
         self.add[ty.slot()].push(row);
         self.end[ty.slot()] = self.end[ty.slot()].max(row + 1);
+    }
+
+    /// Lists the rows `added` and `removed` of a layer of [one type](FirstLayer::single_type)
+    /// `ty`, whose storage rows are the indices (each below the layer's rows, checked by the
+    /// caller): no look-up per row.
+    #[inline]
+    pub fn extend_single(&mut self, ty: WeightType, added: &[u32], removed: &[u32]) {
+        let slot = ty.slot();
+        let mut end = self.end[slot];
+        // Pushed one by one: a handful of rows, which a copy routine would cost more than.
+        for &i in added {
+            self.add[slot].push(i);
+            end = end.max(i + 1);
+        }
+        for &i in removed {
+            self.sub[slot].push(i);
+            end = end.max(i + 1);
+        }
+        self.end[slot] = end;
     }
 
     /// Subtracts feature `index`'s row.

@@ -258,10 +258,11 @@ impl Kernels {
             lists: row_lists,
             copy,
         };
-        let (wide_rows, narrow_rows) = (rows.wide().len() / l1, rows.narrow().len() / l1);
+        // Every listed row inside its storage (multiplied, not divided: a division costs as much
+        // as a small update's bookkeeping).
         assert!(
-            row_lists.end(WeightType::I16) as usize <= wide_rows
-                && row_lists.end(WeightType::I8) as usize <= narrow_rows,
+            row_lists.end(WeightType::I16) as usize * l1 <= rows.wide().len()
+                && row_lists.end(WeightType::I8) as usize * l1 <= rows.narrow().len(),
             "feature row out of range"
         );
         match self.level {
