@@ -41,7 +41,15 @@ impl StackOutput {
 /// Buffers of the forward pass for one network (allocate once per evaluator).
 #[derive(Clone, Debug)]
 pub struct StackScratch {
+    /// The first layer's output.
     input: AlignedVec<u8>,
+    layers: LayerScratch,
+}
+
+/// The buffers of the layers after the first, apart from its output so that both can be lent
+/// at once.
+#[derive(Clone, Debug)]
+struct LayerScratch {
     sums: Vec<i32>,
     acts: Vec<u8>,
     /// The non-zero blocks of a wide layer's inputs.
@@ -55,9 +63,12 @@ impl StackScratch {
         let widest = layers.iter().map(|&(i, o)| i.max(o)).max().unwrap_or(0);
         StackScratch {
             input: AlignedVec::zeroed(net.arch().ft_outputs(net.l1())),
-            sums: vec![0; widest.next_multiple_of(16)],
-            acts: vec![0; (2 * widest).next_multiple_of(32)],
-            blocks: Vec::with_capacity(widest.next_multiple_of(32) / 4),
+            layers: LayerScratch {
+                sums: vec![0; widest.next_multiple_of(16)],
+                // The plain values' last run of 16 may spill 15 past them.
+                acts: vec![0; (2 * widest + 15).next_multiple_of(32)],
+                blocks: Vec::with_capacity(widest.next_multiple_of(32) / 4),
+            },
         }
     }
 }
@@ -495,16 +506,14 @@ unsafe fn sqr_and_clipped_avx2(y: &[i32; 16], sq: &mut [u8; 16], plain: &mut [u8
 
 /// The layers of one stack on the first layer's output `input`: the last layer's sum plus the
 /// skip term where the shape has one.
-pub fn propagate(
+fn propagate(
     kernels: Kernels,
     arch: &Arch,
     stack: &[Affine],
     input: &[u8],
-    scratch: &mut StackScratch,
+    scratch: &mut LayerScratch,
 ) -> i32 {
-    let StackScratch {
-        sums, acts, blocks, ..
-    } = scratch;
+    let LayerScratch { sums, acts, blocks } = scratch;
     let mut x_len = input.len();
     let mut skip = 0i32;
     let (hidden, output) = stack.split_at(stack.len() - 1);
@@ -542,9 +551,12 @@ pub fn propagate(
                         #[cfg(not(target_arch = "x86_64"))]
                         _ => unreachable!("only the scalar kernels exist on this architecture"),
                     }
-                    let n = (h.width - 16 * c).min(16);
-                    acts[16 * c..16 * c + n].copy_from_slice(&sq[..n]);
-                    acts[h.width + 16 * c..h.width + 16 * c + n].copy_from_slice(&plain[..n]);
+                    // Whole runs of 16 (fixed-size moves, not a copy routine per run): the
+                    // squares' run spills past them into the plain values' place, which the
+                    // plain values then take, and theirs into the padding the next layer zeroes.
+                    let (at_sq, at_plain) = (16 * c, h.width + 16 * c);
+                    acts[at_sq..at_sq + 16].copy_from_slice(&sq);
+                    acts[at_plain..at_plain + 16].copy_from_slice(&plain);
                 }
             }
         }
@@ -579,10 +591,9 @@ pub fn stack_output(
     scratch: &mut StackScratch,
 ) -> StackOutput {
     let arch = net.arch();
-    let mut input = std::mem::replace(&mut scratch.input, AlignedVec::zeroed(0));
-    transform(kernels, arch, stm, opp, &mut input);
-    let positional = propagate(kernels, arch, &net.stacks()[stack], &input, scratch);
-    scratch.input = input;
+    let StackScratch { input, layers } = scratch;
+    transform(kernels, arch, stm, opp, input);
+    let positional = propagate(kernels, arch, &net.stacks()[stack], input, layers);
     let psqt = if arch.psqt_buckets > 0 {
         psqt.0[bucket].wrapping_sub(psqt.1[bucket]) / 2
     } else {
