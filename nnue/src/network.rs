@@ -452,6 +452,9 @@ pub struct Affine {
     /// (`layers/affine_transform.h`, `get_weight_index`). Empty for one output, or without
     /// copies.
     pub(crate) columns: AlignedVec<i8>,
+    /// The biases zero-padded like `columns`' outputs (what the kernels add in the registers of
+    /// whole 16-output groups); empty where `columns` is.
+    padded_biases: AlignedVec<i32>,
 }
 
 impl Affine {
@@ -484,6 +487,10 @@ impl Affine {
                 columns[(i / 4 * outputs16 + o) * 4 + i % 4] = w;
             }
         }
+        let mut padded_biases = AlignedVec::zeroed(outputs16);
+        if outputs16 > 0 {
+            padded_biases[..outputs].copy_from_slice(biases);
+        }
         Affine {
             inputs,
             outputs,
@@ -492,6 +499,7 @@ impl Affine {
             copies,
             padded,
             columns,
+            padded_biases,
         }
     }
 
@@ -520,11 +528,12 @@ impl Affine {
         }
     }
 
-    /// The weights by blocks of four inputs (see the field), and the padded output count of
-    /// that order (0: a one-output layer, which has no such order).
-    pub fn columns(&self) -> (&[i8], usize) {
+    /// The weights by blocks of four inputs (see the field), the biases zero-padded alike, and
+    /// the padded output count of that order (0: a one-output layer, which has no such order).
+    pub fn columns(&self) -> (&[i8], &[i32], usize) {
         (
             &self.columns,
+            &self.padded_biases,
             self.columns.len().checked_div(self.stride()).unwrap_or(0),
         )
     }

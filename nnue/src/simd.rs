@@ -461,7 +461,7 @@ fn output(h: &[i32], w3: &[i8], b3: i32) -> i32 {
 
 /// The non-zero blocks of four bytes of clipped activations, for the layer stacks too.
 #[cfg(target_arch = "x86_64")]
-pub(crate) use x86::find_nnz;
+pub(crate) use x86::{find_nnz, find_nnz_avx512};
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
@@ -755,7 +755,7 @@ mod x86 {
 
     /// The AVX-512 [`find_nnz`]: 16 groups per step, listed with `vpcompressd`.
     #[target_feature(enable = "avx512f,avx512bw,avx2,popcnt")]
-    pub unsafe fn find_nnz_avx512(x: &[u8], nnz: &mut [u16]) -> usize {
+    pub(crate) unsafe fn find_nnz_avx512(x: &[u8], nnz: &mut [u16]) -> usize {
         assert!(x.len().is_multiple_of(64) && nnz.len() >= x.len() / 4);
         let sixteen = _mm512_set1_epi32(16);
         let mut base = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);

@@ -200,7 +200,7 @@ fn affine(kernels: Kernels, layer: &Affine, x: &[u8], sums: &mut [i32], blocks: 
     }
     #[cfg(target_arch = "x86_64")]
     {
-        let (columns, outputs16) = layer.columns();
+        let (columns, biases, outputs16) = layer.columns();
         if outputs16 > 0 {
             // SAFETY: the level was checked against the CPU when `kernels` was made; `x` holds
             // `stride` bytes (a multiple of 32), `columns` stride / 4 blocks of `outputs16`
@@ -210,19 +210,21 @@ fn affine(kernels: Kernels, layer: &Affine, x: &[u8], sums: &mut [i32], blocks: 
                 let nonzero = if stride >= SPARSE_FROM {
                     blocks.resize(stride / 4, 0);
                     // Every input is at most 127, as find_nnz requires.
-                    let n = crate::simd::find_nnz(x, blocks);
+                    let n = match level {
+                        SimdLevel::Avx2 => crate::simd::find_nnz(x, blocks),
+                        _ => crate::simd::find_nnz_avx512(x, blocks),
+                    };
                     Some(&blocks[..n])
                 } else {
                     None
                 };
+                // The biases are added in the registers: adding them to `sums` afterwards
+                // would make the next layer's wide load wait on the narrow stores.
                 match level {
-                    SimdLevel::Avx2 => x86::columns_avx2(x, columns, sums, nonzero),
-                    SimdLevel::Avx512 => x86::columns_avx512(x, columns, sums, nonzero),
-                    _ => x86::columns_vnni(x, columns, sums, nonzero),
+                    SimdLevel::Avx2 => x86::columns_avx2(x, columns, biases, sums, nonzero),
+                    SimdLevel::Avx512 => x86::columns_avx512(x, columns, biases, sums, nonzero),
+                    _ => x86::columns_vnni(x, columns, biases, sums, nonzero),
                 }
-            }
-            for (s, &b) in sums.iter_mut().zip(layer.biases()) {
-                *s = s.wrapping_add(b);
             }
             return;
         }
@@ -346,15 +348,17 @@ mod x86 {
     unsafe fn columns<V: Copy, const LANES: usize, const G: usize>(
         x: &[u8],
         cols: &[i8],
+        biases: &[i32],
         sums: &mut [i32],
         nonzero: Option<&[u16]>,
         zero: V,
         broadcast: impl Fn(i32) -> V,
         load: impl Fn(*const i8) -> V,
         step: impl Fn(V, V, V) -> V,
-        finish: impl Fn([V; 4], *mut i32),
+        finish: impl Fn([V; 4], *const i32, *mut i32),
     ) {
         let (blocks, outputs) = (x.len() / 4, sums.len());
+        assert!(biases.len() >= outputs);
         debug_assert!(cols.len() >= blocks * outputs * 4 && blocks.is_multiple_of(4));
         debug_assert!(outputs.is_multiple_of(G * LANES) && 4 % G == 0);
         debug_assert!(nonzero.is_none_or(|n| n.iter().all(|&c| usize::from(c) < blocks)));
@@ -400,8 +404,11 @@ mod x86 {
             for r in 0..G {
                 let mut mine = [zero; 4];
                 mine[..chains].copy_from_slice(&acc[r * chains..(r + 1) * chains]);
-                // SAFETY: g + (r + 1) · LANES <= outputs.
-                finish(mine, unsafe { sums.as_mut_ptr().add(g + r * LANES) });
+                // SAFETY: g + (r + 1) · LANES <= outputs <= biases.len().
+                let at = g + r * LANES;
+                finish(mine, unsafe { biases.as_ptr().add(at) }, unsafe {
+                    sums.as_mut_ptr().add(at)
+                });
             }
         }
     }
@@ -412,6 +419,7 @@ mod x86 {
     unsafe fn columns_512(
         x: &[u8],
         cols: &[i8],
+        biases: &[i32],
         sums: &mut [i32],
         nonzero: Option<&[u16]>,
         step: impl Fn(__m512i, __m512i, __m512i) -> __m512i,
@@ -421,14 +429,16 @@ mod x86 {
             columns::<__m512i, 16, 1>(
                 x,
                 cols,
+                biases,
                 sums,
                 nonzero,
                 _mm512_setzero_si512(),
                 |b| _mm512_set1_epi32(b),
                 |w| _mm512_loadu_si512(w.cast()),
                 step,
-                |[a, b, c, d], out| {
+                |[a, b, c, d], bias, out| {
                     let s = _mm512_add_epi32(_mm512_add_epi32(a, b), _mm512_add_epi32(c, d));
+                    let s = _mm512_add_epi32(s, _mm512_loadu_si512(bias.cast()));
                     _mm512_storeu_si512(out.cast(), s)
                 },
             )
@@ -437,10 +447,16 @@ mod x86 {
 
     /// [`columns`] with `vpdpbusd`, 16 outputs per register.
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-    pub unsafe fn columns_vnni(x: &[u8], cols: &[i8], sums: &mut [i32], nonzero: Option<&[u16]>) {
+    pub unsafe fn columns_vnni(
+        x: &[u8],
+        cols: &[i8],
+        biases: &[i32],
+        sums: &mut [i32],
+        nonzero: Option<&[u16]>,
+    ) {
         // SAFETY: AVX-512 VNNI is enabled here; the slices are as `columns` requires.
         unsafe {
-            columns_512(x, cols, sums, nonzero, |a, xb, w| {
+            columns_512(x, cols, biases, sums, nonzero, |a, xb, w| {
                 _mm512_dpbusd_epi32(a, xb, w)
             })
         }
@@ -448,11 +464,17 @@ mod x86 {
 
     /// [`columns`] with AVX-512 BW (`vpmaddubsw` + `vpmaddwd`), 16 outputs per register.
     #[target_feature(enable = "avx512f,avx512bw")]
-    pub unsafe fn columns_avx512(x: &[u8], cols: &[i8], sums: &mut [i32], nonzero: Option<&[u16]>) {
+    pub unsafe fn columns_avx512(
+        x: &[u8],
+        cols: &[i8],
+        biases: &[i32],
+        sums: &mut [i32],
+        nonzero: Option<&[u16]>,
+    ) {
         let ones = _mm512_set1_epi16(1);
         // SAFETY: AVX-512 BW is enabled here; the slices are as `columns` requires.
         unsafe {
-            columns_512(x, cols, sums, nonzero, |a, xb, w| {
+            columns_512(x, cols, biases, sums, nonzero, |a, xb, w| {
                 _mm512_add_epi32(a, _mm512_madd_epi16(_mm512_maddubs_epi16(xb, w), ones))
             })
         }
@@ -460,7 +482,13 @@ mod x86 {
 
     /// [`columns`] with AVX2 (`vpmaddubsw` + `vpmaddwd`), 8 outputs per register.
     #[target_feature(enable = "avx2")]
-    pub unsafe fn columns_avx2(x: &[u8], cols: &[i8], sums: &mut [i32], nonzero: Option<&[u16]>) {
+    pub unsafe fn columns_avx2(
+        x: &[u8],
+        cols: &[i8],
+        biases: &[i32],
+        sums: &mut [i32],
+        nonzero: Option<&[u16]>,
+    ) {
         let ones = _mm256_set1_epi16(1);
         // SAFETY: AVX2 is enabled here; the slices are as `columns` requires (16 outputs or a
         // multiple: two registers of 8 per pass).
@@ -468,6 +496,7 @@ mod x86 {
             columns::<__m256i, 8, 2>(
                 x,
                 cols,
+                biases,
                 sums,
                 nonzero,
                 _mm256_setzero_si256(),
@@ -476,8 +505,9 @@ mod x86 {
                 |a, xb, w| {
                     _mm256_add_epi32(a, _mm256_madd_epi16(_mm256_maddubs_epi16(xb, w), ones))
                 },
-                |[a, b, c, d], out| {
+                |[a, b, c, d], bias, out| {
                     let s = _mm256_add_epi32(_mm256_add_epi32(a, b), _mm256_add_epi32(c, d));
+                    let s = _mm256_add_epi32(s, _mm256_loadu_si256(bias.cast()));
                     _mm256_storeu_si256(out.cast(), s)
                 },
             )
