@@ -534,6 +534,28 @@ unsafe fn sqr_and_clipped_avx2(y: &[i32; 16], sq: &mut [u8; 16], plain: &mut [u8
     sqr_and_clipped(y, sq, plain)
 }
 
+/// The clipped ReLU `clamp(y >> 6, 0, 127)` of 32 sums, stored at once: shift, pack with
+/// saturation to `i16` then `i8`, clamp at zero and restore the order the packs interleave by
+/// 128-bit lane (Stockfish's `layers/clipped_relu.h`, AVX2).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn clipped_relu_32_avx2(y: &[i32; 32], out: &mut [u8; 32]) {
+    use std::arch::x86_64::*;
+    // SAFETY: the loads read y's 32 values and the store writes out's 32 bytes.
+    unsafe {
+        let load =
+            |k: usize| _mm256_srai_epi32::<6>(_mm256_loadu_si256(y.as_ptr().add(8 * k).cast()));
+        let words0 = _mm256_packs_epi32(load(0), load(1));
+        let words1 = _mm256_packs_epi32(load(2), load(3));
+        let bytes = _mm256_max_epi8(_mm256_packs_epi16(words0, words1), _mm256_setzero_si256());
+        let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+        _mm256_storeu_si256(
+            out.as_mut_ptr().cast(),
+            _mm256_permutevar8x32_epi32(bytes, order),
+        );
+    }
+}
+
 /// The layers of one stack on the first layer's output `input`: the last layer's sum plus the
 /// skip term where the shape has one.
 fn propagate(
@@ -561,6 +583,21 @@ fn propagate(
         }
         let crelu = |y: i32| (y >> 6).clamp(0, 127) as u8;
         match h.activation {
+            // Runs of 32 in one store (the next layer loads them whole; several narrow stores
+            // under one wide load would make it wait).
+            #[cfg(target_arch = "x86_64")]
+            Activation::ClippedRelu
+                if h.width.is_multiple_of(32) && kernels.level() != SimdLevel::Scalar =>
+            {
+                for (y, a) in out[..h.width]
+                    .chunks_exact(32)
+                    .zip(acts.chunks_exact_mut(32))
+                {
+                    let y: &[i32; 32] = y.try_into().expect("32 sums");
+                    // SAFETY: every SIMD level has AVX2 (checked against the CPU).
+                    unsafe { clipped_relu_32_avx2(y, a.try_into().expect("32 bytes")) };
+                }
+            }
             Activation::ClippedRelu => {
                 for (a, &y) in acts.iter_mut().zip(&out[..h.width]) {
                     *a = crelu(y);
