@@ -534,6 +534,69 @@ unsafe fn sqr_and_clipped_avx2(y: &[i32; 16], sq: &mut [u8; 16], plain: &mut [u8
     sqr_and_clipped(y, sq, plain)
 }
 
+/// Byte shuffles that lay the squared and the plain activations of a layer of `w` ≤ 16 outputs
+/// side by side in 32 bytes (`[sq; w] [plain; w] [0; 32 − 2w]`), indexed by `w`: the squares
+/// kept (`[0]`), the plain values moved up by `w` within the low 16 bytes (`[1]`) and into the
+/// high 16 (`[2]`); 0x80 makes a zero.
+#[cfg(target_arch = "x86_64")]
+const SIDE_BY_SIDE: [[[u8; 16]; 3]; 17] = {
+    let mut t = [[[0x80u8; 16]; 3]; 17];
+    let mut w = 0;
+    while w <= 16 {
+        let mut k = 0;
+        while k < 16 {
+            if k < w {
+                t[w][0][k] = k as u8;
+            }
+            if k >= w && k < 2 * w {
+                t[w][1][k] = (k - w) as u8;
+            }
+            if 16 + k < 2 * w {
+                t[w][2][k] = (16 + k - w) as u8;
+            }
+            k += 1;
+        }
+        w += 1;
+    }
+    t
+};
+
+/// [`sqr_and_clipped`] of a layer of `width` ≤ 16 outputs (16 sums, the rest ignored), its
+/// squares and plain values side by side and zeros after them, in one 32-byte store: what the
+/// next layer reads as its inputs (several narrow stores under its loads would make them wait).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn sqr_and_clipped_16_avx2(y: &[i32; 16], width: usize, out: &mut [u8; 32]) {
+    use std::arch::x86_64::*;
+    assert!(width <= 16);
+    // SAFETY: the loads read y's 16 values and the table's rows, the store out's 32 bytes.
+    unsafe {
+        let (y0, y1) = (
+            _mm256_loadu_si256(y.as_ptr().cast()),
+            _mm256_loadu_si256(y.as_ptr().add(8).cast()),
+        );
+        // 16 values of i32 to 16 bytes in order, saturating (packs interleave 128-bit lanes).
+        let bytes = |a: __m256i, b: __m256i| {
+            let w = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packs_epi32(a, b));
+            _mm_packs_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256::<1>(w))
+        };
+        let limit = _mm256_set1_epi32(32767);
+        let square = |v: __m256i| {
+            let a = _mm256_min_epu32(_mm256_abs_epi32(v), limit);
+            _mm256_srli_epi32::<19>(_mm256_mullo_epi32(a, a))
+        };
+        let sq = bytes(square(y0), square(y1));
+        let plain = _mm_max_epi8(
+            bytes(_mm256_srai_epi32::<6>(y0), _mm256_srai_epi32::<6>(y1)),
+            _mm_setzero_si128(),
+        );
+        let [keep, low, high] = SIDE_BY_SIDE[width].map(|m| _mm_loadu_si128(m.as_ptr().cast()));
+        let lo = _mm_or_si128(_mm_shuffle_epi8(sq, keep), _mm_shuffle_epi8(plain, low));
+        let hi = _mm_shuffle_epi8(plain, high);
+        _mm256_storeu_si256(out.as_mut_ptr().cast(), _mm256_set_m128i(hi, lo));
+    }
+}
+
 /// The clipped ReLU `clamp(y >> 6, 0, 127)` of 32 sums, stored at once: shift, pack with
 /// saturation to `i16` then `i8`, clamp at zero and restore the order the packs interleave by
 /// 128-bit lane (Stockfish's `layers/clipped_relu.h`, AVX2).
@@ -582,7 +645,8 @@ fn propagate(
             skip = out[h.width];
         }
         let crelu = |y: i32| (y >> 6).clamp(0, 127) as u8;
-        match h.activation {
+        // Whether the activations' writing also zeroed the padding after them.
+        let padded = match h.activation {
             // Runs of 32 in one store (the next layer loads them whole; several narrow stores
             // under one wide load would make it wait).
             #[cfg(target_arch = "x86_64")]
@@ -597,11 +661,21 @@ fn propagate(
                     // SAFETY: every SIMD level has AVX2 (checked against the CPU).
                     unsafe { clipped_relu_32_avx2(y, a.try_into().expect("32 bytes")) };
                 }
+                true
             }
             Activation::ClippedRelu => {
                 for (a, &y) in acts.iter_mut().zip(&out[..h.width]) {
                     *a = crelu(y);
                 }
+                false
+            }
+            #[cfg(target_arch = "x86_64")]
+            Activation::SqrClippedRelu if h.width <= 16 && kernels.level() != SimdLevel::Scalar => {
+                let y: &[i32; 16] = out[..16].try_into().expect("16 sums");
+                let a: &mut [u8; 32] = (&mut acts[..32]).try_into().expect("32 bytes");
+                // SAFETY: every SIMD level has AVX2 (checked against the CPU).
+                unsafe { sqr_and_clipped_16_avx2(y, h.width, a) };
+                true
             }
             Activation::SqrClippedRelu => {
                 for (c, y) in out[..h.width.next_multiple_of(16)]
@@ -625,11 +699,14 @@ fn propagate(
                     acts[at_sq..at_sq + 16].copy_from_slice(&sq);
                     acts[at_plain..at_plain + 16].copy_from_slice(&plain);
                 }
+                false
             }
-        }
+        };
         x_len = h.width * h.activation.fan_out();
         // The next layer reads whole runs of 32: zeros after its inputs.
-        acts[x_len..x_len.next_multiple_of(32)].fill(0);
+        if !padded {
+            acts[x_len..x_len.next_multiple_of(32)].fill(0);
+        }
         *sums = out;
     }
     let last = &output[0];
