@@ -973,19 +973,22 @@ fn stockfish_shapes_on_any_feature_set_update_exactly_and_round_trip() {
     // (halfka_v2_hm+full_threats: PSQT sums in both); the first stack layer reads only the
     // non-zero inputs from 256 on (L1 512), and a second hidden layer of 20 outputs pads them.
     let reg = registry();
-    for (i, (spec, l1, second, buckets)) in [
-        ("all+ph+pv", 128, 32, 8),
-        ("k*all", 64, 20, 8),
-        ("halfka_v2_hm+full_threats", 64, 32, 8),
-        ("all", 512, 32, 8),
+    for (i, (spec, l1, first, second, buckets)) in [
+        ("all+ph+pv", 128, 7, 32, 8),
+        ("k*all", 64, 7, 20, 8),
+        ("halfka_v2_hm+full_threats", 64, 7, 32, 8),
+        ("all", 512, 7, 32, 8),
         // PSQT sums of a count not known at compile time, through the refresh cache.
-        ("halfka_v2_hm", 64, 32, 3),
+        ("halfka_v2_hm", 64, 7, 32, 3),
+        // A second layer of 2 · 144 inputs, read sparsely too: not a whole number of 64-byte
+        // runs.
+        ("all", 64, 144, 32, 8),
     ]
     .into_iter()
     .enumerate()
     {
         let mut arch = Arch::sfnnv5();
-        arch.hidden[0].width = 7;
+        arch.hidden[0].width = first;
         arch.hidden[1].width = second;
         arch.psqt_buckets = buckets;
         let set = reg.feature_set(spec).unwrap();

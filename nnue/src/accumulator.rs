@@ -580,16 +580,16 @@ impl<'a> AccumulatorStack<'a> {
             // One part, binary counts (the thesis's and Stockfish's sets): the delta's indices
             // are the rows themselves.
             let (w1, n) = (net.w1(), self.n as u32);
-            let rows = &mut self.rows[0];
             if let Some(ty) = w1.single_type() {
                 let (added, removed) = (self.delta.added(p), self.delta.removed(p));
                 if let Some(&index) = added.iter().chain(removed).find(|&&i| i >= n) {
-                    return Err(EvalError::IndexOutOfRange { index, size: n });
+                    self.in_range(index)?;
                 }
-                rows.extend_single(ty, added, removed);
+                self.rows[0].extend_single(ty, added, removed);
                 self.apply_rows(p, 0);
                 return Ok(());
             }
+            let rows = &mut self.rows[0];
             for (&index, add) in self
                 .delta
                 .added(p)

@@ -211,8 +211,10 @@ fn affine(kernels: Kernels, layer: &Affine, x: &[u8], sums: &mut [i32], blocks: 
                     blocks.resize(stride / 4, 0);
                     // Every input is at most 127, as find_nnz requires.
                     let n = match level {
-                        SimdLevel::Avx2 => crate::simd::find_nnz(x, blocks),
-                        _ => crate::simd::find_nnz_avx512(x, blocks),
+                        SimdLevel::Avx512 | SimdLevel::Avx512Vnni if stride.is_multiple_of(64) => {
+                            crate::simd::find_nnz_avx512(x, blocks)
+                        }
+                        _ => crate::simd::find_nnz(x, blocks),
                     };
                     Some(&blocks[..n])
                 } else {
