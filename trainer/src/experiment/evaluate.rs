@@ -314,15 +314,9 @@ fn speed_stage(
 ) -> Result<Vec<SpeedResult>> {
     let key = key_of(&("speed-v1", digests, speed));
     let dir = stage_dir(out_root, "speed", experiment, &key);
-    let _held = match lookup.claim::<Vec<SpeedResult>>(&dir)? {
+    let _held = match lookup.claim_saying(&dir, format_args!("[{experiment}] speed"))? {
         Claim::Held(lock) => lock,
-        Claim::Done(record) => {
-            lookup.say_cached(format_args!(
-                "[{experiment}] speed (cached, {})",
-                dir.display()
-            ));
-            return Ok(record);
-        }
+        Claim::Done(record) => return Ok(record),
     };
     let repeats = speed.repeats.0 as usize;
     eprintln!(
@@ -551,15 +545,9 @@ fn tournament_stage(
     (progress, lookup): (bool, &Lookup),
 ) -> Result<TournamentRecord> {
     let dir = tournament_dir(experiment, t, digests, reference, out_root)?;
-    let _held = match lookup.claim::<TournamentRecord>(&dir)? {
+    let _held = match lookup.claim_saying(&dir, format_args!("[{experiment}] tournament"))? {
         Claim::Held(lock) => lock,
-        Claim::Done(record) => {
-            lookup.say_cached(format_args!(
-                "[{experiment}] tournament (cached, {})",
-                dir.display()
-            ));
-            return Ok(record);
-        }
+        Claim::Done(record) => return Ok(record),
     };
     let tournament = tournament_setup(experiment, t, players, reference, dir)?;
     let dir = &tournament.dir;
@@ -725,14 +713,10 @@ fn puzzle_stage(
 ) -> Result<PuzzleScore> {
     let key = key_of(&("puzzles-v1", digest, pz));
     let dir = stage_dir(out_root, "puzzles", &player.name, &key);
-    let _held = match lookup.claim::<PuzzleScore>(&dir)? {
+    let what = format_args!("[{experiment}] puzzles {}", player.name);
+    let _held = match lookup.claim_saying::<PuzzleScore>(&dir, what)? {
         Claim::Held(lock) => lock,
         Claim::Done(mut score) => {
-            lookup.say_cached(format_args!(
-                "[{experiment}] puzzles {} (cached, {})",
-                player.name,
-                dir.display()
-            ));
             score.name = player.name.clone();
             return Ok(score);
         }

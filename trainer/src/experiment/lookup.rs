@@ -112,11 +112,11 @@ impl Lookup {
         }
     }
 
-    /// Says that a stage was found done (`message`: which one), unless probing, where
+    /// Says that the stage in `dir` was found done (`what`: which one), unless probing, where
     /// finding stages is all a run does.
-    pub fn say_cached(&self, message: std::fmt::Arguments) {
+    pub fn say_cached(&self, dir: &Path, what: std::fmt::Arguments) {
         if !self.probe {
-            eprintln!("==> {message}");
+            eprintln!("==> {what} (cached, {})", dir.display());
         }
     }
 
@@ -132,6 +132,20 @@ impl Lookup {
             Some(record) => Claim::Done(record),
             None => Claim::Held(lock),
         })
+    }
+
+    /// [`claim`](Self::claim), saying so ([`say_cached`](Self::say_cached)) when the stage is
+    /// done.
+    pub fn claim_saying<T: DeserializeOwned>(
+        &self,
+        dir: &Path,
+        what: std::fmt::Arguments,
+    ) -> Result<Claim<T>> {
+        let claim = self.claim(dir)?;
+        if let Claim::Done(_) = claim {
+            self.say_cached(dir, what);
+        }
+        Ok(claim)
     }
 
     /// Marks the stage in `dir` finished ([`mark_done`]) and counts it as met.

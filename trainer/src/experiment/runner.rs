@@ -706,16 +706,10 @@ fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<Da
         DataSource::Generate(g) => g,
     };
     let dir = data_dir(d, g, options);
-    let _held = match options.lookup.claim::<DataRecord>(&dir)? {
+    let what = format_args!("[{experiment}] data: {}", d.name);
+    let _held = match options.lookup.claim_saying(&dir, what)? {
         Claim::Held(lock) => lock,
-        Claim::Done(record) => {
-            options.lookup.say_cached(format_args!(
-                "[{experiment}] data: {} (cached, {})",
-                d.name,
-                dir.display()
-            ));
-            return Ok(record);
-        }
+        Claim::Done(record) => return Ok(record),
     };
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let started = Instant::now();
@@ -809,11 +803,9 @@ fn train_one(
         && record.epochs >= config.epochs
         && record.net.exists()
     {
-        options.lookup.say_cached(format_args!(
-            "[{}] train: {label} (cached, {})",
-            e.name,
-            dir.display()
-        ));
+        options
+            .lookup
+            .say_cached(&dir, format_args!("[{}] train: {label}", e.name));
         return Ok(record);
     }
     if options.lookup.probing() {
