@@ -57,10 +57,9 @@ fi
 
 # libtorch for the trainer (tch 0.24 = libtorch 2.11.0): the PyPI wheel torch==2.11.0 in the
 # same .venv, installed only when missing or of another version, and linked as .venv/libtorch
-# (scripts/setup-torch.sh). Cargo needs no further environment: .cargo/config.toml points
-# torch-sys at .venv/libtorch (LIBTORCH), exactly as for a plain `cargo build`, so switching
-# between the two never rebuilds torch-sys. (`scripts/setup-torch.sh --env` prints the
-# alternative, LIBTORCH_USE_PYTORCH=1 with the venv's python first on PATH.)
+# (scripts/setup-torch.sh; without a GPU only its CPU libraries, 1.3 GB instead of 4.6). Cargo
+# needs no further environment: .cargo/config.toml points torch-sys at .venv/libtorch
+# (LIBTORCH), exactly as for a plain `cargo build`.
 bash scripts/setup-torch.sh
 # libtorch's idle OpenMP threads would otherwise spin on the two CI cores while the tests' own
 # threads work (the trainer binary sets this itself).
