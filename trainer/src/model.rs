@@ -252,9 +252,22 @@ pub struct Gradients {
     pub tensors: Vec<Tensor>,
     /// The W1 rows of `tensors[0]`'s rows, when compressed.
     pub w1_rows: Option<Vec<u32>>,
+    /// With a dense W1 gradient (autograd's, off the CPU), the rows the batch's indices touch:
+    /// sorted, distinct, on the gradient's device. Set only for sparse Adam
+    /// ([`Gradients::touch_rows`]).
+    pub w1_touched: Option<Tensor>,
 }
 
 impl Gradients {
+    /// Records the W1 rows that `input` touches, for sparse Adam, where W1's gradient is dense
+    /// (a row-compressed one lists its rows already).
+    pub fn touch_rows(&mut self, input: &SparseInput) {
+        if self.w1_rows.is_none() {
+            let indices = input.indices.to_device(self.tensors[0].device());
+            self.w1_touched = Some(indices.internal_unique(true, false).0);
+        }
+    }
+
     /// W1's gradient as a dense `[n, L1 + P]` tensor.
     pub fn dense_w1(&self, n: usize) -> Tensor {
         match &self.w1_rows {
@@ -637,7 +650,11 @@ impl Model {
         };
         let mut tensors = vec![w1, b1];
         tensors.extend(self.params[2..].iter().map(grad));
-        Gradients { tensors, w1_rows }
+        Gradients {
+            tensors,
+            w1_rows,
+            w1_touched: None,
+        }
     }
 
     /// Resets the autograd gradients of the parameters.

@@ -195,7 +195,10 @@ pub fn train_step_with(
     let forward = model.forward_train(batch.input());
     let loss = method.loss_of(&forward.out, batch);
     loss.backward();
-    let grads = model.gradients(&forward, batch.input());
+    let mut grads = model.gradients(&forward, batch.input());
+    if adam.config.sparse_first_layer {
+        grads.touch_rows(batch.input());
+    }
     drop(forward);
     model.zero_grad();
     look(&grads.tensors);

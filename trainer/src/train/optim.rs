@@ -102,7 +102,12 @@ impl Adam {
         lr: f64,
         scales: &[f64],
     ) {
-        self.step_with(params, &grads.tensors, grads.w1_rows.as_deref(), lr, scales);
+        let w1_rows = match (&grads.w1_rows, &grads.w1_touched) {
+            (Some(rows), _) => Some(W1Rows::Listed(rows)),
+            (None, Some(rows)) if self.config.sparse_first_layer => Some(W1Rows::Touched(rows)),
+            _ => None,
+        };
+        self.step_with(params, &grads.tensors, w1_rows, lr, scales);
     }
 
     /// [`step`](Self::step) with parameter `i` at the learning rate `lr · scales[i]`.
@@ -116,12 +121,13 @@ impl Adam {
         self.step_with(params, grads, None, lr, scales);
     }
 
-    /// The update; `w1_rows`, if given, are the rows of parameter 0 that `grads[0]` holds.
+    /// The update; `w1_rows`, if given, says which rows of parameter 0 `grads[0]` holds, or which
+    /// rows sparse Adam updates.
     fn step_with(
         &mut self,
         params: &mut [&mut Tensor],
         grads: &[Tensor],
-        w1_rows: Option<&[u32]>,
+        w1_rows: Option<W1Rows>,
         lr: f64,
         scales: &[f64],
     ) {
@@ -144,7 +150,11 @@ impl Adam {
                 let k = FusedConstants::new(c, -step_size * scale, bc2_sqrt);
                 let dense;
                 let g = match w1_rows.filter(|_| i == 0) {
-                    Some(rows) => {
+                    Some(W1Rows::Touched(rows)) => {
+                        touched_rows_step(p, m, v, rows, g, c, -step_size * scale, bc2_sqrt);
+                        continue;
+                    }
+                    Some(W1Rows::Listed(rows)) => {
                         if rows_step(p, m, v, rows, g, k, !c.sparse_first_layer) {
                             continue;
                         }
@@ -166,6 +176,44 @@ impl Adam {
             }
         });
     }
+}
+
+/// Which rows of W1 a step's gradient concerns.
+#[derive(Clone, Copy)]
+enum W1Rows<'a> {
+    /// The rows of a row-compressed gradient (CPU), ascending.
+    Listed(&'a [u32]),
+    /// The rows sparse Adam updates from a dense gradient: sorted, distinct, on its device.
+    Touched(&'a Tensor),
+}
+
+/// Sparse Adam's update of the rows `rows` of `p` from the dense gradient `g`, with libtorch's
+/// operations, on any device: the arithmetic of the dense update below (`step` =
+/// `−lr·scale / (1 − β1^t)`), applied to the gathered rows and scattered back.
+#[allow(clippy::too_many_arguments)]
+fn touched_rows_step(
+    p: &mut Tensor,
+    m: &mut Tensor,
+    v: &mut Tensor,
+    rows: &Tensor,
+    g: &Tensor,
+    c: AdamConfig,
+    step: f64,
+    bc2_sqrt: f64,
+) {
+    let g = g.index_select(0, rows);
+    let mut mr = m.index_select(0, rows);
+    let mut vr = v.index_select(0, rows);
+    let mut pr = p.index_select(0, rows);
+    let _ = mr.g_mul_scalar_(c.beta1);
+    let _ = mr.g_add_(&(&g * (1.0 - c.beta1)));
+    let _ = vr.g_mul_scalar_(c.beta2);
+    let _ = vr.addcmul_(&(&g * (1.0 - c.beta2)), &g);
+    let denom = vr.sqrt() / bc2_sqrt + c.eps;
+    let _ = pr.addcdiv_(&(&mr * step), &denom);
+    let _ = m.index_copy_(0, rows, &mr);
+    let _ = v.index_copy_(0, rows, &vr);
+    let _ = p.index_copy_(0, rows, &pr);
 }
 
 /// Parameters smaller than this take libtorch's path (the threads would cost more than they save).
@@ -484,9 +532,27 @@ mod tests {
                     Tensor::zeros([1], opts),
                 ],
                 w1_rows: Some(rows.clone()),
+                w1_touched: None,
             })
             .collect();
-        let run = |sparse: bool, compressed: bool| {
+        // The gradient W1 has off the CPU: dense, with the touched rows as a tensor.
+        let dense_touched = |g: &Gradients| Gradients {
+            tensors: [g.dense_w1(n as usize)]
+                .into_iter()
+                .chain(g.tensors[1..].iter().map(|t| t.shallow_clone()))
+                .collect(),
+            w1_rows: None,
+            w1_touched: g.w1_rows.as_ref().map(|rows| {
+                Tensor::from_slice(&rows.iter().map(|&r| i64::from(r)).collect::<Vec<_>>())
+            }),
+        };
+        #[derive(Clone, Copy, PartialEq)]
+        enum Form {
+            Dense,
+            Compressed,
+            DenseTouched,
+        }
+        let run = |sparse: bool, form: Form| {
             let mut p = p0.copy();
             let config = AdamConfig {
                 sparse_first_layer: sparse,
@@ -504,8 +570,10 @@ mod tests {
                     unreachable!()
                 };
                 let mut params = [&mut p, o0, o1, o2, o3, o4];
-                if compressed {
+                if form == Form::Compressed {
                     adam.step_gradients(&mut params, g, 1e-3, &[1.0; 6]);
+                } else if form == Form::DenseTouched {
+                    adam.step_gradients(&mut params, &dense_touched(g), 1e-3, &[1.0; 6]);
                 } else {
                     let mut dense: Vec<Tensor> =
                         g.tensors.iter().map(|t| t.shallow_clone()).collect();
@@ -516,12 +584,14 @@ mod tests {
             p
         };
         // Plain Adam: the compressed gradient gives the dense result to the bit.
-        let (dense, compressed) = (run(false, false), run(false, true));
+        let (dense, compressed) = (run(false, Form::Dense), run(false, Form::Compressed));
         assert!(dense.equal(&compressed));
+        // Plain Adam ignores the touched rows.
+        assert!(dense.equal(&run(false, Form::DenseTouched)));
         // Sparse Adam: never-touched rows stay, as under plain Adam (their moments are zero);
         // a row touched at every step moves exactly as under plain Adam; a row whose gradient
         // stopped keeps moving under plain Adam (its moments) but not under sparse Adam.
-        let sparse = run(true, true);
+        let sparse = run(true, Form::Compressed);
         let row = |t: &Tensor, r: i64| t.get(r);
         assert!(row(&sparse, 0).equal(&row(&p0, 0)) && row(&dense, 0).equal(&row(&p0, 0)));
         assert!(row(&sparse, 3).equal(&row(&dense, 3)));
@@ -530,6 +600,17 @@ mod tests {
             !row(&sparse, 4).equal(&row(&p0, 4)),
             "moved at its own step"
         );
+        // Sparse Adam on a dense gradient and its touched rows (the path off the CPU): the
+        // same rows move, by the same amounts but for the square root's last bit.
+        let on_device = run(true, Form::DenseTouched);
+        for r in [0, 1, 4, 100, 199, 200, 298, 299] {
+            let moved = |t: &Tensor| !row(t, r).equal(&row(&p0, r));
+            assert_eq!(moved(&on_device), moved(&sparse), "row {r}");
+        }
+        let rel = ((&on_device - &sparse).abs() / (sparse.abs() + 1e-12))
+            .max()
+            .double_value(&[]);
+        assert!(rel < 1e-6, "relative difference {rel}");
     }
 
     #[test]
