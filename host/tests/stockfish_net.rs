@@ -343,8 +343,11 @@ fn the_engine_searches_with_stockfish_15_1s_network() {
         .spawn()
         .unwrap();
     use std::io::Write;
+    // Black without its queen: Stockfish's network says +3126 of its units (8.66 pawns), which
+    // UCI reports as cp 865 (v · 100 / 361), as Stockfish does.
     let script = format!(
-        "uci\nsetoption name EvalFile value {}\nisready\nposition startpos moves e2e4\ngo depth 4\n",
+        "uci\nsetoption name EvalFile value {}\nisready\n\
+         position fen rnb1kbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 3\ngo depth 4\n",
         sf_net().display()
     );
     child
@@ -357,10 +360,19 @@ fn the_engine_searches_with_stockfish_15_1s_network() {
     let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     use std::io::BufRead;
+    let mut scores = Vec::new();
     while stdout.read_line(&mut line).unwrap() > 0 && !line.starts_with("bestmove") {
+        let mut words = line.split_whitespace();
+        if words.by_ref().any(|w| w == "cp") {
+            scores.push(words.next().unwrap().parse::<i32>().unwrap());
+        }
         line.clear();
     }
     assert!(line.starts_with("bestmove"), "no bestmove");
+    assert!(
+        !scores.is_empty() && scores.iter().all(|cp| (500..1300).contains(cp)),
+        "scores in centipawns, a queen up: {scores:?}"
+    );
     child.stdin.as_mut().unwrap().write_all(b"quit\n").unwrap();
     assert!(child.wait().unwrap().success());
 }

@@ -20,6 +20,29 @@ use crate::nnue::{Kernels, NetFormat, Nnue, SimdLevel};
 /// (`uci.h:38` `NormalizeToPawnValue`, `uci.cpp:319`, tag `sf_15.1`).
 pub const STOCKFISH_UNITS_PER_PAWN: i32 = 361;
 
+/// The units an evaluation's scores are in, and their conversion to centipawns (UCI's `cp`,
+/// training data's scores).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScoreUnits {
+    /// Centipawns already: the built-in evaluation, and networks in the own formats (the
+    /// trainer's, whatever their shape: they learn the centipawns of their data).
+    Centipawns,
+    /// Stockfish's internal units, [`STOCKFISH_UNITS_PER_PAWN`] to a pawn: a network read from
+    /// a Stockfish `.nnue` file, as Stockfish reads it.
+    Stockfish,
+}
+
+impl ScoreUnits {
+    /// `v` in centipawns, converted as Stockfish 15.1's UCI does (`v · 100 / 361`, truncating);
+    /// mate scores are kept as they are.
+    pub fn centipawns(self, v: i32) -> i32 {
+        match self {
+            ScoreUnits::Stockfish if v.abs() < MATE_BOUND => v * 100 / STOCKFISH_UNITS_PER_PAWN,
+            _ => v,
+        }
+    }
+}
+
 /// The evaluation of a search.
 #[derive(Clone, Debug)]
 pub enum EvalSource {
@@ -56,20 +79,20 @@ impl EvalSource {
         })
     }
 
-    /// A score of this evaluation in centipawns, as training data stores scores. A network read
-    /// from a Stockfish `.nnue` file speaks Stockfish's internal units, as Stockfish reads the
-    /// file: converted as its UCI does (`v · 100 / 361`, truncating). Networks in the own
-    /// formats (the trainer's, whatever their shape: they learn the centipawns of their data)
-    /// and the built-in evaluation speak centipawns already. Mate scores are kept as they are.
-    pub fn centipawns(&self, v: i32) -> i32 {
+    /// The units of this evaluation's scores (and of a search's with it).
+    pub fn units(&self) -> ScoreUnits {
         match self {
-            EvalSource::Nnue { nnue, .. }
-                if nnue.source_format() == NetFormat::Stockfish && v.abs() < MATE_BOUND =>
-            {
-                v * 100 / STOCKFISH_UNITS_PER_PAWN
+            EvalSource::Nnue { nnue, .. } if nnue.source_format() == NetFormat::Stockfish => {
+                ScoreUnits::Stockfish
             }
-            _ => v,
+            _ => ScoreUnits::Centipawns,
         }
+    }
+
+    /// A score of this evaluation in centipawns, as training data stores scores and UCI reports
+    /// them ([`ScoreUnits::centipawns`]).
+    pub fn centipawns(&self, v: i32) -> i32 {
+        self.units().centipawns(v)
     }
 
     /// An evaluator of this evaluation for one search thread, to lend to many searches

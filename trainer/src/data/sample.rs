@@ -27,7 +27,9 @@ pub struct Sample {
     pub rule50: u16,
     /// Plies played since the game's start position (FEN: `2 * (fullmove - 1) + (black to move)`).
     pub ply: u16,
-    /// Search score for the side to move (Stockfish's internal units, as written by its tools).
+    /// Search score for the side to move, as the file's producer wrote it: Stockfish's own
+    /// tools write its internal units, `trainer gensfen` centipawns (of UCI engines, and
+    /// Stockfish `.nnue` labels converted as Stockfish's UCI does).
     pub score: i16,
     /// The best move found by the search, if the record has one (`0000` / Stockfish's
     /// `MOVE_NONE` otherwise).
