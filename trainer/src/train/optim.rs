@@ -167,12 +167,7 @@ impl Adam {
                 if fused_step(p, m, v, g, k) {
                     continue;
                 }
-                let _ = m.g_mul_scalar_(c.beta1);
-                let _ = m.g_add_(&(g * (1.0 - c.beta1)));
-                let _ = v.g_mul_scalar_(c.beta2);
-                let _ = v.addcmul_(&(g * (1.0 - c.beta2)), g);
-                let denom = v.sqrt() / bc2_sqrt + c.eps;
-                let _ = p.addcdiv_(&(&*m * (-step_size * scale)), &denom);
+                libtorch_step(p, m, v, g, c, -step_size * scale, bc2_sqrt);
             }
         });
     }
@@ -187,9 +182,27 @@ enum W1Rows<'a> {
     Touched(&'a Tensor),
 }
 
-/// Sparse Adam's update of the rows `rows` of `p` from the dense gradient `g`, with libtorch's
-/// operations, on any device: the arithmetic of the dense update below (`step` =
-/// `−lr·scale / (1 − β1^t)`), applied to the gathered rows and scattered back.
+/// Adam's update with libtorch's operations, in place, on any device (`step` =
+/// `−lr·scale / (1 − β1^t)`): where the fused CPU kernels do not apply.
+fn libtorch_step(
+    p: &mut Tensor,
+    m: &mut Tensor,
+    v: &mut Tensor,
+    g: &Tensor,
+    c: AdamConfig,
+    step: f64,
+    bc2_sqrt: f64,
+) {
+    let _ = m.g_mul_scalar_(c.beta1);
+    let _ = m.g_add_(&(g * (1.0 - c.beta1)));
+    let _ = v.g_mul_scalar_(c.beta2);
+    let _ = v.addcmul_(&(g * (1.0 - c.beta2)), g);
+    let denom = v.sqrt() / bc2_sqrt + c.eps;
+    let _ = p.addcdiv_(&(&*m * step), &denom);
+}
+
+/// Sparse Adam's update of the rows `rows` of `p` from the dense gradient `g`, on any device:
+/// [`libtorch_step`] on the gathered rows, scattered back.
 #[allow(clippy::too_many_arguments)]
 fn touched_rows_step(
     p: &mut Tensor,
@@ -205,12 +218,7 @@ fn touched_rows_step(
     let mut mr = m.index_select(0, rows);
     let mut vr = v.index_select(0, rows);
     let mut pr = p.index_select(0, rows);
-    let _ = mr.g_mul_scalar_(c.beta1);
-    let _ = mr.g_add_(&(&g * (1.0 - c.beta1)));
-    let _ = vr.g_mul_scalar_(c.beta2);
-    let _ = vr.addcmul_(&(&g * (1.0 - c.beta2)), &g);
-    let denom = vr.sqrt() / bc2_sqrt + c.eps;
-    let _ = pr.addcdiv_(&(&mr * step), &denom);
+    libtorch_step(&mut pr, &mut mr, &mut vr, &g, c, step, bc2_sqrt);
     let _ = m.index_copy_(0, rows, &mr);
     let _ = v.index_copy_(0, rows, &vr);
     let _ = p.index_copy_(0, rows, &pr);
@@ -492,12 +500,7 @@ mod tests {
                     let t = adam.step as i32;
                     let (bc1, bc2) = (1.0 - c.beta1.powi(t), 1.0 - c.beta2.powi(t));
                     let (m, v) = (&mut adam.m[0], &mut adam.v[0]);
-                    let _ = m.g_mul_scalar_(c.beta1);
-                    let _ = m.g_add_(&(g * (1.0 - c.beta1)));
-                    let _ = v.g_mul_scalar_(c.beta2);
-                    let _ = v.addcmul_(&(g * (1.0 - c.beta2)), g);
-                    let denom = v.sqrt() / bc2.sqrt() + c.eps;
-                    let _ = p.addcdiv_(&(&*m * (-1e-3 / bc1 * 0.5)), &denom);
+                    libtorch_step(&mut p, m, v, g, c, -1e-3 / bc1 * 0.5, bc2.sqrt());
                 }
             }
             p
