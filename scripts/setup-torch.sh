@@ -85,9 +85,12 @@ if [ "$VARIANT" = cuda ]; then
         echo "setup-torch: torch $TORCH_VERSION (CUDA) already in $VENV"
     fi
 else
-    if [ "$installed" != "$TORCH_VERSION" ] || [ ! -e "$cu13/libcudart.so.13" ] || [ ! -e "$cu13/libcupti.so.13" ]; then
+    if [ "$installed" != "$TORCH_VERSION" ] || [ ! -e "$torch_dir/lib/libtorch_cpu.so" ] \
+        || [ ! -e "$cu13/libcudart.so.13" ] || [ ! -e "$cu13/libcupti.so.13" ]; then
         echo "setup-torch: installing torch==$TORCH_VERSION for CPU into $VENV (found: ${installed:-none}; ~1.3 GB)"
-        pip_install --no-deps "torch==$TORCH_VERSION" "$CUDA_RUNTIME" "$CUPTI"
+        # --force-reinstall: an install cut short (a full disk) leaves the metadata, and pip would
+        # take the version as installed.
+        pip_install --no-deps --force-reinstall "torch==$TORCH_VERSION" "$CUDA_RUNTIME" "$CUPTI"
     else
         echo "setup-torch: torch $TORCH_VERSION (CPU libraries) already in $VENV"
     fi
