@@ -313,6 +313,15 @@ enum Leaves {
     },
 }
 
+/// Which layer stack the rows of a tensor go through.
+#[derive(Clone, Copy)]
+enum Stacks<'a> {
+    /// All through stack k.
+    One(usize),
+    /// Row r through stack `stack[r]` (`[rows]`, on the rows' device).
+    PerRow(&'a Tensor),
+}
+
 /// A batch's positions grouped by layer stack: `order[r]` is the position at row r of the
 /// grouped rows, `back[i]` the row of position i, `counts[k]` the positions of stack k.
 #[derive(Debug)]
@@ -563,7 +572,7 @@ impl Model {
             let leaf = grouped.narrow(0, start, count).set_requires_grad(true);
             start += count;
             if count > 0 {
-                outs.push(self.stack(&leaf, k).0);
+                outs.push(self.stack(&leaf, Stacks::One(k)).0);
             }
             stacks.push(leaf);
         }
@@ -675,7 +684,7 @@ impl Model {
         }
         let (l1, cols) = (self.shape.l1 as i64, self.shape.w1_columns() as i64);
         let x = x.view([len, 2, cols]);
-        let out = self.by_stack(&self.ft_output(&x), input, |x, k| self.stack(x, k).0);
+        let out = self.by_stack(&self.ft_output(&x), input, |x, s| self.stack(x, s).0);
         let out = match self.arch.psqt_buckets {
             0 => out,
             p => out + self.psqt_term(&x.narrow(2, l1, p as i64), input),
@@ -715,16 +724,29 @@ impl Model {
         }
     }
 
-    /// `f(rows, k)` on the rows of `x` (`[B, ...]`) whose position uses layer stack k, put back
-    /// in the positions' order: one product per stack instead of every stack on every position.
+    /// `f(rows, stacks)` on the rows of `x` (`[B, ...]`) through each position's layer stack, in
+    /// the positions' order. On the CPU `f` runs once per stack on that stack's rows (one small
+    /// product per stack instead of every stack on every position). Elsewhere it runs once on
+    /// all rows with [`Stacks::PerRow`], as nnue-pytorch's `LayerStacks` does: every stack's
+    /// outputs, then each row's gathered. A GPU takes a few larger products far better than
+    /// eight rounds of small ones with their sorting, splitting and joining.
     fn by_stack(
         &self,
         x: &Tensor,
         input: &SparseInput,
-        f: impl Fn(&Tensor, usize) -> Tensor,
+        f: impl Fn(&Tensor, Stacks) -> Tensor,
     ) -> Tensor {
         if self.arch.stacks == 1 {
-            return f(x, 0);
+            return f(x, Stacks::One(0));
+        }
+        if x.device() != Device::Cpu {
+            let stack: Vec<i64> = input
+                .pieces
+                .iter()
+                .map(|&n| self.arch.stack_of(u32::from(n)) as i64)
+                .collect();
+            let stack = Tensor::from_slice(&stack).to_device(x.device());
+            return f(x, Stacks::PerRow(&stack));
         }
         let order = StackOrder::new(&self.arch, &input.pieces);
         let device = x.device();
@@ -733,28 +755,44 @@ impl Model {
         let mut start = 0i64;
         for (k, &count) in order.counts.iter().enumerate() {
             if count > 0 {
-                parts.push(f(&sorted.narrow(0, start, count), k));
+                parts.push(f(&sorted.narrow(0, start, count), Stacks::One(k)));
                 start += count;
             }
         }
         Tensor::cat(&parts, 0).index_select(0, &Tensor::from_slice(&order.back).to_device(device))
     }
 
-    /// Layer stack `k` on the rows of `x` (what the first layer hands on): the output `[rows]`
-    /// (the skip output added) and the first hidden layer's activations.
-    fn stack(&self, x: &Tensor, k: usize) -> (Tensor, Tensor) {
+    /// Layer `i` of the stacks `stacks` on the rows of `h`: `[rows, outputs]`.
+    fn stack_layer(&self, h: &Tensor, i: usize, outputs: i64, stacks: Stacks) -> Tensor {
+        let (w, b) = self.layer(i);
+        match stacks {
+            Stacks::One(k) => {
+                let from = k as i64 * outputs;
+                h.linear(
+                    &w.narrow(0, from, outputs),
+                    Some(&b.narrow(0, from, outputs)),
+                )
+            }
+            Stacks::PerRow(stack) => {
+                let all = h
+                    .linear(w, Some(b))
+                    .view([-1, self.arch.stacks as i64, outputs]);
+                let at = stack.view([-1, 1, 1]).expand([-1, 1, outputs], false);
+                all.gather(1, &at, false).view([-1, outputs])
+            }
+        }
+    }
+
+    /// The layer stacks `stacks` on the rows of `x` (what the first layer hands on): the output
+    /// `[rows]` (the skip output added) and the first hidden layer's activations.
+    fn stack(&self, x: &Tensor, stacks: Stacks) -> (Tensor, Tensor) {
         let layers = self.arch.layers(self.shape.l1);
         let mut h = x.shallow_clone();
         let mut skip = None;
         let mut first = None;
         for (i, hidden) in self.arch.hidden.iter().enumerate() {
             let outputs = layers[i].1 as i64;
-            let (w, b) = self.layer(i);
-            let from = k as i64 * outputs;
-            let mut y = h.linear(
-                &w.narrow(0, from, outputs),
-                Some(&b.narrow(0, from, outputs)),
-            );
+            let mut y = self.stack_layer(&h, i, outputs, stacks);
             if i == 0 && self.arch.skip {
                 let width = hidden.width as i64;
                 skip = Some(y.narrow(1, width, 1).view([-1]));
@@ -770,9 +808,8 @@ impl Model {
                 first = Some(h.shallow_clone());
             }
         }
-        let (w, b) = self.layer(self.arch.hidden.len());
-        let out = h
-            .linear(&w.narrow(0, k as i64, 1), Some(&b.narrow(0, k as i64, 1)))
+        let out = self
+            .stack_layer(&h, self.arch.hidden.len(), 1, stacks)
             .view([-1]);
         let out = match skip {
             Some(s) => out + s,
@@ -792,7 +829,7 @@ impl Model {
             return x.linear(w2, Some(b2)).clamp(0.0, 1.0);
         }
         let x = x.view([len, 2, self.shape.w1_columns() as i64]);
-        self.by_stack(&self.ft_output(&x), input, |x, k| self.stack(x, k).1)
+        self.by_stack(&self.ft_output(&x), input, |x, s| self.stack(x, s).1)
     }
 
     /// Clips every parameter to the range its quantized form can hold (after each optimizer
@@ -1460,5 +1497,87 @@ mod tests {
         }
         assert!(tensor_to_vec(&manual[0]).iter().any(|&g| g != 0.0));
         assert_eq!(manual.len(), param_names(&shape).len());
+    }
+
+    #[test]
+    fn stacks_gathered_per_row_equal_stacks_grouped() {
+        // Off the CPU each row's stack is gathered from every stack's outputs
+        // (`Stacks::PerRow`); on the CPU rows are grouped by stack. Same values and gradients.
+        for shape in [small_stockfish_like(40), {
+            let mut arch = small_stockfish_like(40).arch();
+            arch.ft_output = FtOutput::ClippedRelu;
+            arch.skip = false;
+            Shape::new(40, 32, arch)
+        }] {
+            let mut m = Model::new(shape.clone(), 5, Device::Cpu);
+            // The stacks start equal (nnue-pytorch's initialisation): make them differ.
+            tch::manual_seed(6);
+            tch::no_grad(|| {
+                for p in &mut m.params[2..] {
+                    let _ = p.g_add_(&(p.randn_like() * 0.1));
+                }
+            });
+            let mut rng = ChaCha8Rng::seed_from_u64(4);
+            let rows = 300;
+            let width = m
+                .ft_output(&Tensor::zeros(
+                    [1, 2, shape.w1_columns() as i64],
+                    (Kind::Float, Device::Cpu),
+                ))
+                .size()[1];
+            let x = Tensor::from_slice(
+                &(0..rows * width)
+                    .map(|_| rng.random::<f32>())
+                    .collect::<Vec<_>>(),
+            )
+            .view([rows, width]);
+            let input = SparseInput {
+                len: rows as usize,
+                indices: Tensor::zeros([0], (Kind::Int64, Device::Cpu)),
+                offsets: Tensor::zeros([2 * rows], (Kind::Int64, Device::Cpu)),
+                pieces: (0..rows).map(|_| rng.random_range(2..=32u8)).collect(),
+            };
+            let stack: Vec<i64> = input
+                .pieces
+                .iter()
+                .map(|&n| m.arch.stack_of(u32::from(n)) as i64)
+                .collect();
+            let stacks = m.arch.stacks as i64;
+            assert!((0..stacks).all(|k| stack.contains(&k)), "every stack used");
+            let stack = Tensor::from_slice(&stack);
+            let run = |gathered: bool| {
+                for p in &m.params {
+                    let mut g = p.grad();
+                    if g.defined() {
+                        let _ = g.zero_();
+                    }
+                }
+                let (out, first) = if gathered {
+                    m.stack(&x, Stacks::PerRow(&stack))
+                } else {
+                    (
+                        m.by_stack(&x, &input, |x, s| m.stack(x, s).0),
+                        m.by_stack(&x, &input, |x, s| m.stack(x, s).1),
+                    )
+                };
+                (out.square().sum(Kind::Float) + first.sum(Kind::Float)).backward();
+                let grads: Vec<Vec<f32>> = m.params[2..]
+                    .iter()
+                    .map(|p| tensor_to_vec(&p.grad()))
+                    .collect();
+                (tensor_to_vec(&out), tensor_to_vec(&first), grads)
+            };
+            let (grouped, gathered) = (run(false), run(true));
+            let close = |a: &[f32], b: &[f32]| {
+                let scale = b.iter().fold(1e-6f32, |s, v| s.max(v.abs()));
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-5 * scale)
+            };
+            assert!(close(&gathered.0, &grouped.0), "outputs");
+            assert!(close(&gathered.1, &grouped.1), "first hidden activations");
+            for (i, (a, b)) in gathered.2.iter().zip(&grouped.2).enumerate() {
+                assert!(close(a, b), "gradient of parameter {}", i + 2);
+                assert!(b.iter().any(|&g| g != 0.0));
+            }
+        }
     }
 }
