@@ -330,6 +330,19 @@ impl<'a> AccumulatorStack<'a> {
         }
     }
 
+    /// Checks that every index of `indices` lies in the feature set (the error names the first
+    /// that does not): one comparison per index, for lists whose indices are the rows.
+    #[inline(always)]
+    fn all_in_range<'i>(
+        &self,
+        indices: impl IntoIterator<Item = &'i u32>,
+    ) -> Result<(), EvalError> {
+        match indices.into_iter().find(|&&i| i as usize >= self.n) {
+            Some(&index) => self.in_range(index),
+            None => Ok(()),
+        }
+    }
+
     /// The part of feature `index` (in range).
     #[inline(always)]
     fn part_of(&self, index: u32) -> usize {
@@ -411,9 +424,7 @@ impl<'a> AccumulatorStack<'a> {
         match net.w1().single_type() {
             // Binary terms of a layer of one type: the indices are the rows.
             Some(ty) if !counted => {
-                if let Some(&index) = self.active.iter().find(|&&i| i as usize >= self.n) {
-                    self.in_range(index)?;
-                }
+                self.all_in_range(&self.active)?;
                 self.rows[part].extend_single(ty, &self.active, &[]);
             }
             _ => {
@@ -582,9 +593,7 @@ impl<'a> AccumulatorStack<'a> {
             let (w1, n) = (net.w1(), self.n as u32);
             if let Some(ty) = w1.single_type() {
                 let (added, removed) = (self.delta.added(p), self.delta.removed(p));
-                if let Some(&index) = added.iter().chain(removed).find(|&&i| i >= n) {
-                    self.in_range(index)?;
-                }
+                self.all_in_range(added.iter().chain(removed))?;
                 self.rows[0].extend_single(ty, added, removed);
                 self.apply_rows(p, 0);
                 return Ok(());
