@@ -331,12 +331,17 @@ struct StackOrder {
     counts: Vec<i64>,
 }
 
+/// The layer stack of each position, from its number of pieces (`i64`: a tensor's indices).
+fn stack_of_each(arch: &Arch, pieces: &[u8]) -> Vec<i64> {
+    pieces
+        .iter()
+        .map(|&n| arch.stack_of(u32::from(n)) as i64)
+        .collect()
+}
+
 impl StackOrder {
     fn new(arch: &Arch, pieces: &[u8]) -> StackOrder {
-        let stack: Vec<usize> = pieces
-            .iter()
-            .map(|&n| arch.stack_of(u32::from(n)))
-            .collect();
+        let stack = stack_of_each(arch, pieces);
         let mut order: Vec<i64> = (0..stack.len() as i64).collect();
         order.sort_by_key(|&i| stack[i as usize]);
         let mut back = vec![0i64; order.len()];
@@ -345,7 +350,7 @@ impl StackOrder {
         }
         let mut counts = vec![0i64; arch.stacks];
         for &k in &stack {
-            counts[k] += 1;
+            counts[k as usize] += 1;
         }
         StackOrder {
             order,
@@ -740,12 +745,8 @@ impl Model {
             return f(x, Stacks::One(0));
         }
         if x.device() != Device::Cpu {
-            let stack: Vec<i64> = input
-                .pieces
-                .iter()
-                .map(|&n| self.arch.stack_of(u32::from(n)) as i64)
-                .collect();
-            let stack = Tensor::from_slice(&stack).to_device(x.device());
+            let stack = Tensor::from_slice(&stack_of_each(&self.arch, &input.pieces));
+            let stack = stack.to_device(x.device());
             return f(x, Stacks::PerRow(&stack));
         }
         let order = StackOrder::new(&self.arch, &input.pieces);
@@ -1537,11 +1538,7 @@ mod tests {
                 offsets: Tensor::zeros([2 * rows], (Kind::Int64, Device::Cpu)),
                 pieces: (0..rows).map(|_| rng.random_range(2..=32u8)).collect(),
             };
-            let stack: Vec<i64> = input
-                .pieces
-                .iter()
-                .map(|&n| m.arch.stack_of(u32::from(n)) as i64)
-                .collect();
+            let stack = stack_of_each(&m.arch, &input.pieces);
             let stacks = m.arch.stacks as i64;
             assert!((0..stacks).all(|k| stack.contains(&k)), "every stack used");
             let stack = Tensor::from_slice(&stack);
