@@ -969,9 +969,10 @@ fn sets_mixing_king_relative_and_other_terms_keep_two_exact_accumulators() {
 #[test]
 fn stockfish_shapes_on_any_feature_set_update_exactly_and_round_trip() {
     // PSQT buckets, layer stacks, the pairwise product and the squared clipped ReLU over sets
-    // of one part with the refresh cache (k*all, halfka_v2_hm), one part without (all+ph+pv), and two parts
-    // (halfka_v2_hm+full_threats: PSQT sums in both); the first stack layer reads only the
-    // non-zero inputs from 256 on (L1 512), and a second hidden layer of 20 outputs pads them.
+    // of one part with the refresh cache (k*all, halfka_v2_hm), one part without (all+ph+pv),
+    // and two parts (halfka_v2_hm+full_threats: PSQT sums in both); the first stack layer reads
+    // only the non-zero inputs from 256 on (L1 512), and a second hidden layer of 20 outputs
+    // pads them.
     let reg = registry();
     for (i, (spec, l1, first, second, buckets)) in [
         ("all+ph+pv", 128, 7, 32, 8),
