@@ -17,9 +17,9 @@ use plugin_api::{
 
 use host::fens::{board_from_setup, parse_fen};
 use host::nnue::{
-    AccumulatorStack, Arch, BlockInfo, DecodeError, EvalError, Kernels, NetError, NetErrorKind,
-    NetFormat, Network, NetworkParts, Nnue, Quantization, ShapeError, SimdLevel, WeightType,
-    format, read_own, reference, write_network,
+    AccumulatorStack, Activation, Arch, BlockInfo, DecodeError, EvalError, Hidden, Kernels,
+    NetError, NetErrorKind, NetFormat, Network, NetworkParts, Nnue, OutputRule, Quantization,
+    ShapeError, SimdLevel, WeightType, format, read_own, reference, write_network,
 };
 
 fn kernels() -> Vec<Kernels> {
@@ -42,13 +42,8 @@ fn reference_eval(nnue: &Nnue, board: &Board) -> i32 {
     let set = nnue.features();
     let w = set.active_set(board, Color::White).unwrap();
     let b = set.active_set(board, Color::Black).unwrap();
-    let net = nnue.network();
-    if net.arch().is_thesis() {
-        reference::evaluate(&net, [&w, &b], board.turn)
-    } else {
-        let pieces = board.occupied().count_ones();
-        reference::evaluate_shape(&net, [&w, &b], board.turn, pieces)
-    }
+    let pieces = board.occupied().count_ones();
+    reference::evaluate(&nnue.network(), [&w, &b], board.turn, pieces)
 }
 
 #[test]
@@ -786,6 +781,77 @@ fn synthetic_networks_of_any_l2_agree_across_kernels_and_the_reference() {
         }
     }
     assert_eq!(cases, 16);
+}
+
+#[test]
+fn the_kernels_chosen_for_each_layer_agree_with_every_other_choice_on_every_shape() {
+    // The layer kernels are chosen when a network is built, from each layer's sizes alone
+    // (`outputs_per_pass`): the thesis's 2·L1 -> 32 takes 32 outputs per pass, Stockfish's
+    // L1 -> 16 takes 16. The same networks laid out for the other choice, and evaluated with
+    // every kernel version, give the same outputs as the reference, on shapes of every kind.
+    let reg = registry();
+    let crelu = |width| Hidden {
+        width,
+        activation: Activation::ClippedRelu,
+    };
+    let mut shapes: Vec<(&str, usize, Arch)> = Vec::new();
+    for (l1, l2) in [
+        (64, 8),
+        (128, 16),
+        (128, 17),
+        (256, 32),
+        (512, 32),
+        (128, 33),
+        (256, 64),
+    ] {
+        shapes.push(("all", l1, Arch::thesis(l2)));
+    }
+    let mut stacked = Arch::thesis(32);
+    (stacked.stacks, stacked.psqt_buckets, stacked.output) = (4, 8, OutputRule::Stockfish);
+    shapes.push(("all+h+v", 256, stacked));
+    let mut deep = Arch::thesis(32);
+    deep.hidden.push(crelu(32));
+    shapes.push(("all", 256, deep));
+    let mut sf = Arch::sfnnv5();
+    shapes.push(("k*all", 256, sf.clone()));
+    sf.hidden[0].width = 31;
+    shapes.push(("all", 512, sf));
+    for (i, (spec, l1, arch)) in shapes.into_iter().enumerate() {
+        let set = reg.feature_set(spec).unwrap();
+        let net = Network::from_parts(NetworkParts::synthetic_arch(
+            &set,
+            l1,
+            &arch,
+            300 + i as u64,
+        ))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let first = &net.stacks()[0][0];
+        let wide = first.inputs() >= host::nnue::SPARSE_FROM && first.outputs() > 16;
+        assert_eq!(first.per_pass(), if wide { 32 } else { 16 }, "{arch}");
+        let laid: Vec<Nnue> = [
+            net.clone(),
+            net.with_outputs_per_pass(16),
+            net.with_outputs_per_pass(32),
+        ]
+        .into_iter()
+        .map(|n| Nnue::bind(n, "synthetic", &reg).unwrap())
+        .collect();
+        let mut outputs = BTreeSet::new();
+        random_walk(400 + i as u64, 60, 50, |step| {
+            let board = match step {
+                Step::Start(b) | Step::Push(_, b) | Step::Pop(b) => b,
+            };
+            let expected = reference_eval(&laid[0], board);
+            outputs.insert(expected);
+            for nnue in &laid {
+                for k in kernels() {
+                    let got = nnue.evaluate(board, k).unwrap();
+                    assert_eq!(got, expected, "{arch} at L1 {l1}, {}", k.level());
+                }
+            }
+        });
+        assert!(outputs.len() > 5, "{arch}: outputs hardly vary");
+    }
 }
 
 /// A king-relative test block: every non-king piece at `king file * 12 + role * 2 + colour`

@@ -35,10 +35,10 @@ use plugin_api::{
 
 use super::aligned::AlignedVec;
 use super::first_layer::RowLists;
+use super::forward::{self, ForwardScratch};
 use super::load::Nnue;
 use super::refresh_cache::{CacheStats, RefreshCache};
-use super::simd::{ForwardScratch, Kernels};
-use super::stacks::{self, StackScratch};
+use super::simd::Kernels;
 
 /// Default number of plies a stack holds beyond its root.
 pub const DEFAULT_MAX_PLY: usize = 256;
@@ -160,10 +160,8 @@ pub struct AccumulatorStack<'a> {
     psqt: Vec<i32>,
     /// The PSQT sums of the parts added up, per perspective (with two parts).
     psqt_summed: Vec<i32>,
-    /// Whether the network has the thesis's shape (the sparse SIMD forward pass).
-    thesis: bool,
-    /// The forward pass's buffers for other shapes.
-    stack_scratch: StackScratch,
+    /// The forward pass's buffers.
+    scratch: ForwardScratch,
     /// `2 × N` counts, perspective-major.
     counts: Vec<u16>,
     /// Count changes since the root, `log_marks[p]` = log length before ply p's push.
@@ -177,7 +175,6 @@ pub struct AccumulatorStack<'a> {
     summed: AlignedVec<i16>,
     /// L1 zeros: where the accumulators of parts other than 0 start.
     zeros: AlignedVec<i16>,
-    scratch: ForwardScratch,
     stats: StackStats,
 }
 
@@ -214,8 +211,7 @@ impl<'a> AccumulatorStack<'a> {
             buckets,
             psqt: vec![0; (max_ply + 1) * parts.len() * 2 * buckets],
             psqt_summed: vec![0; 2 * buckets],
-            thesis: net.arch().is_thesis(),
-            stack_scratch: StackScratch::new(net),
+            scratch: ForwardScratch::new(net),
             rows: (0..parts.len())
                 .map(|_| RowLists::with_capacity(max_delta.max(max_active)))
                 .collect(),
@@ -228,7 +224,6 @@ impl<'a> AccumulatorStack<'a> {
             active: Vec::with_capacity(max_active),
             summed: AlignedVec::zeroed(2 * l1),
             zeros: AlignedVec::zeroed(l1),
-            scratch: ForwardScratch::new(l1, net.l2()),
             stats: StackStats::default(),
         };
         stack.set_refresh_cache(true);
@@ -706,32 +701,25 @@ impl<'a> AccumulatorStack<'a> {
 
     /// The network's output for the side to move of the current position.
     pub fn evaluate(&mut self) -> i32 {
-        if !self.thesis {
-            return self.evaluate_stacks();
-        }
-        let stm = self.boards[self.ply].turn;
-        let l1 = self.l1;
-        let start = self.slot_start(self.ply, 0, 0);
-        let (s, o) = if self.parts.len() == 1 {
-            let (white, black) = self.acc[start..start + 2 * l1].split_at(l1);
-            match stm {
-                Color::White => (white, black),
-                Color::Black => (black, white),
-            }
-        } else {
-            // Both parts' accumulators are contiguous: part 0 White, Black, part 1 White, Black.
-            let (first, second) = self.acc[start..start + 4 * l1].split_at(2 * l1);
-            for ((s, &a), &b) in self.summed.iter_mut().zip(first).zip(second) {
-                *s = a.wrapping_add(b);
-            }
-            let (white, black) = self.summed.split_at(l1);
-            match stm {
-                Color::White => (white, black),
-                Color::Black => (black, white),
+        let (kernels, nnue, l1, b) = (self.kernels, self.nnue, self.l1, self.buckets);
+        let (acc, psqt, scratch, stm, pieces) = self.forward_inputs();
+        let (s, o) = (stm.index(), 1 - stm.index());
+        let (stm_acc, opp_acc) = match s {
+            0 => acc.split_at(l1),
+            _ => {
+                let (white, black) = acc.split_at(l1);
+                (black, white)
             }
         };
-        self.kernels
-            .forward(self.nnue.arranged(), s, o, &mut self.scratch)
+        forward::evaluate(
+            kernels,
+            nnue.arranged().network(),
+            stm_acc,
+            opp_acc,
+            (&psqt[s * b..(s + 1) * b], &psqt[o * b..(o + 1) * b]),
+            pieces,
+            scratch,
+        )
     }
 }
 
@@ -766,16 +754,23 @@ impl AccumulatorStack<'_> {
     /// The layers' inputs: both perspectives' accumulators (White's L1 values, then Black's)
     /// and PSQT sums (White's B, then Black's), the parts summed; the stack's scratch; the
     /// side to move and the piece count.
-    fn stack_inputs(&mut self) -> (&[i16], &[i32], &mut StackScratch, Color, u32) {
+    #[inline]
+    fn forward_inputs(&mut self) -> (&[i16], &[i32], &mut ForwardScratch, Color, u32) {
         let board = &self.boards[self.ply];
-        let (stm, pieces) = (board.turn, board.occupied().count_ones());
+        // The piece count picks the stack and the PSQT bucket: not needed with one of each.
+        let arch = self.nnue.arranged().network().arch();
+        let pieces = match arch.stacks > 1 || arch.psqt_buckets > 1 {
+            true => board.occupied().count_ones(),
+            false => 0,
+        };
+        let stm = board.turn;
         let (l1, b) = (self.l1, self.buckets);
         if self.parts.len() > 1 {
             self.sum_parts();
             return (
                 &self.summed[..],
                 &self.psqt_summed[..],
-                &mut self.stack_scratch,
+                &mut self.scratch,
                 stm,
                 pieces,
             );
@@ -786,40 +781,24 @@ impl AccumulatorStack<'_> {
         (
             &self.acc[start..start + 2 * l1],
             &self.psqt[at..at + 2 * b],
-            &mut self.stack_scratch,
+            &mut self.scratch,
             stm,
             pieces,
-        )
-    }
-
-    /// The evaluation of a shape other than the thesis's ([`stacks`]).
-    fn evaluate_stacks(&mut self) -> i32 {
-        let (kernels, nnue, l1, b) = (self.kernels, self.nnue, self.l1, self.buckets);
-        let (acc, psqt, scratch, stm, pieces) = self.stack_inputs();
-        let (s, o) = (stm.index(), stm.other().index());
-        stacks::evaluate(
-            kernels,
-            nnue.arranged().network(),
-            &acc[s * l1..(s + 1) * l1],
-            &acc[o * l1..(o + 1) * l1],
-            (&psqt[s * b..(s + 1) * b], &psqt[o * b..(o + 1) * b]),
-            pieces,
-            scratch,
         )
     }
 
     /// Every layer stack's raw terms on the current position (PSQT bucket k with stack k, the
     /// last bucket for stacks beyond them), and the stack the position uses: what
     /// `host eval --stacks` prints, like Stockfish's `eval` table.
-    pub fn stack_outputs(&mut self) -> (Vec<stacks::StackOutput>, usize) {
+    pub fn stack_outputs(&mut self) -> (Vec<forward::StackOutput>, usize) {
         let (kernels, nnue, l1, b) = (self.kernels, self.nnue, self.l1, self.buckets);
-        let (acc, psqt, scratch, stm, pieces) = self.stack_inputs();
+        let (acc, psqt, scratch, stm, pieces) = self.forward_inputs();
         let (s, o) = (stm.index(), stm.other().index());
         let net = nnue.arranged().network();
         let arch = net.arch();
         let outputs = (0..arch.stacks)
             .map(|k| {
-                stacks::stack_output(
+                forward::stack_output(
                     kernels,
                     net,
                     &acc[s * l1..(s + 1) * l1],

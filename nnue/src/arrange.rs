@@ -11,12 +11,10 @@
 //!
 //! The order is learned from positions of random games from the start position
 //! ([`sample_boards`], a fixed seed: the order, like the evaluation, is deterministic). Reordering
-//! the neurons permutes the columns of W1 and b1 and, in both halves, the inputs of W2; integer
-//! sums do not depend on their order, so every evaluation is unchanged.
-//!
-//! The hidden weights are also stored a second time by groups ([`Arranged::groups`]): the
-//! weights of one group of four inputs for every hidden output are contiguous, so a nonzero group
-//! costs one broadcast and a few multiply-adds over contiguous memory.
+//! the neurons permutes the columns of W1 and b1 and, in both halves, the inputs of every
+//! stack's first hidden layer; integer sums do not depend on their order, so every evaluation is
+//! unchanged. The rule is the shape's, not a preset's: every network whose first layer is a
+//! clipped ReLU is reordered ([`reorderable`]), the thesis's among them.
 
 use std::cmp::Reverse;
 
@@ -26,12 +24,10 @@ use rand_chacha::ChaCha8Rng;
 use shakmaty::{Chess, Position};
 
 use super::aligned::AlignedVec;
-use super::first_layer::RowLists;
+use super::first_layer::{RowLists, permute_runs};
 use super::network::Network;
+use super::shape::FtOutput;
 use super::simd::Kernels;
-
-/// Hidden outputs per tile of the sparse kernels: the grouped weights are padded to a multiple.
-pub const HIDDEN_TILE: usize = 32;
 
 /// Positions sampled to learn the neuron order (each gives both perspectives).
 const SAMPLE_POSITIONS: usize = 2048;
@@ -41,45 +37,29 @@ const SAMPLE_SEED: u64 = 0x9e37_79b9_7f4a_7c15;
 /// zero first: bounds the work for wide networks; with L1 = 512 it changes little.
 const GROUPING_WINDOW: usize = 128;
 
-/// A network with its first-layer neurons reordered and its hidden weights grouped by four
-/// inputs. Evaluates exactly like the network it was made from.
+/// A network with its first-layer neurons reordered. Evaluates exactly like the network it was
+/// made from.
 #[derive(Clone, Debug)]
 pub struct Arranged {
     net: Network,
     order: Vec<u32>,
-    groups: AlignedVec<i8>,
-    b2: AlignedVec<i32>,
-    l2_pad: usize,
-    /// The thesis's L2, W3 and b3 at hand for the forward pass (empty for other shapes).
-    l2: usize,
-    w3: AlignedVec<i8>,
-    b3: i32,
+}
+
+/// Whether a network's first-layer neurons may be put in any order: its first layer's output is
+/// each neuron's own clipped ReLU. A pairwise product multiplies neuron `j` by `j + L1/2`, so
+/// such a network keeps its file order.
+pub fn reorderable(net: &Network) -> bool {
+    net.arch().ft_output == FtOutput::ClippedRelu
 }
 
 impl Arranged {
     /// `net` with its first-layer neurons in `order`: neuron `k` of the result is neuron
-    /// `order[k]` of `net`, reordered in place (W1 stays once in memory). Panics unless `order`
-    /// is a permutation of `0..L1`. Only the thesis's shape is rearranged (its sparse hidden
-    /// layer is what gains); a network of another shape keeps its file order and `order` must
-    /// be the identity.
+    /// `order[k]` of `net`, reordered in place (W1 stays once in memory): the columns of W1 and
+    /// b1 and, in every stack, both halves of the first hidden layer's inputs. Panics unless
+    /// `order` is a permutation of `0..L1`, and unless it is the identity for a network that is
+    /// not [`reorderable`].
     pub fn new(net: Network, order: &[u32]) -> Arranged {
-        let (l1, l2) = (net.l1(), net.l2());
-        if !net.arch().is_thesis() {
-            assert!(
-                order.iter().enumerate().all(|(k, &j)| k as u32 == j) && order.len() == l1,
-                "only thesis-shaped networks can be rearranged"
-            );
-            return Arranged {
-                net,
-                order: order.to_vec(),
-                groups: AlignedVec::zeroed(0),
-                b2: AlignedVec::zeroed(0),
-                l2_pad: 0,
-                l2: 0,
-                w3: AlignedVec::zeroed(0),
-                b3: 0,
-            };
-        }
+        let l1 = net.l1();
         let mut seen = vec![false; l1];
         assert!(
             order.len() == l1
@@ -88,34 +68,18 @@ impl Arranged {
                     .all(|&j| !std::mem::replace(&mut seen[j as usize], true)),
             "a neuron order must be a permutation of the first layer's neurons"
         );
-        let mut arranged = net;
-        // W1 rows, b1 and both halves of every W2 row are runs of L1 values in neuron order.
-        arranged.w1.permute_columns(order);
-        permute_runs(&mut arranged.b1, order);
-        permute_runs(&mut arranged.stacks[0][0].weights, order);
-        arranged.stacks[0][0].repad();
-        let l2_pad = l2.div_ceil(HIDDEN_TILE) * HIDDEN_TILE;
-        let inputs = 2 * l1;
-        let mut groups = AlignedVec::zeroed(inputs / 4 * l2_pad * 4);
-        for j in 0..l2 {
-            let row = &arranged.w2()[j * inputs..(j + 1) * inputs];
-            for (g, four) in row.chunks_exact(4).enumerate() {
-                let at = (g * l2_pad + j) * 4;
-                groups[at..at + 4].copy_from_slice(four);
-            }
+        let identity = order.iter().enumerate().all(|(k, &j)| k as u32 == j);
+        assert!(
+            identity || reorderable(&net),
+            "only a network whose first layer is a clipped ReLU can be rearranged"
+        );
+        let mut net = net;
+        if !identity {
+            permute_neurons(&mut net, order);
         }
-        let mut b2 = AlignedVec::zeroed(l2_pad);
-        b2[..l2].copy_from_slice(arranged.b2());
-        let (w3, b3) = (AlignedVec::from_slice(arranged.w3()), arranged.b3());
         Arranged {
-            net: arranged,
+            net,
             order: order.to_vec(),
-            groups,
-            b2,
-            l2_pad,
-            l2,
-            w3,
-            b3,
         }
     }
 
@@ -125,7 +89,7 @@ impl Arranged {
         Self::new(net, &order)
     }
 
-    /// The reordered network (its W2 is the row-major copy of [`groups`](Self::groups)).
+    /// The reordered network.
     pub fn network(&self) -> &Network {
         &self.net
     }
@@ -138,12 +102,7 @@ impl Arranged {
             inverse[j as usize] = k as u32;
         }
         let mut net = self.net.clone();
-        net.w1.permute_columns(&inverse);
-        permute_runs(&mut net.b1, &inverse);
-        if net.arch().is_thesis() {
-            permute_runs(&mut net.stacks[0][0].weights, &inverse);
-            net.stacks[0][0].repad();
-        }
+        permute_neurons(&mut net, &inverse);
         net
     }
 
@@ -151,49 +110,16 @@ impl Arranged {
     pub fn order(&self) -> &[u32] {
         &self.order
     }
-
-    /// The hidden weights by groups of four inputs: for group `g` (inputs `4g .. 4g + 4` of the
-    /// 2·L1), `l2_pad` runs of four weights, one per hidden output (zero for the padding).
-    pub fn groups(&self) -> &[i8] {
-        &self.groups
-    }
-
-    /// The hidden bias, zero-padded to [`l2_pad`](Self::l2_pad) values.
-    pub fn b2_padded(&self) -> &[i32] {
-        &self.b2
-    }
-
-    /// The thesis's L2 (0 for other shapes).
-    pub fn l2(&self) -> usize {
-        self.l2
-    }
-
-    /// The thesis's output weights W3.
-    pub fn w3(&self) -> &[i8] {
-        &self.w3
-    }
-
-    /// The thesis's output bias b3.
-    pub fn b3(&self) -> i32 {
-        self.b3
-    }
-
-    /// L2 rounded up to a multiple of [`HIDDEN_TILE`].
-    pub fn l2_pad(&self) -> usize {
-        self.l2_pad
-    }
 }
 
-/// `dst[r·L1 + k] = src[r·L1 + order[k]]` for every run `r` of L1 = `order.len()` values.
-pub(super) fn permute_runs<T: Copy>(values: &mut [T], order: &[u32]) {
-    let l1 = order.len();
-    let mut run: Vec<T> = Vec::with_capacity(l1);
-    for chunk in values.chunks_exact_mut(l1) {
-        run.clear();
-        run.extend_from_slice(chunk);
-        for (d, &j) in chunk.iter_mut().zip(order) {
-            *d = run[j as usize];
-        }
+/// Puts `net`'s first-layer neurons in `order`: W1's and b1's columns, and every stack's first
+/// hidden layer's inputs (runs of L1: each perspective's half of each row).
+fn permute_neurons(net: &mut Network, order: &[u32]) {
+    net.w1.permute_columns(order);
+    permute_runs(&mut net.b1, order);
+    for stack in &mut net.stacks {
+        permute_runs(&mut stack[0].weights, order);
+        stack[0].repad();
     }
 }
 
@@ -201,7 +127,7 @@ pub(super) fn permute_runs<T: Copy>(values: &mut [T], order: &[u32]) {
 /// computed with `features` (the feature set it is bound to); the network as it is if a plugin
 /// fails on a sample (the failure will show when evaluating).
 pub(crate) fn arrange(net: Network, features: &FeatureSet) -> Arranged {
-    if !net.arch().is_thesis() {
+    if !reorderable(&net) {
         return Arranged::identity(net);
     }
     match zero_bits(&net, features) {

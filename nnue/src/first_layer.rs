@@ -291,8 +291,21 @@ impl FirstLayer {
     /// Reorders every row's values: value `k` becomes the old value `order[k]` (the neuron
     /// order of [`super::Arranged`]).
     pub(crate) fn permute_columns(&mut self, order: &[u32]) {
-        super::arrange::permute_runs(&mut self.wide, order);
-        super::arrange::permute_runs(&mut self.narrow, order);
+        permute_runs(&mut self.wide, order);
+        permute_runs(&mut self.narrow, order);
+    }
+}
+
+/// `dst[r·L1 + k] = src[r·L1 + order[k]]` for every run `r` of L1 = `order.len()` values.
+pub(crate) fn permute_runs<T: Copy>(values: &mut [T], order: &[u32]) {
+    let l1 = order.len();
+    let mut run: Vec<T> = Vec::with_capacity(l1);
+    for chunk in values.chunks_exact_mut(l1) {
+        run.clear();
+        run.extend_from_slice(chunk);
+        for (d, &j) in chunk.iter_mut().zip(order) {
+            *d = run[j as usize];
+        }
     }
 }
 

@@ -187,18 +187,6 @@ impl From<ShapeError> for DecodeError {
     }
 }
 
-/// Which format `bytes` claim to be: [`NetFormat::Own`] if they start with [`MAGIC`], else
-/// [`NetFormat::Thesis`] (whose decoder then checks the name).
-pub fn detect(bytes: &[u8]) -> NetFormat {
-    if bytes.starts_with(&MAGIC) {
-        NetFormat::Own
-    } else if super::stockfish::is_stockfish(bytes) {
-        NetFormat::Stockfish
-    } else {
-        NetFormat::Thesis
-    }
-}
-
 /// Bytes of the tensors of a thesis-shaped network with these sizes (W1 of `w1_bytes`, b1, W2,
 /// b2, W3, b3).
 pub fn tensor_bytes(w1_bytes: u64, l1: u64, l2: u64) -> u64 {
@@ -509,7 +497,7 @@ pub fn decode_thesis(
 /// The thesis file of `net`: its feature-set name as stored, NUL, N, L1, L2, tensors. The
 /// format holds the thesis's shape only: another shape is an error (a clause).
 pub fn encode_thesis(net: &Network) -> Result<Vec<u8>, String> {
-    if !net.arch().is_thesis() {
+    if net.arch().preset_name() != Some("thesis") {
         return Err(format!(
             "the thesis's format holds only the thesis's shape, not {}",
             net.arch()
@@ -724,24 +712,22 @@ fn write_arch(arch: &Arch, out: &mut Vec<u8>) {
     });
 }
 
-/// How long a network file must be, from its first bytes (the header alone): what a reader
-/// needs to read the rest in bounded memory. `TruncatedHeader` means more bytes are needed.
-/// Returns the length and the sizes N, L1, L2.
-pub fn declared_length(prefix: &[u8]) -> Result<(u64, [u64; 3]), DecodeError> {
-    let (tensors_at, trailer, [n, l1, l2], w1, arch) = match detect(prefix) {
-        NetFormat::Own => {
-            let h = own_header_fields(prefix)?;
-            let w1 = w1_bytes(&h.runs, h.sizes[1]);
-            (h.tensors_at, 4, h.sizes, w1, h.arch)
-        }
-        NetFormat::Thesis => {
-            let h = thesis_header_fields(prefix)?;
-            let arch = Arch::thesis(h.l2 as usize);
-            (h.tensors_at, 0, h.sizes(), h.w1_bytes(), arch)
-        }
-        NetFormat::Stockfish => return super::stockfish::declared_length(prefix),
-    };
-    let len = tensors_at as u64 + arch_tensor_bytes(w1, n, l1, &arch) + trailer;
+/// How long a file of this project's format must be, from its first bytes (the header alone):
+/// the length and the sizes N, L1, L2 ([`crate::detect::declared_length`] for any format).
+pub(crate) fn own_declared_length(prefix: &[u8]) -> Result<(u64, [u64; 3]), DecodeError> {
+    let h = own_header_fields(prefix)?;
+    let w1 = w1_bytes(&h.runs, h.sizes[1]);
+    let [n, l1, l2] = h.sizes;
+    let len = h.tensors_at as u64 + arch_tensor_bytes(w1, n, l1, &h.arch) + 4;
+    Ok((len, [n, l1, l2]))
+}
+
+/// [`own_declared_length`] for the thesis's format.
+pub(crate) fn thesis_declared_length(prefix: &[u8]) -> Result<(u64, [u64; 3]), DecodeError> {
+    let h = thesis_header_fields(prefix)?;
+    let arch = Arch::thesis(h.l2 as usize);
+    let [n, l1, l2] = h.sizes();
+    let len = h.tensors_at as u64 + arch_tensor_bytes(h.w1_bytes(), n, l1, &arch);
     Ok((len, [n, l1, l2]))
 }
 
@@ -805,7 +791,7 @@ fn push_text(out: &mut Vec<u8>, s: &str) {
 /// The file of `net` in this project's format (see the [module docs](super)): version 2 for the
 /// thesis's shape (the bytes every earlier build wrote and reads), version 3 for any other.
 pub fn encode_own(net: &Network) -> Vec<u8> {
-    let thesis = net.arch().is_thesis();
+    let thesis = net.arch().preset_name() == Some("thesis");
     let version = if thesis {
         THESIS_SHAPE_VERSION
     } else {

@@ -105,15 +105,17 @@
 mod accumulator;
 mod aligned;
 pub mod arrange;
+pub mod detect;
 mod first_layer;
 pub mod format;
+pub mod forward;
 mod load;
 mod network;
 pub mod reference;
 mod refresh_cache;
+pub mod scales;
 pub mod shape;
 mod simd;
-pub mod stacks;
 pub mod stockfish;
 
 pub use accumulator::{AccumulatorStack, DEFAULT_MAX_PLY, EvalError, StackStats};
@@ -121,13 +123,14 @@ pub use aligned::{ALIGN, AlignedVec, Element};
 pub use arrange::Arranged;
 pub use first_layer::{FirstLayer, OutOfRange, RowLists, StoredRun, WeightType};
 pub use format::{DecodeError, FORMAT_VERSION, MAGIC, NetFormat, OwnHeader, THESIS_SHAPE_VERSION};
+pub use forward::{ForwardScratch, StackOutput};
 pub use load::{NetError, NetErrorKind, Nnue, check_network_file, encode, read_own, write_network};
 pub use network::{
-    ACTIVATION_CLIP, Affine, BlockInfo, HIDDEN_SHIFT, L1_MULTIPLE, LayerParts, MAX_FEATURES,
-    MAX_L1, MAX_L2, MAX_W1_BYTES, Network, NetworkParts, OUTPUT_SHIFT, Quantization, ShapeError,
-    check_sizes, feature_count, term_runs,
+    Affine, BlockInfo, L1_MULTIPLE, LayerParts, MAX_FEATURES, MAX_L1, MAX_L2, MAX_W1_BYTES,
+    Network, NetworkParts, Quantization, SPARSE_FROM, ShapeError, check_sizes, feature_count,
+    outputs_per_pass, term_runs,
 };
 pub use refresh_cache::{CacheStats, RefreshCache};
+pub use scales::{ACTIVATION_CLIP, HIDDEN_ONE, HIDDEN_SHIFT, OUTPUT_ONE, OUTPUT_SHIFT, SCORE_ONE};
 pub use shape::{Activation, Arch, BucketRule, FtOutput, Hidden, OutputRule, Shape};
-pub use simd::{ForwardScratch, Kernels, SIMD_ENV, SimdLevel};
-pub use stacks::{StackOutput, StackScratch};
+pub use simd::{Kernels, SIMD_ENV, SimdLevel};

@@ -12,9 +12,10 @@ use std::path::Path;
 use plugin_api::{FeatureSet, LoadError, PluginRegistry};
 
 use super::arrange::{Arranged, arrange};
+use super::detect::{declared_length, detect};
 use super::format::{
-    DecodeError, NetFormat, OwnHeader, declared_length, decode_own, decode_thesis, detect,
-    encode_own, encode_thesis, thesis_header,
+    DecodeError, NetFormat, OwnHeader, decode_own, decode_thesis, encode_own, encode_thesis,
+    thesis_header,
 };
 use super::network::{BlockInfo, Network};
 use super::stockfish;

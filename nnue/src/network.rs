@@ -7,15 +7,8 @@ use plugin_api::{FeatureSet, Spec};
 
 use super::aligned::AlignedVec;
 use super::first_layer::{FirstLayer, WeightType};
+use super::scales::{ACTIVATION_CLIP, HIDDEN_SHIFT, OUTPUT_SHIFT};
 use super::shape::{Arch, Shape};
-
-/// Clip of the first-layer and hidden activations: `clamp(x, 0, 127)` (the activation scale
-/// s_a = 127 of the thesis §4.4.1, so a float activation of 1.0 is 127).
-pub const ACTIVATION_CLIP: i32 = 127;
-/// Right shift after the hidden layer: `>> 6` divides by the hidden weight scale s_W = 64.
-pub const HIDDEN_SHIFT: u32 = 6;
-/// Right shift after the output layer: `>> 4` divides by the output scale 16.
-pub const OUTPUT_SHIFT: u32 = 4;
 
 /// Largest accepted first-layer width L1 (per perspective).
 pub const MAX_L1: usize = 8192;
@@ -430,65 +423,99 @@ impl NetworkParts {
     }
 }
 
+/// Inputs (padded) from which a layer reads only its non-zero blocks of four: the first hidden
+/// layer of every shape (2·L1 clipped activations, or L1 pairwise products, most of them zero),
+/// not the small ones after it.
+pub const SPARSE_FROM: usize = 256;
+
+/// How many outputs one pass of the column kernels computes over a layer's input blocks (its
+/// outputs are zero-padded to a multiple of it): chosen when the layer is built, from its sizes
+/// alone, so that every shape with the same layer gets the same kernel.
+///
+/// A wide, sparse layer of more than 16 outputs (the thesis's 2·L1 → 32) takes 32 outputs per
+/// pass: one pass over its non-zero blocks instead of two, each broadcast block feeding four
+/// AVX2 or two AVX-512 registers. Every other layer (Stockfish's L1 → 16, the small dense
+/// layers) takes 16: a wider pass would only multiply padding.
+pub fn outputs_per_pass(inputs: usize, outputs: usize) -> usize {
+    if outputs > 16 && inputs.next_multiple_of(32) >= SPARSE_FROM {
+        32
+    } else {
+        16
+    }
+}
+
 /// One affine layer as the kernels read it: `y = b + W·x`, W row-major (`outputs` rows of
-/// `inputs` `i8`), `i32` biases, 64-byte aligned.
+/// `inputs` `i8`), `i32` biases, 64-byte aligned, with the copies the SIMD kernels read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Affine {
     inputs: usize,
     outputs: usize,
     pub(crate) weights: AlignedVec<i8>,
     pub(crate) biases: AlignedVec<i32>,
-    /// Whether the layer keeps the copies below for [`crate::stacks`]' kernels (not in the
-    /// thesis's shape, whose own kernels read the arranged network).
-    copies: bool,
+    /// Outputs per pass of the column kernels ([`outputs_per_pass`], or another multiple of 16
+    /// that a test forces).
+    per_pass: usize,
     /// A one-output layer's row zero-padded to a multiple of 32 inputs (what the SIMD kernel
-    /// reads, with inputs zero-padded alike); empty when `inputs` is one already, or without
-    /// copies.
+    /// reads, with inputs zero-padded alike); empty when `inputs` is one already.
     pub(crate) padded: AlignedVec<i8>,
     /// The weights by blocks of four inputs, for layers of more than one output: block `c`
-    /// holds every output's weights of inputs `4c .. 4c + 4` (`[stride / 4][outputs16][4]`,
-    /// outputs zero-padded to a multiple of 16), so that one broadcast block of inputs
-    /// multiplies 16 outputs at once: Stockfish 15.1's order for its layer kernels
-    /// (`layers/affine_transform.h`, `get_weight_index`). Empty for one output, or without
-    /// copies.
+    /// holds every output's weights of inputs `4c .. 4c + 4` (`[stride / 4][padded outputs][4]`,
+    /// outputs zero-padded to a multiple of `per_pass`), so that one broadcast block of inputs
+    /// multiplies a register of outputs at once: Stockfish 15.1's order for its layer kernels
+    /// (`layers/affine_transform.h`, `get_weight_index`). Empty for one output.
     pub(crate) columns: AlignedVec<i8>,
     /// The biases zero-padded like `columns`' outputs (what the kernels add in the registers of
-    /// whole 16-output groups); empty where `columns` is.
+    /// whole passes); empty where `columns` is.
     padded_biases: AlignedVec<i32>,
+    /// The outputs of `columns`' order (0 for one output).
+    padded_outputs: usize,
 }
 
 impl Affine {
     /// The layer of `weights` (`outputs × inputs`) and `biases` (lengths checked by the caller),
-    /// with the copies the layer-stack kernels read when `copies` is set.
-    fn new(inputs: usize, outputs: usize, weights: &[i8], biases: &[i32], copies: bool) -> Affine {
+    /// with its kernels' copies laid out for [`outputs_per_pass`].
+    pub(crate) fn new(inputs: usize, outputs: usize, weights: &[i8], biases: &[i32]) -> Affine {
+        Self::with_per_pass(
+            inputs,
+            outputs,
+            weights,
+            biases,
+            outputs_per_pass(inputs, outputs),
+        )
+    }
+
+    /// [`new`](Self::new) with `per_pass` (a multiple of 16, at most 32) outputs per pass.
+    pub(crate) fn with_per_pass(
+        inputs: usize,
+        outputs: usize,
+        weights: &[i8],
+        biases: &[i32],
+        per_pass: usize,
+    ) -> Affine {
+        assert!(
+            per_pass == 16 || per_pass == 32,
+            "16 or 32 outputs per pass"
+        );
         let stride = inputs.next_multiple_of(32);
-        let rows = if copies && outputs == 1 && stride != inputs {
-            1
-        } else {
-            0
-        };
+        let rows = usize::from(outputs == 1 && stride != inputs);
         let mut padded = AlignedVec::zeroed(rows * stride);
         padded
             .chunks_exact_mut(stride)
             .zip(weights.chunks_exact(inputs.max(1)))
             .for_each(|(dst, row)| dst[..inputs].copy_from_slice(row));
-        let outputs16 = if copies && outputs > 1 {
-            outputs.next_multiple_of(16)
+        let wide = if outputs > 1 {
+            outputs.next_multiple_of(per_pass)
         } else {
             0
         };
-        let mut columns = AlignedVec::zeroed(stride * outputs16);
-        for (o, row) in weights
-            .chunks_exact(inputs.max(1))
-            .enumerate()
-            .take(outputs16)
-        {
+        let mut columns = AlignedVec::zeroed(stride * wide);
+        for (o, row) in weights.chunks_exact(inputs.max(1)).enumerate().take(wide) {
             for (i, &w) in row.iter().enumerate() {
-                columns[(i / 4 * outputs16 + o) * 4 + i % 4] = w;
+                columns[(i / 4 * wide + o) * 4 + i % 4] = w;
             }
         }
-        let mut padded_biases = AlignedVec::zeroed(outputs16);
-        if outputs16 > 0 {
+        let mut padded_biases = AlignedVec::zeroed(wide);
+        if wide > 0 {
             padded_biases[..outputs].copy_from_slice(biases);
         }
         Affine {
@@ -496,27 +523,33 @@ impl Affine {
             outputs,
             weights: AlignedVec::from_slice(weights),
             biases: AlignedVec::from_slice(biases),
-            copies,
+            per_pass,
             padded,
             columns,
             padded_biases,
+            padded_outputs: wide,
         }
     }
 
     /// Rebuilds the kernels' copies after `weights` changed (a neuron reordering).
     pub(crate) fn repad(&mut self) {
-        *self = Affine::new(
+        *self = Affine::with_per_pass(
             self.inputs,
             self.outputs,
             &self.weights,
             &self.biases,
-            self.copies,
+            self.per_pass,
         );
     }
 
     /// The inputs of a row as the SIMD kernels read it: `inputs` rounded up to 32.
     pub fn stride(&self) -> usize {
         self.inputs.next_multiple_of(32)
+    }
+
+    /// Outputs per pass of the column kernels (16 or 32).
+    pub fn per_pass(&self) -> usize {
+        self.per_pass
     }
 
     /// A one-output layer's row zero-padded to [`stride`](Self::stride) inputs.
@@ -531,11 +564,7 @@ impl Affine {
     /// The weights by blocks of four inputs (see the field), the biases zero-padded alike, and
     /// the padded output count of that order (0: a one-output layer, which has no such order).
     pub fn columns(&self) -> (&[i8], &[i32], usize) {
-        (
-            &self.columns,
-            &self.padded_biases,
-            self.columns.len().checked_div(self.stride()).unwrap_or(0),
-        )
+        (&self.columns, &self.padded_biases, self.padded_outputs)
     }
 
     /// Inputs per output.
@@ -625,13 +654,7 @@ impl Network {
             for (layer, &(inputs, outputs)) in stack.into_iter().zip(&layers) {
                 check("layer weights", layer.weights.len(), inputs * outputs)?;
                 check("layer biases", layer.biases.len(), outputs)?;
-                affines.push(Affine::new(
-                    inputs,
-                    outputs,
-                    &layer.weights,
-                    &layer.biases,
-                    !arch.is_thesis(),
-                ));
+                affines.push(Affine::new(inputs, outputs, &layer.weights, &layer.biases));
             }
             stacks.push(affines);
         }
@@ -709,13 +732,9 @@ impl Network {
         &self.arch
     }
 
-    /// The whole shape: feature set, L1 and [`Arch`].
+    /// The whole shape: N, L1 and [`Arch`].
     pub fn shape(&self) -> Shape {
-        Shape {
-            feature_set: self.feature_set.clone(),
-            l1: self.l1,
-            arch: self.arch.clone(),
-        }
+        Shape::new(self.n, self.l1, self.arch.clone())
     }
 
     /// The first hidden layer's width (the thesis's L2).
@@ -753,23 +772,20 @@ impl Network {
         &self.stacks
     }
 
-    /// Stack 0's first hidden layer's weights (the thesis's W2: L2 × 2·L1, row-major).
-    pub fn w2(&self) -> &[i8] {
-        &self.stacks[0][0].weights
-    }
-
-    /// Stack 0's first hidden layer's biases (the thesis's b2).
-    pub fn b2(&self) -> &[i32] {
-        &self.stacks[0][0].biases
-    }
-
-    /// Stack 0's last layer's weights (the thesis's W3, when it has one hidden layer).
-    pub fn w3(&self) -> &[i8] {
-        &self.stacks[0][self.stacks[0].len() - 1].weights
-    }
-
-    /// Stack 0's output bias (the thesis's b3).
-    pub fn b3(&self) -> i32 {
-        self.stacks[0][self.stacks[0].len() - 1].biases[0]
+    /// The same network with every layer's column kernels laid out for `per_pass` outputs per
+    /// pass (16 or 32) instead of [`outputs_per_pass`]'s choice: it evaluates exactly the same,
+    /// which tests check for every shape.
+    pub fn with_outputs_per_pass(&self, per_pass: usize) -> Network {
+        let mut net = self.clone();
+        for layer in net.stacks.iter_mut().flatten() {
+            *layer = Affine::with_per_pass(
+                layer.inputs,
+                layer.outputs,
+                &layer.weights,
+                &layer.biases,
+                per_pass,
+            );
+        }
+        net
     }
 }

@@ -9,26 +9,6 @@ use plugin_api::Color;
 use super::network::Network;
 use super::shape::{Activation, FtOutput, OutputRule};
 
-/// The network's output for `stm` from the sorted unique active indices of each perspective
-/// (`active[Color::index()]`).
-///
-/// Follows `thesis-layouts.md` literally: 16-bit accumulators (the 64-bit sum truncated, which
-/// is the wrapping 16-bit sum), `clamp(·, 0, 127)`, 32-bit hidden and output sums (truncated
-/// likewise), arithmetic shifts by 6 and 4.
-///
-/// Only for the thesis's shape (panics otherwise): other shapes need the piece count,
-/// [`evaluate_shape`].
-pub fn evaluate(net: &Network, active: [&[u32]; 2], stm: Color) -> i32 {
-    assert!(
-        net.arch().is_thesis(),
-        "reference::evaluate is the thesis's shape; use evaluate_shape"
-    );
-    let accumulator = |indices: &[u32]| accumulator(net, &row_sum(net, indices));
-    let acc_stm = accumulator(active[stm.index()]);
-    let acc_opp = accumulator(active[stm.other().index()]);
-    forward(net, &acc_stm, &acc_opp).output
-}
-
 /// `Σ W1[i]` over `indices`, per neuron, in 64 bits (no bias, no truncation): one block's
 /// contribution to an accumulator.
 pub fn row_sum(net: &Network, indices: &[u32]) -> Vec<i64> {
@@ -79,22 +59,12 @@ pub struct Forward {
     pub output: i32,
 }
 
-/// The forward pass of a thesis-shaped network from the two accumulators (side to move's
-/// first). Panics for another shape: [`forward_shape`].
-pub fn forward(net: &Network, acc_stm: &[i64], acc_opp: &[i64]) -> Forward {
-    assert!(
-        net.arch().is_thesis(),
-        "reference::forward is the thesis's shape; use forward_shape"
-    );
-    forward_shape(net, [acc_stm, acc_opp], [&[], &[]], 0)
-}
-
 /// The forward pass of a network of any shape, written from the shape's definition
 /// ([`crate::shape`]) in 64-bit arithmetic truncated where the engine's types are narrower: from
 /// the accumulators and PSQT sums of both perspectives (side to move's first; no PSQT sums
 /// without PSQT), through the first layer's output and the stack of a position with `pieces`
 /// pieces, to the output rule.
-pub fn forward_shape(net: &Network, acc: [&[i64]; 2], psqt: [&[i64]; 2], pieces: u32) -> Forward {
+pub fn forward(net: &Network, acc: [&[i64]; 2], psqt: [&[i64]; 2], pieces: u32) -> Forward {
     let arch = net.arch();
     let l1 = net.l1();
     let clip = |v: i64| v.clamp(0, 127);
@@ -163,12 +133,16 @@ pub fn forward_shape(net: &Network, acc: [&[i64]; 2], psqt: [&[i64]; 2], pieces:
     }
 }
 
-/// The output of a network of any shape for `stm` from the sorted unique active indices of
-/// each perspective, for a position with `pieces` pieces: [`forward_shape`] of their
+/// The output of a network for `stm` from the sorted unique active indices of each perspective
+/// (`active[Color::index()]`), for a position with `pieces` pieces: [`forward`] of their
 /// accumulators and PSQT sums.
-pub fn evaluate_shape(net: &Network, active: [&[u32]; 2], stm: Color, pieces: u32) -> i32 {
+///
+/// Follows the layouts literally (`thesis-layouts.md`, [`crate::shape`]): 16-bit accumulators
+/// (the 64-bit sum truncated, which is the wrapping 16-bit sum), `clamp(·, 0, 127)`, 32-bit
+/// layer sums (truncated likewise), the shifts and divisions of the output rule.
+pub fn evaluate(net: &Network, active: [&[u32]; 2], stm: Color, pieces: u32) -> i32 {
     let persp = [active[stm.index()], active[stm.other().index()]];
     let accs = persp.map(|a| accumulator(net, &row_sum(net, a)));
     let psqt = persp.map(|a| psqt_sum(net, a));
-    forward_shape(net, [&accs[0], &accs[1]], [&psqt[0], &psqt[1]], pieces).output
+    forward(net, [&accs[0], &accs[1]], [&psqt[0], &psqt[1]], pieces).output
 }

@@ -23,12 +23,6 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// Stockfish's output scale: a float output of 1.0 is 600 · 16 = 9600 in the output layer's
-/// units (nnue-pytorch `model.py` at 5225117: `nnue2score` 600, `weight_scale_out` 16).
-pub const OUTPUT_ONE: i32 = 600 * 16;
-/// The hidden layers' scale: an activation of 1.0 is 127, a weight of 1.0 is 64, so a
-/// pre-activation of 1.0 is 127 · 64 = 8128 (Stockfish `nnue_architecture.h`, "1.0 = 127·2^6").
-pub const HIDDEN_ONE: i32 = 127 * 64;
 /// The largest number of buckets the [`BucketRule::PieceCount`] rule can tell apart.
 pub const MAX_BUCKETS: usize = 32;
 /// The largest number of hidden layers.
@@ -221,9 +215,14 @@ impl Arch {
         }
     }
 
-    /// Whether this is the thesis's shape (any L2): the engine's fastest path.
-    pub fn is_thesis(&self) -> bool {
-        *self == Arch::thesis(self.hidden.first().map_or(0, |h| h.width))
+    /// The name of the preset this shape is ([`PRESETS`]: the thesis's at any L2), if it is
+    /// one: for names in messages and for the file formats' choice of version, never for what
+    /// a network computes.
+    pub fn preset_name(&self) -> Option<&'static str> {
+        let l2 = self.hidden.first().map_or(0, |h| h.width);
+        PRESETS
+            .into_iter()
+            .find(|&name| Arch::preset(name, l2).as_ref() == Some(self))
     }
 
     /// The width of the first hidden layer's input for first-layer width `l1`.
@@ -336,11 +335,15 @@ impl fmt::Display for Arch {
     }
 }
 
-/// A network's whole shape: the feature set, the first-layer width and the rest.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// A network's whole shape: N input features, the first-layer width L1 and the rest. The one
+/// shape type of the engine, the file formats and the trainer (whose N counts a factorized set's
+/// virtual features too); any value is a network, the thesis's being the preset
+/// [`Shape::thesis`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Shape {
-    /// The feature-set spec (`all+ph+pv`, `halfka_v2_hm`).
-    pub feature_set: String,
+    /// Number of input features (rows of W1).
+    pub n: usize,
     /// First-layer width per perspective.
     pub l1: usize,
     /// Everything after the first layer.
@@ -348,19 +351,35 @@ pub struct Shape {
 }
 
 impl Shape {
-    /// Stockfish 15.1's network: HalfKAv2_hm, L1 1024, [`Arch::sfnnv5`].
-    pub fn sfnnv5() -> Shape {
-        Shape {
-            feature_set: "halfka_v2_hm".into(),
-            l1: 1024,
-            arch: Arch::sfnnv5(),
-        }
+    /// The shape N → L1 → `arch`.
+    pub fn new(n: usize, l1: usize, arch: Arch) -> Shape {
+        Shape { n, l1, arch }
+    }
+
+    /// The thesis's shape N → L1 → L2 → 1 ([`Arch::thesis`]).
+    pub fn thesis(n: usize, l1: usize, l2: usize) -> Shape {
+        Shape::new(n, l1, Arch::thesis(l2))
+    }
+
+    /// The first hidden layer's width (the thesis's L2).
+    pub fn l2(&self) -> usize {
+        self.arch.hidden.first().map_or(0, |h| h.width)
+    }
+
+    /// This shape with `n` input features.
+    pub fn with_n(&self, n: usize) -> Shape {
+        Shape { n, ..self.clone() }
     }
 }
 
 impl fmt::Display for Shape {
+    /// `768 -> 512, ` and the [`Arch`] (for the thesis's shape `768 -> 512 -> 32 -> 1`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} -> L1 {}, {}", self.feature_set, self.l1, self.arch)
+        write!(f, "{} -> {}", self.n, self.l1)?;
+        match self.arch.preset_name() {
+            Some("thesis") => write!(f, " -> {} -> 1", self.l2()),
+            _ => write!(f, ", {}", self.arch),
+        }
     }
 }
 
@@ -386,9 +405,12 @@ mod tests {
         let arch = Arch::sfnnv5();
         assert_eq!(arch.layers(1024), vec![(1024, 16), (30, 32), (32, 1)]);
         assert!(arch.check(1024).is_ok());
-        assert!(!arch.is_thesis());
+        assert_eq!(arch.preset_name(), Some("sfnnv5"));
         assert_eq!(Arch::thesis(32).layers(256), vec![(512, 32), (32, 1)]);
-        assert!(Arch::thesis(32).is_thesis());
+        assert_eq!(Arch::thesis(32).preset_name(), Some("thesis"));
+        let mut stacked = Arch::thesis(32);
+        stacked.stacks = 8;
+        assert_eq!(stacked.preset_name(), None);
     }
 
     #[test]

@@ -1,23 +1,17 @@
-//! The arithmetic kernels: accumulator updates and the forward pass, in a portable scalar version
-//! and AVX2, AVX-512 (BW) and AVX-512 VNNI versions chosen at run time.
+//! The kernel versions ([`SimdLevel`], [`Kernels`]: a portable scalar version and AVX2, AVX-512
+//! (BW) and AVX-512 VNNI versions chosen at run time) and the first layer's kernels: the
+//! accumulator updates, the clipped ReLU of an accumulator, and the listing of the non-zero
+//! blocks of four activations that the sparse layers read (the layers after the first are in
+//! [`crate::forward`]).
 //!
 //! Every version computes exactly the same integers (see the [module docs](super) for the
-//! arithmetic): 16-bit accumulator sums wrap in all of them, the clipped ReLU is a saturating
-//! pack then a maximum with zero (`clamp(a, 0, 127)`), the hidden products `vpmaddubsw` (u8 ≤ 127
-//! times i8, pairs summed in i16: |sum| ≤ 2·127·128 = 32512, never saturating) then `vpmaddwd`
-//! by ones, or `vpdpbusd` (four products summed into i32 without saturation), and all 32-bit sums
-//! wrap, so their order does not matter.
-//!
-//! The SIMD hidden layers are sparse: they list the groups of four inputs that are not all zero
-//! and add only those groups' products, reading the weights grouped by input
-//! ([`Arranged::groups`]); the scalar one is the plain dense product.
+//! arithmetic): 16-bit accumulator sums wrap in all of them, and the clipped ReLU is a
+//! saturating pack then a maximum with zero (`clamp(a, 0, 127)`).
 
 use std::fmt;
 
-use super::aligned::AlignedVec;
-use super::arrange::{Arranged, HIDDEN_TILE};
 use super::first_layer::{FirstLayer, RowLists, WeightType};
-use super::network::{ACTIVATION_CLIP, HIDDEN_SHIFT, OUTPUT_SHIFT};
+use super::scales::ACTIVATION_CLIP;
 
 /// Environment variable that forces a kernel version: `scalar`, `avx2`, `avx512` or
 /// `avx512vnni` (unset or empty: the best the CPU has).
@@ -148,27 +142,6 @@ pub struct Kernels {
     level: SimdLevel,
 }
 
-/// Scratch buffers of the forward pass, sized for one network (allocate once per evaluator).
-#[derive(Clone, Debug)]
-pub struct ForwardScratch {
-    x: AlignedVec<u8>,
-    h: AlignedVec<i32>,
-    /// Indices of the nonzero groups of four inputs of `x`.
-    nnz: AlignedVec<u16>,
-}
-
-impl ForwardScratch {
-    /// Buffers for networks with these widths.
-    pub fn new(l1: usize, l2: usize) -> Self {
-        ForwardScratch {
-            x: AlignedVec::zeroed(2 * l1),
-            // Rounded up: the SIMD kernels write whole tiles of hidden outputs.
-            h: AlignedVec::zeroed(l2.div_ceil(HIDDEN_TILE) * HIDDEN_TILE),
-            nnz: AlignedVec::zeroed(2 * l1 / 4),
-        }
-    }
-}
-
 impl Kernels {
     /// The kernels of `level`, or an error if this CPU cannot run them.
     pub fn new(level: SimdLevel) -> Result<Kernels, String> {
@@ -280,66 +253,6 @@ impl Kernels {
             _ => unreachable!("only the scalar kernels exist on this architecture"),
         }
     }
-
-    /// The output of a thesis-shaped network (other shapes: [`crate::stacks`]) for the side to
-    /// move, from the two accumulators (side to move's first, in the arranged neuron order). `scratch` must have been made for this network's
-    /// sizes.
-    #[inline]
-    pub fn forward(
-        self,
-        net: &Arranged,
-        stm: &[i16],
-        opp: &[i16],
-        scratch: &mut ForwardScratch,
-    ) -> i32 {
-        let dense = net.network();
-        let (l1, l2, l2_pad) = (dense.l1(), net.l2(), net.l2_pad());
-        assert!(stm.len() == l1 && opp.len() == l1);
-        // Only a thesis-shaped network is arranged with grouped hidden weights.
-        assert!(
-            l2_pad > 0,
-            "Kernels::forward evaluates the thesis's shape only"
-        );
-        assert!(scratch.x.len() == 2 * l1 && scratch.h.len() == l2_pad);
-        assert!(scratch.nnz.len() == 2 * l1 / 4 && net.groups().len() == 2 * l1 * l2_pad);
-        let x = &mut scratch.x[..];
-        let h = &mut scratch.h[..];
-        match self.level {
-            SimdLevel::Scalar => {
-                clipped_relu_scalar(stm, &mut x[..l1]);
-                clipped_relu_scalar(opp, &mut x[l1..]);
-                hidden_scalar(x, dense.w2(), dense.b2(), &mut h[..l2]);
-            }
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: the level was checked against the CPU; lengths checked above (a 2·L1 that
-            // is a multiple of 64, and the grouped weights' length, are invariants of Arranged).
-            SimdLevel::Avx2 => unsafe {
-                x86::clipped_relu_avx2(stm, &mut x[..l1]);
-                x86::clipped_relu_avx2(opp, &mut x[l1..]);
-                let n = x86::find_nnz(x, &mut scratch.nnz);
-                x86::hidden_sparse_avx2(x, &scratch.nnz[..n], net, h);
-            },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as above.
-            SimdLevel::Avx512 => unsafe {
-                x86::clipped_relu_avx512(stm, &mut x[..l1]);
-                x86::clipped_relu_avx512(opp, &mut x[l1..]);
-                let n = x86::find_nnz_avx512(x, &mut scratch.nnz);
-                x86::hidden_sparse_avx512(x, &scratch.nnz[..n], net, h);
-            },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as above.
-            SimdLevel::Avx512Vnni => unsafe {
-                x86::clipped_relu_avx512(stm, &mut x[..l1]);
-                x86::clipped_relu_avx512(opp, &mut x[l1..]);
-                let n = x86::find_nnz_avx512(x, &mut scratch.nnz);
-                x86::hidden_sparse_vnni(x, &scratch.nnz[..n], net, h);
-            },
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => unreachable!("only the scalar kernels exist on this architecture"),
-        }
-        output(&h[..l2], net.w3(), net.b3())
-    }
 }
 
 /// The operands of an accumulator update: both storages of W1 and the storage rows to add and
@@ -424,6 +337,27 @@ unsafe fn update_scalar(dst: &mut [i16], src: *const i16, rows: &Rows) {
     }
 }
 
+impl Kernels {
+    /// `x = clamp(acc, 0, 127)` as bytes (lengths equal, a multiple of 32).
+    #[inline]
+    pub fn clipped_relu(self, acc: &[i16], x: &mut [u8]) {
+        assert!(acc.len() == x.len() && acc.len().is_multiple_of(32));
+        match self.level {
+            SimdLevel::Scalar => clipped_relu_scalar(acc, x),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the level was checked against the CPU; lengths checked above.
+            SimdLevel::Avx2 => unsafe { x86::clipped_relu_avx2(acc, x) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
+            SimdLevel::Avx512 | SimdLevel::Avx512Vnni => unsafe {
+                x86::clipped_relu_avx512(acc, x)
+            },
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => unreachable!("only the scalar kernels exist on this architecture"),
+        }
+    }
+}
+
 /// Scalar clipped ReLU: `clamp(a, 0, 127)` as u8.
 pub(crate) fn clipped_relu_scalar(acc: &[i16], x: &mut [u8]) {
     for (o, &a) in x.iter_mut().zip(acc) {
@@ -431,35 +365,7 @@ pub(crate) fn clipped_relu_scalar(acc: &[i16], x: &mut [u8]) {
     }
 }
 
-/// Scalar hidden layer: `h_j = clamp((b2_j + Σ W2[j][k]·x_k) >> 6, 0, 127)`, 32-bit wrapping.
-/// The sum runs in 16 independent lanes (2·L1 is a multiple of 64), which the compiler turns
-/// into the baseline target's vector code; wrapping sums do not depend on the order.
-fn hidden_scalar(x: &[u8], w2: &[i8], b2: &[i32], h: &mut [i32]) {
-    let k = x.len();
-    for (j, out) in h.iter_mut().enumerate() {
-        let row = &w2[j * k..(j + 1) * k];
-        let mut lanes = [0i32; 16];
-        for (xc, wc) in x.chunks_exact(16).zip(row.chunks_exact(16)) {
-            for ((l, &v), &w) in lanes.iter_mut().zip(xc).zip(wc) {
-                *l = l.wrapping_add(i32::from(v) * i32::from(w));
-            }
-        }
-        let sum = lanes.iter().fold(0i32, |s, &l| s.wrapping_add(l));
-        *out = (b2[j].wrapping_add(sum) >> HIDDEN_SHIFT).clamp(0, ACTIVATION_CLIP);
-    }
-}
-
-/// The output layer (shared by every version: L2 products): `(b3 + Σ W3[j]·h_j) >> 4`.
-#[inline]
-fn output(h: &[i32], w3: &[i8], b3: i32) -> i32 {
-    let sum = h
-        .iter()
-        .zip(w3)
-        .fold(0i32, |s, (&v, &w)| s.wrapping_add(v * i32::from(w)));
-    b3.wrapping_add(sum) >> OUTPUT_SHIFT
-}
-
-/// The non-zero blocks of four bytes of clipped activations, for the layer stacks too.
+/// The non-zero blocks of four bytes of activations, for the sparse layers.
 #[cfg(target_arch = "x86_64")]
 pub(crate) use x86::{find_nnz, find_nnz_avx512};
 
@@ -470,7 +376,7 @@ mod x86 {
 
     use std::arch::x86_64::*;
 
-    use super::{ACTIVATION_CLIP, Arranged, HIDDEN_SHIFT, HIDDEN_TILE, Rows};
+    use super::Rows;
 
     /// One tile of `R` AVX2 registers (16 lanes each) at `off`: load src, add/sub the wide
     /// rows, add/sub the narrow rows sign-extended, store.
@@ -773,143 +679,6 @@ mod x86 {
             base = _mm512_add_epi32(base, sixteen);
         }
         n
-    }
-
-    /// The four input bytes of group `g`, repeated in every 32-bit lane.
-    #[inline(always)]
-    unsafe fn group_bytes(x: &[u8], g: u16) -> i32 {
-        // SAFETY: the caller passes the index of a group of x.
-        unsafe { (x.as_ptr() as *const i32).add(g as usize).read_unaligned() }
-    }
-
-    /// AVX-512 bias, shift and clamp of the 32 hidden sums of tile `t`, stored to `h[t .. t + 32]`.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn finish_tile_avx512(sums: [__m512i; 2], b2: &[i32], t: usize, h: &mut [i32]) {
-        assert!(t + 32 <= b2.len() && t + 32 <= h.len());
-        let (zero, clip) = (_mm512_setzero_si512(), _mm512_set1_epi32(ACTIVATION_CLIP));
-        for (k, v) in sums.into_iter().enumerate() {
-            // SAFETY: t + 16·k + 16 <= 32 + t, checked above.
-            unsafe {
-                let b = _mm512_loadu_si512(b2.as_ptr().add(t + 16 * k) as *const _);
-                let v = _mm512_srai_epi32::<{ HIDDEN_SHIFT }>(_mm512_add_epi32(v, b));
-                let v = _mm512_min_epi32(_mm512_max_epi32(v, zero), clip);
-                _mm512_storeu_si512(h.as_mut_ptr().add(t + 16 * k) as *mut _, v);
-            }
-        }
-    }
-
-    /// The AVX-512 sparse hidden layer, for any multiply-add `dot(acc, x, w)` of one register
-    /// of broadcast inputs `x` with the 64 weight bytes at `w`: per nonzero group and tile of 32
-    /// outputs, two `dot`s. Groups are taken in pairs into two sets of accumulators (two
-    /// independent dependency chains). Inlined into each kernel, which enables the features.
-    #[inline(always)]
-    unsafe fn hidden_sparse_zmm(
-        x: &[u8],
-        nnz: &[u16],
-        net: &Arranged,
-        h: &mut [i32],
-        dot: impl Fn(__m512i, __m512i, *const i8) -> __m512i,
-    ) {
-        let (w, pad) = (net.groups().as_ptr(), net.l2_pad());
-        let stride = 4 * pad;
-        for t in (0..pad).step_by(HIDDEN_TILE) {
-            let pairs = nnz.chunks_exact(2);
-            let rest = pairs.remainder();
-            // SAFETY: the caller enables AVX-512 F; every index in nnz is a group of x
-            // (find_nnz); group g's weights of tile t are the 128 bytes at g·stride + 4·t,
-            // inside groups() (t + 32 <= pad).
-            unsafe {
-                let mut a = [_mm512_setzero_si512(); 4];
-                for p in pairs {
-                    let x0 = _mm512_set1_epi32(group_bytes(x, p[0]));
-                    let x1 = _mm512_set1_epi32(group_bytes(x, p[1]));
-                    let w0 = w.add(p[0] as usize * stride + 4 * t);
-                    let w1 = w.add(p[1] as usize * stride + 4 * t);
-                    a[0] = dot(a[0], x0, w0);
-                    a[1] = dot(a[1], x0, w0.add(64));
-                    a[2] = dot(a[2], x1, w1);
-                    a[3] = dot(a[3], x1, w1.add(64));
-                }
-                if let [g] = *rest {
-                    let x0 = _mm512_set1_epi32(group_bytes(x, g));
-                    let w0 = w.add(g as usize * stride + 4 * t);
-                    a[0] = dot(a[0], x0, w0);
-                    a[1] = dot(a[1], x0, w0.add(64));
-                }
-                let sums = [_mm512_add_epi32(a[0], a[2]), _mm512_add_epi32(a[1], a[3])];
-                finish_tile_avx512(sums, net.b2_padded(), t, h);
-            }
-        }
-    }
-
-    /// AVX-512 VNNI sparse hidden layer: [`hidden_sparse_zmm`] with one `vpdpbusd` per `dot`.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2")]
-    pub unsafe fn hidden_sparse_vnni(x: &[u8], nnz: &[u16], net: &Arranged, h: &mut [i32]) {
-        // SAFETY: hidden_sparse_zmm passes 64 readable weight bytes to the closure.
-        unsafe {
-            hidden_sparse_zmm(x, nnz, net, h, |acc, xg, wg| {
-                _mm512_dpbusd_epi32(acc, xg, _mm512_loadu_si512(wg as *const _))
-            })
-        }
-    }
-
-    /// AVX-512 BW sparse hidden layer: [`hidden_sparse_zmm`] with `vpmaddubsw` + `vpmaddwd`.
-    #[target_feature(enable = "avx512f,avx512bw,avx2")]
-    pub unsafe fn hidden_sparse_avx512(x: &[u8], nnz: &[u16], net: &Arranged, h: &mut [i32]) {
-        // SAFETY: hidden_sparse_zmm passes 64 readable weight bytes to the closure.
-        unsafe {
-            hidden_sparse_zmm(x, nnz, net, h, |acc, xg, wg| {
-                let wv = _mm512_loadu_si512(wg as *const _);
-                let p = _mm512_madd_epi16(_mm512_maddubs_epi16(xg, wv), _mm512_set1_epi16(1));
-                _mm512_add_epi32(acc, p)
-            })
-        }
-    }
-
-    /// `acc + Σ pairs of (u8 x · i8 w)` over each 32-bit lane: `vpmaddubsw` then `vpmaddwd`
-    /// (32 bytes at w).
-    #[inline(always)]
-    unsafe fn dot_add_avx2(acc: __m256i, x: __m256i, w: *const i8) -> __m256i {
-        // SAFETY: the caller passes 32 readable bytes at w and runs with AVX2 enabled.
-        unsafe {
-            let w = _mm256_loadu_si256(w as *const __m256i);
-            let p = _mm256_madd_epi16(_mm256_maddubs_epi16(x, w), _mm256_set1_epi16(1));
-            _mm256_add_epi32(acc, p)
-        }
-    }
-
-    /// AVX2 sparse hidden layer: per nonzero group and tile of 32 outputs, four
-    /// `vpmaddubsw` + `vpmaddwd`, one group at a time (eight accumulators are already enough
-    /// independent chains).
-    #[target_feature(enable = "avx2")]
-    pub unsafe fn hidden_sparse_avx2(x: &[u8], nnz: &[u16], net: &Arranged, h: &mut [i32]) {
-        let (w, pad, b2) = (net.groups().as_ptr(), net.l2_pad(), net.b2_padded());
-        let stride = 4 * pad;
-        for t in (0..pad).step_by(HIDDEN_TILE) {
-            let mut a = [_mm256_setzero_si256(); 4];
-            // SAFETY: as in hidden_sparse_vnni.
-            unsafe {
-                for &g in nnz {
-                    let xg = _mm256_set1_epi32(group_bytes(x, g));
-                    let wg = w.add(g as usize * stride + 4 * t);
-                    for (k, acc) in a.iter_mut().enumerate() {
-                        *acc = dot_add_avx2(*acc, xg, wg.add(32 * k));
-                    }
-                }
-            }
-            assert!(t + 32 <= b2.len() && t + 32 <= h.len());
-            let (zero, clip) = (_mm256_setzero_si256(), _mm256_set1_epi32(ACTIVATION_CLIP));
-            for (k, v) in a.into_iter().enumerate() {
-                // SAFETY: t + 8·k + 8 <= t + 32, checked above.
-                unsafe {
-                    let b = _mm256_loadu_si256(b2.as_ptr().add(t + 8 * k) as *const __m256i);
-                    let v = _mm256_srai_epi32::<{ HIDDEN_SHIFT as i32 }>(_mm256_add_epi32(v, b));
-                    let v = _mm256_min_epi32(_mm256_max_epi32(v, zero), clip);
-                    _mm256_storeu_si256(h.as_mut_ptr().add(t + 8 * k) as *mut __m256i, v);
-                }
-            }
-        }
     }
 }
 

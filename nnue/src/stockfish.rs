@@ -26,7 +26,7 @@
 use super::first_layer::WeightType;
 use super::format::{DecodeError, i16s, i32s};
 use super::network::{BlockInfo, LayerParts, Network, NetworkParts, Quantization};
-use super::shape::{Arch, Shape};
+use super::shape::Arch;
 
 /// Stockfish's network file version (`nnue_common.h:51`); unchanged from SFNNv1 to SFNNv15.
 pub const VERSION: u32 = 0x7AF3_2F20;
@@ -37,6 +37,8 @@ pub const VERSION_DEV: u32 = 0x6A44_8AFA;
 pub const HALFKA_V2_HM_HASH: u32 = 0x7F23_4CB8;
 /// Stockfish 15.1's L1.
 pub const L1: usize = 1024;
+/// The feature set of Stockfish 15.1's networks, as this project names it.
+pub const FEATURE_SET: &str = "halfka_v2_hm";
 /// HalfKAv2_hm's number of features.
 pub const FEATURES: usize = 22_528;
 /// The description nnue-pytorch writes (`serialize.py` at 5225117, `DEFAULT_DESCRIPTION`), which
@@ -221,7 +223,7 @@ pub fn decode(bytes: &[u8], blocks: Vec<BlockInfo>) -> Result<Network, DecodeErr
         stacks.push(stack);
     }
     Ok(Network::from_parts(NetworkParts {
-        feature_set: "halfka_v2_hm".into(),
+        feature_set: FEATURE_SET.into(),
         blocks,
         l1: L1,
         arch,
@@ -235,17 +237,15 @@ pub fn decode(bytes: &[u8], blocks: Vec<BlockInfo>) -> Result<Network, DecodeErr
 
 /// Why a network cannot be written in Stockfish 15.1's format, as a clause; `None` if it can.
 pub fn unsupported(net: &Network) -> Option<String> {
-    let shape = net.shape();
-    let want = Shape::sfnnv5();
     let mut differs = Vec::new();
-    if shape.feature_set != want.feature_set {
-        differs.push(format!("feature set {}", shape.feature_set));
+    if net.feature_set() != FEATURE_SET {
+        differs.push(format!("feature set {}", net.feature_set()));
     }
-    if shape.l1 != want.l1 {
-        differs.push(format!("L1 {}", shape.l1));
+    if net.l1() != L1 {
+        differs.push(format!("L1 {}", net.l1()));
     }
-    if shape.arch != want.arch {
-        differs.push(format!("shape '{}'", shape.arch));
+    if *net.arch() != Arch::sfnnv5() {
+        differs.push(format!("shape '{}'", net.arch()));
     }
     if !differs.is_empty() {
         return Some(format!(

@@ -21,7 +21,7 @@
 //! - a piecewise block's indices of a board are those of the own king alone plus what each
 //!   other piece adds to it;
 //! - a block's (or a product's) declared geometry places indices inside its grid, no two on one
-//!   place, and names every sheet ([`crate::geometry::check`]); every index it emits in the
+//!   place, and names every sheet ([`crate::term_geometry::check`]); every index it emits in the
 //!   games has a place.
 //!
 //! The same checks run on whole feature sets ([`check_feature_sets`]), so products composed by
@@ -40,8 +40,8 @@ use shakmaty::{CastlingMode, Chess, EnPassantMode, Position};
 use crate::block::{BlockDescriptor, RefreshTrigger};
 use crate::convert::{board_from_position, move_from_shakmaty};
 use crate::feature_set::{term_bit, FeatureDelta, FeatureSet};
-use crate::geometry::TermGeometry;
 use crate::loader::PluginRegistry;
+use crate::term_geometry::TermGeometry;
 use crate::types::{file_of, Board, Color, Move, MoveKind, Role};
 
 /// Start positions of the random games: the initial position plus positions chosen for castling,
@@ -482,7 +482,7 @@ pub fn check_blocks(blocks: &[BlockDescriptor], settings: Settings) -> Result<Re
 pub fn check_feature_sets(sets: &[FeatureSet], settings: Settings) -> Result<Report, String> {
     for set in sets {
         for term in set.terms() {
-            crate::geometry::check(term)?;
+            crate::term_geometry::check(term)?;
         }
     }
     // Per set, the terms that declare a geometry: every index they emit must be drawn.

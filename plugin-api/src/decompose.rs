@@ -5,7 +5,9 @@
 //! piece of another role. A block whose indices depend on single pieces only describes what one
 //! piece contributes; [`piece_block_delta`](crate::piece_block_delta) does the rest.
 
-use crate::types::{file_of, rank_of, square, Board, Color, Move, MoveKind, Role, Square};
+use crate::types::{
+    file_of, rank_of, square, Board, Color, Move, MoveKind, Role, Square, NO_SQUARE,
+};
 
 /// A piece standing on a square.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
@@ -105,6 +107,32 @@ pub fn decompose(board: &Board, mv: &Move) -> PieceChanges {
         }
     }
     c
+}
+
+impl Board {
+    /// The board after `mv` (which must be legal here). Updates pieces, side to move, castling
+    /// rights and the en-passant square.
+    pub fn play(&self, mv: &Move) -> Board {
+        let mut next = *self;
+        let changes = decompose(self, mv);
+        for p in changes.removed() {
+            next.remove(p.square, p.color, p.role);
+        }
+        for p in changes.added() {
+            next.put(p.square, p.color, p.role);
+        }
+        let us = self.turn;
+        next.turn = us.other();
+        next.ep_square = NO_SQUARE;
+        if mv.role == Role::Pawn && (mv.from as i16 - mv.to as i16).abs() == 16 {
+            next.ep_square = (mv.from + mv.to) / 2;
+        }
+        if mv.role == Role::King {
+            next.castling &= !(0xffu64 << (if us == Color::White { 0 } else { 56 }));
+        }
+        next.castling &= !((1u64 << mv.from) | (1u64 << mv.to));
+        next
+    }
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ pub mod loader;
 #[allow(non_camel_case_types)]
 pub mod module;
 pub mod spec;
+pub mod term_geometry;
 pub mod testing;
 pub mod types;
 
@@ -43,10 +44,11 @@ pub use block::{
 pub use convert::{board_from_position, move_from_shakmaty};
 pub use decompose::{decompose, PieceChanges, PieceOnSquare};
 pub use feature_set::{term_bit, FeatureDelta, FeatureSet, Term};
-pub use geometry::{Axis, GeometryDescriptor, Grid, Place, TermGeometry, PIECE_SHEETS};
+pub use geometry::{Axis, GeometryDescriptor, Grid, Place, PIECE_SHEETS};
 pub use loader::{BlockError, LoadError, PluginRegistry, RegisteredBlock, PLUGIN_DIR_ENV};
 pub use module::{PluginModule, PluginModule_Ref, API_VERSION};
-pub use spec::Spec;
+pub use spec::{Spec, SpecError};
+pub use term_geometry::TermGeometry;
 pub use types::{
     file_of, flip_rank, rank_of, square, Board, Color, Move, MoveKind, Role, Square, NO_ROLE,
     NO_SQUARE,

@@ -145,6 +145,15 @@ impl fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
+impl From<crate::spec::SpecError> for LoadError {
+    fn from(e: crate::spec::SpecError) -> Self {
+        LoadError::BadSpec {
+            spec: e.spec,
+            reason: e.reason,
+        }
+    }
+}
+
 /// A block that failed while being called. `Display` is one line naming block and plugin.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockError {

@@ -3,8 +3,9 @@
 //! `a+b` is the sum ⊕ (the blocks' indices side by side, §3.1) and `a*b` the product × (one
 //! feature per pair, §3.2), binding tighter than `+`: `k*all+h` is (K × ALL) ⊕ H. A product's
 //! feature ⟨i, j⟩ has index `i·|B| + j` (the thesis's striding, §3.4); a longer product
-//! `a*b*c` strides the same way, `(i·|B| + j)·|C| + k`. Names are case-insensitive and `hv` is
-//! the thesis's name for `all`. A term may not appear twice (`all+all`), but a block may appear
+//! `a*b*c` strides the same way, `(i·|B| + j)·|C| + k`. Names are lower case (as every block
+//! names itself; `K*ALL` is an error, not a second spelling) and `hv` is the thesis's name for
+//! `all`. A term may not appear twice (`all+all`), but a block may appear
 //! in several terms (`k*all+all`).
 //!
 //! A term ending in `^` is trained with a factorizer (nnue-pytorch's notation, `HalfKAv2_hm^`):
@@ -13,7 +14,22 @@
 
 use std::fmt;
 
-use crate::loader::LoadError;
+/// Why a spec is malformed. `Display`: `invalid feature set 'SPEC': REASON`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecError {
+    /// The spec as given.
+    pub spec: String,
+    /// Why it is malformed.
+    pub reason: String,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid feature set '{}': {}", self.spec, self.reason)
+    }
+}
+
+impl std::error::Error for SpecError {}
 
 /// A parsed spec: the terms of the sum, each a product of one or more block names.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,20 +46,18 @@ pub struct SpecTerm {
     pub factorized: bool,
 }
 
-/// The canonical name of a block: lowercase, with the thesis's alias `hv` mapped to `all`.
+/// The canonical name of a block: trimmed, with the thesis's alias `hv` mapped to `all`.
 pub fn canonical_block_name(name: &str) -> String {
-    let lower = name.trim().to_ascii_lowercase();
-    if lower == "hv" {
-        "all".to_string()
-    } else {
-        lower
+    match name.trim() {
+        "hv" => "all".to_string(),
+        other => other.to_string(),
     }
 }
 
 impl Spec {
     /// Parses `spec`, canonicalising names and rejecting empty operands and repeated terms.
-    pub fn parse(spec: &str) -> Result<Spec, LoadError> {
-        let bad = |reason: String| LoadError::BadSpec {
+    pub fn parse(spec: &str) -> Result<Spec, SpecError> {
+        let bad = |reason: String| SpecError {
             spec: spec.to_string(),
             reason,
         };
@@ -59,6 +73,9 @@ impl Spec {
             let mut factors = Vec::new();
             for factor in part.split('*') {
                 let name = canonical_block_name(factor);
+                if name.chars().any(|c| c.is_ascii_uppercase()) {
+                    return Err(bad(format!("block names are lower case, not '{name}'")));
+                }
                 if name.is_empty() {
                     return Err(bad(if part.contains('*') {
                         format!("empty operand of '*' in '{}'", part.trim())
@@ -154,9 +171,13 @@ mod tests {
                 .map(String::from)
                 .collect::<Vec<_>>()
         };
-        assert_eq!(names("hv+H+v"), vec!["all", "h", "v"]);
+        assert_eq!(names("hv+h+v"), vec!["all", "h", "v"]);
         assert_eq!(names(" all "), vec!["all"]);
-        assert_eq!(Spec::parse("K * HV + h").unwrap().to_string(), "k*all+h");
+        assert_eq!(Spec::parse("k * hv + h").unwrap().to_string(), "k*all+h");
+        for upper in ["hv+H+v", "K * HV + h", "ALL"] {
+            let e = Spec::parse(upper).unwrap_err().to_string();
+            assert!(e.contains("lower case"), "{upper}: {e}");
+        }
         assert_eq!(Spec::parse("k*all+all").unwrap().terms().len(), 2);
         for bad in [
             "",
@@ -168,7 +189,7 @@ mod tests {
             "k*",
             "*all",
             "k**all",
-            "k*all+K*hv",
+            "k*all+k*hv",
         ] {
             assert!(Spec::parse(bad).is_err(), "{bad:?} accepted");
         }

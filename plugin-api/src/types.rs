@@ -234,30 +234,6 @@ impl Board {
         self.by_role[role as usize] &= bit;
     }
 
-    /// The board after `mv` (which must be legal here). Updates pieces, side to move, castling
-    /// rights and the en-passant square.
-    pub fn play(&self, mv: &Move) -> Board {
-        let mut next = *self;
-        let changes = crate::decompose(self, mv);
-        for p in changes.removed() {
-            next.remove(p.square, p.color, p.role);
-        }
-        for p in changes.added() {
-            next.put(p.square, p.color, p.role);
-        }
-        let us = self.turn;
-        next.turn = us.other();
-        next.ep_square = NO_SQUARE;
-        if mv.role == Role::Pawn && (mv.from as i16 - mv.to as i16).abs() == 16 {
-            next.ep_square = (mv.from + mv.to) / 2;
-        }
-        if mv.role == Role::King {
-            next.castling &= !(0xffu64 << (if us == Color::White { 0 } else { 56 }));
-        }
-        next.castling &= !((1u64 << mv.from) | (1u64 << mv.to));
-        next
-    }
-
     /// The colour-flipped mirror: ranks mirrored, colours swapped, side to move swapped. Blocks
     /// that promise mirror symmetry give the same Black-perspective indices for a board as
     /// White-perspective indices for its mirror.

@@ -532,9 +532,12 @@ fn an_experiment_trains_each_feature_set_in_each_listed_shape() {
         ]
     );
     let entries = e.entries();
-    assert_eq!(entries[1].settings.shape(768).arch(), nnue::Arch::sfnnv5());
-    assert_eq!(entries[2].settings.shape(768).arch().stacks, 2);
-    assert!(entries[0].settings.shape(768).arch().is_thesis());
+    assert_eq!(entries[1].settings.shape(768).arch, nnue::Arch::sfnnv5());
+    assert_eq!(entries[2].settings.shape(768).arch.stacks, 2);
+    assert_eq!(
+        entries[0].settings.shape(768).arch.preset_name(),
+        Some("thesis")
+    );
     assert_eq!(entries[3].feature_set, "halfka_v2_hm^");
     // Without archs the networks keep the feature sets' names (and their cache keys).
     let plain = text

@@ -3,11 +3,12 @@
 
 use std::path::PathBuf;
 
+use nnue::Shape;
 use plugin_api::PluginRegistry;
 use tch::{Device, Kind};
 use trainer::data::synthetic::random_games;
 use trainer::loader::batch::SparseBatch;
-use trainer::model::{Model, Shape, SparseInput};
+use trainer::model::{Model, SparseInput};
 use trainer::train::export::fold_factors;
 
 fn registry() -> PluginRegistry {

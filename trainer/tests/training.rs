@@ -11,6 +11,7 @@ use paths::registry;
 
 use std::path::{Path, PathBuf};
 
+use nnue::Shape;
 use nnue::{Kernels, Nnue, SimdLevel};
 use plugin_api::FeatureSet;
 use tch::Device;
@@ -18,7 +19,7 @@ use trainer::checked::{Count, L1Width};
 use trainer::data::filter::FilterConfig;
 use trainer::data::synthetic::random_games;
 use trainer::data::{self, Format, Sample};
-use trainer::model::{Model, Shape};
+use trainer::model::Model;
 use trainer::train::checkpoint;
 use trainer::train::loss::{PqrLoss, ScoreLoss};
 use trainer::train::objective::Method;

@@ -117,15 +117,11 @@ impl EvalSource {
                 kernels,
             } => {
                 let net = nnue.arranged().network();
-                let shape = if net.arch().is_thesis() {
-                    format!("{}x2 -> {} -> 1", net.l1(), net.l2())
-                } else {
-                    format!("{}x2, {}", net.l1(), net.arch())
-                };
                 format!(
-                    "NNUE {} ({} -> {shape}, {} kernels)",
+                    "NNUE {} ({}: {}, {} kernels)",
                     path.display(),
                     nnue.features().name(),
+                    net.shape(),
                     kernels.level().name()
                 )
             }

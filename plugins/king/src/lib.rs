@@ -49,7 +49,7 @@ mod tests {
             .unwrap();
         let set = registry.feature_set("k*kr").unwrap();
         let term = &set.terms()[0];
-        plugin_api::geometry::check(term).unwrap();
+        plugin_api::term_geometry::check(term).unwrap();
         let g = plugin_api::TermGeometry::of(term).unwrap();
         assert_eq!(g.grid().tiles, [8, 8]);
         assert_eq!(g.grid().tile_title.as_str(), "own king square");

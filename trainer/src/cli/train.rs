@@ -9,12 +9,12 @@ use plugin_api::{FeatureSet, PluginRegistry};
 
 use super::FilterArgs;
 use super::device::{DeviceArg, apply_threads};
+use nnue::Shape;
 use trainer::data::filter::FilterConfig;
 use trainer::data::{self, Format, Sample};
-use trainer::model::Shape;
 use trainer::train::checkpoint;
 use trainer::train::export::{
-    calibration_activations, export, fold_factors, network_blocks, quantize_calibrated,
+    Calibration, calibration_activations, export, fold_factors, network_blocks, quantize_calibrated,
 };
 use trainer::train::quant::{compare, plot_histogram};
 use trainer::train::run::{DataFile, Runtime, TrainConfig, TrainError, TrainState, train};
@@ -162,7 +162,7 @@ fn calibration(
     model: &trainer::model::Model,
     set: &FeatureSet,
     samples: &[Sample],
-) -> Result<tch::Tensor> {
+) -> Result<Calibration> {
     let mut batch = trainer::loader::batch::SparseBatch::with_capacity(set, samples.len());
     let mut scratch = Vec::new();
     for s in samples {

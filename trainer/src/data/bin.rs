@@ -28,7 +28,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use plugin_api::{Board, Color, Move, MoveKind, NO_SQUARE, Role};
 
 use super::sample::{Sample, check_structure, move_on_board, normalize_ep};
-use super::{DataError, ErrorKind, Location, ReadOptions, SampleReader, SampleWriter};
+use super::stream::{DataError, ErrorKind, Location, ReadOptions, SampleReader, SampleWriter};
 
 /// Bytes per record.
 pub const RECORD_SIZE: usize = 40;

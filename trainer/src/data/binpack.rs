@@ -34,7 +34,7 @@ use sfbinpack::{ChunkReader, CompressedTrainingDataEntryWriter, TrainingDataEntr
 
 use super::guard::quietly;
 use super::sample::{Sample, check_structure, move_on_board, normalize_ep};
-use super::{DataError, ErrorKind, Location, ReadOptions, SampleReader, SampleWriter};
+use super::stream::{DataError, ErrorKind, Location, ReadOptions, SampleReader, SampleWriter};
 
 /// The chunk magic.
 pub const MAGIC: &[u8; 4] = b"BINP";

@@ -10,7 +10,7 @@ use shakmaty::uci::UciMove;
 use shakmaty::{Chess, Position};
 
 use super::sample::{Sample, chess_from_setup, move_to_shakmaty, write_uci};
-use super::{DataError, ErrorKind, Location, SampleReader, SampleWriter};
+use super::stream::{DataError, ErrorKind, Location, SampleReader, SampleWriter};
 
 /// Lines longer than this are reported as soon as the limit is passed and skipped without being
 /// held in memory.

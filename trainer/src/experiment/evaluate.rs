@@ -197,35 +197,6 @@ fn host_spec(player: &Player, hash: u64) -> Result<EngineSpec> {
     Ok(spec)
 }
 
-/// The engine specs of a tournament's extra players (network files or engine specs), named
-/// so that they never collide with the trained networks.
-fn extra_specs(t: &TournamentTable, taken: &[String]) -> Result<Vec<EngineSpec>> {
-    let mut specs: Vec<EngineSpec> = Vec::new();
-    for text in &t.players {
-        let mut spec = EngineSpec::parse(text).map_err(anyhow::Error::msg)?;
-        if !text.contains('=') {
-            spec.options.push(("Hash".into(), t.hash.0.to_string()));
-        }
-        if taken.contains(&spec.name) || specs.iter().any(|s| s.name == spec.name) {
-            let folder = Path::new(text)
-                .parent()
-                .and_then(|p| p.file_name())
-                .map_or("extra".into(), |f| f.to_string_lossy().into_owned());
-            spec.name = format!("{folder}/{}", spec.name);
-        }
-        specs.push(spec);
-    }
-    Ok(specs)
-}
-
-/// The names the tournament `t` rates: the experiment's feature sets, then its extra players
-/// (what a `reference` may name).
-pub fn player_names(t: &TournamentTable, feature_sets: &[String]) -> Result<Vec<String>> {
-    let mut names = feature_sets.to_vec();
-    names.extend(extra_specs(t, feature_sets)?.into_iter().map(|s| s.name));
-    Ok(names)
-}
-
 /// Runs (or finds cached) the evaluation `ev` of `players`.
 pub fn evaluate(
     experiment: &str,
@@ -409,7 +380,7 @@ fn tournament_setup(
         .map(|p| host_spec(p, t.hash.0))
         .collect::<Result<Vec<_>, _>>()?;
     let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
-    specs.extend(extra_specs(t, &names)?);
+    specs.extend(t.extra_specs(&names)?);
     let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
     if let Some(r) = reference
         && !names.iter().any(|n| n == r)

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use arena::uci::EngineSpec;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
@@ -215,6 +216,37 @@ pub struct TournamentTable {
     /// absent, so the stage keys of before stay.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batches: Option<Positive>,
+}
+
+impl TournamentTable {
+    /// The engine specs of the tournament's extra players (network files or engine specs),
+    /// named so that they never collide with `taken` (the trained networks) or one another.
+    pub fn extra_specs(&self, taken: &[String]) -> Result<Vec<EngineSpec>> {
+        let mut specs: Vec<EngineSpec> = Vec::new();
+        for text in &self.players {
+            let mut spec = EngineSpec::parse(text).map_err(anyhow::Error::msg)?;
+            if !text.contains('=') {
+                spec.options.push(("Hash".into(), self.hash.0.to_string()));
+            }
+            if taken.contains(&spec.name) || specs.iter().any(|s| s.name == spec.name) {
+                let folder = Path::new(text)
+                    .parent()
+                    .and_then(|p| p.file_name())
+                    .map_or("extra".into(), |f| f.to_string_lossy().into_owned());
+                spec.name = format!("{folder}/{}", spec.name);
+            }
+            specs.push(spec);
+        }
+        Ok(specs)
+    }
+
+    /// The names the tournament rates: the experiment's feature sets, then its extra players
+    /// (what a `reference` may name).
+    pub fn player_names(&self, feature_sets: &[String]) -> Result<Vec<String>> {
+        let mut names = feature_sets.to_vec();
+        names.extend(self.extra_specs(feature_sets)?.into_iter().map(|s| s.name));
+        Ok(names)
+    }
 }
 
 impl TournamentTable {
@@ -940,7 +972,8 @@ impl Manifest {
                 }
                 for ev in &chosen {
                     let players = match &ev.tournament {
-                        Some(t) => super::evaluate::player_names(t, &entry_names)
+                        Some(t) => t
+                            .player_names(&entry_names)
                             .with_context(|| format!("{name_place}: evaluation.{}", ev.name))?,
                         None => entry_names.clone(),
                     };

@@ -14,8 +14,16 @@ use host::engine::limits::Limits;
 use host::engine::search::MATE;
 use host::engine::zobrist;
 
-use super::*;
+use super::config::{GensfenConfig, Labeler};
+use super::labelers::{UciSearch, host_search};
 use crate::data::Sample;
+
+/// The evaluations of a run: the player's search and the labeller's.
+#[derive(Clone, Copy)]
+pub(super) struct Evals<'a> {
+    pub(super) player: &'a EvalSource,
+    pub(super) labeller: &'a EvalSource,
+}
 
 /// One finished game: its samples (results set) in ply order, each sample's position key
 /// ([`zobrist::hash`], for dropping duplicates), and what its searches and labels cost.

@@ -101,11 +101,11 @@ pub use book::read_book;
 pub use config::{
     DEFAULT_DEPTH, GameSettings, GensfenConfig, LabelSettings, Labeler, MAX_DEDUP_MB, Target,
 };
-use game::{GameRecord, Player};
-use labelers::{UciSearch, host_search};
+use game::{Evals, GameRecord, Player};
+
 use output::{Output, SeenKeys};
 pub use progress::{ABORT_AFTER_COMMITS_ENV, is_complete, progress_path};
-use progress::{Progress, identity, read_progress, write_progress};
+use progress::{identity, read_progress};
 
 /// What a run did.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -333,13 +333,6 @@ fn progress_bar(
 }
 
 type WorkerResult = Result<(u64, GameRecord)>;
-
-/// The evaluations of a run: the player's search and the labeller's.
-#[derive(Clone, Copy)]
-pub(super) struct Evals<'a> {
-    pub(super) player: &'a EvalSource,
-    pub(super) labeller: &'a EvalSource,
-}
 
 #[allow(clippy::too_many_arguments)]
 fn run_workers(

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 
-use super::*;
+use super::progress::{Progress, write_progress};
 use crate::data::bin::BinWriter;
 use crate::data::binpack::BinpackWriter;
 use crate::data::text::TextWriter;

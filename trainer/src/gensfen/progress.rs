@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::*;
+use super::config::GensfenConfig;
 use crate::atomic_file::write_atomic;
 use crate::data::Format;
 use crate::digest::{file_digest, key_of};

@@ -27,7 +27,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use nnue::Network;
-use nnue::reference::{accumulator, forward_shape, psqt_sum, row_sum};
+use nnue::reference::{accumulator, forward, psqt_sum, row_sum};
 use plugin_api::{Color, FeatureSet, term_bit};
 
 use crate::data::{self, Format, ReadOptions, Sample};
@@ -197,12 +197,12 @@ fn add_position(
     let total_psqt: Vec<Vec<i64>> = q.iter().map(|p| sum_terms(p, buckets)).collect();
     let pieces = (s.board.by_color[0] | s.board.by_color[1]).count_ones();
     // The network on the two perspectives' row and PSQT sums.
-    let forward = |rows: [&[i64]; 2], psqt: [&[i64]; 2]| {
+    let pass = |rows: [&[i64]; 2], psqt: [&[i64]; 2]| {
         let accs = rows.map(|r| accumulator(net, r));
-        forward_shape(net, [&accs[0], &accs[1]], psqt, pieces)
+        forward(net, [&accs[0], &accs[1]], psqt, pieces)
     };
     let target = loss.sample_target(f64::from(s.score), s.result);
-    let full = forward([&total[0], &total[1]], [&total_psqt[0], &total_psqt[1]]);
+    let full = pass([&total[0], &total[1]], [&total_psqt[0], &total_psqt[1]]);
     let out = f64::from(full.output);
     acc.positions += 1;
     acc.loss += loss.sample_loss(out, target);
@@ -225,7 +225,7 @@ fn add_position(
             minus(&total_psqt[0], &q[0][t]),
             minus(&total_psqt[1], &q[1][t]),
         ];
-        let reduced = forward([&rows[0], &rows[1]], [&psqt[0], &psqt[1]]);
+        let reduced = pass([&rows[0], &rows[1]], [&psqt[0], &psqt[1]]);
         let out_t = f64::from(reduced.output);
         acc.loss_without[t] += loss.sample_loss(out_t, target);
         acc.eval_change[t] += (out - out_t).abs();

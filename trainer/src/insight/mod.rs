@@ -93,7 +93,7 @@ pub fn psqt_weights(net: &Network, b: usize) -> Vec<f64> {
 }
 
 /// The weight histograms' panels: W1, b1, then each later layer's weights and biases (every
-/// stack's together), and the PSQT weights; the thesis's shape as before (W2, b2, W3).
+/// stack's together), and the PSQT weights.
 fn weight_panels(net: &Network, w1: &[i16]) -> Vec<(String, Vec<f64>)> {
     let to_f64 = |v: &[i16]| v.iter().map(|&x| f64::from(x)).collect::<Vec<_>>();
     let mut panels = vec![
@@ -101,18 +101,11 @@ fn weight_panels(net: &Network, w1: &[i16]) -> Vec<(String, Vec<f64>)> {
         ("b1".to_string(), to_f64(net.b1())),
     ];
     let arch = net.arch();
-    if arch.is_thesis() {
-        let i8s = |v: &[i8]| v.iter().map(|&x| f64::from(x)).collect::<Vec<_>>();
-        panels.push(("W2 (hidden)".into(), i8s(net.w2())));
-        panels.push((
-            "b2".into(),
-            net.b2().iter().map(|&x| f64::from(x)).collect(),
-        ));
-        panels.push(("W3 (output)".into(), i8s(net.w3())));
-        return panels;
-    }
     let layers = arch.layers(net.l1());
-    let stacks = format!("{} stack(s)", arch.stacks);
+    let stacks = match arch.stacks {
+        1 => String::new(),
+        k => format!(", {k} stacks"),
+    };
     for (i, &(inputs, outputs)) in layers.iter().enumerate() {
         let what = if i + 1 == layers.len() {
             "output".to_string()
@@ -126,7 +119,7 @@ fn weight_panels(net: &Network, w1: &[i16]) -> Vec<(String, Vec<f64>)> {
             b.extend(layer.biases().iter().map(|&x| f64::from(x)));
         }
         panels.push((
-            format!("W{} ({what}, {inputs} -> {outputs}, {stacks})", i + 2),
+            format!("W{} ({what}, {inputs} -> {outputs}{stacks})", i + 2),
             w,
         ));
         panels.push((format!("b{}", i + 2), b));

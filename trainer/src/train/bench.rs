@@ -16,7 +16,8 @@ use crate::data::Sample;
 use crate::data::synthetic::random_games;
 use crate::loader::batch::SparseBatch;
 use crate::loader::{Triplet, TripletBatch};
-use crate::model::{Model, Shape};
+use crate::model::Model;
+use nnue::Shape;
 
 /// What to measure.
 #[derive(Clone, Debug)]
@@ -123,7 +124,7 @@ pub fn bench(set: &FeatureSet, config: &BenchConfig) -> Result<BenchResult> {
         Batch::Pqr(b) => b.input.indices.numel() as f64 / (6 * b.len) as f64,
     };
     let shape = Shape::new(set.training_size() as usize, config.l1, config.arch.clone());
-    nnue::check_sizes(shape.n as u64, shape.l1 as u64, shape.l2 as u64)
+    nnue::check_sizes(shape.n as u64, shape.l1 as u64, shape.l2() as u64)
         .map_err(|e| anyhow::anyhow!("the network of '{}' is too large: {e}", set.name()))?;
     config
         .arch

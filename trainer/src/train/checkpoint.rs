@@ -26,7 +26,8 @@ use serde::{Deserialize, Serialize};
 use tch::{Device, Tensor};
 
 use super::optim::{Adam, AdamConfig};
-use crate::model::{Model, Shape, param_names, tensor_to_vec};
+use crate::model::{Model, param_names, tensor_to_vec};
+use nnue::Shape;
 
 /// The magic of a checkpoint file.
 pub const CHECKPOINT_MAGIC: &[u8; 8] = b"NNUECKPT";
@@ -225,6 +226,29 @@ pub fn decode<S: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<Loaded<S>, S
     })
 }
 
+/// A network's shape as a checkpoint stores it: `{n, l1, arch}`, or, in checkpoints written
+/// before the engine and the trainer shared one shape type, `{n, l1, l2}` for the thesis's shape
+/// (`{n, l1, l2, arch}` for another). For `#[serde(deserialize_with)]` on a stored shape.
+pub fn stored_shape<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Shape, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Stored {
+        n: usize,
+        l1: usize,
+        #[serde(default)]
+        l2: Option<usize>,
+        #[serde(default)]
+        arch: Option<nnue::Arch>,
+    }
+    let s = Stored::deserialize(d)?;
+    let arch = match (s.arch, s.l2) {
+        (Some(arch), _) => arch,
+        (None, Some(l2)) => nnue::Arch::thesis(l2),
+        (None, None) => return Err(serde::de::Error::missing_field("arch")),
+    };
+    Ok(Shape::new(s.n, s.l1, arch))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,5 +292,23 @@ mod tests {
         assert!(decode::<State>(&bad).unwrap_err().contains("checksum"));
         assert!(decode::<State>(&bytes[..bytes.len() - 9]).is_err());
         assert!(decode::<State>(b"NNUEFSET....").is_err());
+    }
+
+    #[test]
+    fn shapes_stored_before_one_shape_type_read_back() {
+        #[derive(Deserialize)]
+        struct Holder {
+            #[serde(deserialize_with = "stored_shape")]
+            shape: Shape,
+        }
+        let read = |json: &str| serde_json::from_str::<Holder>(json).map(|h| h.shape);
+        assert_eq!(
+            read(r#"{"shape":{"n":768,"l1":512,"l2":32}}"#).unwrap(),
+            Shape::thesis(768, 512, 32)
+        );
+        let now = Shape::new(768, 64, nnue::Arch::sfnnv5());
+        let json = format!(r#"{{"shape":{}}}"#, serde_json::to_string(&now).unwrap());
+        assert_eq!(read(&json).unwrap(), now);
+        assert!(read(r#"{"shape":{"n":768,"l1":512}}"#).is_err());
     }
 }

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use tch::{Kind, Tensor};
 
 use super::objective::Batch;
-use crate::model::Model;
+use crate::model::{Model, w1_columns};
 
 /// Shares (0..=1) of dead and saturated units of both clipped layers on a set of positions.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -32,7 +32,7 @@ impl UnitHealth {
     /// The shares of `model`'s units that are dead or saturated on all the positions of
     /// `batches`.
     pub fn measure(model: &Model, batches: &[Batch]) -> UnitHealth {
-        let (l1, cols) = (model.shape.l1 as i64, model.shape.w1_columns() as i64);
+        let (l1, cols) = (model.shape.l1 as i64, w1_columns(&model.shape) as i64);
         let arch = model.arch();
         let l2 = arch.hidden[0].width as i64 * arch.hidden[0].activation.fan_out() as i64;
         tch::no_grad(|| {

@@ -29,17 +29,18 @@ use std::path::Path;
 
 use nnue::format::encode_own;
 use nnue::{
-    Arch, BlockInfo, LayerParts, Network, NetworkParts, OutputRule, Quantization, WeightType,
-    term_runs,
+    Activation, Arch, BlockInfo, LayerParts, Network, NetworkParts, OutputRule, Quantization,
+    WeightType, term_runs,
 };
 use plugin_api::FeatureSet;
 use tch::{Device, Tensor};
 
 use crate::atomic_file::write_atomic;
 use crate::model::{
-    ACTIVATION_SCALE, Model, OUTPUT_SCALE, PSQT_SCALE, STOCKFISH_OUTPUT_WEIGHT_SCALE, Shape,
-    SparseInput, WEIGHT_SCALE,
+    ACTIVATION_SCALE, Model, OUTPUT_SCALE, PSQT_SCALE, STOCKFISH_OUTPUT_WEIGHT_SCALE, SparseInput,
+    WEIGHT_SCALE, w1_columns,
 };
+use nnue::Shape;
 
 /// Calibration positions used by the training loop's exports (from the validation set).
 pub const CALIBRATION_POSITIONS: usize = 8192;
@@ -117,12 +118,12 @@ fn layer_scales(arch: &Arch, l1: usize, i: usize) -> (f64, f64, Vec<i64>) {
 pub fn quantize(model: &Model, name: &str, blocks: Vec<BlockInfo>) -> Result<Network> {
     let vecs = model.to_vecs();
     let arch = model.arch().clone();
-    let (l1, cols) = (model.shape.l1, model.shape.w1_columns());
+    let (l1, cols) = (model.shape.l1, w1_columns(&model.shape));
     let (i16_lo, i16_hi) = (i64::from(i16::MIN), i64::from(i16::MAX));
     let (i8_lo, i8_hi) = (i64::from(i8::MIN), i64::from(i8::MAX));
     let (i32_lo, i32_hi) = (i64::from(i32::MIN), i64::from(i32::MAX));
     let mut w1: Vec<i16> = Vec::with_capacity(model.shape.n * l1);
-    let p = model.shape.psqt_buckets();
+    let p = model.shape.arch.psqt_buckets;
     let mut psqt: Vec<i32> = Vec::with_capacity(model.shape.n * p);
     for row in vecs[0].chunks(cols) {
         w1.extend(quantize_vec::<i16>(
@@ -182,10 +183,26 @@ pub fn quantize(model: &Model, name: &str, blocks: Vec<BlockInfo>) -> Result<Net
     Network::from_parts(parts).context("cannot build the network")
 }
 
-/// The first-layer activations of `model` on the positions of `inputs` (no gradients), as
-/// calibration data for [`quantize_calibrated`]: `[M, 2·L1]` on the CPU, at most `limit` rows.
-pub fn calibration_activations(model: &Model, inputs: &[&SparseInput], limit: usize) -> Tensor {
+/// Calibration data for [`quantize_calibrated`]: positions' first-layer outputs and their piece
+/// counts (which pick each one's layer stack).
+#[derive(Debug)]
+pub struct Calibration {
+    /// The first layer's outputs `[M, 2·(L1 + P)]` (as [`Model::activations`] gives them), on
+    /// the CPU.
+    pub x: Tensor,
+    /// Each position's number of pieces.
+    pub pieces: Vec<u8>,
+}
+
+/// The first-layer outputs of `model` on the positions of `inputs` (no gradients), at most
+/// `limit` positions, as calibration data for [`quantize_calibrated`].
+pub fn calibration_activations(
+    model: &Model,
+    inputs: &[&SparseInput],
+    limit: usize,
+) -> Calibration {
     let mut parts = Vec::new();
+    let mut pieces = Vec::new();
     let mut rows = 0usize;
     for input in inputs {
         if rows >= limit {
@@ -195,14 +212,16 @@ pub fn calibration_activations(model: &Model, inputs: &[&SparseInput], limit: us
         let take = (limit - rows).min(input.len);
         rows += take;
         parts.push(x.narrow(0, 0, take as i64));
+        pieces.extend_from_slice(&input.pieces[..take]);
     }
-    if parts.is_empty() {
-        return Tensor::zeros(
-            [0, 2 * model.shape.w1_columns() as i64],
+    let x = match parts.is_empty() {
+        true => Tensor::zeros(
+            [0, 2 * w1_columns(&model.shape) as i64],
             (tch::Kind::Float, Device::Cpu),
-        );
-    }
-    Tensor::cat(&parts, 0)
+        ),
+        false => Tensor::cat(&parts, 0),
+    };
+    Calibration { x, pieces }
 }
 
 /// Rounds the rows of `w` (`rows × d`, row-major) to multiples of `step` within `±max_q`
@@ -245,72 +264,122 @@ fn tensor_to_f64(t: &Tensor) -> Vec<f64> {
     out
 }
 
-/// [`quantize`] with calibrated rounding of the hidden and output layers (see the module
-/// documentation) for the thesis's shape; `x` holds calibration activations from
-/// [`calibration_activations`]. With no rows, or for another shape, it is [`quantize`].
+/// [`quantize`] with calibrated rounding of every layer after the first (see the module
+/// documentation), in every layer stack, from the calibration positions of that stack; `cal`
+/// holds them, from [`calibration_activations`]. A stack without calibration positions (and
+/// every stack, with none at all) is rounded to nearest, as [`quantize`] does.
 pub fn quantize_calibrated(
     model: &Model,
     name: &str,
     blocks: Vec<BlockInfo>,
-    x: &Tensor,
+    cal: &Calibration,
 ) -> Result<Network> {
     let mut net = quantize(model, name, blocks)?.to_parts();
-    if x.size()[0] == 0 || !model.arch().is_thesis() {
+    if cal.x.size()[0] == 0 {
         return Network::from_parts(net).context("cannot build the network");
     }
-    let (l1, l2) = (model.shape.l1, model.shape.l2);
-    let x = x.to_kind(tch::Kind::Double).to_device(Device::Cpu);
-    let [w2, b2, w3, b3] = [2, 3, 4, 5].map(|i| {
-        model.params()[i]
-            .detach()
-            .to_device(Device::Cpu)
-            .to_kind(tch::Kind::Double)
-    });
-    // Hidden layer.
-    let q2 = gptq(&tensor_to_f64(&w2), l2, &x, 1.0 / WEIGHT_SCALE, 127.0);
-    let w2q = Tensor::from_slice(
-        &q2.iter()
-            .map(|&v| v as f64 / WEIGHT_SCALE)
-            .collect::<Vec<_>>(),
-    )
-    .view([l2 as i64, 2 * l1 as i64]);
-    let b2c = &b2 + (x.matmul(&(&w2 - &w2q).tr())).mean_dim(0, false, tch::Kind::Double);
-    let h_float = (x.matmul(&w2.tr()) + &b2).clamp(0.0, 1.0);
-    let h_quant = (x.matmul(&w2q.tr()) + &b2c).clamp(0.0, 1.0);
-    // Output layer.
-    let q3 = gptq(&tensor_to_f64(&w3), 1, &h_quant, 1.0 / WEIGHT_SCALE, 127.0);
-    let w3q = Tensor::from_slice(
-        &q3.iter()
-            .map(|&v| v as f64 / WEIGHT_SCALE)
-            .collect::<Vec<_>>(),
-    )
-    .view([1, l2 as i64]);
-    let out_float = h_float.matmul(&w3.tr()) + &b3;
-    let out_quant = h_quant.matmul(&w3q.tr()) + &b3;
-    let b3c = &b3 + (out_float - out_quant).mean(tch::Kind::Double);
-    let sat = |v: f64, lo: i64, hi: i64| (v.round() as i64).clamp(lo, hi);
-    // The thesis's shape: one stack of the hidden layer and the output layer.
-    let [hidden, output] = &mut net.stacks[0][..] else {
-        unreachable!("quantize builds the thesis's shape")
-    };
-    hidden.weights = q2.iter().map(|&v| v.clamp(-128, 127) as i8).collect();
-    output.weights = q3.iter().map(|&v| v.clamp(-128, 127) as i8).collect();
-    let (i32_lo, i32_hi) = (i64::from(i32::MIN), i64::from(i32::MAX));
-    hidden.biases = tensor_to_f64(&b2c)
-        .into_iter()
-        .map(|v| {
-            sat(
-                v * HIDDEN_BIAS_SCALE + f64::from(HIDDEN_ROUNDING),
-                i32_lo,
-                i32_hi,
-            ) as i32
-        })
+    let arch = model.arch().clone();
+    let l1 = model.shape.l1;
+    let layers = arch.layers(l1);
+    let (len, cols) = (cal.x.size()[0], w1_columns(&model.shape) as i64);
+    // What the first layer hands on, per calibration position.
+    let handed = tch::no_grad(|| model.ft_output(&cal.x.view([len, 2, cols])));
+    let stack_of: Vec<usize> = cal
+        .pieces
+        .iter()
+        .map(|&p| arch.stack_of(u32::from(p)))
         .collect();
-    output.biases = vec![sat(
-        b3c.double_value(&[0]) * OUTPUT_BIAS_SCALE + f64::from(OUTPUT_ROUNDING),
-        i32_lo,
-        i32_hi,
-    ) as i32];
+    let params: Vec<Tensor> = model
+        .params()
+        .iter()
+        .map(|t| t.detach().to_device(Device::Cpu).to_kind(tch::Kind::Double))
+        .collect();
+    let sat = |v: f64| (v.round() as i64).clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
+    for (k, stack) in net.stacks.iter_mut().enumerate() {
+        let rows: Vec<i64> = (0..len).filter(|&r| stack_of[r as usize] == k).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let x = match arch.stacks {
+            1 => handed.shallow_clone(),
+            _ => handed.index_select(0, &Tensor::from_slice(&rows)),
+        };
+        let x = x.to_kind(tch::Kind::Double).to_device(Device::Cpu);
+        // The inputs of each layer along the float path and along the quantized one (the same
+        // for the first layer), and the skip output of each.
+        let (mut h_float, mut h_quant) = (x.shallow_clone(), None::<Tensor>);
+        let (mut skip_float, mut skip_quant) = (None::<Tensor>, None::<Tensor>);
+        for (i, &(inputs, outputs)) in layers.iter().enumerate() {
+            let (weight_scale, bias_scale, offsets) = layer_scales(&arch, l1, i);
+            let at = k as i64 * outputs as i64;
+            let w = params[2 + 2 * i].narrow(0, at, outputs as i64);
+            let b = params[3 + 2 * i].narrow(0, at, outputs as i64);
+            let quant_in = h_quant.as_ref().unwrap_or(&h_float);
+            let q = gptq(
+                &tensor_to_f64(&w),
+                outputs,
+                quant_in,
+                1.0 / weight_scale,
+                127.0,
+            );
+            let wq = Tensor::from_slice(
+                &q.iter()
+                    .map(|&v| v as f64 / weight_scale)
+                    .collect::<Vec<_>>(),
+            )
+            .view([outputs as i64, inputs as i64]);
+            let last = i + 1 == layers.len();
+            let b_corrected = if last {
+                let with_skip = |out: Tensor, skip: &Option<Tensor>| match skip {
+                    Some(s) => out + s.view([-1, 1]),
+                    None => out,
+                };
+                let out_float = with_skip(h_float.matmul(&w.tr()) + &b, &skip_float);
+                let out_quant = with_skip(quant_in.matmul(&wq.tr()) + &b, &skip_quant);
+                &b + (out_float - out_quant).mean(tch::Kind::Double)
+            } else {
+                // b + the mean of what the rounding (and, after the first layer, the inputs'
+                // own error) moves the sums by.
+                let moved = match &h_quant {
+                    None => h_float.matmul(&(&w - &wq).tr()),
+                    Some(hq) => h_float.matmul(&w.tr()) - hq.matmul(&wq.tr()),
+                };
+                let b_c = &b + moved.mean_dim(0, false, tch::Kind::Double);
+                let y_float = h_float.matmul(&w.tr()) + &b;
+                let y_quant = quant_in.matmul(&wq.tr()) + &b_c;
+                let hidden = &arch.hidden[i];
+                let width = hidden.width as i64;
+                if i == 0 && arch.skip {
+                    skip_float = Some(y_float.narrow(1, width, 1).view([-1]));
+                    skip_quant = Some(y_quant.narrow(1, width, 1).view([-1]));
+                }
+                let act = |y: &Tensor| {
+                    let y = if y.size()[1] == width {
+                        y.shallow_clone()
+                    } else {
+                        y.narrow(1, 0, width)
+                    };
+                    match hidden.activation {
+                        Activation::ClippedRelu => y.clamp(0.0, 1.0),
+                        Activation::SqrClippedRelu => {
+                            Tensor::cat(&[y.square() * (127.0 / 128.0), y.shallow_clone()], 1)
+                                .clamp(0.0, 1.0)
+                        }
+                    }
+                };
+                let (next_float, next_quant) = (act(&y_float), act(&y_quant));
+                h_float = next_float;
+                h_quant = Some(next_quant);
+                b_c
+            };
+            stack[i].weights = q.iter().map(|&v| v.clamp(-128, 127) as i8).collect();
+            stack[i].biases = tensor_to_f64(&b_corrected)
+                .into_iter()
+                .zip(&offsets)
+                .map(|(v, &o)| sat(v * bias_scale + o as f64))
+                .collect();
+        }
+    }
     Network::from_parts(net).context("cannot build the network")
 }
 
@@ -319,8 +388,8 @@ pub fn quantize_calibrated(
 pub fn dequantize(net: &Network) -> (Shape, Vec<Tensor>) {
     let parts = net.to_parts();
     let shape = Shape::new(net.n(), net.l1(), parts.arch.clone());
-    let (n, l1, cols) = (shape.n, shape.l1, shape.w1_columns());
-    let p = shape.psqt_buckets();
+    let (n, l1, cols) = (shape.n, shape.l1, w1_columns(&shape));
+    let p = shape.arch.psqt_buckets;
     let mut w1 = Vec::with_capacity(n * cols);
     for r in 0..n {
         w1.extend(
@@ -383,7 +452,7 @@ pub fn export(
     model: &Model,
     set: &FeatureSet,
     blocks: Vec<BlockInfo>,
-    calibration: &Tensor,
+    calibration: &Calibration,
     path: &Path,
 ) -> Result<Network> {
     let folded = fold_factors(model, set)?;

@@ -44,7 +44,6 @@ use super::export::{
 use super::objective::{Batch, Method, PqrBatch, ScoreBatch, evaluate, train_step_with};
 use super::optim::{Adam, AdamConfig, layer_rates};
 use super::psqt_init::psqt_piece_values;
-use super::settings::TrainSettings;
 use crate::analysis::plot::{self, Series, SeriesKind};
 use crate::atomic_file::{write_atomic, write_atomic_with};
 use crate::data::filter::FilterConfig;
@@ -52,7 +51,8 @@ use crate::data::{ErrorPolicy, Format};
 use crate::loader::{
     Background, BatchLoader, Examples, Input, Loader, LoaderConfig, TripletLoader,
 };
-use crate::model::{Model, Shape, SparseInput, tensor_to_vec};
+use crate::model::{Model, SparseInput, tensor_to_vec};
+use nnue::Shape;
 
 /// One data file of a run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -97,6 +97,7 @@ pub struct TrainConfig {
     /// factorizer.
     pub feature_set: String,
     /// Layer sizes (N is the feature set's size).
+    #[serde(deserialize_with = "super::checkpoint::stored_shape")]
     pub shape: Shape,
     /// Training method and loss settings.
     pub method: Method,
@@ -141,15 +142,6 @@ pub struct TrainConfig {
 }
 
 impl TrainConfig {
-    /// A configuration with the thesis's settings ([`TrainSettings::default`]) for
-    /// `shape`; the caller sets the files.
-    pub fn thesis(feature_set: &str, shape: Shape) -> TrainConfig {
-        let mut config =
-            TrainSettings::default().config(feature_set, shape.n, Vec::new(), Vec::new());
-        config.shape = shape;
-        config
-    }
-
     /// Checks the values.
     pub fn check(&self) -> Result<()> {
         if self.train.is_empty() {
@@ -168,11 +160,11 @@ impl TrainConfig {
                 nnue::L1_MULTIPLE
             );
         }
-        if self.shape.l2 == 0 || self.shape.n == 0 {
+        if self.shape.l2() == 0 || self.shape.n == 0 {
             bail!("L2 and N must be positive");
         }
         self.shape
-            .arch()
+            .arch
             .check(self.shape.l1)
             .map_err(|e| anyhow::anyhow!("the network's shape cannot be trained: {e}"))?;
         // The network format's limits, checked before anything is allocated: a product such
@@ -180,7 +172,7 @@ impl TrainConfig {
         nnue::check_sizes(
             self.shape.n as u64,
             self.shape.l1 as u64,
-            self.shape.l2 as u64,
+            self.shape.l2() as u64,
         )
         .map_err(|e| anyhow::anyhow!("the network of '{}' is too large: {e}", self.feature_set))?;
         if self.batch_size == 0 || self.epoch_size == 0 || self.epochs == 0 || self.val_size == 0 {
@@ -452,7 +444,7 @@ pub fn load_init(path: &Path, shape: &Shape, device: Device) -> Result<Model> {
             net.arch(),
             shape.n,
             shape.l1,
-            shape.arch()
+            shape.arch
         );
     }
     Ok(Model::from_tensors(net_shape, tensors, device))

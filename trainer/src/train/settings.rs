@@ -18,7 +18,7 @@ use super::run::{DataFile, TrainConfig};
 use crate::checked::{Count, L1Width, Positive, PositiveFraction, PositiveReal, UnitReal};
 use crate::data::filter::FilterConfig;
 use crate::loader::LoaderConfig;
-use crate::model::Shape;
+use nnue::Shape;
 
 /// The most positions (triplets) in one batch.
 pub const MAX_BATCH_SIZE: u64 = 1 << 22;
@@ -322,11 +322,9 @@ impl TrainSettings {
     /// What the types alone cannot check: a ply window that keeps nothing, a shape that cannot
     /// be built at this L1. The error starts with the key.
     pub fn check(&self) -> Result<(), String> {
-        if let Some(a) = &self.arch {
-            a.resolve(self.l2.0 as usize)
-                .check(self.l1.0 as usize)
-                .map_err(|e| format!("arch: {e}"))?;
-        }
+        self.arch()
+            .check(self.l1.0 as usize)
+            .map_err(|e| format!("arch: {e}"))?;
         if let (Some(min), Some(max)) = (self.min_ply, self.max_ply)
             && min > max
         {
@@ -385,22 +383,28 @@ impl TrainSettings {
         }
     }
 
+    /// The shape after the first layer: the `arch` setting, the thesis's by default, whose
+    /// hidden width is `l2`. The one place the two keys become a shape.
+    pub fn arch(&self) -> nnue::Arch {
+        let l2 = self.l2.0 as usize;
+        match &self.arch {
+            None => nnue::Arch::thesis(l2),
+            Some(a) => a.resolve(l2),
+        }
+    }
+
     /// The layers after the input, for messages: `512 -> 32 -> 1`, or L1 and the shape.
     pub fn layers_label(&self) -> String {
-        let (l1, l2) = (self.l1.0, self.l2.0);
-        match &self.arch {
-            None => format!("{l1} -> {l2} -> 1"),
-            Some(a) => format!("{l1}, {}", a.resolve(l2 as usize)),
+        let arch = self.arch();
+        match arch.preset_name() {
+            Some("thesis") => format!("{} -> {} -> 1", self.l1.0, self.l2.0),
+            _ => format!("{}, {arch}", self.l1.0),
         }
     }
 
     /// The network's shape for a feature set of `n` features.
     pub fn shape(&self, n: usize) -> Shape {
-        let (l1, l2) = (self.l1.0 as usize, self.l2.0 as usize);
-        match &self.arch {
-            None => Shape::thesis(n, l1, l2),
-            Some(a) => Shape::new(n, l1, a.resolve(l2)),
-        }
+        Shape::new(n, self.l1.0 as usize, self.arch())
     }
 
     /// The configuration of a run of `feature_set` (N = `n` features) on these files, with
@@ -440,6 +444,17 @@ impl TrainSettings {
     }
 }
 
+impl TrainConfig {
+    /// A configuration with the thesis's settings ([`TrainSettings::default`]) for `shape`;
+    /// the caller sets the files.
+    pub fn thesis(feature_set: &str, shape: Shape) -> TrainConfig {
+        let mut config =
+            TrainSettings::default().config(feature_set, shape.n, Vec::new(), Vec::new());
+        config.shape = shape;
+        config
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -460,7 +475,7 @@ mod tests {
             Shape::thesis(768, 512, 32)
         );
         let sf = parse("l1 = 1024\narch = \"sfnnv5\"").unwrap();
-        assert_eq!(sf.shape(22528).arch(), nnue::Arch::sfnnv5());
+        assert_eq!(sf.shape(22528).arch, nnue::Arch::sfnnv5());
         assert_eq!(
             sf.shape(22528)
                 .to_string()
@@ -475,7 +490,7 @@ mod tests {
             "arch = { psqt_buckets = 4, stacks = 2, output = \"stockfish\", hidden = [{ width = 8, activation = \"sqr-crelu\" }] }",
         )
         .unwrap();
-        let arch = table.shape(768).arch();
+        let arch = table.shape(768).arch;
         assert_eq!((arch.psqt_buckets, arch.stacks, arch.skip), (4, 2, false));
         assert_eq!(arch.ft_output, nnue::FtOutput::ClippedRelu);
         // Stored and read back (checkpoints, stage keys) as it was given.

@@ -1,20 +1,29 @@
-//! The forward pass of every shape other than the thesis's (whose sparse SIMD kernels are in
-//! `simd`): the first layer's output, the PSQT term, the chosen layer stack and
-//! the output rule of [`Arch`].
+//! The forward pass after the accumulators, one for every shape: the first layer's output, the
+//! PSQT term, the chosen layer stack and the output rule of [`Arch`]. The thesis's networks are
+//! one shape among others (one stack of 2·L1 → L2 → 1, no PSQT, `>> 4`); what makes them fast —
+//! their neurons reordered ([`crate::arrange`]) and a sparse first hidden layer of 32 outputs
+//! per pass ([`outputs_per_pass`](crate::network::outputs_per_pass)) — is chosen at load time
+//! from the layers' sizes, so any shape with such layers gets it too.
 //!
 //! Integer arithmetic of Stockfish 15.1 (`nnue_feature_transformer.h:272-336`,
 //! `layers/affine_transform.h`, `clipped_relu.h:169-172`, `sqr_clipped_relu.h:109-111`,
-//! `nnue_architecture.h:93-133`, `evaluate_nnue.cpp:140-172` at `sf_15.1`):
+//! `nnue_architecture.h:93-133`, `evaluate_nnue.cpp:140-172` at `sf_15.1`), which is also the
+//! thesis's (`shared/reference/thesis-layouts.md`):
 //!
+//! - clipped ReLU: `clamp(a, 0, 127)` of both accumulators, side to move first;
 //! - pairwise: `(clamp(a_j, 0, 127) · clamp(a_{j+L1/2}, 0, 127)) >> 7`, side to move first;
-//! - affine: `y = b + Σ w·x` in wrapping `i32`;
+//! - affine: `y = b + Σ w·x` in wrapping `i32` (the SIMD products `vpmaddubsw` then `vpmaddwd`,
+//!   u8 ≤ 127 times i8 summed in pairs in i16, never saturating, or `vpdpbusd`; the wide first
+//!   hidden layer reads only its non-zero blocks of four inputs, as Stockfish's
+//!   `AffineTransformSparseInput`);
 //! - clipped ReLU: `clamp(y >> 6, 0, 127)`; squared: `min(127, y² >> 19)` of the signed `y`;
 //! - skip: `y_skip · 9600 / 8128`, truncating; PSQT: `(psqt_stm − psqt_opp) / 2`, truncating;
 //! - Stockfish output: `(psqt + positional) / 16`, truncating; thesis output: `out >> 4`.
 
 use super::aligned::AlignedVec;
-use super::network::{Affine, Network};
-use super::shape::{Activation, Arch, FtOutput, HIDDEN_ONE, OUTPUT_ONE, OutputRule};
+use super::network::{Affine, Network, SPARSE_FROM};
+use super::scales::{HIDDEN_ONE, OUTPUT_ONE};
+use super::shape::{Activation, Arch, FtOutput, OutputRule};
 use super::simd::{Kernels, SimdLevel, clipped_relu_scalar};
 
 /// One stack's raw terms, before the output rule's division: what Stockfish's `eval` table
@@ -40,7 +49,7 @@ impl StackOutput {
 
 /// Buffers of the forward pass for one network (allocate once per evaluator).
 #[derive(Clone, Debug)]
-pub struct StackScratch {
+pub struct ForwardScratch {
     /// The first layer's output.
     input: AlignedVec<u8>,
     layers: LayerScratch,
@@ -52,29 +61,37 @@ pub struct StackScratch {
 struct LayerScratch {
     sums: Vec<i32>,
     acts: Vec<u8>,
-    /// The non-zero blocks of a wide layer's inputs.
+    /// The non-zero blocks of a wide layer's inputs (room for every block of the widest).
     blocks: Vec<u16>,
 }
 
-impl StackScratch {
+impl ForwardScratch {
     /// Buffers for `net`.
-    pub fn new(net: &Network) -> StackScratch {
+    pub fn new(net: &Network) -> ForwardScratch {
         let layers = net.arch().layers(net.l1());
         let widest = layers.iter().map(|&(i, o)| i.max(o)).max().unwrap_or(0);
-        StackScratch {
+        ForwardScratch {
             input: AlignedVec::zeroed(net.arch().ft_outputs(net.l1())),
             layers: LayerScratch {
-                sums: vec![0; widest.next_multiple_of(16)],
+                // Whole passes of up to 32 outputs.
+                sums: vec![0; widest.next_multiple_of(32)],
                 // The plain values' last run of 16 may spill 15 past them.
                 acts: vec![0; (2 * widest + 15).next_multiple_of(32)],
-                blocks: Vec::with_capacity(widest.next_multiple_of(32) / 4),
+                blocks: vec![0; widest.next_multiple_of(64) / 4],
             },
         }
     }
 }
 
 /// Writes the first layer's output from the two accumulators (side to move's first).
+#[inline]
 pub fn transform(kernels: Kernels, arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) {
+    if arch.ft_output == FtOutput::ClippedRelu {
+        let (s, o) = out.split_at_mut(stm.len());
+        kernels.clipped_relu(stm, s);
+        kernels.clipped_relu(opp, o);
+        return;
+    }
     match kernels.level() {
         SimdLevel::Scalar => transform_any(arch, stm, opp, out),
         #[cfg(target_arch = "x86_64")]
@@ -91,8 +108,7 @@ pub fn transform(kernels: Kernels, arch: &Arch, stm: &[i16], opp: &[i16], out: &
 }
 
 /// [`transform_any`] with AVX2: the pairwise product as Stockfish 15.1 computes it
-/// (`nnue_feature_transformer.h:306-314`: clamp, `vpmullw`, `>> 7`, pack), the clipped ReLU
-/// vectorised by the compiler.
+/// (`nnue_feature_transformer.h:306-314`: clamp, `vpmullw`, `>> 7`, pack).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn transform_avx2(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) {
@@ -181,8 +197,8 @@ fn transform_any(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) {
 /// `sums = b + W·x` over one affine layer (wrapping `i32`). `x` holds the layer's inputs and
 /// zeros up to its [`stride`](Affine::stride). Inputs are at most 127, so the SIMD versions'
 /// 16-bit pair sums never saturate (2 · 127 · 128 < 2¹⁵).
-#[inline]
-fn affine(kernels: Kernels, layer: &Affine, x: &[u8], sums: &mut [i32], blocks: &mut Vec<u16>) {
+#[inline(always)]
+fn affine(kernels: Kernels, layer: &Affine, x: &[u8], sums: &mut [i32], blocks: &mut [u16]) {
     let (inputs, stride) = (layer.inputs(), layer.stride());
     let level = kernels.level();
     if level == SimdLevel::Scalar {
@@ -204,11 +220,12 @@ fn affine(kernels: Kernels, layer: &Affine, x: &[u8], sums: &mut [i32], blocks: 
         if outputs16 > 0 {
             // SAFETY: the level was checked against the CPU when `kernels` was made; `x` holds
             // `stride` bytes (a multiple of 32), `columns` stride / 4 blocks of `outputs16`
-            // outputs (a multiple of 16), and `sums` at least `outputs16` values.
+            // outputs (a multiple of the layer's outputs per pass, 16 or 32), and `sums` at
+            // least `outputs16` values.
             unsafe {
                 let (x, sums) = (&x[..stride], &mut sums[..outputs16]);
                 let nonzero = if stride >= SPARSE_FROM {
-                    blocks.resize(stride / 4, 0);
+                    let blocks = &mut blocks[..stride / 4];
                     // Every input is at most 127, as find_nnz requires.
                     let n = match level {
                         SimdLevel::Avx512 | SimdLevel::Avx512Vnni if stride.is_multiple_of(64) => {
@@ -222,10 +239,22 @@ fn affine(kernels: Kernels, layer: &Affine, x: &[u8], sums: &mut [i32], blocks: 
                 };
                 // The biases are added in the registers: adding them to `sums` afterwards
                 // would make the next layer's wide load wait on the narrow stores.
-                match level {
-                    SimdLevel::Avx2 => x86::columns_avx2(x, columns, biases, sums, nonzero),
-                    SimdLevel::Avx512 => x86::columns_avx512(x, columns, biases, sums, nonzero),
-                    _ => x86::columns_vnni(x, columns, biases, sums, nonzero),
+                let wide = layer.per_pass() == 32;
+                match (level, wide) {
+                    (SimdLevel::Avx2, false) => {
+                        x86::columns_avx2::<2>(x, columns, biases, sums, nonzero)
+                    }
+                    (SimdLevel::Avx2, true) => {
+                        x86::columns_avx2::<4>(x, columns, biases, sums, nonzero)
+                    }
+                    (SimdLevel::Avx512, false) => {
+                        x86::columns_avx512::<1>(x, columns, biases, sums, nonzero)
+                    }
+                    (SimdLevel::Avx512, true) => {
+                        x86::columns_avx512::<2>(x, columns, biases, sums, nonzero)
+                    }
+                    (_, false) => x86::columns_vnni::<1>(x, columns, biases, sums, nonzero),
+                    (_, true) => x86::columns_vnni::<2>(x, columns, biases, sums, nonzero),
                 }
             }
             return;
@@ -243,10 +272,6 @@ fn affine(kernels: Kernels, layer: &Affine, x: &[u8], sums: &mut [i32], blocks: 
         sums[0] = layer.biases()[0].wrapping_add(dot);
     }
 }
-
-/// Inputs (padded) from which a layer reads only its non-zero blocks of four: the first layer
-/// of Stockfish's stacks (1,024 pairwise products, most of them zero) but not the small ones.
-const SPARSE_FROM: usize = 256;
 
 /// The x86 products of `u8` inputs and `i8` weights: a layer of many outputs by blocks of
 /// four inputs (`columns`), a one-output layer as one row's dot product (`dot`).
@@ -357,7 +382,8 @@ mod x86 {
         broadcast: impl Fn(i32) -> V,
         load: impl Fn(*const i8) -> V,
         step: impl Fn(V, V, V) -> V,
-        finish: impl Fn([V; 4], *const i32, *mut i32),
+        add: impl Fn(V, V) -> V,
+        finish: impl Fn(V, *const i32, *mut i32),
     ) {
         let (blocks, outputs) = (x.len() / 4, sums.len());
         assert!(biases.len() >= outputs);
@@ -391,6 +417,12 @@ mod x86 {
                         }
                     }
                 }
+                // One chain per register: each listed block in turn.
+                Some(list) if chains == 1 => {
+                    for &c in list {
+                        mac(&mut acc, 0, usize::from(c), g);
+                    }
+                }
                 Some(list) => {
                     let mut runs = list.chunks_exact(chains);
                     for run in &mut runs {
@@ -404,21 +436,22 @@ mod x86 {
                 }
             }
             for r in 0..G {
-                let mut mine = [zero; 4];
-                mine[..chains].copy_from_slice(&acc[r * chains..(r + 1) * chains]);
+                let mine = &acc[r * chains..(r + 1) * chains];
+                let sum = mine[1..].iter().fold(mine[0], |s, &v| add(s, v));
                 // SAFETY: g + (r + 1) · LANES <= outputs <= biases.len().
                 let at = g + r * LANES;
-                finish(mine, unsafe { biases.as_ptr().add(at) }, unsafe {
+                finish(sum, unsafe { biases.as_ptr().add(at) }, unsafe {
                     sums.as_mut_ptr().add(at)
                 });
             }
         }
     }
 
-    /// [`columns`] with 512-bit registers of 16 outputs, `step` adding a broadcast block's
-    /// products: the loop of [`columns_avx512`] and [`columns_vnni`], inlined into each.
+    /// [`columns`] with 512-bit registers of 16 outputs, `G` of them per pass, `step` adding a
+    /// broadcast block's products: the loop of [`columns_avx512`] and [`columns_vnni`], inlined
+    /// into each.
     #[inline(always)]
-    unsafe fn columns_512(
+    unsafe fn columns_512<const G: usize>(
         x: &[u8],
         cols: &[i8],
         biases: &[i32],
@@ -428,7 +461,7 @@ mod x86 {
     ) {
         // SAFETY: the callers enable AVX-512; the slices are as `columns` requires.
         unsafe {
-            columns::<__m512i, 16, 1>(
+            columns::<__m512i, 16, G>(
                 x,
                 cols,
                 biases,
@@ -438,8 +471,8 @@ mod x86 {
                 |b| _mm512_set1_epi32(b),
                 |w| _mm512_loadu_si512(w.cast()),
                 step,
-                |[a, b, c, d], bias, out| {
-                    let s = _mm512_add_epi32(_mm512_add_epi32(a, b), _mm512_add_epi32(c, d));
+                |a, b| _mm512_add_epi32(a, b),
+                |s, bias, out| {
                     let s = _mm512_add_epi32(s, _mm512_loadu_si512(bias.cast()));
                     _mm512_storeu_si512(out.cast(), s)
                 },
@@ -447,9 +480,9 @@ mod x86 {
         }
     }
 
-    /// [`columns`] with `vpdpbusd`, 16 outputs per register.
+    /// [`columns`] with `vpdpbusd`, 16 outputs per register, `G` registers per pass.
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-    pub unsafe fn columns_vnni(
+    pub unsafe fn columns_vnni<const G: usize>(
         x: &[u8],
         cols: &[i8],
         biases: &[i32],
@@ -458,15 +491,16 @@ mod x86 {
     ) {
         // SAFETY: AVX-512 VNNI is enabled here; the slices are as `columns` requires.
         unsafe {
-            columns_512(x, cols, biases, sums, nonzero, |a, xb, w| {
+            columns_512::<G>(x, cols, biases, sums, nonzero, |a, xb, w| {
                 _mm512_dpbusd_epi32(a, xb, w)
             })
         }
     }
 
-    /// [`columns`] with AVX-512 BW (`vpmaddubsw` + `vpmaddwd`), 16 outputs per register.
+    /// [`columns`] with AVX-512 BW (`vpmaddubsw` + `vpmaddwd`), 16 outputs per register, `G`
+    /// registers per pass.
     #[target_feature(enable = "avx512f,avx512bw")]
-    pub unsafe fn columns_avx512(
+    pub unsafe fn columns_avx512<const G: usize>(
         x: &[u8],
         cols: &[i8],
         biases: &[i32],
@@ -476,15 +510,16 @@ mod x86 {
         let ones = _mm512_set1_epi16(1);
         // SAFETY: AVX-512 BW is enabled here; the slices are as `columns` requires.
         unsafe {
-            columns_512(x, cols, biases, sums, nonzero, |a, xb, w| {
+            columns_512::<G>(x, cols, biases, sums, nonzero, |a, xb, w| {
                 _mm512_add_epi32(a, _mm512_madd_epi16(_mm512_maddubs_epi16(xb, w), ones))
             })
         }
     }
 
-    /// [`columns`] with AVX2 (`vpmaddubsw` + `vpmaddwd`), 8 outputs per register.
+    /// [`columns`] with AVX2 (`vpmaddubsw` + `vpmaddwd`), 8 outputs per register, `G`
+    /// registers per pass (2: 16 outputs, 4: 32).
     #[target_feature(enable = "avx2")]
-    pub unsafe fn columns_avx2(
+    pub unsafe fn columns_avx2<const G: usize>(
         x: &[u8],
         cols: &[i8],
         biases: &[i32],
@@ -492,10 +527,10 @@ mod x86 {
         nonzero: Option<&[u16]>,
     ) {
         let ones = _mm256_set1_epi16(1);
-        // SAFETY: AVX2 is enabled here; the slices are as `columns` requires (16 outputs or a
-        // multiple: two registers of 8 per pass).
+        // SAFETY: AVX2 is enabled here; the slices are as `columns` requires (a multiple of
+        // G · 8 outputs).
         unsafe {
-            columns::<__m256i, 8, 2>(
+            columns::<__m256i, 8, G>(
                 x,
                 cols,
                 biases,
@@ -507,8 +542,8 @@ mod x86 {
                 |a, xb, w| {
                     _mm256_add_epi32(a, _mm256_madd_epi16(_mm256_maddubs_epi16(xb, w), ones))
                 },
-                |[a, b, c, d], bias, out| {
-                    let s = _mm256_add_epi32(_mm256_add_epi32(a, b), _mm256_add_epi32(c, d));
+                |a, b| _mm256_add_epi32(a, b),
+                |s, bias, out| {
                     let s = _mm256_add_epi32(s, _mm256_loadu_si256(bias.cast()));
                     _mm256_storeu_si256(out.cast(), s)
                 },
@@ -641,8 +676,8 @@ fn propagate(
             &acts[..x_len.next_multiple_of(32)]
         };
         debug_assert!(x.len() >= layer.stride());
-        let mut out = std::mem::take(sums);
-        affine(kernels, layer, x, &mut out, blocks);
+        let out = &mut sums[..];
+        affine(kernels, layer, x, out, blocks);
         if arch.skip && i == 0 {
             skip = out[h.width];
         }
@@ -655,13 +690,11 @@ fn propagate(
             Activation::ClippedRelu
                 if h.width.is_multiple_of(32) && kernels.level() != SimdLevel::Scalar =>
             {
-                for (y, a) in out[..h.width]
-                    .chunks_exact(32)
-                    .zip(acts.chunks_exact_mut(32))
-                {
-                    let y: &[i32; 32] = y.try_into().expect("32 sums");
+                for k in (0..h.width).step_by(32) {
+                    let y: &[i32; 32] = out[k..k + 32].try_into().expect("32 sums");
+                    let a: &mut [u8; 32] = (&mut acts[k..k + 32]).try_into().expect("32 bytes");
                     // SAFETY: every SIMD level has AVX2 (checked against the CPU).
-                    unsafe { clipped_relu_32_avx2(y, a.try_into().expect("32 bytes")) };
+                    unsafe { clipped_relu_32_avx2(y, a) };
                 }
                 true
             }
@@ -680,9 +713,11 @@ fn propagate(
                 true
             }
             Activation::SqrClippedRelu => {
+                // Last run first: see below.
                 for (c, y) in out[..h.width.next_multiple_of(16)]
                     .chunks_exact(16)
                     .enumerate()
+                    .rev()
                 {
                     let (mut sq, mut plain) = ([0u8; 16], [0u8; 16]);
                     let y: &[i32; 16] = y.try_into().expect("16 sums");
@@ -694,9 +729,10 @@ fn propagate(
                         #[cfg(not(target_arch = "x86_64"))]
                         _ => unreachable!("only the scalar kernels exist on this architecture"),
                     }
-                    // Whole runs of 16 (fixed-size moves, not a copy routine per run): the
-                    // squares' run spills past them into the plain values' place, which the
-                    // plain values then take, and theirs into the padding the next layer zeroes.
+                    // Whole runs of 16 (fixed-size moves, not a copy routine per run): the last
+                    // run of squares spills past them into the first plain values' place, which
+                    // those take afterwards (the runs go last to first), and the last plain
+                    // run into the padding the next layer zeroes.
                     let (at_sq, at_plain) = (16 * c, h.width + 16 * c);
                     acts[at_sq..at_sq + 16].copy_from_slice(&sq);
                     acts[at_plain..at_plain + 16].copy_from_slice(&plain);
@@ -709,7 +745,6 @@ fn propagate(
         if !padded {
             acts[x_len..x_len.next_multiple_of(32)].fill(0);
         }
-        *sums = out;
     }
     let last = &output[0];
     let mut out = [0i32];
@@ -720,12 +755,16 @@ fn propagate(
         &mut out,
         blocks,
     );
-    out[0].wrapping_add(skip.wrapping_mul(OUTPUT_ONE) / HIDDEN_ONE)
+    match arch.skip {
+        true => out[0].wrapping_add(skip.wrapping_mul(OUTPUT_ONE) / HIDDEN_ONE),
+        false => out[0],
+    }
 }
 
 /// The terms of stack `stack` (and PSQT bucket `bucket`) from both perspectives' accumulators
 /// and PSQT sums (side to move's first; the PSQT sums are empty without PSQT).
 #[allow(clippy::too_many_arguments)]
+#[inline]
 pub fn stack_output(
     kernels: Kernels,
     net: &Network,
@@ -734,10 +773,10 @@ pub fn stack_output(
     psqt: (&[i32], &[i32]),
     stack: usize,
     bucket: usize,
-    scratch: &mut StackScratch,
+    scratch: &mut ForwardScratch,
 ) -> StackOutput {
     let arch = net.arch();
-    let StackScratch { input, layers } = scratch;
+    let ForwardScratch { input, layers } = scratch;
     transform(kernels, arch, stm, opp, input);
     let positional = propagate(kernels, arch, &net.stacks()[stack], input, layers);
     let psqt = if arch.psqt_buckets > 0 {
@@ -749,6 +788,7 @@ pub fn stack_output(
 }
 
 /// The evaluation for the side to move of a position with `pieces` pieces.
+#[inline]
 pub fn evaluate(
     kernels: Kernels,
     net: &Network,
@@ -756,7 +796,7 @@ pub fn evaluate(
     opp: &[i16],
     psqt: (&[i32], &[i32]),
     pieces: u32,
-    scratch: &mut StackScratch,
+    scratch: &mut ForwardScratch,
 ) -> i32 {
     let arch = net.arch();
     stack_output(

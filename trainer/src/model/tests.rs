@@ -1,0 +1,237 @@
+//! The model's forward pass and gradients against libtorch's autograd, and its stack paths
+//! against each other.
+
+use super::*;
+
+fn tiny() -> Shape {
+    Shape::thesis(10, 4, 3)
+}
+
+#[test]
+fn forward_is_the_embedding_sum_of_each_perspective() {
+    let m = Model::new(tiny(), 1, Device::Cpu);
+    // Two positions: (stm {1, 3}, opp {2}) and (stm {}, opp {0, 9}), bags interleaved.
+    let input = SparseInput {
+        len: 2,
+        indices: Tensor::from_slice(&[1i64, 3, 2, 0, 9]),
+        offsets: Tensor::from_slice(&[0i64, 2, 3, 3]),
+        pieces: vec![3, 2],
+    };
+    let out = tensor_to_vec(&m.forward(&input));
+    let [w1, b1, w2, b2, w3, b3]: [Vec<f32>; 6] = m.to_vecs().try_into().unwrap();
+    let (l1, l2) = (4, 3);
+    let acc = |idx: &[usize]| -> Vec<f32> {
+        (0..l1)
+            .map(|k| b1[k] + idx.iter().map(|&i| w1[i * l1 + k]).sum::<f32>())
+            .collect()
+    };
+    let reference = |stm: &[usize], opp: &[usize]| -> f32 {
+        let x: Vec<f32> = acc(stm)
+            .into_iter()
+            .chain(acc(opp))
+            .map(|v| v.clamp(0.0, 1.0))
+            .collect();
+        let mut o = b3[0];
+        for j in 0..l2 {
+            let s: f32 = b2[j] + (0..2 * l1).map(|k| w2[j * 2 * l1 + k] * x[k]).sum::<f32>();
+            o += w3[j] * s.clamp(0.0, 1.0);
+        }
+        o * OUTPUT_SCALE as f32
+    };
+    assert!((out[0] - reference(&[1, 3], &[2])).abs() < 1e-3);
+    assert!((out[1] - reference(&[], &[0, 9])).abs() < 1e-3);
+}
+
+#[test]
+fn same_seed_same_weights_and_clipping_bounds_them() {
+    let a = Model::new(tiny(), 7, Device::Cpu).to_vecs();
+    let b = Model::new(tiny(), 7, Device::Cpu).to_vecs();
+    let c = Model::new(tiny(), 8, Device::Cpu).to_vecs();
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+    let mut m = Model::new(tiny(), 7, Device::Cpu);
+    tch::no_grad(|| {
+        let _ = m.params[2].fill_(5.0);
+        let _ = m.params[4].fill_(-5.0);
+        let _ = m.params[0].fill_(-3.0);
+    });
+    // Rows 2..5 are stored as i8: they stay within ±1 (127 after ×127); the others within
+    // the i16 range.
+    m.narrow_rows = vec![(2, 3)];
+    m.clip();
+    let v = m.to_vecs();
+    assert!(v[2].iter().all(|&w| w == MAX_HIDDEN_WEIGHT as f32));
+    assert!(v[4].iter().all(|&w| w == -MAX_HIDDEN_WEIGHT as f32));
+    let l1 = tiny().l1;
+    for (k, &w) in v[0].iter().enumerate() {
+        let expected = if (2..5).contains(&(k / l1)) {
+            -1.0
+        } else {
+            -3.0
+        };
+        assert_eq!(w, expected, "W1 value {k}");
+    }
+}
+
+/// A small shape with every part of Stockfish's: PSQT, stacks, pairwise, squared ReLU, skip.
+fn small_stockfish_like(n: usize) -> Shape {
+    let arch = Arch {
+        ft_output: FtOutput::Pairwise,
+        psqt_buckets: 3,
+        stacks: 4,
+        bucket_rule: nnue::BucketRule::PieceCount,
+        hidden: vec![
+            nnue::Hidden {
+                width: 5,
+                activation: Activation::SqrClippedRelu,
+            },
+            nnue::Hidden {
+                width: 4,
+                activation: Activation::ClippedRelu,
+            },
+        ],
+        skip: true,
+        output: OutputRule::Stockfish,
+    };
+    Shape::new(n, 64, arch)
+}
+
+#[test]
+fn hand_scattered_first_layer_gradient_equals_autograd() {
+    gradients_agree(Shape::thesis(40, 32, 8));
+    gradients_agree(small_stockfish_like(40));
+    // Both clipped accumulators handed on, with PSQT and stacks.
+    let mut arch = small_stockfish_like(40).arch;
+    arch.ft_output = FtOutput::ClippedRelu;
+    arch.skip = false;
+    gradients_agree(Shape::new(40, 32, arch));
+}
+
+fn gradients_agree(shape: Shape) {
+    let mut m = Model::new(shape.clone(), 3, Device::Cpu);
+    m.init_psqt(
+        &(0..40)
+            .map(|i| f64::from(i) * 10.0 - 200.0)
+            .collect::<Vec<_>>(),
+    );
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    let mut indices = Vec::new();
+    let mut offsets = Vec::new();
+    for _ in 0..2 * 50 {
+        offsets.push(indices.len() as i64);
+        for _ in 0..rng.random_range(0..6) {
+            indices.push(rng.random_range(0..40i64));
+        }
+    }
+    let input = SparseInput {
+        len: 50,
+        indices: Tensor::from_slice(&indices),
+        offsets: Tensor::from_slice(&offsets),
+        pieces: (0..50).map(|_| rng.random_range(2..=32u8)).collect(),
+    };
+    let target = Tensor::from_slice(&(0..50).map(|i| i as f32 * 7.0 - 150.0).collect::<Vec<_>>());
+    let loss = |out: &Tensor| (out - &target).square().mean(Kind::Float);
+    let fwd = m.forward_train(&input);
+    loss(&fwd.out).backward();
+    assert!(fwd.leaves.is_some());
+    let manual = m.gradients(&fwd, &input);
+    let mut m = m;
+    m.zero_grad();
+    let out = m.forward(&input);
+    loss(&out).backward();
+    let auto = m.gradients(&Forward { out, leaves: None }, &input);
+    assert!(manual.w1_rows.is_some() && auto.w1_rows.is_none());
+    let dense = |g: &Gradients| {
+        let mut t: Vec<Tensor> = g.tensors.iter().map(|t| t.shallow_clone()).collect();
+        t[0] = g.dense_w1(40);
+        t
+    };
+    let (manual, auto) = (dense(&manual), dense(&auto));
+    for (a, b) in manual.iter().zip(&auto) {
+        let (a, b) = (tensor_to_vec(a), tensor_to_vec(b));
+        let scale = b.iter().fold(1e-6f32, |s, v| s.max(v.abs()));
+        for (x, y) in a.iter().zip(&b) {
+            assert!((x - y).abs() <= 1e-4 * scale, "{x} vs {y}");
+        }
+    }
+    assert!(tensor_to_vec(&manual[0]).iter().any(|&g| g != 0.0));
+    assert_eq!(manual.len(), param_names(&shape).len());
+}
+
+#[test]
+fn stacks_gathered_per_row_equal_stacks_grouped() {
+    // Off the CPU each row's stack is gathered from every stack's outputs
+    // (`Stacks::PerRow`); on the CPU rows are grouped by stack. Same values and gradients.
+    for shape in [small_stockfish_like(40), {
+        let mut arch = small_stockfish_like(40).arch;
+        arch.ft_output = FtOutput::ClippedRelu;
+        arch.skip = false;
+        Shape::new(40, 32, arch)
+    }] {
+        let mut m = Model::new(shape.clone(), 5, Device::Cpu);
+        // The stacks start equal (nnue-pytorch's initialisation): make them differ.
+        tch::manual_seed(6);
+        tch::no_grad(|| {
+            for p in &mut m.params[2..] {
+                let _ = p.g_add_(&(p.randn_like() * 0.1));
+            }
+        });
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let rows = 300;
+        let width = m
+            .ft_output(&Tensor::zeros(
+                [1, 2, w1_columns(&shape) as i64],
+                (Kind::Float, Device::Cpu),
+            ))
+            .size()[1];
+        let x = Tensor::from_slice(
+            &(0..rows * width)
+                .map(|_| rng.random::<f32>())
+                .collect::<Vec<_>>(),
+        )
+        .view([rows, width]);
+        let input = SparseInput {
+            len: rows as usize,
+            indices: Tensor::zeros([0], (Kind::Int64, Device::Cpu)),
+            offsets: Tensor::zeros([2 * rows], (Kind::Int64, Device::Cpu)),
+            pieces: (0..rows).map(|_| rng.random_range(2..=32u8)).collect(),
+        };
+        let stack = stack_of_each(m.arch(), &input.pieces);
+        let stacks = m.arch().stacks as i64;
+        assert!((0..stacks).all(|k| stack.contains(&k)), "every stack used");
+        let stack = Tensor::from_slice(&stack);
+        let run = |gathered: bool| {
+            for p in &m.params {
+                let mut g = p.grad();
+                if g.defined() {
+                    let _ = g.zero_();
+                }
+            }
+            let (out, first) = if gathered {
+                m.stack(&x, Stacks::PerRow(&stack))
+            } else {
+                (
+                    m.by_stack(&x, &input, |x, s| m.stack(x, s).0),
+                    m.by_stack(&x, &input, |x, s| m.stack(x, s).1),
+                )
+            };
+            (out.square().sum(Kind::Float) + first.sum(Kind::Float)).backward();
+            let grads: Vec<Vec<f32>> = m.params[2..]
+                .iter()
+                .map(|p| tensor_to_vec(&p.grad()))
+                .collect();
+            (tensor_to_vec(&out), tensor_to_vec(&first), grads)
+        };
+        let (grouped, gathered) = (run(false), run(true));
+        let close = |a: &[f32], b: &[f32]| {
+            let scale = b.iter().fold(1e-6f32, |s, v| s.max(v.abs()));
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-5 * scale)
+        };
+        assert!(close(&gathered.0, &grouped.0), "outputs");
+        assert!(close(&gathered.1, &grouped.1), "first hidden activations");
+        for (i, (a, b)) in gathered.2.iter().zip(&grouped.2).enumerate() {
+            assert!(close(a, b), "gradient of parameter {}", i + 2);
+            assert!(b.iter().any(|&g| g != 0.0));
+        }
+    }
+}
