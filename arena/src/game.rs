@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
 use shakmaty::uci::UciMove;
 use shakmaty::zobrist::Zobrist64;
@@ -364,11 +363,7 @@ pub fn play_game(
     settings: &GameSettings,
 ) -> Result<GameRecord, String> {
     let mut pos: Chess = match opening_fen {
-        Some(fen) => fen
-            .parse::<Fen>()
-            .map_err(|e| format!("opening '{fen}': {e}"))?
-            .into_position(CastlingMode::Standard)
-            .map_err(|e| format!("opening '{fen}': {e}"))?,
+        Some(fen) => chess_text::parse_position(fen).map_err(|e| format!("opening: {e}"))?,
         None => Chess::default(),
     };
     let mut record = GameRecord {
@@ -661,11 +656,10 @@ mod tests {
             rules_ending(&pos, &seen),
             Some((Outcome::Draw, Termination::Repetition))
         );
-        let mate: Chess = "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3"
-            .parse::<Fen>()
-            .unwrap()
-            .into_position(CastlingMode::Standard)
-            .unwrap();
+        let mate: Chess = chess_text::parse_position(
+            "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3",
+        )
+        .unwrap();
         assert_eq!(
             rules_ending(&mate, &HashMap::new()),
             Some((Outcome::BlackWins, Termination::Checkmate))

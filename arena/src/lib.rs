@@ -8,5 +8,6 @@ pub mod pgn;
 pub mod puzzles;
 pub mod rating;
 pub mod sprt;
+pub mod time_control;
 pub mod tournament;
 pub mod uci;

@@ -2,14 +2,11 @@
 //! of which ones to play (file order, or shuffled with a seed, as cutechess's `-openings
 //! order=random`).
 
-use std::fs;
 use std::path::Path;
 
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
-use shakmaty::fen::Fen;
-use shakmaty::{CastlingMode, Chess};
 
 /// In which order openings are taken from the file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -21,49 +18,12 @@ pub enum OpeningOrder {
     Random,
 }
 
-/// Reads positions from an EPD or FEN file: one per line, blank lines and lines starting with
-/// `#` skipped. EPD lines (four fields, then opcodes such as `id "x";`) get halfmove clock 0 and
-/// fullmove number 1. Every position is checked for legality; errors name `file:line`.
+/// Reads the positions of an EPD or FEN file ([`chess_text::read_book`]: one per line, blank
+/// lines and `#` comments skipped, every position strict and legal), as full FENs; errors name
+/// `file:line`.
 pub fn read_openings(path: &Path) -> Result<Vec<String>, String> {
-    let text =
-        fs::read_to_string(path).map_err(|e| format!("openings file {}: {e}", path.display()))?;
-    let mut openings = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let fen = parse_line(line).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
-        openings.push(fen);
-    }
-    if openings.is_empty() {
-        return Err(format!("openings file {}: no positions", path.display()));
-    }
-    Ok(openings)
-}
-
-/// One EPD or FEN line as a full, legal FEN.
-pub fn parse_line(line: &str) -> Result<String, String> {
-    let fields: Vec<&str> = line.split_whitespace().collect();
-    if fields.len() < 4 {
-        return Err(format!(
-            "'{line}' is not a FEN or EPD (fewer than 4 fields)"
-        ));
-    }
-    let counters_given =
-        fields.len() >= 6 && fields[4].parse::<u32>().is_ok() && fields[5].parse::<u32>().is_ok();
-    let fen = if counters_given {
-        fields[..6].join(" ")
-    } else {
-        format!("{} 0 1", fields[..4].join(" "))
-    };
-    let parsed: Fen = fen
-        .parse()
-        .map_err(|e| format!("invalid position '{fen}': {e}"))?;
-    parsed
-        .into_position::<Chess>(CastlingMode::Standard)
-        .map_err(|e| format!("illegal position '{fen}': {e}"))?;
-    Ok(fen)
+    let book = chess_text::read_book(path).map_err(|e| e.to_string())?;
+    Ok(book.into_iter().map(|p| p.fen).collect())
 }
 
 /// Chooses `count` openings: the first ones in file order, or a seeded shuffle. Returns fewer
@@ -82,23 +42,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn epd_and_fen_lines() {
-        assert_eq!(
-            parse_line("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - id \"e4\";")
-                .unwrap(),
-            "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
-        );
-        let fen = "r1bqkbnr/1ppp1ppp/p1n5/1B2p3/4P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 0 4";
-        assert_eq!(parse_line(fen).unwrap(), fen);
-        assert!(parse_line("8/8/8/8 w").is_err());
-        assert!(parse_line("8/8/8/8/8/8/8/8 w - -").is_err()); // no kings
-    }
-
-    #[test]
     fn errors_name_file_and_line() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("o.epd");
-        fs::write(
+        std::fs::write(
             &path,
             "# comment\nrnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -\n\nnot a fen\n",
         )

@@ -39,9 +39,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
-use shakmaty::{CastlingMode, Chess, Move, Position};
+use shakmaty::{Chess, Move, Position};
 
 use crate::uci::{Engine, EngineSpec, SearchLimit};
 
@@ -130,10 +129,10 @@ pub fn read_puzzles(path: &Path) -> Result<Vec<Puzzle>, String> {
 }
 
 fn position_from_fen(fen: &str) -> Result<Chess, String> {
-    Fen::from_ascii(fen.as_bytes())
-        .map_err(|e| format!("bad FEN `{fen}`: {e}"))?
-        .into_position(CastlingMode::Standard)
-        .map_err(|e| format!("illegal position `{fen}`: {e}"))
+    let setup =
+        chess_text::parse_fen(fen).map_err(|e| format!("bad FEN `{fen}`: {}", e.reason()))?;
+    chess_text::legal_position(&setup, fen)
+        .map_err(|e| format!("illegal position `{fen}`: {}", e.reason()))
 }
 
 fn parse_uci(pos: &Chess, text: &str) -> Option<Move> {

@@ -9,8 +9,7 @@ use plugin_api::{Board, Move, board_from_position, move_from_shakmaty};
 use shakmaty::uci::UciMove;
 use shakmaty::{Chess, Position};
 
-use crate::excerpt::{EXCERPT_CHARS, excerpt};
-use crate::fens::{bounded_lines, legal_position, parse_fen};
+use chess_text::{EXCERPT_CHARS, bounded_lines, excerpt, legal_position, parse_fen};
 
 /// A game read from a file: its start, its moves, and its text as written.
 #[derive(Clone, Debug)]
@@ -47,9 +46,10 @@ pub fn read_games(path: &Path) -> Result<Vec<Game>, String> {
         let mut fields = line.split('\t');
         let start_fen = fields.next().unwrap_or("").trim().to_string();
         let moves_text = fields.next().unwrap_or("").trim().to_string();
-        let setup = parse_fen(&start_fen).map_err(|e| at(format!("invalid FEN: {e}"), &line))?;
-        let mut pos: Chess =
-            legal_position(&setup).map_err(|e| at(format!("illegal position: {e}"), &line))?;
+        let setup =
+            parse_fen(&start_fen).map_err(|e| at(format!("invalid FEN: {}", e.reason()), &line))?;
+        let mut pos: Chess = legal_position(&setup, &start_fen)
+            .map_err(|e| at(format!("illegal position: {}", e.reason()), &line))?;
         let start = board_from_position(&pos);
         let mut moves = Vec::new();
         for (k, text) in moves_text.split_whitespace().enumerate() {

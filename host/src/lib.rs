@@ -5,8 +5,6 @@
 //! these modules.
 
 pub mod engine;
-pub mod excerpt;
-pub mod fens;
 pub mod games;
 /// The network (shapes, file formats, kernels): the `nnue` crate, which the trainer shares.
 pub use nnue;

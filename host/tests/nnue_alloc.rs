@@ -11,7 +11,9 @@ use std::cell::Cell;
 use common::thesis_nets;
 use nnue_common::{Step, random_walk, registry};
 
-use host::nnue::{AccumulatorStack, Kernels, Nnue, SimdLevel};
+use host::nnue::{
+    AccumulatorStack, Arch, Kernels, Network, NetworkParts, Nnue, OutputRule, SimdLevel,
+};
 use plugin_api::Move;
 
 struct Counting;
@@ -80,7 +82,7 @@ fn a_loaded_network_holds_its_first_layer_once() {
         let (nnue, held) = held_bytes(|| Nnue::load(&net, &reg).unwrap());
         let n = nnue.arranged().network();
         let w1_bytes = (2 * n.n() * n.l1()) as i64;
-        // W1 (the bulk) once, plus b1, W2, its grouped copy, the neuron order and the names.
+        // W1 (the bulk) once, plus b1, W2, its copy by columns, the neuron order and the names.
         assert!(
             held < w1_bytes + w1_bytes / 2,
             "{net:?}: {held} bytes held for a W1 of {w1_bytes}"
@@ -92,10 +94,8 @@ fn a_loaded_network_holds_its_first_layer_once() {
     }
 }
 
-#[test]
-fn push_evaluate_pop_do_not_allocate() {
-    let reg = registry();
-    // Games recorded beforehand: start board and moves.
+/// Games recorded beforehand: start boards and moves.
+fn games() -> Vec<(plugin_api::Board, Vec<Move>)> {
     let mut games: Vec<(plugin_api::Board, Vec<Move>)> = Vec::new();
     random_walk(77, 400, 60, |step| match step {
         Step::Start(b) => games.push((*b, Vec::new())),
@@ -104,6 +104,44 @@ fn push_evaluate_pop_do_not_allocate() {
             games.last_mut().unwrap().1.pop();
         }
     });
+    games
+}
+
+/// Plays `games` with every kernel version on `nnue`, counting the allocations of the
+/// per-move path (push, evaluate, pop): none allowed. Returns the moves played.
+fn per_move_allocations_are_none(
+    nnue: &Nnue,
+    name: &str,
+    games: &[(plugin_api::Board, Vec<Move>)],
+) -> usize {
+    let mut checked = 0;
+    for level in SimdLevel::supported() {
+        let mut stack = AccumulatorStack::new(nnue, Kernels::new(level).unwrap());
+        let mut sum = 0i64;
+        for (board, moves) in games {
+            stack.reset(board).unwrap();
+            let n = allocations(|| {
+                for mv in moves {
+                    stack.push(mv).unwrap();
+                    sum += i64::from(stack.evaluate());
+                }
+                for _ in moves {
+                    stack.pop();
+                    sum += i64::from(stack.evaluate());
+                }
+            });
+            assert_eq!(n, 0, "{name} {level}: {n} allocations on the per-move path");
+            checked += moves.len();
+        }
+        std::hint::black_box(sum);
+    }
+    checked
+}
+
+#[test]
+fn push_evaluate_pop_do_not_allocate() {
+    let reg = registry();
+    let games = games();
     // Sanity check of the counter itself.
     assert!(allocations(|| drop(std::hint::black_box(vec![1u8; 10]))) >= 1);
     let mut checked = 0;
@@ -111,29 +149,30 @@ fn push_evaluate_pop_do_not_allocate() {
         let Ok(nnue) = Nnue::load(&net, &reg) else {
             panic!("{net:?} does not load");
         };
-        for level in SimdLevel::supported() {
-            let mut stack = AccumulatorStack::new(&nnue, Kernels::new(level).unwrap());
-            let mut sum = 0i64;
-            for (board, moves) in &games {
-                stack.reset(board).unwrap();
-                let n = allocations(|| {
-                    for mv in moves {
-                        stack.push(mv).unwrap();
-                        sum += i64::from(stack.evaluate());
-                    }
-                    for _ in moves {
-                        stack.pop();
-                        sum += i64::from(stack.evaluate());
-                    }
-                });
-                assert_eq!(
-                    n, 0,
-                    "{net:?} {level}: {n} allocations on the per-move path"
-                );
-                checked += moves.len();
-            }
-            std::hint::black_box(sum);
-        }
+        checked += per_move_allocations_are_none(&nnue, &format!("{net:?}"), &games);
+    }
+    assert!(checked > 1000);
+}
+
+#[test]
+fn the_layer_stacks_evaluate_without_allocating() {
+    // Stockfish's shape (PSQT buckets, 8 stacks, pairwise product, squared ReLU, skip) over a
+    // king-relative set with the refresh cache, and over a set of two parts (king-relative and
+    // threats), and the thesis's layers in 4 stacks with PSQT buckets.
+    let reg = registry();
+    let games = games();
+    let mut stacked = Arch::thesis(32);
+    (stacked.stacks, stacked.psqt_buckets, stacked.output) = (4, 4, OutputRule::Stockfish);
+    let mut checked = 0;
+    for (spec, l1, arch) in [
+        ("halfka_v2_hm", 256, Arch::sfnnv5()),
+        ("halfka_v2_hm+full_threats", 128, Arch::sfnnv5()),
+        ("all+h+v", 128, stacked),
+    ] {
+        let set = reg.feature_set(spec).unwrap();
+        let net = Network::from_parts(NetworkParts::synthetic_arch(&set, l1, &arch, 7)).unwrap();
+        let nnue = Nnue::bind(net, "synthetic", &reg).unwrap();
+        checked += per_move_allocations_are_none(&nnue, &format!("{spec} {arch}"), &games);
     }
     assert!(checked > 1000);
 }

@@ -15,12 +15,13 @@ use plugin_api::{
     RelativePiece, decompose, file_of,
 };
 
-use host::fens::{board_from_setup, parse_fen};
+use chess_text::parse_fen;
 use host::nnue::{
     AccumulatorStack, Activation, Arch, BlockInfo, DecodeError, EvalError, Hidden, Kernels,
     NetError, NetErrorKind, NetFormat, Network, NetworkParts, Nnue, OutputRule, Quantization,
     ShapeError, SimdLevel, WeightType, format, read_own, reference, write_network,
 };
+use plugin_api::board_from_setup;
 
 fn kernels() -> Vec<Kernels> {
     SimdLevel::supported()

@@ -7,7 +7,8 @@ use common::*;
 
 use std::path::{Path, PathBuf};
 
-use host::fens::{board_from_setup, parse_fen};
+use chess_text::parse_fen;
+use plugin_api::board_from_setup;
 use plugin_api::{Color, PluginRegistry};
 
 /// Where cargo put the cdylibs of this workspace (the test executable's own directory).

@@ -315,6 +315,10 @@ fn debian_stockfish_eval_table_agrees_with_host() {
     let ours = String::from_utf8(out.stdout).unwrap();
     let fens: Vec<String> = picked.iter().map(|r| r[0].clone()).collect();
     let tables = stockfish_eval_tables(None, &fens);
+    // One line of ours and one table of Stockfish's per position: a zip of lists of
+    // different lengths would compare only the shorter one's.
+    assert_eq!(ours.lines().count(), fens.len(), "{ours}");
+    assert_eq!(tables.len(), fens.len());
     for ((line, table), fen) in ours.lines().zip(&tables).zip(&fens) {
         let f: Vec<&str> = line.split('\t').collect();
         let used: usize = f[2].parse().unwrap();

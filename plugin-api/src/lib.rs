@@ -41,7 +41,9 @@ pub use block::{
     BlockDescriptor, ErrorKind, FeatureBlock, IndexList, MoveDelta, PluginError, RefreshTrigger,
     RelativePiece,
 };
-pub use convert::{board_from_position, move_from_shakmaty};
+pub use convert::{
+    board_from_position, board_from_setup, move_from_shakmaty, move_to_shakmaty, setup_from_board,
+};
 pub use decompose::{decompose, PieceChanges, PieceOnSquare};
 pub use feature_set::{term_bit, FeatureDelta, FeatureSet, Term};
 pub use geometry::{Axis, GeometryDescriptor, Grid, Place, PIECE_SHEETS};

@@ -9,7 +9,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use plugin_api::PluginRegistry;
 
-use host::fens::{board_from_setup, fen_lines};
+use chess_text::fen_lines;
+use plugin_api::board_from_setup;
 use trainer::loader::batch::SparseBatch;
 
 /// Training pipeline for NNUE feature-set research.

@@ -1,6 +1,7 @@
 //! Sparse batches through the real `all` plugin: side-to-move-first order and CSR offsets.
 
-use host::fens::{board_from_setup, parse_fen};
+use chess_text::parse_fen;
+use plugin_api::board_from_setup;
 use plugin_api::{Color, PluginRegistry};
 use trainer::loader::batch::SparseBatch;
 

@@ -224,6 +224,21 @@ fn runs_a_manifest_end_to_end_caches_and_resumes_after_kills() {
         14,
         "a replayed tournament, not appended"
     );
+    // One manifest run into two output folders: every stage under the same key (a stage's key
+    // holds its inputs' keys and contents, not where the output folder lies).
+    let stages = |out: &Path| -> Vec<String> {
+        let mut names = Vec::new();
+        for kind in ["data", "train", "tournament", "puzzles", "speed"] {
+            for entry in std::fs::read_dir(out.join(kind)).unwrap() {
+                let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+                names.push(format!("{kind}/{name}"));
+            }
+        }
+        names.sort();
+        names
+    };
+    assert_eq!(stages(&clean), stages(&resumed));
+    assert_eq!(stages(&clean).len(), 8, "{:?}", stages(&clean));
 }
 
 fn check(manifest_text: &str) -> String {

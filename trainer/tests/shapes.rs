@@ -279,6 +279,7 @@ fn a_trained_halfka_v2_hm_network_loads_in_stockfish_and_agrees_with_host() {
         .map(|p| Fen::from_position(p, EnPassantMode::Legal).to_string())
         .collect();
     let tables = stockfish_eval_tables(Some(&sf), &fens);
+    assert_eq!(tables.len(), fens.len());
     let sf_nnue = Nnue::load(&sf, &registry).unwrap();
     let mut stack = AccumulatorStack::with_max_ply(&sf_nnue, kernels(), 0);
     let mut nonzero = false;

@@ -9,6 +9,7 @@ use clap::ValueEnum;
 use arena::game::{Adjudication, DrawRule, GameSettings, ResignRule};
 use arena::openings::{self, OpeningOrder};
 use arena::rating::{self, Anchor, FitOptions, GameResult};
+use arena::time_control::TimeControl;
 use arena::tournament::{self, Format, TournamentConfig, TournamentOutcome};
 use arena::uci::{EngineSpec, SearchLimit};
 
@@ -108,7 +109,9 @@ fn config_from(args: &TournamentArgs) -> Result<TournamentConfig, String> {
         .map(|s| EngineSpec::parse(s))
         .collect::<Result<Vec<_>, _>>()?;
     let limit = if let Some(tc) = &args.tc {
-        parse_tc(tc)?
+        tc.parse::<TimeControl>()
+            .map_err(|e| format!("--tc: {e}"))?
+            .limit()
     } else if let Some(n) = args.nodes {
         SearchLimit::Nodes(n)
     } else if let Some(ms) = args.movetime {
@@ -167,28 +170,6 @@ fn parse_batch(text: &str) -> Result<(usize, usize), String> {
         return Err(bad());
     }
     Ok((i, n))
-}
-
-/// Parses `SECONDS[+INCREMENT]` (seconds may be `M:SS`) into a clock for both sides.
-pub fn parse_tc(text: &str) -> Result<SearchLimit, String> {
-    let bad = || format!("--tc '{text}': expected SECONDS[+INCREMENT], e.g. 10+0.1 or 1:30+1");
-    let (base, inc) = text.split_once('+').unwrap_or((text, "0"));
-    let secs = |s: &str| -> Option<f64> {
-        let v = match s.split_once(':') {
-            Some((m, s)) => m.trim().parse::<f64>().ok()? * 60.0 + s.trim().parse::<f64>().ok()?,
-            None => s.trim().parse::<f64>().ok()?,
-        };
-        (v.is_finite() && v >= 0.0).then_some(v)
-    };
-    let base = secs(base).filter(|&b| b > 0.0).ok_or_else(bad)?;
-    let inc = secs(inc).ok_or_else(bad)?;
-    let (time, inc) = (Duration::from_secs_f64(base), Duration::from_secs_f64(inc));
-    Ok(SearchLimit::Clock {
-        white: time,
-        black: time,
-        white_inc: inc,
-        black_inc: inc,
-    })
 }
 
 /// Joint maximum-likelihood Elo ratings of the players (pool average 0), when they can be fit.
@@ -267,31 +248,4 @@ fn report(outcome: &TournamentOutcome) -> String {
         ));
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn time_controls() {
-        let SearchLimit::Clock {
-            white, white_inc, ..
-        } = parse_tc("10+0.1").unwrap()
-        else {
-            panic!()
-        };
-        assert_eq!(
-            (white, white_inc),
-            (Duration::from_secs(10), Duration::from_millis(100))
-        );
-        let SearchLimit::Clock { white, .. } = parse_tc("1:30").unwrap() else {
-            panic!()
-        };
-        assert_eq!(white, Duration::from_secs(90));
-        for bad in ["", "abc", "10+", "0", "-5+1", "40/60"] {
-            let error = parse_tc(bad).unwrap_err();
-            assert!(error.contains("--tc"), "{error}");
-        }
-    }
 }

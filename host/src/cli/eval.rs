@@ -13,8 +13,9 @@ use std::path::Path;
 
 use plugin_api::PluginRegistry;
 
-use host::fens::{board_from_setup, fen_lines};
+use chess_text::fen_lines;
 use host::nnue::{AccumulatorStack, Kernels, Nnue, SimdLevel};
+use plugin_api::board_from_setup;
 
 /// The kernels asked for: `--simd` if given, else `$NNUE_SIMD`, else the best of this CPU.
 pub fn kernels(simd: Option<&str>) -> Result<Kernels, String> {

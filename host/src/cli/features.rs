@@ -8,7 +8,8 @@ use std::path::Path;
 
 use plugin_api::{Color, PluginRegistry};
 
-use host::fens::{board_from_setup, fen_lines};
+use chess_text::fen_lines;
+use plugin_api::board_from_setup;
 
 /// Runs the subcommand; lines already written stay written if a later FEN is bad.
 pub fn run(

@@ -2,6 +2,7 @@
 //! histories of [`ThreadData`] (kept between the searches of a game) and the [`Killers`] of a
 //! ply (kept for one search), with the gravity update that keeps every history entry bounded.
 
+use super::parameters::*;
 use shakmaty::{Color, Move, Role, Square};
 
 /// Histories and other learned move-ordering data of one thread, kept between searches of a game.
@@ -29,7 +30,7 @@ impl ThreadData {
         let mut reductions = [[0u8; 64]; 64];
         for (d, row) in reductions.iter_mut().enumerate().skip(1) {
             for (m, r) in row.iter_mut().enumerate().skip(1) {
-                *r = (0.75 + (d as f64).ln() * (m as f64).ln() / 2.25) as u8;
+                *r = (LMR_BASE + (d as f64).ln() * (m as f64).ln() / LMR_DIVISOR) as u8;
             }
         }
         ThreadData {
@@ -198,12 +199,12 @@ pub(super) fn landing(m: &Move) -> Square {
 #[inline(always)]
 fn gravity(entry: &mut i16, bonus: i32) {
     let v = *entry as i32;
-    let b = bonus.clamp(-16_000, 16_000);
-    *entry = (v + b - v * b.abs() / 16_384) as i16;
+    let b = bonus.clamp(-HISTORY_CLAMP, HISTORY_CLAMP);
+    *entry = (v + b - v * b.abs() / HISTORY_GRAVITY) as i16;
 }
 
 /// The history bonus of a fail high at `depth`: growing with the square of the depth, capped.
 #[inline(always)]
 fn history_bonus(depth: i32) -> i32 {
-    (depth * depth * 16 + depth * 32).min(1_600)
+    (depth * depth * HISTORY_DEPTH2 + depth * HISTORY_DEPTH).min(HISTORY_MAX_BONUS)
 }

@@ -32,6 +32,7 @@ pub mod label;
 pub mod limits;
 pub mod movepick;
 pub mod nnue_eval;
+pub mod parameters;
 pub mod position;
 mod runner;
 pub mod search;

@@ -12,6 +12,7 @@
 //! in [`super::control`], its move-ordering memory in `super::history`; running it on several
 //! threads (Lazy SMP) is `super::runner`'s work, and [`super::facade::Engine`] is the way in.
 
+use super::parameters::*;
 use std::time::Duration;
 
 use arrayvec::ArrayVec;
@@ -139,7 +140,7 @@ impl Scorer for OrderCtx<'_> {
         let victim = m.capture().map_or(0, value);
         let promotion = m.promotion().map_or(0, value);
         let hist = self.data.capture_score(self.pos.turn(), m);
-        (victim + promotion) * 16 + hist / 16
+        (victim + promotion) * CAPTURE_VALUE_SCALE + hist / CAPTURE_HISTORY_DIVISOR
     }
 
     #[inline]
@@ -293,7 +294,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         if self.stopped {
             return true;
         }
-        if self.nodes & 1023 == 0 {
+        if self.nodes & CHECK_EVERY_NODES == 0 {
             self.ctl.publish_nodes(self.id, self.nodes);
             if self.id == 0 && self.main_limits_reached() {
                 self.ctl.stop();
@@ -535,23 +536,25 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
 
         if !pv_node && !in_check {
             // Reverse futility pruning: far above beta at low depth.
-            if depth <= 7
+            if depth <= RFP_MAX_DEPTH
                 && self.on(Ablation::RFP)
                 && eval.abs() < MATE_BOUND
-                && eval - 80 * (depth - improving as i32) >= beta
+                && eval - RFP_MARGIN * (depth - improving as i32) >= beta
             {
                 return (eval + beta) / 2;
             }
             // Null-move pruning.
-            if depth >= 3
+            if depth >= NMP_MIN_DEPTH
                 && self.on(Ablation::NMP)
                 && eval >= beta
-                && static_eval >= beta - 20 * depth + 160
+                && static_eval >= beta - NMP_DEPTH_MARGIN * depth + NMP_BASE_MARGIN
                 && !self.frame(ply).null
                 && beta > -MATE_BOUND
                 && has_non_pawn_material(self.pos.current())
             {
-                let r = 3 + depth / 3 + ((eval - beta) / 200).min(3);
+                let r = NMP_BASE_REDUCTION
+                    + depth / NMP_DEPTH_DIVISOR
+                    + ((eval - beta) / NMP_EVAL_DIVISOR).min(NMP_MAX_EVAL_REDUCTION);
                 if self.pos.make_null() {
                     self.eval.push_null(self.pos.current());
                     self.tt.prefetch(self.pos.hash());
@@ -572,7 +575,11 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         }
 
         // Internal iterative reduction: no move to try first, search shallower.
-        if depth >= 4 && self.on(Ablation::IIR) && tt_move == NO_MOVE && (pv_node || cut_node) {
+        if depth >= IIR_MIN_DEPTH
+            && self.on(Ablation::IIR)
+            && tt_move == NO_MOVE
+            && (pv_node || cut_node)
+        {
             depth -= 1;
         }
 
@@ -589,7 +596,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
         // Moves tried without success, for the history maluses (the tail may be forgotten).
         let mut quiets: ArrayVec<Move, 64> = ArrayVec::new();
         let mut captures: ArrayVec<Move, 32> = ArrayVec::new();
-        let lmp_limit = (3 + depth * depth) as usize / if improving { 1 } else { 2 };
+        let lmp_limit = (LMP_BASE + depth * depth) as usize / if improving { 1 } else { 2 };
 
         loop {
             let next = picker.next(self.pos.current(), &self.order_ctx(ply));
@@ -605,22 +612,26 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
                         continue;
                     }
                     if !in_check
-                        && lmr_depth <= 6
+                        && lmr_depth <= FUTILITY_MAX_DEPTH
                         && self.on(Ablation::FUTILITY)
-                        && static_eval + 120 + 90 * lmr_depth <= alpha
+                        && static_eval + FUTILITY_BASE + FUTILITY_DEPTH * lmr_depth <= alpha
                     {
                         continue;
                     }
-                    if lmr_depth <= 6
+                    if lmr_depth <= SEE_MAX_DEPTH
                         && self.on(Ablation::SEE)
-                        && !see_ge(self.pos.current(), &m, -25 * lmr_depth * lmr_depth)
+                        && !see_ge(
+                            self.pos.current(),
+                            &m,
+                            -SEE_QUIET_MARGIN * lmr_depth * lmr_depth,
+                        )
                     {
                         continue;
                     }
-                } else if depth <= 6
+                } else if depth <= SEE_MAX_DEPTH
                     && self.on(Ablation::SEE)
                     && kind == Kind::BadCapture
-                    && !see_ge(self.pos.current(), &m, -90 * depth)
+                    && !see_ge(self.pos.current(), &m, -SEE_CAPTURE_MARGIN * depth)
                 {
                     continue;
                 }
@@ -635,7 +646,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
                 score = -self.search(-beta, -alpha, new_depth, ply + 1, !pv_node && !cut_node);
             } else {
                 let mut r = 0;
-                if depth >= 3
+                if depth >= LMR_MIN_DEPTH
                     && self.on(Ablation::LMR)
                     && searched > root as usize
                     && (quiet || kind == Kind::BadCapture)
@@ -647,7 +658,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
                     r -= gives_check as i32;
                     match kind {
                         Kind::Killer => r -= 1,
-                        Kind::Quiet => r -= order / 8_000,
+                        Kind::Quiet => r -= order / LMR_HISTORY_DIVISOR,
                         _ => {}
                     }
                     r = r.clamp(0, (new_depth - 1).max(0));
@@ -804,15 +815,15 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
                 // Futility: even winning the victim for free does not reach alpha.
                 if m.promotion().is_none() {
                     let gain = m.capture().map_or(0, value);
-                    if static_eval + gain + 200 <= alpha {
-                        best_score = best_score.max(static_eval + gain + 200);
+                    if static_eval + gain + QS_FUTILITY_MARGIN <= alpha {
+                        best_score = best_score.max(static_eval + gain + QS_FUTILITY_MARGIN);
                         continue;
                     }
                 }
                 if !see_ge(self.pos.current(), &m, 0) {
                     continue;
                 }
-            } else if best_score > -MATE_BOUND && is_quiet(&m) && searched >= 3 {
+            } else if best_score > -MATE_BOUND && is_quiet(&m) && searched >= QS_CHECK_QUIETS {
                 // Enough evasions tried and one does not lose: skip the remaining quiet ones.
                 picker.skip_quiets();
                 continue;
@@ -864,13 +875,15 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
     /// One iteration at `depth` with an aspiration window around the previous score.
     fn aspiration(&mut self, depth: u32, previous: i32) -> i32 {
         let depth = depth as i32;
-        let mut delta = 20;
-        let (mut alpha, mut beta) =
-            if depth >= 4 && self.on(Ablation::ASPIRATION) && previous.abs() < MATE_BOUND {
-                (previous - delta, previous + delta)
-            } else {
-                (-INFINITE, INFINITE)
-            };
+        let mut delta = ASPIRATION_DELTA;
+        let (mut alpha, mut beta) = if depth >= ASPIRATION_MIN_DEPTH
+            && self.on(Ablation::ASPIRATION)
+            && previous.abs() < MATE_BOUND
+        {
+            (previous - delta, previous + delta)
+        } else {
+            (-INFINITE, INFINITE)
+        };
         loop {
             self.iteration_best = None;
             let score = self.search(alpha, beta, depth, 0, false);
@@ -888,7 +901,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
                 return score;
             }
             delta += delta / 2;
-            if delta > 1_000 {
+            if delta > ASPIRATION_MAX_DELTA {
                 alpha = -INFINITE;
                 beta = INFINITE;
             }

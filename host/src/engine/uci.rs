@@ -540,10 +540,8 @@ pub fn parse_position(args: &[&str]) -> Result<(Chess, Vec<u64>), String> {
                 ));
             }
             let text = fields.join(" ");
-            let fen: Fen = text
-                .parse()
-                .map_err(|e| format!("invalid FEN '{}': {e}", truncate(&text, 100)))?;
-            let pos = accept(fen.into_position::<Chess>(CastlingMode::Standard))
+            let setup = chess_text::parse_fen(&text).map_err(|e| e.to_string())?;
+            let pos = accept(setup.position::<Chess>(CastlingMode::Standard))
                 .map_err(|e| format!("illegal position '{}': {e}", truncate(&text, 100)))?;
             (pos, &args[end..])
         }

@@ -44,6 +44,8 @@ pub struct Module {
     imports: HashMap<String, Vec<String>>,
     /// The paths its own code refers to (private `use` declarations included).
     refs: Vec<Vec<String>>,
+    /// The names of the items it defines (functions, types, constants, traits, macros).
+    defines: BTreeSet<String>,
 }
 
 /// A crate's module tree and the references of each module's own code.
@@ -196,6 +198,7 @@ impl CrateGraph {
             children: BTreeMap::new(),
             imports: HashMap::new(),
             refs: Vec::new(),
+            defines: BTreeSet::new(),
         });
         let mut collector = PathCollector { refs: Vec::new() };
         for item in items {
@@ -244,6 +247,44 @@ impl CrateGraph {
                     }
                 }
                 syn::Item::Fn(f) if is_test(&f.attrs) => {}
+                syn::Item::Fn(f) => {
+                    self.modules[id].defines.insert(f.sig.ident.to_string());
+                    collector.visit_item(item);
+                }
+                syn::Item::Struct(s) if !is_test(&s.attrs) => {
+                    self.modules[id].defines.insert(s.ident.to_string());
+                    collector.visit_item(item);
+                }
+                syn::Item::Enum(e) => {
+                    self.modules[id].defines.insert(e.ident.to_string());
+                    collector.visit_item(item);
+                }
+                syn::Item::Const(c) if !is_test(&c.attrs) => {
+                    self.modules[id].defines.insert(c.ident.to_string());
+                    collector.visit_item(item);
+                }
+                syn::Item::Static(st) => {
+                    self.modules[id].defines.insert(st.ident.to_string());
+                    collector.visit_item(item);
+                }
+                syn::Item::Trait(t) => {
+                    self.modules[id].defines.insert(t.ident.to_string());
+                    collector.visit_item(item);
+                }
+                syn::Item::Type(t) => {
+                    self.modules[id].defines.insert(t.ident.to_string());
+                    collector.visit_item(item);
+                }
+                syn::Item::Union(u) => {
+                    self.modules[id].defines.insert(u.ident.to_string());
+                    collector.visit_item(item);
+                }
+                syn::Item::Macro(m) => {
+                    if let Some(name) = &m.ident {
+                        self.modules[id].defines.insert(name.to_string());
+                    }
+                    collector.visit_item(item);
+                }
                 syn::Item::Impl(i) if is_test(&i.attrs) => {}
                 syn::Item::Const(c) if is_test(&c.attrs) => {}
                 syn::Item::Struct(s) if is_test(&s.attrs) => {}
@@ -283,6 +324,13 @@ impl CrateGraph {
                     let mut full = target.clone();
                     full.extend_from_slice(&segs[1..]);
                     return self.resolve(from, &full, depth + 1);
+                } else if let Some(glob) = m.imports.get("*")
+                    && let Some(target) = self.resolve(from, glob, depth + 1)
+                    && self.exports(target, first)
+                {
+                    let mut full = vec!["self".to_string()];
+                    full.extend_from_slice(segs);
+                    return self.resolve(target, &full, depth + 1);
                 } else {
                     return None;
                 }
@@ -296,6 +344,15 @@ impl CrateGraph {
                 let mut full = target.clone();
                 full.extend_from_slice(&rest[k + 1..]);
                 return self.resolve(cur, &full, depth + 1).or(Some(cur));
+            } else if !m.defines.contains(seg)
+                && let Some(glob) = m.imports.get("*")
+                && let Some(target) = self.resolve(cur, glob, depth + 1)
+                && self.exports(target, seg)
+            {
+                // A name brought in by `pub use module::*`: the module that has it.
+                let mut full = vec!["self".to_string(), seg.clone()];
+                full.extend_from_slice(&rest[k + 1..]);
+                return self.resolve(target, &full, depth + 1).or(Some(target));
             } else {
                 break;
             }
@@ -310,6 +367,12 @@ impl CrateGraph {
             id = self.modules[id].parent.expect("the root has a file");
         }
         id
+    }
+
+    /// Whether module `id` defines or imports the name `name` (so a glob of it brings it).
+    fn exports(&self, id: usize, name: &str) -> bool {
+        let m = &self.modules[id];
+        m.defines.contains(name) || m.imports.contains_key(name) || m.children.contains_key(name)
     }
 
     /// The chain of module ids from the root to `id`.

@@ -164,7 +164,7 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
         lookup: Lookup::compute(),
     };
     if let Some(stage) = &args.stage {
-        return run_stage(&manifest, &registry, &options, stage);
+        return run_stage(&manifest, &registry, &options, stage).map(|_| ());
     }
     match args.executor {
         Executor::Local => {

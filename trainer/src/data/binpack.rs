@@ -724,7 +724,7 @@ mod tests {
         s.best_move = None;
         let mut w = BinpackWriter::new("o".into(), Vec::new());
         assert_eq!(w.write(&s).unwrap_err().kind, ErrorKind::Unrepresentable);
-        let setup = host::fens::parse_fen("4k3/8/8/8/8/8/8/4K3 w - - 0 1").unwrap();
+        let setup = chess_text::parse_fen("4k3/8/8/8/8/8/8/4K3 w - - 0 1").unwrap();
         let mut s = Sample::from_position(&chess_from_setup(setup).unwrap(), 0, None, None);
         s.best_move = game()[0].best_move;
         assert!(w.write(&s).is_err());

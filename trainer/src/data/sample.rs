@@ -1,14 +1,10 @@
 //! The common training sample and the chess helpers every format shares.
 
 use std::fmt::Write as _;
-use std::num::NonZeroU32;
 
 use plugin_api::{Board, Color, Move, MoveKind, NO_ROLE, NO_SQUARE, Role, Square};
 use shakmaty::fen::Fen;
-use shakmaty::{
-    Bitboard, ByColor, ByRole, CastlingMode, Chess, FromSetup, Position, PositionError, Setup,
-    attacks,
-};
+use shakmaty::{Bitboard, CastlingMode, Chess, FromSetup, Position, PositionError, Setup, attacks};
 
 /// One training position with its labels, in whatever format it was stored.
 ///
@@ -43,7 +39,7 @@ impl Sample {
     /// The sample of a legal FEN (score 0, no best move, no result), for the unit tests.
     #[cfg(test)]
     pub(crate) fn from_fen(fen: &str) -> Sample {
-        let setup = host::fens::parse_fen(fen).unwrap();
+        let setup = chess_text::parse_fen(fen).unwrap();
         Sample::from_position(&chess_from_setup(setup).unwrap(), 0, None, None)
     }
 
@@ -73,37 +69,7 @@ impl Sample {
 
     /// The position as a shakmaty setup (not checked for legality).
     pub fn setup(&self) -> Setup {
-        let b = &self.board;
-        let bb = |i: usize| Bitboard(b.by_role[i]);
-        let by_role = ByRole {
-            pawn: bb(0),
-            knight: bb(1),
-            bishop: bb(2),
-            rook: bb(3),
-            queen: bb(4),
-            king: bb(5),
-        };
-        let by_color = ByColor {
-            white: Bitboard(b.by_color[0]),
-            black: Bitboard(b.by_color[1]),
-        };
-        let board = shakmaty::Board::try_from_bitboards(by_role, by_color)
-            .unwrap_or_else(|_| shakmaty::Board::empty());
-        Setup {
-            board,
-            promoted: Bitboard::EMPTY,
-            pockets: None,
-            turn: if b.turn == Color::White {
-                shakmaty::Color::White
-            } else {
-                shakmaty::Color::Black
-            },
-            castling_rights: Bitboard(b.castling),
-            ep_square: (b.ep_square < 64).then(|| shakmaty::Square::new(u32::from(b.ep_square))),
-            remaining_checks: None,
-            halfmoves: u32::from(self.rule50),
-            fullmoves: NonZeroU32::new(self.fullmoves()).unwrap_or(NonZeroU32::MIN),
-        }
+        plugin_api::setup_from_board(&self.board, u32::from(self.rule50), self.fullmoves())
     }
 
     /// The position as a legal shakmaty position, or why it is not one.
@@ -134,7 +100,7 @@ impl Sample {
     pub fn validate(&self) -> Result<(), String> {
         let pos = self.to_chess()?;
         if let Some(mv) = self.best_move {
-            let m = move_to_shakmaty(&mv);
+            let m = plugin_api::move_to_shakmaty(&mv);
             if !pos.is_legal(m) {
                 return Err(format!("illegal move {}", uci(&mv)));
             }
@@ -149,29 +115,6 @@ pub fn chess_from_setup(setup: Setup) -> Result<Chess, String> {
     Chess::from_setup(setup, CastlingMode::Standard)
         .or_else(PositionError::ignore_invalid_ep_square)
         .map_err(|e| e.to_string())
-}
-
-/// The shakmaty move of an ABI move.
-pub fn move_to_shakmaty(mv: &Move) -> shakmaty::Move {
-    let sq = |s: Square| shakmaty::Square::new(u32::from(s & 63));
-    let role = |r: Role| shakmaty::Role::ALL[r.index()];
-    match mv.kind {
-        MoveKind::Normal => shakmaty::Move::Normal {
-            role: role(mv.role),
-            from: sq(mv.from),
-            capture: mv.captured().map(role),
-            to: sq(mv.to),
-            promotion: mv.promotion().map(role),
-        },
-        MoveKind::EnPassant => shakmaty::Move::EnPassant {
-            from: sq(mv.from),
-            to: sq(mv.to),
-        },
-        MoveKind::Castle => shakmaty::Move::Castle {
-            king: sq(mv.from),
-            rook: sq(mv.to),
-        },
-    }
 }
 
 /// The name of a square (`e4`).

@@ -2,14 +2,14 @@
 //! one line (`FEN,score,move(,played move,score,move)*`). See the [module docs](super) for the
 //! syntax.
 
-use host::excerpt::{EXCERPT_CHARS, excerpt};
+use chess_text::{EXCERPT_CHARS, excerpt};
 use std::collections::VecDeque;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 
 use shakmaty::uci::UciMove;
 use shakmaty::{Chess, Position};
 
-use super::sample::{Sample, chess_from_setup, move_to_shakmaty, write_uci};
+use super::sample::{Sample, chess_from_setup, write_uci};
 use super::stream::{DataError, ErrorKind, Location, SampleReader, SampleWriter};
 
 /// Lines longer than this are reported as soon as the limit is passed and skipped without being
@@ -159,8 +159,8 @@ fn parse_line(
         ));
     }
     let fen = excerpt(fields[0].trim(), EXCERPT_CHARS);
-    let setup = host::fens::parse_fen(fields[0])
-        .map_err(|e| (ErrorKind::BadFen, format!("'{fen}': {e}")))?;
+    let setup = chess_text::parse_fen(fields[0])
+        .map_err(|e| (ErrorKind::BadFen, format!("'{fen}': {}", e.reason())))?;
     let mut pos =
         chess_from_setup(setup).map_err(|e| (ErrorKind::BadFen, format!("'{fen}': {e}")))?;
     let score = parse_score(fields[1]).map_err(|m| (ErrorKind::BadScore, m))?;
@@ -324,7 +324,7 @@ fn connecting_move(prev: &Sample, prev_pos: &Chess, next: &Sample) -> Option<sha
         p.play_unchecked(m);
         plugin_api::board_from_position(&p) == next.board && p.halfmoves() == u32::from(next.rule50)
     };
-    if let Some(best) = prev.best_move.map(|m| move_to_shakmaty(&m))
+    if let Some(best) = prev.best_move.map(|m| plugin_api::move_to_shakmaty(&m))
         && prev_pos.is_legal(best)
         && leads_there(best)
     {

@@ -10,6 +10,7 @@ use arena::game::{Adjudication, DrawRule, GameSettings, ResignRule};
 use arena::openings::{self, OpeningOrder};
 use arena::puzzles;
 use arena::rating::{self, Anchor, FitOptions, GameResult};
+use arena::time_control::TimeControl;
 use arena::tournament::{
     self, Failures, Format, TournamentConfig, TournamentGame, TournamentOutcome,
 };
@@ -20,9 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cache::{file_digest, key_of, stage_dir};
 use super::lookup::{Claim, Lookup};
-use super::manifest::{
-    Evaluation, LimitTable, PuzzlesTable, SpeedTable, TournamentTable, parse_tc,
-};
+use super::manifest::{Evaluation, LimitTable, PuzzlesTable, SpeedTable, TournamentTable};
 
 /// A trained network taking part in the evaluation.
 #[derive(Clone, Debug)]
@@ -172,14 +171,7 @@ fn search_limit(limit: &LimitTable) -> Result<SearchLimit> {
         return Ok(SearchLimit::MoveTime(Duration::from_millis(ms.0)));
     }
     if let Some(tc) = &limit.tc {
-        let (base, inc) = parse_tc(tc)?;
-        let (base, inc) = (Duration::from_millis(base), Duration::from_millis(inc));
-        return Ok(SearchLimit::Clock {
-            white: base,
-            black: base,
-            white_inc: inc,
-            black_inc: inc,
-        });
+        return Ok(tc.parse::<TimeControl>()?.limit());
     }
     Err(anyhow!("no move limit"))
 }

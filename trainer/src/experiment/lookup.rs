@@ -113,11 +113,18 @@ impl Lookup {
     }
 
     /// Says that the stage in `dir` was found done (`what`: which one), unless probing, where
-    /// finding stages is all a run does.
+    /// finding stages is all a run does, or this run met it before.
     pub fn say_cached(&self, dir: &Path, what: std::fmt::Arguments) {
-        if !self.probe {
+        if !self.probe && !self.met_before(dir) {
             eprintln!("==> {what} (cached, {})", dir.display());
         }
+    }
+
+    /// Whether the stage in `dir` was met before the lookup that just met it: said already
+    /// (a later stage of the same run finds the stages it reads done; one line each is enough).
+    fn met_before(&self, dir: &Path) -> bool {
+        let met = self.met.lock().unwrap_or_else(|e| e.into_inner());
+        met.iter().filter(|d| d.as_path() == dir).count() > 1
     }
 
     /// The record of the stage in `dir` if it is done; else its folder held for this process

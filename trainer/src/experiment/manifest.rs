@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use arena::time_control::TimeControl;
 use arena::uci::EngineSpec;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
@@ -644,6 +645,8 @@ impl Manifest {
     }
 
     /// Parses and validates manifest text; `path` names it in errors and anchors relative paths.
+    /// Each kind of table is read by its own part of [`Reader`]: the datasets, the evaluations,
+    /// then each experiment (which names them), then the cluster's resources.
     pub fn parse(text: &str, path: &Path) -> Result<Manifest> {
         let file: ManifestFile = toml::from_str(text).map_err(|e| {
             let line = e.span().map_or(0, |s| line_of(text, s.start));
@@ -661,35 +664,94 @@ impl Manifest {
                 None => anyhow!("{}:{line}: {message}", path.display()),
             }
         })?;
-        let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
-        let place = |offset: usize| Place {
-            file: path.to_path_buf(),
-            line: line_of(text, offset),
+        let r = Reader {
+            path,
+            text,
+            base: path.parent().unwrap_or(Path::new("")).to_path_buf(),
         };
-        let resolve = |p: &str| -> PathBuf {
-            let p = Path::new(p);
-            if p.is_absolute() {
-                p.to_path_buf()
-            } else {
-                base.join(p)
+        let place = |offset: usize| r.place(offset);
+        let datasets = r.datasets(&file)?;
+        let evaluations = r.evaluations(&file)?;
+        if file.experiment.is_empty() {
+            bail!("{}: no [[experiment]]", path.display());
+        }
+        let mut experiments: Vec<Experiment> = Vec::new();
+        for table in &file.experiment {
+            for (own, group) in sweep_cells(table, &place)? {
+                let tables = (&file, &datasets, &evaluations);
+                let experiment = r.experiment(table, own, group, tables, &experiments)?;
+                experiments.push(experiment);
             }
-        };
-        // A path resolved against the manifest's folder, which must exist; `at` is the place
-        // the error names.
-        let existing = |p: &str, at: &dyn fmt::Display, key: &str| -> Result<PathBuf> {
-            let full = resolve(p);
-            if !full.exists() {
-                bail!("{at}: {key}: no such file {}", full.display());
-            }
-            Ok(full)
-        };
-        let must_exist = |p: &Spanned<String>, key: &str| -> Result<PathBuf> {
-            existing(p.get_ref(), &place(p.span().start), key)
-        };
-        let resolved = |p: &str, at: &dyn fmt::Display, key: &str| -> Result<String> {
-            Ok(existing(p, at, key)?.to_string_lossy().into_owned())
-        };
+        }
+        Ok(Manifest {
+            path: path.to_path_buf(),
+            experiments,
+            cluster: ClusterTable::read(file.cluster, &place)?,
+        })
+    }
+}
 
+/// What reading one manifest's tables needs: its file (for messages and relative paths) and
+/// its text (for line numbers).
+struct Reader<'a> {
+    path: &'a Path,
+    text: &'a str,
+    /// The manifest's folder, which relative paths start from.
+    base: PathBuf,
+}
+
+/// The tables an experiment names: the whole file (its defaults), the datasets and the
+/// evaluations.
+type Named<'t> = (
+    &'t ManifestFile,
+    &'t BTreeMap<String, Dataset>,
+    &'t BTreeMap<String, Evaluation>,
+);
+
+impl Reader<'_> {
+    /// The place of byte `offset` of the manifest.
+    fn place(&self, offset: usize) -> Place {
+        Place {
+            file: self.path.to_path_buf(),
+            line: line_of(self.text, offset),
+        }
+    }
+
+    /// A path resolved against the manifest's folder.
+    fn resolve(&self, p: &str) -> PathBuf {
+        let p = Path::new(p);
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.base.join(p)
+        }
+    }
+
+    /// A path resolved against the manifest's folder, which must exist; `at` is the place the
+    /// error names.
+    fn existing(&self, p: &str, at: &dyn fmt::Display, key: &str) -> Result<PathBuf> {
+        let full = self.resolve(p);
+        if !full.exists() {
+            bail!("{at}: {key}: no such file {}", full.display());
+        }
+        Ok(full)
+    }
+
+    /// [`existing`](Self::existing) at the value's own place.
+    fn must_exist(&self, p: &Spanned<String>, key: &str) -> Result<PathBuf> {
+        self.existing(p.get_ref(), &self.place(p.span().start), key)
+    }
+
+    /// [`existing`](Self::existing) as text.
+    fn resolved(&self, p: &str, at: &dyn fmt::Display, key: &str) -> Result<String> {
+        Ok(self.existing(p, at, key)?.to_string_lossy().into_owned())
+    }
+
+    /// The `[data.NAME]` tables.
+    fn datasets(&self, file: &ManifestFile) -> Result<BTreeMap<String, Dataset>> {
+        let (path, place) = (self.path, |offset: usize| self.place(offset));
+        let resolved = |p: &str, at: &dyn fmt::Display, key: &str| self.resolved(p, at, key);
+        let must_exist = |p: &Spanned<String>, key: &str| self.must_exist(p, key);
         let mut datasets = BTreeMap::new();
         for (name, table) in &file.data {
             let source = match (&table.generate, table.train.is_empty()) {
@@ -755,6 +817,13 @@ impl Manifest {
             );
         }
 
+        Ok(datasets)
+    }
+
+    /// The `[evaluation.NAME]` tables.
+    fn evaluations(&self, file: &ManifestFile) -> Result<BTreeMap<String, Evaluation>> {
+        let place = |offset: usize| self.place(offset);
+        let resolved = |p: &str, at: &dyn fmt::Display, key: &str| self.resolved(p, at, key);
         let mut evaluations = BTreeMap::new();
         for (name, table) in &file.evaluation {
             let check_limit = |limit: &LimitTable, span: usize, key: &str, games: bool| {
@@ -781,7 +850,7 @@ impl Manifest {
                     );
                 }
                 if let Some(tc) = &limit.tc {
-                    parse_tc(tc)
+                    tc.parse::<TimeControl>()
                         .with_context(|| format!("{}: evaluation.{name}.{key}.tc", place(span)))?;
                 }
                 Ok(())
@@ -826,220 +895,217 @@ impl Manifest {
             );
         }
 
-        if file.experiment.is_empty() {
-            bail!("{}: no [[experiment]]", path.display());
-        }
-        let mut experiments: Vec<Experiment> = Vec::new();
-        for table in &file.experiment {
-            for (mut own, group) in sweep_cells(table, &place)? {
-                let e_name = take::<String>(&mut own, "name", &place)?.ok_or_else(|| {
-                    anyhow!("{}: [[experiment]] has no name", place(table.span().start))
-                })?;
-                let e_sets = take::<Vec<String>>(&mut own, "feature_sets", &place)?;
-                let init_from = take::<String>(&mut own, "init_from", &place)?;
-                // The experiment's settings over the defaults' (over the thesis's, in
-                // `TrainSettings::default`).
-                let mut merged = file.defaults.clone();
-                merged.extend(own);
-                let data_ref = take::<toml::Value>(&mut merged, "data", &place)?;
-                let val_data_ref = take::<String>(&mut merged, "val_data", &place)?;
-                let evaluation_ref = take::<toml::Value>(&mut merged, "evaluation", &place)?;
-                let insight =
-                    take::<bool>(&mut merged, "insight", &place)?.is_none_or(Spanned::into_inner);
-                let archs_at = merged.get("archs").map(|v| v.span().start);
-                let archs: Vec<(String, ArchSetting)> =
-                    take::<Vec<ArchSetting>>(&mut merged, "archs", &place)?
-                        .map(Spanned::into_inner)
-                        .unwrap_or_default()
-                        .into_iter()
-                        .enumerate()
-                        .map(|(k, a)| {
-                            let label = match &a {
-                                ArchSetting::Preset(p) => String::from(p.clone()),
-                                ArchSetting::Table(_) => format!("arch{}", k + 1),
-                            };
-                            (label, a)
-                        })
-                        .collect();
-                let name = e_name.get_ref().trim().to_string();
-                let name_place = place(e_name.span().start);
-                if name.is_empty()
-                    || !name
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-                {
-                    bail!("{name_place}: name: '{name}' must be letters, digits, '-', '_' or '.'");
-                }
-                if experiments.iter().any(|x| x.name == name) {
-                    bail!("{name_place}: name: experiment '{name}' is defined twice");
-                }
-                let sets_at = e_sets
-                    .as_ref()
-                    .map_or(e_name.span().start, |s| s.span().start);
-                let listed = e_sets.map(Spanned::into_inner).unwrap_or_default();
-                if listed.is_empty() {
-                    bail!("{name_place}: feature_sets: experiment '{name}' has none");
-                }
-                let mut feature_sets: Vec<String> = Vec::new();
-                let mut feature_set_places = Vec::new();
-                for fs in &listed {
-                    let s = fs.trim().to_string();
-                    if s.is_empty() || feature_sets.contains(&s) {
-                        bail!(
-                            "{}: feature_sets: '{s}' is empty or listed twice",
-                            place(sets_at)
-                        );
-                    }
-                    feature_sets.push(s);
-                    feature_set_places.push(place(sets_at));
-                }
-                let settings: TrainSettings = read_table(merged, "", &place)?;
-                settings
-                    .check()
-                    .map_err(anyhow::Error::msg)
-                    .with_context(|| format!("{name_place}"))?;
-                if let Some(at) = archs_at {
-                    let at = place(at);
-                    if settings.arch.is_some() {
-                        bail!("{at}: archs: give one shape (arch) or several (archs), not both");
-                    }
-                    for (k, (label, arch)) in archs.iter().enumerate() {
-                        if archs[..k].iter().any(|(l, _)| l == label) {
-                            bail!("{at}: archs: '{label}' is listed twice");
-                        }
-                        let one = TrainSettings {
-                            arch: Some(arch.clone()),
-                            ..settings.clone()
-                        };
-                        one.check()
-                            .map_err(|e| anyhow!("{at}: archs: {label}: {e}"))?;
-                    }
-                    if archs.is_empty() {
-                        bail!(
-                            "{at}: archs: an empty list (leave it out for the one shape of arch)"
-                        );
-                    }
-                }
-                let data_ref = data_ref.ok_or_else(|| {
-                    anyhow!(
-                        "{name_place}: data: experiment '{name}' names no dataset (data = \"NAME\")"
-                    )
-                })?;
-                let dataset = |key: &str, wanted: &str, at: usize| -> Result<Dataset> {
-                    datasets.get(wanted).cloned().ok_or_else(|| {
-                        anyhow!("{}: {key}: no [data.{wanted}] in the manifest", place(at))
-                    })
-                };
-                let data_at = data_ref.span().start;
-                let mut data: Vec<Dataset> = Vec::new();
-                for wanted in names_of(data_ref.get_ref(), "data", "a dataset", &place(data_at))? {
-                    if data.iter().any(|d| d.name == wanted) {
-                        bail!("{}: data: '{wanted}' is listed twice", place(data_at));
-                    }
-                    data.push(dataset("data", wanted, data_at)?);
-                }
-                let val_data = match &val_data_ref {
-                    Some(v) => Some(dataset("val_data", v.get_ref(), v.span().start)?),
-                    None => None,
-                };
-                let experiment = Experiment {
-                    name: name.clone(),
-                    feature_sets,
-                    feature_set_places,
-                    settings,
-                    data,
-                    val_data,
-                    evaluations: Vec::new(),
-                    init_from: None,
-                    insight,
-                    archs,
-                    group: None,
-                };
-                // Every network of the experiment, by the name it plays under.
-                let entry_names = experiment.entry_names();
-                let mut chosen = Vec::new();
-                if let Some(r) = &evaluation_ref {
-                    let at = place(r.span().start);
-                    for n in names_of(r.get_ref(), "evaluation", "an evaluation", &at)? {
-                        let ev = evaluations.get(n).ok_or_else(|| {
-                            anyhow!("{at}: evaluation: no [evaluation.{n}] in the manifest")
-                        })?;
-                        if chosen.iter().any(|c: &Evaluation| c.name == n) {
-                            bail!("{at}: evaluation: '{n}' is listed twice");
-                        }
-                        chosen.push(ev.clone());
-                    }
-                }
-                for ev in &chosen {
-                    let players = match &ev.tournament {
-                        Some(t) => t
-                            .player_names(&entry_names)
-                            .with_context(|| format!("{name_place}: evaluation.{}", ev.name))?,
-                        None => entry_names.clone(),
+        Ok(evaluations)
+    }
+
+    /// One experiment: a cell `own` of the `[[experiment]]` table `table` (of the sweep
+    /// `group`, if any) over the defaults, with the datasets and evaluations it names and the
+    /// experiments read `before` it (which `init_from` may name).
+    fn experiment(
+        &self,
+        table: &Spanned<RawTable>,
+        mut own: RawTable,
+        group: Option<String>,
+        (file, datasets, evaluations): Named,
+        experiments: &[Experiment],
+    ) -> Result<Experiment> {
+        let place = |offset: usize| self.place(offset);
+        let e_name = take::<String>(&mut own, "name", &place)?
+            .ok_or_else(|| anyhow!("{}: [[experiment]] has no name", place(table.span().start)))?;
+        let e_sets = take::<Vec<String>>(&mut own, "feature_sets", &place)?;
+        let init_from = take::<String>(&mut own, "init_from", &place)?;
+        // The experiment's settings over the defaults' (over the thesis's, in
+        // `TrainSettings::default`).
+        let mut merged = file.defaults.clone();
+        merged.extend(own);
+        let data_ref = take::<toml::Value>(&mut merged, "data", &place)?;
+        let val_data_ref = take::<String>(&mut merged, "val_data", &place)?;
+        let evaluation_ref = take::<toml::Value>(&mut merged, "evaluation", &place)?;
+        let insight = take::<bool>(&mut merged, "insight", &place)?.is_none_or(Spanned::into_inner);
+        let archs_at = merged.get("archs").map(|v| v.span().start);
+        let archs: Vec<(String, ArchSetting)> =
+            take::<Vec<ArchSetting>>(&mut merged, "archs", &place)?
+                .map(Spanned::into_inner)
+                .unwrap_or_default()
+                .into_iter()
+                .enumerate()
+                .map(|(k, a)| {
+                    let label = match &a {
+                        ArchSetting::Preset(p) => String::from(p.clone()),
+                        ArchSetting::Table(_) => format!("arch{}", k + 1),
                     };
-                    let named = ev.reference.iter().map(|r| ("reference", r)).chain(
-                        ev.tournament
-                            .iter()
-                            .flat_map(|t| t.pairs.iter().flatten())
-                            .map(|p| ("tournament.pairs", p)),
-                    );
-                    for (key, player) in named {
-                        if !players.contains(player) {
-                            bail!(
-                                "{name_place}: evaluation.{}.{key}: '{player}' is not a player of experiment '{name}' (players: {})",
-                                ev.name,
-                                players.join(", ")
-                            );
-                        }
-                    }
-                    if let Some([a, b]) = ev
-                        .tournament
-                        .iter()
-                        .flat_map(|t| &t.pairs)
-                        .find(|[a, b]| a == b)
-                    {
-                        bail!(
-                            "{name_place}: evaluation.{}.tournament.pairs: ['{a}', '{b}'] pairs a player with itself",
-                            ev.name
-                        );
-                    }
+                    (label, a)
+                })
+                .collect();
+        let name = e_name.get_ref().trim().to_string();
+        let name_place = place(e_name.span().start);
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        {
+            bail!("{name_place}: name: '{name}' must be letters, digits, '-', '_' or '.'");
+        }
+        if experiments.iter().any(|x| x.name == name) {
+            bail!("{name_place}: name: experiment '{name}' is defined twice");
+        }
+        let sets_at = e_sets
+            .as_ref()
+            .map_or(e_name.span().start, |s| s.span().start);
+        let listed = e_sets.map(Spanned::into_inner).unwrap_or_default();
+        if listed.is_empty() {
+            bail!("{name_place}: feature_sets: experiment '{name}' has none");
+        }
+        let mut feature_sets: Vec<String> = Vec::new();
+        let mut feature_set_places = Vec::new();
+        for fs in &listed {
+            let s = fs.trim().to_string();
+            if s.is_empty() || feature_sets.contains(&s) {
+                bail!(
+                    "{}: feature_sets: '{s}' is empty or listed twice",
+                    place(sets_at)
+                );
+            }
+            feature_sets.push(s);
+            feature_set_places.push(place(sets_at));
+        }
+        let settings: TrainSettings = read_table(merged, "", &place)?;
+        settings
+            .check()
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("{name_place}"))?;
+        if let Some(at) = archs_at {
+            let at = place(at);
+            if settings.arch.is_some() {
+                bail!("{at}: archs: give one shape (arch) or several (archs), not both");
+            }
+            for (k, (label, arch)) in archs.iter().enumerate() {
+                if archs[..k].iter().any(|(l, _)| l == label) {
+                    bail!("{at}: archs: '{label}' is listed twice");
                 }
-                let init_from = match &init_from {
-                    Some(r) => {
-                        let other = experiments
-                            .iter()
-                            .find(|x| &x.name == r.get_ref())
-                            .ok_or_else(|| {
-                                anyhow!(
-                                    "{}: init_from: no experiment '{}' before this one",
-                                    place(r.span().start),
-                                    r.get_ref()
-                                )
-                            })?;
-                        let theirs = other.entry_names();
-                        if let Some(fs) = entry_names.iter().find(|f| !theirs.contains(f)) {
-                            bail!(
-                                "{}: init_from: experiment '{}' has no network '{fs}'",
-                                place(r.span().start),
-                                r.get_ref()
-                            );
-                        }
-                        Some(r.get_ref().clone())
-                    }
-                    None => None,
+                let one = TrainSettings {
+                    arch: Some(arch.clone()),
+                    ..settings.clone()
                 };
-                experiments.push(Experiment {
-                    evaluations: chosen,
-                    init_from,
-                    group,
-                    ..experiment
-                });
+                one.check()
+                    .map_err(|e| anyhow!("{at}: archs: {label}: {e}"))?;
+            }
+            if archs.is_empty() {
+                bail!("{at}: archs: an empty list (leave it out for the one shape of arch)");
             }
         }
-        Ok(Manifest {
-            path: path.to_path_buf(),
-            experiments,
-            cluster: ClusterTable::read(file.cluster, &place)?,
+        let data_ref = data_ref.ok_or_else(|| {
+            anyhow!("{name_place}: data: experiment '{name}' names no dataset (data = \"NAME\")")
+        })?;
+        let dataset = |key: &str, wanted: &str, at: usize| -> Result<Dataset> {
+            datasets
+                .get(wanted)
+                .cloned()
+                .ok_or_else(|| anyhow!("{}: {key}: no [data.{wanted}] in the manifest", place(at)))
+        };
+        let data_at = data_ref.span().start;
+        let mut data: Vec<Dataset> = Vec::new();
+        for wanted in names_of(data_ref.get_ref(), "data", "a dataset", &place(data_at))? {
+            if data.iter().any(|d| d.name == wanted) {
+                bail!("{}: data: '{wanted}' is listed twice", place(data_at));
+            }
+            data.push(dataset("data", wanted, data_at)?);
+        }
+        let val_data = match &val_data_ref {
+            Some(v) => Some(dataset("val_data", v.get_ref(), v.span().start)?),
+            None => None,
+        };
+        let experiment = Experiment {
+            name: name.clone(),
+            feature_sets,
+            feature_set_places,
+            settings,
+            data,
+            val_data,
+            evaluations: Vec::new(),
+            init_from: None,
+            insight,
+            archs,
+            group: None,
+        };
+        // Every network of the experiment, by the name it plays under.
+        let entry_names = experiment.entry_names();
+        let mut chosen = Vec::new();
+        if let Some(r) = &evaluation_ref {
+            let at = place(r.span().start);
+            for n in names_of(r.get_ref(), "evaluation", "an evaluation", &at)? {
+                let ev = evaluations.get(n).ok_or_else(|| {
+                    anyhow!("{at}: evaluation: no [evaluation.{n}] in the manifest")
+                })?;
+                if chosen.iter().any(|c: &Evaluation| c.name == n) {
+                    bail!("{at}: evaluation: '{n}' is listed twice");
+                }
+                chosen.push(ev.clone());
+            }
+        }
+        for ev in &chosen {
+            let players = match &ev.tournament {
+                Some(t) => t
+                    .player_names(&entry_names)
+                    .with_context(|| format!("{name_place}: evaluation.{}", ev.name))?,
+                None => entry_names.clone(),
+            };
+            let named = ev.reference.iter().map(|r| ("reference", r)).chain(
+                ev.tournament
+                    .iter()
+                    .flat_map(|t| t.pairs.iter().flatten())
+                    .map(|p| ("tournament.pairs", p)),
+            );
+            for (key, player) in named {
+                if !players.contains(player) {
+                    bail!(
+                        "{name_place}: evaluation.{}.{key}: '{player}' is not a player of experiment '{name}' (players: {})",
+                        ev.name,
+                        players.join(", ")
+                    );
+                }
+            }
+            if let Some([a, b]) = ev
+                .tournament
+                .iter()
+                .flat_map(|t| &t.pairs)
+                .find(|[a, b]| a == b)
+            {
+                bail!(
+                    "{name_place}: evaluation.{}.tournament.pairs: ['{a}', '{b}'] pairs a player with itself",
+                    ev.name
+                );
+            }
+        }
+        let init_from = match &init_from {
+            Some(r) => {
+                let other = experiments
+                    .iter()
+                    .find(|x| &x.name == r.get_ref())
+                    .ok_or_else(|| {
+                        anyhow!(
+                            "{}: init_from: no experiment '{}' before this one",
+                            place(r.span().start),
+                            r.get_ref()
+                        )
+                    })?;
+                let theirs = other.entry_names();
+                if let Some(fs) = entry_names.iter().find(|f| !theirs.contains(f)) {
+                    bail!(
+                        "{}: init_from: experiment '{}' has no network '{fs}'",
+                        place(r.span().start),
+                        r.get_ref()
+                    );
+                }
+                Some(r.get_ref().clone())
+            }
+            None => None,
+        };
+        Ok(Experiment {
+            evaluations: chosen,
+            init_from,
+            group,
+            ..experiment
         })
     }
 }
@@ -1252,24 +1318,4 @@ impl GenerateTable {
         }
         Ok(())
     }
-}
-
-/// Parses a time control `base+increment` in seconds (`10+0.1`, `60`) into milliseconds.
-pub fn parse_tc(tc: &str) -> Result<(u64, u64)> {
-    let (base, inc) = tc.split_once('+').unwrap_or((tc, "0"));
-    let secs = |s: &str| -> Result<u64> {
-        let v: f64 = s
-            .trim()
-            .parse()
-            .map_err(|_| anyhow!("'{tc}' is not a time control base+increment in seconds"))?;
-        if !(v.is_finite() && v >= 0.0) {
-            bail!("'{tc}': times must be 0 or more");
-        }
-        Ok((v * 1000.0).round() as u64)
-    };
-    let (b, i) = (secs(base)?, secs(inc)?);
-    if b == 0 && i == 0 {
-        bail!("'{tc}': no time at all");
-    }
-    Ok((b, i))
 }

@@ -13,12 +13,12 @@ use plugin_api::{FeatureSet, PluginRegistry};
 use serde::{Deserialize, Serialize};
 use tch::Device;
 
-use super::cache::{file_digest, key_of, stage_dir};
+use super::cache::{file_digest, file_identity, key_of, read_path, stage_dir, stored_path};
 use super::evaluate::{self, EvaluationResult, Player};
 use super::lookup::{Claim, Lookup, Missing, lock_stage};
 use super::manifest::{DataSource, Dataset, Entry, Experiment, GenerateTable, Manifest};
 use super::report::{self, DataSummary, ExperimentReport, FeatureSetRow, RunSummary};
-use super::stages::StageId;
+use super::stages::{self, StageId};
 use crate::data::Format;
 use crate::gensfen::{self, GensfenConfig, Labeler, Target};
 use crate::insight;
@@ -68,6 +68,28 @@ struct DataRecord {
     seconds: f64,
 }
 
+impl DataRecord {
+    /// The record as its stage stores it: paths inside the output folder `out` relative to it.
+    fn stored(&self, out: &Path) -> DataRecord {
+        let rel = |p: &Vec<PathBuf>| p.iter().map(|p| stored_path(p, out)).collect();
+        DataRecord {
+            train: rel(&self.train),
+            val: rel(&self.val),
+            ..self.clone()
+        }
+    }
+
+    /// A stored record as this run reads it (paths against the output folder `out`).
+    fn read(self, out: &Path) -> DataRecord {
+        let abs = |p: Vec<PathBuf>| p.iter().map(|p| read_path(p, out)).collect();
+        DataRecord {
+            train: abs(self.train),
+            val: abs(self.val),
+            ..self
+        }
+    }
+}
+
 /// What a finished training run leaves.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct TrainRecord {
@@ -78,12 +100,24 @@ struct TrainRecord {
     seconds: f64,
 }
 
+impl TrainRecord {
+    /// A stored record as this run reads it (its network against the output folder `out`).
+    fn read(self, out: &Path) -> TrainRecord {
+        TrainRecord {
+            net: read_path(&self.net, out),
+            ..self
+        }
+    }
+}
+
 /// Prints a stage line: which experiment, stage and run.
 fn announce(experiment: &str, stage: &str, detail: &str) {
     eprintln!("==> [{experiment}] {stage}: {detail}");
 }
 
-/// Runs the selected experiments of `manifest` and writes their reports; returns them.
+/// Runs the selected experiments of `manifest` and writes their reports; returns them. The
+/// local executor: every stage of [`stages::graph`], in its order, through [`run_stage`],
+/// exactly as the Slurm executor's jobs run them.
 pub fn run_manifest(
     manifest: &Manifest,
     registry: &PluginRegistry,
@@ -94,8 +128,10 @@ pub fn run_manifest(
     std::fs::create_dir_all(&options.out)
         .with_context(|| format!("cannot create {}", options.out.display()))?;
     let mut reports = Vec::new();
-    for e in selected {
-        reports.push(report_experiment(manifest, e, registry, options)?);
+    for stage in stages::graph(manifest, &selected)? {
+        if let Some(report) = run_stage(manifest, registry, options, &stage.id)? {
+            reports.push(report);
+        }
     }
     Ok(reports)
 }
@@ -169,16 +205,16 @@ fn report_experiment(
     Ok(report)
 }
 
-/// Runs one stage of the manifest (`trainer run --stage ID`, what an executor's job does):
-/// the stages it needs must be done (else they are computed first, as a local run would).
-/// With a probing [`RunOptions::lookup`] it computes nothing and fails with
-/// [`Missing`] unless the stage is done.
+/// Runs one stage of the manifest (`trainer run --stage ID`, what an executor's job does, and
+/// each step of the local executor): the stages it needs are found done (or, run out of order,
+/// computed first). A report stage returns its report. With a probing [`RunOptions::lookup`]
+/// it computes nothing and fails with [`Missing`] unless the stage is done.
 pub fn run_stage<'a>(
     manifest: &'a Manifest,
     registry: &PluginRegistry,
     options: &RunOptions,
     id: &StageId,
-) -> Result<()> {
+) -> Result<Option<ExperimentReport>> {
     let experiment = |name: &str| {
         manifest
             .experiment(name)
@@ -266,10 +302,10 @@ pub fn run_stage<'a>(
             .with_context(|| format!("stage {id}"))?;
         }
         StageId::Report { experiment: name } => {
-            report_experiment(manifest, experiment(name)?, registry, options)?;
+            return report_experiment(manifest, experiment(name)?, registry, options).map(Some);
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// Every network of `e` trained (or found) on its datasets `records`, one row per entry with
@@ -707,9 +743,9 @@ fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<Da
     };
     let dir = data_dir(d, g, options);
     let what = format_args!("[{experiment}] data: {}", d.name);
-    let _held = match options.lookup.claim_saying(&dir, what)? {
+    let _held = match options.lookup.claim_saying::<DataRecord>(&dir, what)? {
         Claim::Held(lock) => lock,
-        Claim::Done(record) => return Ok(record),
+        Claim::Done(record) => return Ok(record.read(&options.out)),
     };
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let started = Instant::now();
@@ -746,7 +782,9 @@ fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<Da
         positions,
         seconds: started.elapsed().as_secs_f64(),
     };
-    options.lookup.mark_done(&dir, &record)?;
+    options
+        .lookup
+        .mark_done(&dir, &record.stored(&options.out))?;
     Ok(record)
 }
 
@@ -791,7 +829,16 @@ fn train_one(
         .iter()
         .map(|b| format!("{}:{}:{}", b.name, b.layout_version, b.layout_id))
         .collect();
-    let key = key_of(&("train-v1", &keyed, &layouts, &init_digest));
+    // The data by identity, not by path (see `file_identity`).
+    let data: Vec<(String, &str)> = config
+        .train
+        .iter()
+        .chain(&config.val)
+        .map(|f| Ok((file_identity(&f.path, &options.out)?, f.format.as_str())))
+        .collect::<Result<_>>()?;
+    keyed.train.clear();
+    keyed.val.clear();
+    let key = key_of(&("train-v2", &keyed, &layouts, &init_digest, &data));
     let dir = stage_dir(
         &options.out,
         "train",
@@ -799,10 +846,12 @@ fn train_one(
         &key,
     );
     let label = format!("{fs} run {run}/{}", e.settings.runs);
-    if let Some(record) = options.lookup.done::<TrainRecord>(&dir)?
-        && record.epochs >= config.epochs
-        && record.net.exists()
-    {
+    let found = |record: Option<TrainRecord>| {
+        record
+            .map(|r| r.read(&options.out))
+            .filter(|r| r.epochs >= config.epochs && r.net.exists())
+    };
+    if let Some(record) = found(options.lookup.done::<TrainRecord>(&dir)?) {
         options
             .lookup
             .say_cached(&dir, format_args!("[{}] train: {label}", e.name));
@@ -814,10 +863,7 @@ fn train_one(
     }
     // Held, the run may find that another run finished it meanwhile.
     let _held = lock_stage(&dir, ".lock")?;
-    if let Some(record) = options.lookup.done::<TrainRecord>(&dir)?
-        && record.epochs >= config.epochs
-        && record.net.exists()
-    {
+    if let Some(record) = found(options.lookup.done::<TrainRecord>(&dir)?) {
         return Ok(record);
     }
     announce(
@@ -856,7 +902,11 @@ fn train_one(
         val_losses: history.iter().map(|m| m.val_loss).collect(),
         seconds: history.iter().map(|m| m.seconds).sum(),
     };
-    options.lookup.mark_done(&dir, &record)?;
+    let stored = TrainRecord {
+        net: stored_path(&record.net, &options.out),
+        ..record.clone()
+    };
+    options.lookup.mark_done(&dir, &stored)?;
     Ok(record)
 }
 

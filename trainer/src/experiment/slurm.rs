@@ -228,7 +228,7 @@ fn is_done(
     id: &StageId,
 ) -> Result<bool> {
     match run_stage(manifest, registry, probe, id) {
-        Ok(()) => Ok(true),
+        Ok(_) => Ok(true),
         Err(e) if e.downcast_ref::<Missing>().is_some() => Ok(false),
         Err(e) => Err(e.context(format!("cannot tell whether stage {id} is done"))),
     }

@@ -31,6 +31,7 @@ use nnue::reference::{accumulator, forward, psqt_sum, row_sum};
 use plugin_api::{Color, FeatureSet, term_bit};
 
 use crate::data::{self, Format, ReadOptions, Sample};
+use crate::model::ACTIVATION_SCALE;
 use crate::train::loss::ScoreLoss;
 
 /// One term's line of the attribution table.
@@ -233,7 +234,7 @@ fn add_position(
             .iter()
             .map(|cp| cp[t].iter().map(|v| v.unsigned_abs() as f64).sum::<f64>())
             .sum::<f64>()
-            / (2.0 * l1 * 127.0);
+            / (2.0 * l1 * ACTIVATION_SCALE);
     }
     Ok(())
 }
@@ -293,7 +294,7 @@ pub fn attribute(
                 dead: share(&total.seen),
                 never_trained: trained.map(share),
                 zero_rows: zero_rows as f64 / term.size as f64,
-                weight_rms: (squares / block.len().max(1) as f64).sqrt() / 127.0,
+                weight_rms: (squares / block.len().max(1) as f64).sqrt() / ACTIVATION_SCALE,
             }
         })
         .collect();

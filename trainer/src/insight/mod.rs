@@ -26,6 +26,7 @@ use self::pictures::{Scale, TermLayout};
 use crate::analysis::plot::{self, BarPanel};
 use crate::atomic_file::write_atomic;
 use crate::data::Sample;
+use crate::model::ACTIVATION_SCALE;
 use crate::train::loss::ScoreLoss;
 
 /// Neurons pictured when none are named: the strongest by weight norm.
@@ -67,7 +68,9 @@ pub fn top_neurons(w1: &[i16], l1: usize, k: usize) -> Vec<usize> {
 /// Neuron `k`'s first-layer weights, one per feature, in float units (1.0 = 127), from W1's
 /// values (N rows of `l1`).
 pub fn neuron_weights(w1: &[i16], l1: usize, k: usize) -> Vec<f64> {
-    w1.chunks(l1).map(|row| f64::from(row[k]) / 127.0).collect()
+    w1.chunks(l1)
+        .map(|row| f64::from(row[k]) / ACTIVATION_SCALE)
+        .collect()
 }
 
 /// The root mean square over neurons of every feature's weights (float units), from W1's
@@ -75,7 +78,8 @@ pub fn neuron_weights(w1: &[i16], l1: usize, k: usize) -> Vec<f64> {
 pub fn feature_rms(w1: &[i16], l1: usize) -> Vec<f64> {
     w1.chunks(l1)
         .map(|row| {
-            (row.iter().map(|&w| f64::from(w).powi(2)).sum::<f64>() / l1 as f64).sqrt() / 127.0
+            (row.iter().map(|&w| f64::from(w).powi(2)).sum::<f64>() / l1 as f64).sqrt()
+                / ACTIVATION_SCALE
         })
         .collect()
 }

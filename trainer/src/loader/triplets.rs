@@ -14,8 +14,8 @@ use rand_chacha::ChaCha8Rng;
 use shakmaty::{Chess, Position};
 
 use super::{Examples, LoaderError};
+use crate::data::Sample;
 use crate::data::filter::Filter;
-use crate::data::{self, Sample};
 use crate::loader::batch::SparseBatch;
 
 /// One triplet: the position p, the next position q of its game, and r, p after a random legal
@@ -50,7 +50,7 @@ pub fn triplet(p: &Sample, q: &Sample, rng: &mut impl Rng) -> Option<Triplet> {
         plugin_api::board_from_position(&next)
     };
     // The record's move first (the played move in chained formats), then every other.
-    let hint = p.best_move.map(|m| data::sample::move_to_shakmaty(&m));
+    let hint = p.best_move.map(|m| plugin_api::move_to_shakmaty(&m));
     let played = hint
         .filter(|m| moves.contains(m) && same(&after(m), &q.board))
         .or_else(|| moves.iter().copied().find(|m| same(&after(m), &q.board)))?;

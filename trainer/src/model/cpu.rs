@@ -5,6 +5,7 @@
 use tch::{Device, Kind, Tensor};
 
 use super::input::SparseInput;
+use super::scales::PRODUCT_SCALE;
 
 /// A contiguous CPU `f32` tensor's values.
 ///
@@ -332,7 +333,7 @@ mod kernels {
 
     /// The pairwise factor: Stockfish's `>> 7` of a product of two values of 127 (nnue-pytorch's
     /// 127/128).
-    const PAIRWISE: f32 = 127.0 / 128.0;
+    const PAIRWISE: f32 = super::PRODUCT_SCALE as f32;
 
     #[inline(always)]
     fn transform_impl(dst: &mut [f32], order: &[i64], x: &[f32], t: &super::Transform) {

@@ -509,7 +509,7 @@ impl Model {
             FtOutput::Pairwise => {
                 let half = l1 / 2;
                 (acc.narrow(2, 0, half) * acc.narrow(2, half, half)).reshape([len, l1])
-                    * (127.0 / 128.0)
+                    * PRODUCT_SCALE
             }
         }
     }
@@ -588,7 +588,7 @@ impl Model {
             h = match hidden.activation {
                 Activation::ClippedRelu => y.clamp(0.0, 1.0),
                 Activation::SqrClippedRelu => {
-                    Tensor::cat(&[y.square() * (127.0 / 128.0), y], 1).clamp(0.0, 1.0)
+                    Tensor::cat(&[y.square() * PRODUCT_SCALE, y], 1).clamp(0.0, 1.0)
                 }
             };
             if i == 0 {

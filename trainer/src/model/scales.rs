@@ -36,6 +36,10 @@ pub const MAX_HIDDEN_BIAS: f64 = 2_147_483_647.0 / (WEIGHT_SCALE * ACTIVATION_SC
 pub const MAX_OUTPUT_BIAS: f64 = 2_147_483_647.0 / (THESIS_OUTPUT_DIVISOR * OUTPUT_SCALE) * 0.999;
 /// Largest float output bias under Stockfish's rule: an `i32` after ×9600.
 pub const MAX_STOCKFISH_OUTPUT_BIAS: f64 = 2_147_483_647.0 / PSQT_SCALE * 0.999;
+/// The factor of a product of two activations (the pairwise product, the squared ReLU): the
+/// quantized product of two values of 127 is shifted right by 7, so 1.0 · 1.0 is 127 · 127 /
+/// 128 in activation units (nnue-pytorch's `127/128`).
+pub const PRODUCT_SCALE: f64 = ACTIVATION_SCALE / 128.0;
 /// The piece values (pawn, knight, bishop, rook, queen; Stockfish's internal units) the PSQT
 /// weights start from: nnue-pytorch's `halfka_psqts` (`halfka_v2_hm.py`).
 pub const PSQT_PIECE_VALUES: [f64; 5] = [126.0, 781.0, 825.0, 1276.0, 2538.0];

@@ -37,8 +37,8 @@ use tch::{Device, Tensor};
 
 use crate::atomic_file::write_atomic;
 use crate::model::{
-    ACTIVATION_SCALE, Model, OUTPUT_SCALE, PSQT_SCALE, STOCKFISH_OUTPUT_WEIGHT_SCALE, SparseInput,
-    WEIGHT_SCALE, w1_columns,
+    ACTIVATION_SCALE, Model, OUTPUT_SCALE, PRODUCT_SCALE, PSQT_SCALE,
+    STOCKFISH_OUTPUT_WEIGHT_SCALE, SparseInput, THESIS_OUTPUT_DIVISOR, WEIGHT_SCALE, w1_columns,
 };
 use nnue::Shape;
 
@@ -47,11 +47,11 @@ pub const CALIBRATION_POSITIONS: usize = 8192;
 /// Scale of the hidden bias: 64 · 127.
 pub const HIDDEN_BIAS_SCALE: f64 = WEIGHT_SCALE * ACTIVATION_SCALE;
 /// Scale of the output bias: 16 · 508.
-pub const OUTPUT_BIAS_SCALE: f64 = 16.0 * OUTPUT_SCALE;
-/// Added to the quantized hidden bias: half of the `>> 6` step.
-pub const HIDDEN_ROUNDING: i32 = 32;
-/// Added to the quantized output bias: half of the `>> 4` step.
-pub const OUTPUT_ROUNDING: i32 = 8;
+pub const OUTPUT_BIAS_SCALE: f64 = THESIS_OUTPUT_DIVISOR * OUTPUT_SCALE;
+/// Added to the quantized hidden bias: half of the `>> 6` step (32).
+pub const HIDDEN_ROUNDING: i32 = 1 << (nnue::HIDDEN_SHIFT - 1);
+/// Added to the quantized output bias: half of the `>> 4` step (8).
+pub const OUTPUT_ROUNDING: i32 = 1 << (nnue::OUTPUT_SHIFT - 1);
 
 /// `round(v · scale) + offset`, saturated to `lo..=hi`.
 fn quantize_one(v: f32, scale: f64, offset: i64, lo: i64, hi: i64) -> i64 {
@@ -362,7 +362,7 @@ pub fn quantize_calibrated(
                     match hidden.activation {
                         Activation::ClippedRelu => y.clamp(0.0, 1.0),
                         Activation::SqrClippedRelu => {
-                            Tensor::cat(&[y.square() * (127.0 / 128.0), y.shallow_clone()], 1)
+                            Tensor::cat(&[y.square() * PRODUCT_SCALE, y.shallow_clone()], 1)
                                 .clamp(0.0, 1.0)
                         }
                     }
