@@ -494,3 +494,55 @@ fn a_labeller_apart_from_the_player_scores_quiet_positions_once() {
 fn keys_of(samples: &[Sample]) -> Vec<String> {
     samples.iter().map(Sample::fen).collect()
 }
+
+/// `--label nodes=N` and `--label depth=D` end to end: every written position scored by a search
+/// of that budget, as the host's engine searches it: replayed here position by position, in
+/// the game's order and with its history, by a labeller engine of the same settings.
+#[test]
+fn searched_labels_are_the_searches_of_their_budget() {
+    use host::engine::Engine;
+    use host::engine::evaluation::EvalSource;
+    use host::engine::label::LabelBudget;
+    use host::engine::zobrist;
+    let dir = tmp();
+    // One game from the start position, every position written (no random plies, no
+    // duplicates dropped): the file is the game, in order.
+    let common = [
+        "--games",
+        "1",
+        "--random-moves",
+        "0",
+        "--write-minply",
+        "0",
+        "--nodes",
+        "300",
+    ];
+    let unlabelled = samples(&{
+        let out = dir.path().join("player.binpack");
+        ok(&out, &common);
+        out
+    });
+    assert!(unlabelled.len() > 20, "{} positions", unlabelled.len());
+    for (text, budget) in [
+        ("nodes=150", LabelBudget::Nodes(150)),
+        ("depth=3", LabelBudget::Depth(3)),
+    ] {
+        let out = dir.path().join(format!("{text}.binpack"));
+        let summary = ok(&out, &[&common[..], &["--label", text]].concat());
+        assert!(summary.contains(&format!("labels ({text})")), "{summary}");
+        let labelled = samples(&out);
+        assert_eq!(keys_of(&labelled), keys_of(&unlabelled), "the same game");
+        let mut engine = Engine::new(16, 1, EvalSource::Builtin).unwrap();
+        engine.new_game();
+        let mut history = Vec::new();
+        let mut differ = 0;
+        for (s, u) in labelled.iter().zip(&unlabelled) {
+            let pos = s.to_chess().unwrap();
+            let label = engine.label(&pos, &history, budget).unwrap();
+            assert_eq!(i32::from(s.score), label.score, "{text}: {}", s.fen());
+            differ += usize::from(s.score != u.score);
+            history.push(zobrist::hash(&pos));
+        }
+        assert!(differ > 0, "{text}: every label equals the player's score");
+    }
+}

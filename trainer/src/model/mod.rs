@@ -105,6 +105,31 @@ pub struct Model {
     /// Runs of W1 rows (first row, number of rows) exported as `i8`: [`clip`](Self::clip)
     /// keeps them within ±[`MAX_NARROW_L1_WEIGHT`].
     pub narrow_rows: Vec<(i64, i64)>,
+    /// How a training step runs: chosen from the device ([`Execution::for_device`]).
+    execution: Execution,
+}
+
+/// How the model's training steps run, chosen from the device of its parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Execution {
+    /// On the CPU: the first layer and what it hands on made outside autograd by the
+    /// hand-written kernels ([`first_layer`], [`transform`]), W1's gradient row-compressed, the
+    /// positions grouped by layer stack.
+    CpuKernels,
+    /// Elsewhere (a GPU): libtorch's autograd throughout, W1's gradient dense (sparse Adam then
+    /// gathers the rows the batch touches, [`Gradients::touch_rows`]), every stack's outputs
+    /// computed for all positions and each position's gathered (nnue-pytorch's `LayerStacks`).
+    Autograd,
+}
+
+impl Execution {
+    /// The execution of a model whose parameters live on `device`.
+    pub fn for_device(device: Device) -> Execution {
+        match device {
+            Device::Cpu => Execution::CpuKernels,
+            _ => Execution::Autograd,
+        }
+    }
 }
 
 /// The result of [`Model::forward_train`]: the outputs, and what the gradient of the first
@@ -199,6 +224,7 @@ impl Model {
             shape,
             params,
             narrow_rows: Vec::new(),
+            execution: Execution::for_device(device),
         }
     }
 
@@ -270,6 +296,18 @@ impl Model {
         self.params[0].device()
     }
 
+    /// How training steps run ([`Execution::for_device`] of the parameters' device).
+    pub fn execution(&self) -> Execution {
+        self.execution
+    }
+
+    /// Runs training steps the way given: [`Execution::Autograd`] runs on any device, so the
+    /// path a GPU takes can be run, and tested, on the CPU ([`Execution::CpuKernels`] needs the
+    /// CPU).
+    pub fn set_execution(&mut self, execution: Execution) {
+        self.execution = execution;
+    }
+
     /// Sets every PSQT bucket's weights to `values` (one per input feature, in score units):
     /// nnue-pytorch's `_init_psqt`, which starts the PSQT term as the material balance.
     pub fn init_psqt(&mut self, values: &[f64]) {
@@ -333,7 +371,7 @@ impl Model {
     /// product, concatenation and index backward passes over `[B, 2·L1]` tensors otherwise take
     /// a third of the step.
     pub fn forward_train(&self, input: &SparseInput) -> Forward {
-        if self.device() != Device::Cpu {
+        if self.execution == Execution::Autograd {
             return Forward {
                 out: self.forward(input),
                 leaves: None,
@@ -529,7 +567,7 @@ impl Model {
         if self.shape.arch.stacks == 1 {
             return f(x, Stacks::One(0));
         }
-        if x.device() != Device::Cpu {
+        if self.execution == Execution::Autograd {
             let stack = Tensor::from_slice(&stack_of_each(&self.shape.arch, &input.pieces));
             let stack = stack.to_device(x.device());
             return f(x, Stacks::PerRow(&stack));
