@@ -70,4 +70,6 @@ export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# Every test of the workspace, the module-graph check among them (tools/layering: no crate's
+# modules import one another in a circle, and the plugin ABI reaches nothing of the host's side).
 cargo test --workspace --locked

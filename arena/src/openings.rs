@@ -42,20 +42,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn errors_name_file_and_line() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("o.epd");
-        std::fs::write(
-            &path,
-            "# comment\nrnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -\n\nnot a fen\n",
-        )
-        .unwrap();
-        let error = read_openings(&path).unwrap_err();
-        assert!(error.contains("o.epd:4:"), "{error}");
-        assert!(read_openings(&dir.path().join("missing.epd")).is_err());
-    }
-
-    #[test]
     fn selection_is_seeded() {
         let all: Vec<String> = (0..10).map(|i| i.to_string()).collect();
         assert_eq!(

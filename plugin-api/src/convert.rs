@@ -30,25 +30,37 @@ fn color_from_shakmaty(color: shakmaty::Color) -> Color {
     }
 }
 
-/// The ABI board of a shakmaty position (its en-passant square only when a capture is legal).
-pub fn board_from_position(pos: &impl Position) -> Board {
-    let b = pos.board();
+/// The ABI board of shakmaty's pieces, castling rights, side to move and en-passant square.
+fn board_of(
+    pieces: &shakmaty::Board,
+    castling: Bitboard,
+    turn: shakmaty::Color,
+    ep: Option<shakmaty::Square>,
+) -> Board {
     let mut by_role = [0u64; 6];
     for role in SRole::ALL {
-        by_role[role_from_shakmaty(role).index()] = b.by_role(role).0;
+        by_role[role_from_shakmaty(role).index()] = pieces.by_role(role).0;
     }
     Board {
         by_color: [
-            b.by_color(shakmaty::Color::White).0,
-            b.by_color(shakmaty::Color::Black).0,
+            pieces.by_color(shakmaty::Color::White).0,
+            pieces.by_color(shakmaty::Color::Black).0,
         ],
         by_role,
-        castling: pos.castles().castling_rights().0,
-        turn: color_from_shakmaty(pos.turn()),
-        ep_square: pos
-            .legal_ep_square()
-            .map_or(NO_SQUARE, |sq| u32::from(sq) as u8),
+        castling: castling.0,
+        turn: color_from_shakmaty(turn),
+        ep_square: ep.map_or(NO_SQUARE, |sq| u32::from(sq) as u8),
     }
+}
+
+/// The ABI board of a shakmaty position (its en-passant square only when a capture is legal).
+pub fn board_from_position(pos: &impl Position) -> Board {
+    board_of(
+        pos.board(),
+        pos.castles().castling_rights(),
+        pos.turn(),
+        pos.legal_ep_square(),
+    )
 }
 
 /// The ABI move of a shakmaty move; `None` for piece drops (not chess).
@@ -92,21 +104,12 @@ pub fn move_from_shakmaty(m: &shakmaty::Move) -> Option<Move> {
 /// The ABI board of a shakmaty setup, its en-passant square as written (no legality check:
 /// feature blocks accept any placement).
 pub fn board_from_setup(setup: &Setup) -> Board {
-    let b = &setup.board;
-    let mut by_role = [0u64; 6];
-    for role in SRole::ALL {
-        by_role[role_from_shakmaty(role).index()] = b.by_role(role).0;
-    }
-    Board {
-        by_color: [
-            b.by_color(shakmaty::Color::White).0,
-            b.by_color(shakmaty::Color::Black).0,
-        ],
-        by_role,
-        castling: setup.castling_rights.0,
-        turn: color_from_shakmaty(setup.turn),
-        ep_square: setup.ep_square.map_or(NO_SQUARE, |sq| u32::from(sq) as u8),
-    }
+    board_of(
+        &setup.board,
+        setup.castling_rights,
+        setup.turn,
+        setup.ep_square,
+    )
 }
 
 /// The shakmaty setup of an ABI board with these clocks (not checked for legality; a board

@@ -153,10 +153,10 @@ struct PathCollector {
 
 impl<'ast> Visit<'ast> for PathCollector {
     fn visit_path(&mut self, p: &'ast syn::Path) {
-        if p.segments.len() > 1 {
-            self.refs
-                .push(p.segments.iter().map(|s| s.ident.to_string()).collect());
-        }
+        // A single name counts too: it may be one the module imports (with a `pub use` as
+        // well as a private one), which resolves to where it is defined.
+        self.refs
+            .push(p.segments.iter().map(|s| s.ident.to_string()).collect());
         syn::visit::visit_path(self, p);
     }
 
@@ -165,6 +165,9 @@ impl<'ast> Visit<'ast> for PathCollector {
     fn visit_item_use(&mut self, _: &'ast syn::ItemUse) {}
 
     fn visit_attribute(&mut self, _: &'ast syn::Attribute) {}
+
+    /// `pub(super)`, `pub(crate)`, `pub(in path)`: who may see an item, not a use.
+    fn visit_visibility(&mut self, _: &'ast syn::Visibility) {}
 }
 
 impl CrateGraph {

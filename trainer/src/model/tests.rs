@@ -96,6 +96,26 @@ fn small_stockfish_like(n: usize) -> Shape {
     Shape::new(n, 64, arch)
 }
 
+/// A seeded batch of `len` positions, each perspective up to five random indices below `rows`,
+/// random piece counts; and its indices.
+fn random_input(seed: u64, len: usize, rows: i64) -> (SparseInput, Vec<i64>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let (mut indices, mut offsets) = (Vec::new(), Vec::new());
+    for _ in 0..2 * len {
+        offsets.push(indices.len() as i64);
+        for _ in 0..rng.random_range(0..6) {
+            indices.push(rng.random_range(0..rows));
+        }
+    }
+    let input = SparseInput {
+        len,
+        indices: Tensor::from_slice(&indices),
+        offsets: Tensor::from_slice(&offsets),
+        pieces: (0..len).map(|_| rng.random_range(2..=32u8)).collect(),
+    };
+    (input, indices)
+}
+
 #[test]
 fn hand_scattered_first_layer_gradient_equals_autograd() {
     gradients_agree(Shape::thesis(40, 32, 8));
@@ -114,21 +134,7 @@ fn gradients_agree(shape: Shape) {
             .map(|i| f64::from(i) * 10.0 - 200.0)
             .collect::<Vec<_>>(),
     );
-    let mut rng = ChaCha8Rng::seed_from_u64(9);
-    let mut indices = Vec::new();
-    let mut offsets = Vec::new();
-    for _ in 0..2 * 50 {
-        offsets.push(indices.len() as i64);
-        for _ in 0..rng.random_range(0..6) {
-            indices.push(rng.random_range(0..40i64));
-        }
-    }
-    let input = SparseInput {
-        len: 50,
-        indices: Tensor::from_slice(&indices),
-        offsets: Tensor::from_slice(&offsets),
-        pieces: (0..50).map(|_| rng.random_range(2..=32u8)).collect(),
-    };
+    let (input, _) = random_input(9, 50, 40);
     let target = Tensor::from_slice(&(0..50).map(|i| i as f32 * 7.0 - 150.0).collect::<Vec<_>>());
     let loss = |out: &Tensor| (out - &target).square().mean(Kind::Float);
     let fwd = m.forward_train(&input);
@@ -244,21 +250,8 @@ fn the_path_a_gpu_takes_is_chosen_by_the_device_and_agrees_with_the_cpus() {
     assert_eq!(Execution::for_device(Device::Mps), Execution::Autograd);
     assert_eq!(Execution::for_device(Device::Cpu), Execution::CpuKernels);
     let shape = small_stockfish_like(40);
-    let mut rng = ChaCha8Rng::seed_from_u64(21);
-    let (mut indices, mut offsets) = (Vec::new(), Vec::new());
-    for _ in 0..2 * 64 {
-        offsets.push(indices.len() as i64);
-        for _ in 0..rng.random_range(0..6) {
-            // Rows from 30 on are never touched.
-            indices.push(rng.random_range(0..30i64));
-        }
-    }
-    let input = SparseInput {
-        len: 64,
-        indices: Tensor::from_slice(&indices),
-        offsets: Tensor::from_slice(&offsets),
-        pieces: (0..64).map(|_| rng.random_range(2..=32u8)).collect(),
-    };
+    // Rows from 30 on are never touched.
+    let (input, indices) = random_input(21, 64, 30);
     let target = Tensor::from_slice(&(0..64).map(|i| i as f32 * 5.0 - 160.0).collect::<Vec<_>>());
     let config = crate::train::optim::AdamConfig {
         sparse_first_layer: true,
