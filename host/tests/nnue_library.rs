@@ -19,7 +19,7 @@ use chess_text::parse_fen;
 use host::nnue::{
     AccumulatorStack, Activation, Arch, BlockInfo, DecodeError, EvalError, Hidden, Kernels,
     NetError, NetErrorKind, NetFormat, Network, NetworkParts, Nnue, OutputRule, Quantization,
-    ShapeError, SimdLevel, WeightType, format, read_own, reference, write_network,
+    ShapeError, SimdLevel, StackPath, WeightType, format, read_own, reference, write_network,
 };
 use plugin_api::board_from_setup;
 
@@ -786,10 +786,11 @@ fn synthetic_networks_of_any_l2_agree_across_kernels_and_the_reference() {
 
 #[test]
 fn the_kernels_chosen_for_each_layer_agree_with_every_other_choice_on_every_shape() {
-    // The layer kernels are chosen when a network is built, from each layer's sizes alone
-    // (`outputs_per_pass`): the thesis's 2·L1 -> 32 takes 32 outputs per pass, Stockfish's
-    // L1 -> 16 takes 16. The same networks laid out for the other choice, and evaluated with
-    // every kernel version, give the same outputs as the reference, on shapes of every kind.
+    // The layer kernels are chosen when a network is built, from its layers alone
+    // (`outputs_per_pass`: the thesis's 2·L1 -> 32 takes 32 outputs per pass, Stockfish's
+    // L1 -> 16 takes 16; `StackPath`: the thesis's layers fused). The same networks laid out
+    // for the other choices, evaluated layer by layer, and with every kernel version, give the
+    // same outputs as the reference, on shapes of every kind.
     let reg = registry();
     let crelu = |width| Hidden {
         width,
@@ -829,10 +830,24 @@ fn the_kernels_chosen_for_each_layer_agree_with_every_other_choice_on_every_shap
         let first = &net.stacks()[0][0];
         let wide = first.inputs() >= host::nnue::SPARSE_FROM && first.outputs() > 16;
         assert_eq!(first.per_pass(), if wide { 32 } else { 16 }, "{arch}");
+        // The thesis's layers (one clipped-ReLU layer of up to 32 outputs read sparsely, then
+        // the output) take the fused path, whatever else the shape has.
+        let fused = wide
+            && first.outputs() <= 32
+            && arch.hidden.len() == 1
+            && !arch.skip
+            && arch.hidden[0].activation == Activation::ClippedRelu;
+        let expected = match fused {
+            true => StackPath::SparseCreluToOutput,
+            false => StackPath::Layers,
+        };
+        assert_eq!(net.stack_path(), expected, "{arch}");
         let laid: Vec<Nnue> = [
             net.clone(),
+            net.layer_by_layer(),
             net.with_outputs_per_pass(16),
             net.with_outputs_per_pass(32),
+            net.with_outputs_per_pass(32).layer_by_layer(),
         ]
         .into_iter()
         .map(|n| Nnue::bind(n, "synthetic", &reg).unwrap())

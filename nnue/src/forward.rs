@@ -21,7 +21,7 @@
 //! - Stockfish output: `(psqt + positional) / 16`, truncating; thesis output: `out >> 4`.
 
 use super::aligned::AlignedVec;
-use super::network::{Affine, Network, SPARSE_FROM};
+use super::network::{Affine, Network, SPARSE_FROM, StackPath};
 use super::scales::{HIDDEN_ONE, OUTPUT_ONE};
 use super::shape::{Activation, Arch, FtOutput, OutputRule};
 use super::simd::{Kernels, SimdLevel, clipped_relu_scalar};
@@ -242,19 +242,19 @@ fn affine(kernels: Kernels, layer: &Affine, x: &[u8], sums: &mut [i32], blocks: 
                 let wide = layer.per_pass() == 32;
                 match (level, wide) {
                     (SimdLevel::Avx2, false) => {
-                        x86::columns_avx2::<2>(x, columns, biases, sums, nonzero)
+                        x86::columns_avx2::<2, 2>(x, columns, biases, sums, nonzero)
                     }
                     (SimdLevel::Avx2, true) => {
-                        x86::columns_avx2::<4>(x, columns, biases, sums, nonzero)
+                        x86::columns_avx2::<4, 1>(x, columns, biases, sums, nonzero)
                     }
                     (SimdLevel::Avx512, false) => {
-                        x86::columns_avx512::<1>(x, columns, biases, sums, nonzero)
+                        x86::columns_avx512::<1, 4>(x, columns, biases, sums, nonzero)
                     }
                     (SimdLevel::Avx512, true) => {
-                        x86::columns_avx512::<2>(x, columns, biases, sums, nonzero)
+                        x86::columns_avx512::<2, 2>(x, columns, biases, sums, nonzero)
                     }
-                    (_, false) => x86::columns_vnni::<1>(x, columns, biases, sums, nonzero),
-                    (_, true) => x86::columns_vnni::<2>(x, columns, biases, sums, nonzero),
+                    (_, false) => x86::columns_vnni::<1, 4>(x, columns, biases, sums, nonzero),
+                    (_, true) => x86::columns_vnni::<2, 2>(x, columns, biases, sums, nonzero),
                 }
             }
             return;
@@ -372,7 +372,7 @@ mod x86 {
     /// Stockfish 15.1's `AffineTransformSparseInput` for wide, mostly-zero inputs.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    unsafe fn columns<V: Copy, const LANES: usize, const G: usize>(
+    unsafe fn columns<V: Copy, const LANES: usize, const G: usize, const CHAINS: usize>(
         x: &[u8],
         cols: &[i8],
         biases: &[i32],
@@ -388,9 +388,9 @@ mod x86 {
         let (blocks, outputs) = (x.len() / 4, sums.len());
         assert!(biases.len() >= outputs);
         debug_assert!(cols.len() >= blocks * outputs * 4 && blocks.is_multiple_of(4));
-        debug_assert!(outputs.is_multiple_of(G * LANES) && 4 % G == 0);
+        debug_assert!(outputs.is_multiple_of(G * LANES) && G * CHAINS == 4);
         debug_assert!(nonzero.is_none_or(|n| n.iter().all(|&c| usize::from(c) < blocks)));
-        let chains = 4 / G;
+        let chains = CHAINS;
         let xp = x.as_ptr().cast::<i32>();
         // Block c into the chains `chain`, `chain + chains`, ... (one per register) of
         // `acc`, for outputs g .. g + G · LANES.
@@ -424,13 +424,14 @@ mod x86 {
                     }
                 }
                 Some(list) => {
-                    let mut runs = list.chunks_exact(chains);
-                    for run in &mut runs {
+                    // Runs of a fixed length: the chains' accumulators stay in registers.
+                    let (runs, rest) = list.as_chunks::<CHAINS>();
+                    for run in runs {
                         for (j, &c) in run.iter().enumerate() {
                             mac(&mut acc, j, usize::from(c), g);
                         }
                     }
-                    for (j, &c) in runs.remainder().iter().enumerate() {
+                    for (j, &c) in rest.iter().enumerate() {
                         mac(&mut acc, j, usize::from(c), g);
                     }
                 }
@@ -451,7 +452,7 @@ mod x86 {
     /// broadcast block's products: the loop of [`columns_avx512`] and [`columns_vnni`], inlined
     /// into each.
     #[inline(always)]
-    unsafe fn columns_512<const G: usize>(
+    unsafe fn columns_512<const G: usize, const CHAINS: usize>(
         x: &[u8],
         cols: &[i8],
         biases: &[i32],
@@ -461,7 +462,7 @@ mod x86 {
     ) {
         // SAFETY: the callers enable AVX-512; the slices are as `columns` requires.
         unsafe {
-            columns::<__m512i, 16, G>(
+            columns::<__m512i, 16, G, CHAINS>(
                 x,
                 cols,
                 biases,
@@ -482,7 +483,7 @@ mod x86 {
 
     /// [`columns`] with `vpdpbusd`, 16 outputs per register, `G` registers per pass.
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-    pub unsafe fn columns_vnni<const G: usize>(
+    pub unsafe fn columns_vnni<const G: usize, const CHAINS: usize>(
         x: &[u8],
         cols: &[i8],
         biases: &[i32],
@@ -491,7 +492,7 @@ mod x86 {
     ) {
         // SAFETY: AVX-512 VNNI is enabled here; the slices are as `columns` requires.
         unsafe {
-            columns_512::<G>(x, cols, biases, sums, nonzero, |a, xb, w| {
+            columns_512::<G, CHAINS>(x, cols, biases, sums, nonzero, |a, xb, w| {
                 _mm512_dpbusd_epi32(a, xb, w)
             })
         }
@@ -500,7 +501,7 @@ mod x86 {
     /// [`columns`] with AVX-512 BW (`vpmaddubsw` + `vpmaddwd`), 16 outputs per register, `G`
     /// registers per pass.
     #[target_feature(enable = "avx512f,avx512bw")]
-    pub unsafe fn columns_avx512<const G: usize>(
+    pub unsafe fn columns_avx512<const G: usize, const CHAINS: usize>(
         x: &[u8],
         cols: &[i8],
         biases: &[i32],
@@ -510,7 +511,7 @@ mod x86 {
         let ones = _mm512_set1_epi16(1);
         // SAFETY: AVX-512 BW is enabled here; the slices are as `columns` requires.
         unsafe {
-            columns_512::<G>(x, cols, biases, sums, nonzero, |a, xb, w| {
+            columns_512::<G, CHAINS>(x, cols, biases, sums, nonzero, |a, xb, w| {
                 _mm512_add_epi32(a, _mm512_madd_epi16(_mm512_maddubs_epi16(xb, w), ones))
             })
         }
@@ -519,7 +520,7 @@ mod x86 {
     /// [`columns`] with AVX2 (`vpmaddubsw` + `vpmaddwd`), 8 outputs per register, `G`
     /// registers per pass (2: 16 outputs, 4: 32).
     #[target_feature(enable = "avx2")]
-    pub unsafe fn columns_avx2<const G: usize>(
+    pub unsafe fn columns_avx2<const G: usize, const CHAINS: usize>(
         x: &[u8],
         cols: &[i8],
         biases: &[i32],
@@ -530,7 +531,7 @@ mod x86 {
         // SAFETY: AVX2 is enabled here; the slices are as `columns` requires (a multiple of
         // G · 8 outputs).
         unsafe {
-            columns::<__m256i, 8, G>(
+            columns::<__m256i, 8, G, CHAINS>(
                 x,
                 cols,
                 biases,
@@ -761,6 +762,29 @@ fn propagate(
     }
 }
 
+/// [`StackPath::SparseCreluToOutput`]: the hidden layer's sums (read sparsely, one pass) clipped,
+/// `clamp(y >> 6, 0, 127)`, and dotted with the output weights at once.
+#[inline(always)]
+fn sparse_crelu_to_output(
+    kernels: Kernels,
+    stack: &[Affine],
+    input: &[u8],
+    scratch: &mut LayerScratch,
+) -> i32 {
+    let [hidden, output] = stack else {
+        unreachable!("the path is chosen for stacks of two layers");
+    };
+    let LayerScratch { sums, blocks, .. } = scratch;
+    affine(kernels, hidden, input, sums, blocks);
+    let width = hidden.outputs();
+    sums[..width]
+        .iter()
+        .zip(output.weights())
+        .fold(output.biases()[0], |s, (&y, &w)| {
+            s.wrapping_add((y >> 6).clamp(0, 127) * i32::from(w))
+        })
+}
+
 /// The terms of stack `stack` (and PSQT bucket `bucket`) from both perspectives' accumulators
 /// and PSQT sums (side to move's first; the PSQT sums are empty without PSQT).
 #[allow(clippy::too_many_arguments)]
@@ -778,7 +802,11 @@ pub fn stack_output(
     let arch = net.arch();
     let ForwardScratch { input, layers } = scratch;
     transform(kernels, arch, stm, opp, input);
-    let positional = propagate(kernels, arch, &net.stacks()[stack], input, layers);
+    let layers_of = &net.stacks()[stack];
+    let positional = match net.stack_path() {
+        StackPath::SparseCreluToOutput => sparse_crelu_to_output(kernels, layers_of, input, layers),
+        StackPath::Layers => propagate(kernels, arch, layers_of, input, layers),
+    };
     let psqt = if arch.psqt_buckets > 0 {
         psqt.0[bucket].wrapping_sub(psqt.1[bucket]) / 2
     } else {

@@ -127,8 +127,8 @@ pub use forward::{ForwardScratch, StackOutput};
 pub use load::{NetError, NetErrorKind, Nnue, check_network_file, encode, read_own, write_network};
 pub use network::{
     Affine, BlockInfo, L1_MULTIPLE, LayerParts, MAX_FEATURES, MAX_L1, MAX_L2, MAX_W1_BYTES,
-    Network, NetworkParts, Quantization, SPARSE_FROM, ShapeError, check_sizes, feature_count,
-    outputs_per_pass, term_runs,
+    Network, NetworkParts, Quantization, SPARSE_FROM, ShapeError, StackPath, check_sizes,
+    feature_count, outputs_per_pass, term_runs,
 };
 pub use refresh_cache::{CacheStats, RefreshCache};
 pub use scales::{ACTIVATION_CLIP, HIDDEN_ONE, HIDDEN_SHIFT, OUTPUT_ONE, OUTPUT_SHIFT, SCORE_ONE};

@@ -444,6 +444,43 @@ pub fn outputs_per_pass(inputs: usize, outputs: usize) -> usize {
     }
 }
 
+/// How the layers of every stack are evaluated: chosen when the network is built, from its
+/// shape's layers ([`StackPath::of`]), so that every shape with the same layers takes the same
+/// path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StackPath {
+    /// Layer by layer: every shape.
+    Layers,
+    /// One hidden layer of clipped ReLUs read sparsely in one pass of 17 to 32 outputs, then
+    /// the output layer: the hidden sums are clipped and dotted with the output weights at
+    /// once, never stored as activations (the thesis's networks' layers, 2·L1 → 32 → 1).
+    SparseCreluToOutput,
+}
+
+impl StackPath {
+    /// The fastest path for stacks of the layers `stack` (every stack of a network has the
+    /// same sizes) of shape `arch`.
+    pub fn of(arch: &Arch, stack: &[Affine]) -> StackPath {
+        let fits = match stack {
+            [hidden, output] => {
+                hidden.per_pass == 32
+                    && hidden.outputs <= 32
+                    && hidden.stride() >= SPARSE_FROM
+                    && output.outputs == 1
+            }
+            _ => false,
+        };
+        let crelu = arch.hidden.len() == 1
+            && arch.hidden[0].activation == crate::shape::Activation::ClippedRelu
+            && !arch.skip;
+        if fits && crelu {
+            StackPath::SparseCreluToOutput
+        } else {
+            StackPath::Layers
+        }
+    }
+}
+
 /// One affine layer as the kernels read it: `y = b + W·x`, W row-major (`outputs` rows of
 /// `inputs` `i8`), `i32` biases, 64-byte aligned, with the copies the SIMD kernels read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -612,6 +649,8 @@ pub struct Network {
     /// `psqt` in the storage order of W1's `i16` and `i8` rows.
     pub(crate) psqt_rows: [AlignedVec<i32>; 2],
     pub(crate) stacks: Vec<Vec<Affine>>,
+    /// How the stacks are evaluated ([`StackPath::of`]).
+    stack_path: StackPath,
 }
 
 impl Network {
@@ -665,6 +704,7 @@ impl Network {
                 ty: e.ty,
             })?;
         let psqt_rows = w1.by_storage(&parts.psqt, arch.psqt_buckets);
+        let stack_path = StackPath::of(&arch, &stacks[0]);
         Ok(Network {
             feature_set: parts.feature_set,
             blocks: parts.blocks,
@@ -677,6 +717,7 @@ impl Network {
             psqt: AlignedVec::from_slice(&parts.psqt),
             psqt_rows,
             stacks,
+            stack_path,
         })
     }
 
@@ -772,9 +813,14 @@ impl Network {
         &self.stacks
     }
 
+    /// How the stacks are evaluated.
+    pub fn stack_path(&self) -> StackPath {
+        self.stack_path
+    }
+
     /// The same network with every layer's column kernels laid out for `per_pass` outputs per
-    /// pass (16 or 32) instead of [`outputs_per_pass`]'s choice: it evaluates exactly the same,
-    /// which tests check for every shape.
+    /// pass (16 or 32) instead of [`outputs_per_pass`]'s choice, and its stack path chosen for
+    /// that layout: it evaluates exactly the same, which tests check for every shape.
     pub fn with_outputs_per_pass(&self, per_pass: usize) -> Network {
         let mut net = self.clone();
         for layer in net.stacks.iter_mut().flatten() {
@@ -786,6 +832,16 @@ impl Network {
                 per_pass,
             );
         }
+        net.stack_path = StackPath::of(&net.arch, &net.stacks[0]);
         net
+    }
+
+    /// The same network evaluated layer by layer ([`StackPath::Layers`]), whatever its layers:
+    /// what the faster paths are tested against.
+    pub fn layer_by_layer(&self) -> Network {
+        Network {
+            stack_path: StackPath::Layers,
+            ..self.clone()
+        }
     }
 }
