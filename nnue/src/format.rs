@@ -603,7 +603,7 @@ fn own_header_fields(bytes: &[u8]) -> Result<OwnFields, DecodeError> {
     arch.check(l1 as usize)
         .map_err(|reason| DecodeError::BadText {
             field: "shape",
-            reason,
+            reason: reason.to_string(),
         })?;
     let runs = match version {
         1 => vec![(n, WeightType::I16)],

@@ -132,5 +132,5 @@ pub use network::{
 };
 pub use refresh_cache::{CacheStats, RefreshCache};
 pub use scales::{ACTIVATION_CLIP, HIDDEN_ONE, HIDDEN_SHIFT, OUTPUT_ONE, OUTPUT_SHIFT, SCORE_ONE};
-pub use shape::{Activation, Arch, BucketRule, FtOutput, Hidden, OutputRule, Shape};
-pub use simd::{Kernels, SIMD_ENV, SimdLevel};
+pub use shape::{Activation, Arch, ArchError, BucketRule, FtOutput, Hidden, OutputRule, Shape};
+pub use simd::{Kernels, SIMD_ENV, SimdError, SimdLevel};

@@ -173,7 +173,7 @@ pub enum ShapeError {
         found: Quantization,
     },
     /// The layers after the first do not make a valid shape.
-    Arch(String),
+    Arch(crate::shape::ArchError),
 }
 
 impl fmt::Display for ShapeError {
@@ -229,7 +229,7 @@ impl fmt::Display for ShapeError {
                 "its quantization (activation clip {}, hidden shift {}, output shift {}) is not the supported one (clip {ACTIVATION_CLIP}, hidden shift {HIDDEN_SHIFT}, output shift {OUTPUT_SHIFT})",
                 found.activation_clip, found.hidden_shift, found.output_shift
             ),
-            ShapeError::Arch(reason) => f.write_str(reason),
+            ShapeError::Arch(reason) => reason.fmt(f),
         }
     }
 }

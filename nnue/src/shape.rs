@@ -258,48 +258,56 @@ impl Arch {
         self.bucket_rule.bucket(pieces, self.psqt_buckets)
     }
 
-    /// Checks the shape for first-layer width `l1`; the reason in a clause otherwise.
-    pub fn check(&self, l1: usize) -> Result<(), String> {
+    /// Checks the shape for first-layer width `l1`.
+    pub fn check(&self, l1: usize) -> Result<(), ArchError> {
         if self.stacks == 0 || self.stacks > MAX_BUCKETS {
-            return Err(format!(
-                "its {} layer stacks are not between 1 and {MAX_BUCKETS}",
-                self.stacks
-            ));
+            return Err(ArchError::Stacks(self.stacks));
         }
         if self.psqt_buckets > MAX_BUCKETS {
-            return Err(format!(
-                "its {} PSQT buckets are more than {MAX_BUCKETS}",
-                self.psqt_buckets
-            ));
+            return Err(ArchError::PsqtBuckets(self.psqt_buckets));
         }
         if self.hidden.is_empty() || self.hidden.len() > MAX_HIDDEN_LAYERS {
-            return Err(format!(
-                "its {} hidden layers are not between 1 and {MAX_HIDDEN_LAYERS}",
-                self.hidden.len()
-            ));
+            return Err(ArchError::HiddenLayers(self.hidden.len()));
         }
         if let Some(h) = self
             .hidden
             .iter()
             .find(|h| h.width == 0 || h.width > MAX_HIDDEN_WIDTH)
         {
-            return Err(format!(
-                "its hidden width {} is not between 1 and {MAX_HIDDEN_WIDTH}",
-                h.width
-            ));
+            return Err(ArchError::HiddenWidth(h.width));
         }
         if self.ft_output == FtOutput::Pairwise && !l1.is_multiple_of(64) {
-            return Err(format!(
-                "its pairwise first layer needs L1 to be a multiple of 64, not {l1}"
-            ));
+            return Err(ArchError::PairwiseL1(l1));
         }
         if self.output == OutputRule::Thesis && (self.psqt_buckets > 0 || self.skip) {
-            return Err(
-                "the thesis's output rule (>> 4) has neither PSQT buckets nor a skip output".into(),
-            );
+            return Err(ArchError::ThesisOutput);
         }
         Ok(())
     }
+}
+
+/// Why an [`Arch`] cannot be built at some L1. `Display`: a clause (`its 0 layer stacks are not
+/// between 1 and 32`), meant to follow the network's name.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ArchError {
+    /// Layer stacks outside 1..=[`MAX_BUCKETS`].
+    #[error("its {0} layer stacks are not between 1 and {MAX_BUCKETS}")]
+    Stacks(usize),
+    /// More PSQT buckets than [`MAX_BUCKETS`].
+    #[error("its {0} PSQT buckets are more than {MAX_BUCKETS}")]
+    PsqtBuckets(usize),
+    /// Hidden layers outside 1..=[`MAX_HIDDEN_LAYERS`].
+    #[error("its {0} hidden layers are not between 1 and {MAX_HIDDEN_LAYERS}")]
+    HiddenLayers(usize),
+    /// A hidden width outside 1..=[`MAX_HIDDEN_WIDTH`].
+    #[error("its hidden width {0} is not between 1 and {MAX_HIDDEN_WIDTH}")]
+    HiddenWidth(usize),
+    /// A pairwise first layer whose L1 is not a multiple of 64.
+    #[error("its pairwise first layer needs L1 to be a multiple of 64, not {0}")]
+    PairwiseL1(usize),
+    /// The thesis's output rule with PSQT buckets or a skip output.
+    #[error("the thesis's output rule (>> 4) has neither PSQT buckets nor a skip output")]
+    ThesisOutput,
 }
 
 impl fmt::Display for Arch {
@@ -417,14 +425,25 @@ mod tests {
     fn inconsistent_shapes_are_refused_with_a_reason() {
         let mut a = Arch::thesis(32);
         a.psqt_buckets = 8;
-        assert!(a.check(256).unwrap_err().contains("thesis's output rule"));
+        assert!(
+            a.check(256)
+                .unwrap_err()
+                .to_string()
+                .contains("thesis's output rule")
+        );
         let mut b = Arch::sfnnv5();
         b.stacks = 0;
-        assert!(b.check(1024).unwrap_err().contains("layer stacks"));
+        assert!(
+            b.check(1024)
+                .unwrap_err()
+                .to_string()
+                .contains("layer stacks")
+        );
         assert!(
             Arch::sfnnv5()
                 .check(96)
                 .unwrap_err()
+                .to_string()
                 .contains("multiple of 64")
         );
     }

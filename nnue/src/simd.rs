@@ -87,32 +87,58 @@ impl SimdLevel {
 
     /// The version [`SIMD_ENV`] asks for, or [`best`](Self::best) when it is unset or empty; an
     /// error when it names an unknown or unsupported version.
-    pub fn from_env() -> Result<SimdLevel, String> {
+    pub fn from_env() -> Result<SimdLevel, SimdError> {
         match std::env::var(SIMD_ENV) {
-            Ok(v) if !v.trim().is_empty() => {
-                let level: SimdLevel = v.parse().map_err(|e| format!("{SIMD_ENV}: {e}"))?;
-                level.check()
-            }
+            Ok(v) if !v.trim().is_empty() => v
+                .parse::<SimdLevel>()
+                .and_then(SimdLevel::check)
+                .map_err(|e| SimdError::Env(Box::new(e))),
             _ => Ok(Self::best()),
         }
     }
 
     /// `Ok(self)` if supported, else a one-line error.
-    pub fn check(self) -> Result<SimdLevel, String> {
+    pub fn check(self) -> Result<SimdLevel, SimdError> {
         if self.is_supported() {
             Ok(self)
         } else {
-            Err(format!(
-                "this CPU cannot run the {} kernels (supported: {})",
-                self.name(),
-                Self::supported()
-                    .iter()
-                    .map(|l| l.name())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
+            Err(SimdError::Unsupported {
+                level: self,
+                supported: Self::supported(),
+            })
         }
     }
+}
+
+/// A kernel version that cannot be used. `Display`: one line.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SimdError {
+    /// A name that is no version.
+    #[error("unknown kernel version '{0}' (expected scalar, avx2, avx512 or avx512vnni)")]
+    Unknown(String),
+    /// A version this CPU cannot run.
+    #[error(
+        "this CPU cannot run the {level} kernels (supported: {})",
+        names(supported)
+    )]
+    Unsupported {
+        /// The version asked for.
+        level: SimdLevel,
+        /// What this CPU runs.
+        supported: Vec<SimdLevel>,
+    },
+    /// [`SIMD_ENV`] names a version that cannot be used.
+    #[error("{SIMD_ENV}: {0}")]
+    Env(Box<SimdError>),
+}
+
+/// `scalar, avx2`: the names of `levels`.
+fn names(levels: &[SimdLevel]) -> String {
+    levels
+        .iter()
+        .map(|l| l.name())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl fmt::Display for SimdLevel {
@@ -122,17 +148,13 @@ impl fmt::Display for SimdLevel {
 }
 
 impl std::str::FromStr for SimdLevel {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = SimdError;
+    fn from_str(s: &str) -> Result<Self, SimdError> {
         let s = s.trim().to_ascii_lowercase();
         Self::ALL
             .into_iter()
             .find(|l| l.name() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown kernel version '{s}' (expected scalar, avx2, avx512 or avx512vnni)"
-                )
-            })
+            .ok_or(SimdError::Unknown(s))
     }
 }
 
@@ -144,7 +166,7 @@ pub struct Kernels {
 
 impl Kernels {
     /// The kernels of `level`, or an error if this CPU cannot run them.
-    pub fn new(level: SimdLevel) -> Result<Kernels, String> {
+    pub fn new(level: SimdLevel) -> Result<Kernels, SimdError> {
         level.check().map(|level| Kernels { level })
     }
 

@@ -20,10 +20,10 @@ use plugin_api::board_from_setup;
 /// The kernels asked for: `--simd` if given, else `$NNUE_SIMD`, else the best of this CPU.
 pub fn kernels(simd: Option<&str>) -> Result<Kernels, String> {
     let level = match simd {
-        Some(name) => name.parse::<SimdLevel>()?.check()?,
-        None => SimdLevel::from_env()?,
+        Some(name) => name.parse::<SimdLevel>().and_then(SimdLevel::check),
+        None => SimdLevel::from_env(),
     };
-    Kernels::new(level)
+    level.and_then(Kernels::new).map_err(|e| e.to_string())
 }
 
 /// Runs the subcommand; lines already written stay written if a later FEN is bad.

@@ -71,7 +71,9 @@ impl EvalSource {
     /// Loads the network `path` with the blocks of `registry`.
     pub fn load_with(path: &Path, registry: &PluginRegistry) -> Result<EvalSource, String> {
         let nnue = Nnue::load(path, registry).map_err(|e| e.to_string())?;
-        let kernels = SimdLevel::from_env().and_then(Kernels::new)?;
+        let kernels = SimdLevel::from_env()
+            .and_then(Kernels::new)
+            .map_err(|e| e.to_string())?;
         Ok(EvalSource::Nnue {
             nnue: Arc::new(nnue),
             path: path.to_path_buf(),
