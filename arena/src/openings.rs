@@ -21,8 +21,8 @@ pub enum OpeningOrder {
 /// Reads the positions of an EPD or FEN file ([`chess_text::read_book`]: one per line, blank
 /// lines and `#` comments skipped, every position strict and legal), as full FENs; errors name
 /// `file:line`.
-pub fn read_openings(path: &Path) -> Result<Vec<String>, String> {
-    let book = chess_text::read_book(path).map_err(|e| e.to_string())?;
+pub fn read_openings(path: &Path) -> Result<Vec<String>, chess_text::BookError> {
+    let book = chess_text::read_book(path)?;
     Ok(book.into_iter().map(|p| p.fen).collect())
 }
 

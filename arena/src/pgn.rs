@@ -189,12 +189,30 @@ pub fn read_games<R: BufRead>(reader: R) -> PgnReader<R> {
     }
 }
 
-/// Reads all games of a PGN file; errors read `PATH:LINE: message`.
-pub fn read_file(path: &Path) -> Result<Vec<PgnGame>, String> {
-    let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+/// Reads all games of a PGN file.
+pub fn read_file(path: &Path) -> Result<Vec<PgnGame>, PgnFileError> {
+    let at = |line: usize, message: String| PgnFileError {
+        path: path.to_path_buf(),
+        line,
+        message,
+    };
+    let file = File::open(path).map_err(|e| at(0, e.to_string()))?;
     read_games(BufReader::new(file))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("{}:{}: {}", path.display(), e.line, e.message))
+        .map_err(|e| at(e.line, e.message))
+}
+
+/// A PGN file that cannot be read. `Display`: `PATH:LINE: MESSAGE` (`PATH: MESSAGE` for the
+/// file itself).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", match line { 0 => format!("{}: {message}", path.display()), l => format!("{}:{l}: {message}", path.display()) })]
+pub struct PgnFileError {
+    /// The file.
+    pub path: std::path::PathBuf,
+    /// 1-based line (0: the file itself).
+    pub line: usize,
+    /// What is wrong.
+    pub message: String,
 }
 
 /// The iterator returned by [`read_games`].

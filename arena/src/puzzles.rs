@@ -68,7 +68,39 @@ impl Puzzle {
 
 /// Parses one CSV line `FEN,moves,rating,themes` (themes optional), checking the FEN and that
 /// every move is legal in turn.
-pub fn parse_puzzle_line(text: &str, line: usize) -> Result<Puzzle, String> {
+pub fn parse_puzzle_line(text: &str, line: usize) -> Result<Puzzle, PuzzleError> {
+    parse_line(text, line).map_err(|reason| PuzzleError {
+        file: String::new(),
+        line,
+        reason,
+    })
+}
+
+/// A puzzle file, or a line of one, that is not puzzles. `Display`: `FILE:LINE: REASON`
+/// (`FILE: REASON` for the file itself, `REASON` for a line read alone).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.render())]
+pub struct PuzzleError {
+    /// The file (empty for a line read alone).
+    pub file: String,
+    /// 1-based line number (0: the file itself).
+    pub line: usize,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl PuzzleError {
+    fn render(&self) -> String {
+        match (self.file.as_str(), self.line) {
+            ("", _) => self.reason.clone(),
+            (file, 0) => format!("{file}: {}", self.reason),
+            (file, line) => format!("{file}:{line}: {}", self.reason),
+        }
+    }
+}
+
+/// [`parse_puzzle_line`], its reason as a clause.
+fn parse_line(text: &str, line: usize) -> Result<Puzzle, String> {
     let fields: Vec<&str> = text.split(',').map(str::trim).collect();
     if fields.len() < 3 {
         return Err(format!(
@@ -102,7 +134,7 @@ pub fn parse_puzzle_line(text: &str, line: usize) -> Result<Puzzle, String> {
 }
 
 /// Parses a whole puzzle file's text; `name` (the file) prefixes errors: `NAME:LINE: message`.
-pub fn parse_puzzles(text: &str, name: &str) -> Result<Vec<Puzzle>, String> {
+pub fn parse_puzzles(text: &str, name: &str) -> Result<Vec<Puzzle>, PuzzleError> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let trimmed = line.trim().trim_start_matches('\u{feff}');
@@ -117,14 +149,22 @@ pub fn parse_puzzles(text: &str, name: &str) -> Result<Vec<Puzzle>, String> {
         {
             continue;
         }
-        out.push(parse_puzzle_line(trimmed, i + 1).map_err(|e| format!("{name}:{}: {e}", i + 1))?);
+        out.push(parse_line(trimmed, i + 1).map_err(|reason| PuzzleError {
+            file: name.to_string(),
+            line: i + 1,
+            reason,
+        })?);
     }
     Ok(out)
 }
 
 /// Reads a puzzle file (see [`parse_puzzles`]).
-pub fn read_puzzles(path: &Path) -> Result<Vec<Puzzle>, String> {
-    let text = fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn read_puzzles(path: &Path) -> Result<Vec<Puzzle>, PuzzleError> {
+    let text = fs::read_to_string(path).map_err(|e| PuzzleError {
+        file: path.display().to_string(),
+        line: 0,
+        reason: e.to_string(),
+    })?;
     parse_puzzles(&text, &path.display().to_string())
 }
 

@@ -701,7 +701,27 @@ pub fn draw_probability(p: f64, deq: f64) -> f64 {
 ///
 /// Errors: no games, an unknown anchor, an anchor with a perfect score, a pool whose games do
 /// not determine the ratings, a score other than 0, ½ or 1.
-pub fn fit(games: &[GameResult], anchor: Anchor, options: FitOptions) -> Result<Ratings, String> {
+pub fn fit(games: &[GameResult], anchor: Anchor, options: FitOptions) -> Result<Ratings, FitError> {
+    fit_games(games, anchor, options).map_err(|reason| match games.is_empty() {
+        true => FitError::NoGames,
+        false => FitError::Ratings(reason),
+    })
+}
+
+/// Why ratings cannot be fitted. `Display`: one line.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FitError {
+    /// No game with a result.
+    #[error("no games with a result")]
+    NoGames,
+    /// The games do not make ratings: a bad score, a game against itself, an unknown or
+    /// unbounded anchor, pools the games do not connect.
+    #[error("{0}")]
+    Ratings(String),
+}
+
+/// [`fit`], its reason as a clause.
+fn fit_games(games: &[GameResult], anchor: Anchor, options: FitOptions) -> Result<Ratings, String> {
     if games.is_empty() {
         return Err("no games with a result".to_string());
     }

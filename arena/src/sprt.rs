@@ -124,19 +124,16 @@ pub struct SprtParams {
 
 impl SprtParams {
     /// Checks the ranges (as fastchess does).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SprtError> {
         if self.elo0.is_nan() || self.elo1.is_nan() || self.elo0 >= self.elo1 {
-            return Err(format!(
-                "elo0 ({}) must be less than elo1 ({})",
-                self.elo0, self.elo1
-            ));
+            return Err(SprtError::Bounds(self.elo0, self.elo1));
         }
         let in_unit = |x: f64| x > 0.0 && x < 1.0;
         if !in_unit(self.alpha) || !in_unit(self.beta) {
-            return Err("alpha and beta must lie strictly between 0 and 1".to_string());
+            return Err(SprtError::Probabilities);
         }
         if self.alpha + self.beta >= 1.0 {
-            return Err("alpha + beta must be less than 1".to_string());
+            return Err(SprtError::ProbabilitySum);
         }
         Ok(())
     }
@@ -303,11 +300,28 @@ pub fn llr(counts: &Counts, elo0: f64, elo1: f64, model: EloModel) -> f64 {
         .sum::<f64>()
 }
 
+/// Why a test cannot run. `Display`: one line.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SprtError {
+    /// The Elo bounds are not `elo0 < elo1`.
+    #[error("elo0 ({0}) must be less than elo1 ({1})")]
+    Bounds(f64, f64),
+    /// α or β outside (0, 1).
+    #[error("alpha and beta must lie strictly between 0 and 1")]
+    Probabilities,
+    /// α + β of 1 or more.
+    #[error("alpha + beta must be less than 1")]
+    ProbabilitySum,
+    /// Nothing to test.
+    #[error("no games")]
+    NoGames,
+}
+
 /// Runs the test on the counts: LLR, bounds, verdict and estimates.
-pub fn evaluate(counts: &Counts, params: SprtParams) -> Result<SprtReport, String> {
+pub fn evaluate(counts: &Counts, params: SprtParams) -> Result<SprtReport, SprtError> {
     params.validate()?;
     if counts.observations() == 0 {
-        return Err("no games".to_string());
+        return Err(SprtError::NoGames);
     }
     let llr = llr(counts, params.elo0, params.elo1, params.model);
     let (lower, upper) = (params.lower_bound(), params.upper_bound());

@@ -256,14 +256,36 @@ struct Job {
     opening: Option<String>,
 }
 
+/// Why a tournament did not finish. `Display`: one line.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TournamentError {
+    /// A configuration that makes no tournament.
+    #[error("{0}")]
+    Config(String),
+    /// An engine that does not start or answer.
+    #[error("{0}")]
+    Engine(String),
+    /// The PGN file cannot be opened or written.
+    #[error("{0}")]
+    Pgn(String),
+    /// A game that could not be played (a bad opening, an engine lost).
+    #[error("{0}")]
+    Game(String),
+}
+
 /// Plays the tournament. Engines are first started once each to check they work (errors name
 /// the engine); then `concurrency` workers play the games. With `progress`, an indicatif bar on
 /// stderr shows games done, rate, ETA and the leader. Errors: bad configuration, an engine that
 /// cannot be started, an unwritable PGN file.
-pub fn run(config: &TournamentConfig, progress: bool) -> Result<TournamentOutcome, String> {
-    check_config(config)?;
+pub fn run(
+    config: &TournamentConfig,
+    progress: bool,
+) -> Result<TournamentOutcome, TournamentError> {
+    check_config(config).map_err(TournamentError::Config)?;
     for spec in &config.players {
-        Engine::start(spec).map_err(|e| e.to_string())?.quit();
+        Engine::start(spec)
+            .map_err(|e| TournamentError::Engine(e.to_string()))?
+            .quit();
     }
     let mut pgn_file = match &config.pgn {
         Some(path) => Some(
@@ -271,7 +293,7 @@ pub fn run(config: &TournamentConfig, progress: bool) -> Result<TournamentOutcom
                 .create(true)
                 .append(true)
                 .open(path)
-                .map_err(|e| format!("PGN file {}: {e}", path.display()))?,
+                .map_err(|e| TournamentError::Pgn(format!("PGN file {}: {e}", path.display())))?,
         ),
         None => None,
     };
@@ -303,7 +325,7 @@ pub fn run(config: &TournamentConfig, progress: bool) -> Result<TournamentOutcom
                 Ok(game) => game,
                 Err(e) => {
                     abort.store(true, Ordering::Relaxed);
-                    error.get_or_insert(e);
+                    error.get_or_insert(TournamentError::Game(e));
                     continue;
                 }
             };
@@ -313,7 +335,9 @@ pub fn run(config: &TournamentConfig, progress: bool) -> Result<TournamentOutcom
                     unwritten.pop_front();
                     if let Err(e) = append_game(file, config, &next) {
                         abort.store(true, Ordering::Relaxed);
-                        error.get_or_insert(format!("writing the PGN file: {e}"));
+                        error.get_or_insert(TournamentError::Pgn(format!(
+                            "writing the PGN file: {e}"
+                        )));
                     }
                 }
             }

@@ -27,6 +27,50 @@ const STOP_GRACE: Duration = Duration::from_millis(1000);
 /// How long `Drop` waits for the process to exit after `quit` before killing it.
 const QUIT_GRACE: Duration = Duration::from_millis(300);
 
+/// An engine spec that does not say how to start an engine. `Display`: one line.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    /// Nothing given.
+    #[error("empty engine spec")]
+    Empty,
+    /// A shorthand path that is no file.
+    #[error(
+        "engine spec '{0}': no such file (expected a network file, an engine executable, or name=..,cmd=..)"
+    )]
+    NoSuchFile(String),
+    /// A part without `=`.
+    #[error("engine spec '{spec}': '{part}' is not key=value")]
+    NotKeyValue {
+        /// The spec.
+        spec: String,
+        /// The part.
+        part: String,
+    },
+    /// A key that is none of the known ones.
+    #[error("engine spec '{spec}': unknown key '{key}' (known: name, cmd, arg, net, option.NAME)")]
+    UnknownKey {
+        /// The spec.
+        spec: String,
+        /// The key.
+        key: String,
+    },
+    /// Both `cmd=` and `net=`.
+    #[error("engine spec '{0}': give either cmd= or net=, not both")]
+    CommandAndNet(String),
+    /// Neither `cmd=` nor `net=`.
+    #[error("engine spec '{0}': no cmd= (or net=)")]
+    NoCommand(String),
+    /// `name=` with nothing after it.
+    #[error("engine spec '{0}': empty name")]
+    EmptyName(String),
+    /// A network file that is not there.
+    #[error("network {}: no such file", .0.display())]
+    NoNetwork(PathBuf),
+    /// This workspace's `host` engine is nowhere to be found.
+    #[error("cannot find the host engine next to this program or on PATH (cargo build -p host)")]
+    NoHost,
+}
+
 /// How to start one engine: a display name, a command with arguments, and UCI options to set.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EngineSpec {
@@ -45,18 +89,15 @@ impl EngineSpec {
     /// the `host` engine with `EvalFile=FILE`; `cmd=host` finds this workspace's `host`), or a
     /// shorthand: a path to an existing file that is not executable (a network) means the
     /// `host` engine with `EvalFile` set to it, an executable path means that engine.
-    pub fn parse(text: &str) -> Result<EngineSpec, String> {
+    pub fn parse(text: &str) -> Result<EngineSpec, SpecError> {
         let text = text.trim();
         if text.is_empty() {
-            return Err("empty engine spec".to_string());
+            return Err(SpecError::Empty);
         }
         if !text.contains('=') {
             let path = Path::new(text);
             if !path.is_file() {
-                return Err(format!(
-                    "engine spec '{text}': no such file (expected a network file, an engine \
-                     executable, or name=..,cmd=..)"
-                ));
+                return Err(SpecError::NoSuchFile(text.to_string()));
             }
             if is_executable(path) {
                 return Ok(EngineSpec {
@@ -75,7 +116,10 @@ impl EngineSpec {
         let mut options = Vec::new();
         for part in text.split(',') {
             let Some((key, value)) = part.split_once('=') else {
-                return Err(format!("engine spec '{text}': '{part}' is not key=value"));
+                return Err(SpecError::NotKeyValue {
+                    spec: text.to_string(),
+                    part: part.to_string(),
+                });
             };
             let key = key.trim();
             match key {
@@ -88,23 +132,17 @@ impl EngineSpec {
                         options.push((option.to_string(), value.to_string()))
                     }
                     _ => {
-                        return Err(format!(
-                            "engine spec '{text}': unknown key '{key}' (known: name, cmd, arg, \
-                             net, option.NAME)"
-                        ));
+                        return Err(SpecError::UnknownKey {
+                            spec: text.to_string(),
+                            key: key.to_string(),
+                        });
                     }
                 },
             }
         }
         let mut spec = match (command, net) {
-            (Some(_), Some(_)) => {
-                return Err(format!(
-                    "engine spec '{text}': give either cmd= or net=, not both"
-                ));
-            }
-            (None, None) => {
-                return Err(format!("engine spec '{text}': no cmd= (or net=)"));
-            }
+            (Some(_), Some(_)) => return Err(SpecError::CommandAndNet(text.to_string())),
+            (None, None) => return Err(SpecError::NoCommand(text.to_string())),
             (None, Some(net)) => EngineSpec::host_with_net(Path::new(&net))?,
             (Some(cmd), None) => {
                 let command = if cmd == "host" {
@@ -122,7 +160,7 @@ impl EngineSpec {
         };
         if let Some(name) = name {
             if name.trim().is_empty() {
-                return Err(format!("engine spec '{text}': empty name"));
+                return Err(SpecError::EmptyName(text.to_string()));
             }
             spec.name = name;
         }
@@ -133,9 +171,9 @@ impl EngineSpec {
 
     /// The `host` engine of this workspace playing with the network `net` (`EvalFile`), named
     /// after the file's stem.
-    pub fn host_with_net(net: &Path) -> Result<EngineSpec, String> {
+    pub fn host_with_net(net: &Path) -> Result<EngineSpec, SpecError> {
         if !net.is_file() {
-            return Err(format!("network {}: no such file", net.display()));
+            return Err(SpecError::NoNetwork(net.to_path_buf()));
         }
         let net = net.canonicalize().unwrap_or_else(|_| net.to_path_buf());
         let mut spec = EngineSpec::host(&stem(&net))?;
@@ -145,7 +183,7 @@ impl EngineSpec {
     }
 
     /// The `host` engine of this workspace with its built-in evaluation (no `EvalFile`).
-    pub fn host(name: &str) -> Result<EngineSpec, String> {
+    pub fn host(name: &str) -> Result<EngineSpec, SpecError> {
         Ok(EngineSpec {
             name: name.to_string(),
             command: find_host()?,
@@ -176,7 +214,7 @@ fn is_executable(path: &Path) -> bool {
 
 /// Finds this workspace's `host` engine: next to the running executable (its directory, or
 /// the parent for `target/<profile>/deps` test binaries), else on `PATH`.
-pub fn find_host() -> Result<PathBuf, String> {
+pub fn find_host() -> Result<PathBuf, SpecError> {
     let exe_name = format!("host{}", std::env::consts::EXE_SUFFIX);
     if let Ok(exe) = std::env::current_exe()
         && let Some(dir) = exe.parent()
@@ -196,10 +234,7 @@ pub fn find_host() -> Result<PathBuf, String> {
             }
         }
     }
-    Err(
-        "cannot find the host engine next to this program or on PATH (cargo build -p host)"
-            .to_string(),
-    )
+    Err(SpecError::NoHost)
 }
 
 /// A search limit for one `go` command.

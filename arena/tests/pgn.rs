@@ -148,7 +148,7 @@ fn read_file_names_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad.pgn");
     std::fs::write(&path, "[White \"A\"]\n\n1. e4 }\n").unwrap();
-    let e = pgn::read_file(&path).unwrap_err();
+    let e = pgn::read_file(&path).unwrap_err().to_string();
     assert!(e.starts_with(&format!("{}:3: ", path.display())), "{e}");
     assert!(!e.contains('\n'));
     assert!(pgn::read_file(&dir.path().join("missing.pgn")).is_err());

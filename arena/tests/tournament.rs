@@ -174,7 +174,7 @@ fn pairs_play_only_the_listed_pairings_and_bad_pairs_are_refused() {
     assert!(outcome.games.iter().all(|g| g.white != 0 && g.black != 0));
     for bad in [vec![], vec![(0, 3)], vec![(1, 1)]] {
         config.format = tournament::Format::Pairs(bad.clone());
-        let err = tournament::run(&config, false).unwrap_err();
+        let err = tournament::run(&config, false).unwrap_err().to_string();
         assert!(err.contains("pair"), "{bad:?}: {err}");
     }
 }
@@ -229,6 +229,7 @@ fn batches_played_apart_merge_into_the_whole_tournament() {
     assert!(
         tournament::run(&bad, false)
             .unwrap_err()
+            .to_string()
             .contains("batch 2 of 2")
     );
 }

@@ -120,7 +120,7 @@ fn bad_engines_give_one_line_errors() {
         vec![host(), missing],
         GameSettings::new(SearchLimit::Nodes(10)),
     );
-    let error = tournament::run(&config, false).unwrap_err();
+    let error = tournament::run(&config, false).unwrap_err().to_string();
     assert!(
         error.contains("ghost") && error.contains("/no/such/engine"),
         "{error}"
@@ -139,7 +139,7 @@ fn bad_engines_give_one_line_errors() {
         vec![host(), spec],
         GameSettings::new(SearchLimit::Nodes(10)),
     );
-    let error = tournament::run(&config, false).unwrap_err();
+    let error = tournament::run(&config, false).unwrap_err().to_string();
     // The script exits at once: depending on timing, writing `uci` finds the pipe closed
     // (a crash) or the reply lacks `uciok`. Either way one line naming the engine.
     assert!(
@@ -155,6 +155,7 @@ fn bad_engines_give_one_line_errors() {
     assert!(
         tournament::run(&config, false)
             .unwrap_err()
+            .to_string()
             .contains("named")
     );
 }

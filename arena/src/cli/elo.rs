@@ -41,7 +41,7 @@ pub struct EloArgs {
 pub fn run(args: EloArgs) -> Result<(), String> {
     let mut games = Vec::new();
     for path in &args.pgn {
-        games.extend(pgn::read_file(path)?);
+        games.extend(pgn::read_file(path).map_err(|e| e.to_string())?);
     }
     let (results, skipped) = rating::results_from_pgn(&games);
     if skipped > 0 {
@@ -61,7 +61,7 @@ pub fn run(args: EloArgs) -> Result<(), String> {
             seed: args.seed,
         }),
     };
-    let ratings = rating::fit(&results, anchor, options)?;
+    let ratings = rating::fit(&results, anchor, options).map_err(|e| e.to_string())?;
     if args.markdown {
         print!("{}", rating::render_markdown(&ratings));
     } else {

@@ -43,8 +43,8 @@ pub struct PuzzlesArgs {
 
 /// Runs `arena puzzles`.
 pub fn run(args: PuzzlesArgs) -> Result<(), String> {
-    let spec = EngineSpec::parse(&args.engine)?;
-    let mut list = puzzles::read_puzzles(&args.puzzles)?;
+    let spec = EngineSpec::parse(&args.engine).map_err(|e| e.to_string())?;
+    let mut list = puzzles::read_puzzles(&args.puzzles).map_err(|e| e.to_string())?;
     if let Some(n) = args.limit {
         list.truncate(n);
     }

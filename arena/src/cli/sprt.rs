@@ -82,7 +82,7 @@ pub fn run(args: SprtArgs) -> Result<(), String> {
             .engine
             .as_deref()
             .ok_or("--pgn needs --engine NAME (the tested engine)")?;
-        let games = pgn::read_file(path)?;
+        let games = pgn::read_file(path).map_err(|e| e.to_string())?;
         let found = sprt::counts_from_pgn(&games, engine, args.opponent.as_deref());
         if found.trinomial.iter().sum::<u64>() == 0 {
             return Err(format!(
@@ -109,7 +109,7 @@ pub fn run(args: SprtArgs) -> Result<(), String> {
     } else {
         return Err("give --pgn FILE --engine NAME, --penta, or --wdl".to_string());
     };
-    let report = sprt::evaluate(&counts, params)?;
+    let report = sprt::evaluate(&counts, params).map_err(|e| e.to_string())?;
     print!("{report}");
     Ok(())
 }

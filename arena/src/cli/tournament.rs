@@ -96,7 +96,7 @@ enum Order {
 /// Runs `arena tournament`.
 pub fn run(args: TournamentArgs) -> Result<(), String> {
     let config = config_from(&args)?;
-    let outcome = tournament::run(&config, true)?;
+    let outcome = tournament::run(&config, true).map_err(|e| e.to_string())?;
     print!("{}", report(&outcome));
     print_ratings(&outcome);
     Ok(())
@@ -106,7 +106,7 @@ fn config_from(args: &TournamentArgs) -> Result<TournamentConfig, String> {
     let players = args
         .engines
         .iter()
-        .map(|s| EngineSpec::parse(s))
+        .map(|s| EngineSpec::parse(s).map_err(|e| e.to_string()))
         .collect::<Result<Vec<_>, _>>()?;
     let limit = if let Some(tc) = &args.tc {
         tc.parse::<TimeControl>()
@@ -136,7 +136,7 @@ fn config_from(args: &TournamentArgs) -> Result<TournamentConfig, String> {
         max_moves: args.maxmoves,
     };
     let openings = match &args.openings {
-        Some(path) => openings::read_openings(path)?,
+        Some(path) => openings::read_openings(path).map_err(|e| e.to_string())?,
         None => Vec::new(),
     };
     Ok(TournamentConfig {
