@@ -99,7 +99,9 @@ fn bad_lines_name_file_and_line() {
     ];
     for (bad, what) in cases {
         let text = format!("FEN,moves,rating,themes\n{good}\n\n{bad}\n");
-        let e = puzzles::parse_puzzles(&text, "p.csv").unwrap_err().to_string();
+        let e = puzzles::parse_puzzles(&text, "p.csv")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("p.csv:4: "), "{e}");
         assert!(e.contains(what), "{e}");
         assert!(!e.contains('\n'));

@@ -239,7 +239,8 @@ fn perfect_winner_gets_a_floor_like_ordo() {
         },
         FitOptions::elo_curve(),
     )
-    .unwrap_err().to_string();
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("Q"), "{e}");
 }
 
@@ -254,11 +255,14 @@ fn bad_inputs_are_errors() {
         },
         FitOptions::elo_curve(),
     )
-    .unwrap_err().to_string();
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("Nobody"));
     // Two pools that never met.
     let games = [matchup("A", "B", 3, 3, 3), matchup("C", "D", 3, 3, 3)].concat();
-    let e = rating::fit(&games, Anchor::PoolAverage(0.0), FitOptions::elo_curve()).unwrap_err().to_string();
+    let e = rating::fit(&games, Anchor::PoolAverage(0.0), FitOptions::elo_curve())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("not determined"), "{e}");
     // One pool dominates the other without perfect players: no finite maximum.
     let games = [
@@ -268,7 +272,9 @@ fn bad_inputs_are_errors() {
         matchup("B", "D", 2, 0, 0),
     ]
     .concat();
-    let e = rating::fit(&games, Anchor::PoolAverage(0.0), FitOptions::elo_curve()).unwrap_err().to_string();
+    let e = rating::fit(&games, Anchor::PoolAverage(0.0), FitOptions::elo_curve())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("scored nothing"), "{e}");
 }
 

@@ -1,7 +1,7 @@
 //! Reading games: one per line, `START_FEN<TAB>uci moves separated by spaces` (more columns are
 //! ignored, so the vectors of `tests/data/stockfish-15.1/games.tsv` and `host eval --games`'s
-//! own output read back), `#` comments and blank lines skipped. Lines are bounded as in
-//! [`crate::fens`]; every move is checked for legality.
+//! own output read back), `#` comments and blank lines skipped. Lines are bounded
+//! ([`chess_text::bounded_lines`]); every move is checked for legality.
 
 use std::path::Path;
 
@@ -24,9 +24,23 @@ pub struct Game {
     pub moves: Vec<Move>,
 }
 
+/// A games file that cannot be read. `Display`: `PATH:LINE: REASON in 'EXCERPT'`, or
+/// `PATH: REASON` for the file itself.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct GamesError {
+    /// The whole one-line message.
+    message: String,
+}
+
 /// Reads every game of `path`; an error names the file, the line and what is wrong, quoting an
 /// excerpt of the line.
-pub fn read_games(path: &Path) -> Result<Vec<Game>, String> {
+pub fn read_games(path: &Path) -> Result<Vec<Game>, GamesError> {
+    read(path).map_err(|message| GamesError { message })
+}
+
+/// [`read_games`], its error as the message.
+fn read(path: &Path) -> Result<Vec<Game>, String> {
     let file =
         std::fs::File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
     let mut games = Vec::new();

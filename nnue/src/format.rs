@@ -494,14 +494,22 @@ pub fn decode_thesis(
     })?)
 }
 
+/// A network that a file format cannot hold. `Display`: a clause.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EncodeError {
+    /// The thesis's format holds only the thesis's shape.
+    #[error("the thesis's format holds only the thesis's shape, not {0}")]
+    ThesisShape(String),
+    /// Stockfish 15.1's format holds only its own network (why this one is not, as a clause).
+    #[error("{0}")]
+    Stockfish(String),
+}
+
 /// The thesis file of `net`: its feature-set name as stored, NUL, N, L1, L2, tensors. The
-/// format holds the thesis's shape only: another shape is an error (a clause).
-pub fn encode_thesis(net: &Network) -> Result<Vec<u8>, String> {
+/// format holds the thesis's shape only.
+pub fn encode_thesis(net: &Network) -> Result<Vec<u8>, EncodeError> {
     if net.arch().preset_name() != Some("thesis") {
-        return Err(format!(
-            "the thesis's format holds only the thesis's shape, not {}",
-            net.arch()
-        ));
+        return Err(EncodeError::ThesisShape(net.arch().to_string()));
     }
     let mut out = Vec::new();
     out.extend_from_slice(net.feature_set().as_bytes());

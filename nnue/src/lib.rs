@@ -122,7 +122,9 @@ pub use accumulator::{AccumulatorStack, DEFAULT_MAX_PLY, EvalError, StackStats};
 pub use aligned::{ALIGN, AlignedVec, Element};
 pub use arrange::Arranged;
 pub use first_layer::{FirstLayer, OutOfRange, RowLists, StoredRun, WeightType};
-pub use format::{DecodeError, FORMAT_VERSION, MAGIC, NetFormat, OwnHeader, THESIS_SHAPE_VERSION};
+pub use format::{
+    DecodeError, EncodeError, FORMAT_VERSION, MAGIC, NetFormat, OwnHeader, THESIS_SHAPE_VERSION,
+};
 pub use forward::{ForwardScratch, StackOutput};
 pub use load::{NetError, NetErrorKind, Nnue, check_network_file, encode, read_own, write_network};
 pub use network::{

@@ -14,8 +14,8 @@ use plugin_api::{FeatureSet, LoadError, PluginRegistry};
 use super::arrange::{Arranged, arrange};
 use super::detect::{declared_length, detect};
 use super::format::{
-    DecodeError, NetFormat, OwnHeader, decode_own, decode_thesis, encode_own, encode_thesis,
-    thesis_header,
+    DecodeError, EncodeError, NetFormat, OwnHeader, decode_own, decode_thesis, encode_own,
+    encode_thesis, thesis_header,
 };
 use super::network::{BlockInfo, Network};
 use super::stockfish;
@@ -294,7 +294,7 @@ impl Nnue {
 
     /// The network's file in `format` (a Stockfish file keeps the description it was read
     /// with); an error (a clause) for a shape `format` cannot hold.
-    pub fn to_bytes(&self, format: NetFormat) -> Result<Vec<u8>, String> {
+    pub fn to_bytes(&self, format: NetFormat) -> Result<Vec<u8>, EncodeError> {
         encode(&self.network(), format, self.description())
     }
 
@@ -302,7 +302,7 @@ impl Nnue {
     pub fn write(&self, path: &Path, format: NetFormat) -> Result<(), NetError> {
         let bytes = self.to_bytes(format).map_err(|e| NetError {
             file: path.display().to_string(),
-            kind: NetErrorKind::Write(e),
+            kind: NetErrorKind::Write(e.to_string()),
         })?;
         write_bytes(path, &bytes)
     }
@@ -314,7 +314,7 @@ pub fn encode(
     network: &Network,
     format: NetFormat,
     description: Option<&str>,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, EncodeError> {
     match format {
         NetFormat::Own => Ok(encode_own(network)),
         NetFormat::Thesis => encode_thesis(network),
@@ -332,7 +332,7 @@ pub fn encode(
 pub fn write_network(network: &Network, path: &Path, format: NetFormat) -> Result<(), NetError> {
     let bytes = encode(network, format, None).map_err(|e| NetError {
         file: path.display().to_string(),
-        kind: NetErrorKind::Write(e),
+        kind: NetErrorKind::Write(e.to_string()),
     })?;
     write_bytes(path, &bytes)
 }

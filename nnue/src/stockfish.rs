@@ -24,7 +24,7 @@
 //! zero) and written as zeros.
 
 use super::first_layer::WeightType;
-use super::format::{DecodeError, i16s, i32s};
+use super::format::{DecodeError, EncodeError, i16s, i32s};
 use super::network::{BlockInfo, LayerParts, Network, NetworkParts, Quantization};
 use super::shape::Arch;
 
@@ -265,9 +265,9 @@ pub fn unsupported(net: &Network) -> Option<String> {
 
 /// The Stockfish 15.1 file of `net` with `description`; an error (a clause) for a network of
 /// another shape ([`unsupported`]).
-pub fn encode(net: &Network, description: &str) -> Result<Vec<u8>, String> {
+pub fn encode(net: &Network, description: &str) -> Result<Vec<u8>, EncodeError> {
     if let Some(why) = unsupported(net) {
-        return Err(why);
+        return Err(EncodeError::Stockfish(why));
     }
     let mut out =
         Vec::with_capacity(12 + description.len() + 4 + ft_bytes(L1) + 8 * stack_bytes(L1));

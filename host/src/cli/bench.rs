@@ -22,7 +22,7 @@ pub fn run(
         return Err("--threads must be at least 1".into());
     }
     let eval = match net {
-        Some(path) => EvalSource::load(path, plugin_dir)?,
+        Some(path) => EvalSource::load(path, plugin_dir).map_err(|e| e.to_string())?,
         None => EvalSource::Builtin,
     };
     let config = BenchConfig {
@@ -31,7 +31,9 @@ pub fn run(
         hash_mb,
         eval,
     };
-    bench::run(&config, out).map(|_| ())
+    bench::run(&config, out)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 /// Writes the benchmark's positions, one FEN per line.

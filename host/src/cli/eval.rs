@@ -82,7 +82,7 @@ pub fn games(
     let kernels = kernels(simd)?;
     let registry = PluginRegistry::discover(plugin_dir).map_err(|e| e.to_string())?;
     let nnue = Nnue::load(net, &registry).map_err(|e| e.to_string())?;
-    let games = host::games::read_games(games)?;
+    let games = host::games::read_games(games).map_err(|e| e.to_string())?;
     let longest = games.iter().map(|g| g.moves.len()).max().unwrap_or(0);
     let mut stack = AccumulatorStack::with_max_ply(&nnue, kernels, longest);
     if full_refresh {

@@ -8,12 +8,12 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use shakmaty::fen::Fen;
-use shakmaty::{CastlingMode, Chess};
+use shakmaty::Chess;
 
 use super::evaluation::EvalSource;
 use super::facade::Engine;
 use super::limits::Limits;
+use super::tt::HashError;
 use super::uci_format::uci_move;
 
 /// Default depth of `host bench`.
@@ -106,26 +106,44 @@ impl BenchSummary {
     }
 }
 
+/// Why a benchmark did not finish. `Display`: one line.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// The hash table cannot be had.
+    #[error(transparent)]
+    Hash(#[from] HashError),
+    /// A position's search failed (an evaluation error), or the position is not one.
+    #[error("bench position {index}: {reason}")]
+    Position {
+        /// 1-based.
+        index: usize,
+        /// Why.
+        reason: String,
+    },
+    /// The output cannot be written.
+    #[error("cannot write output: {0}")]
+    Write(#[from] std::io::Error),
+}
+
 /// Searches every position of [`POSITIONS`], writing one line per position and then the
 /// summary line `N nodes M nps` to `out`.
-pub fn run(config: &BenchConfig, out: &mut dyn Write) -> Result<BenchSummary, String> {
+pub fn run(config: &BenchConfig, out: &mut dyn Write) -> Result<BenchSummary, BenchError> {
     let mut engine = Engine::new(config.hash_mb, config.threads, config.eval.clone())?;
     let limits = Limits {
         depth: Some(config.depth.max(1)),
         ..Limits::default()
     };
-    let write_err = |e: std::io::Error| format!("cannot write output: {e}");
     let mut total = BenchSummary {
         nodes: 0,
         elapsed: Duration::ZERO,
         cpu: Duration::ZERO,
     };
     for (i, fen) in POSITIONS.iter().enumerate() {
-        let root: Chess = fen
-            .parse::<Fen>()
-            .map_err(|e| format!("bench position {}: {e}", i + 1))?
-            .into_position(CastlingMode::Standard)
-            .map_err(|e| format!("bench position {}: {e}", i + 1))?;
+        let at = |reason: String| BenchError::Position {
+            index: i + 1,
+            reason,
+        };
+        let root: Chess = chess_text::parse_position(fen).map_err(|e| at(e.to_string()))?;
         engine.new_game();
         let started = Instant::now();
         let cpu_started = process_cpu_time();
@@ -133,7 +151,7 @@ pub fn run(config: &BenchConfig, out: &mut dyn Write) -> Result<BenchSummary, St
         total.elapsed += started.elapsed();
         total.cpu += process_cpu_time().saturating_sub(cpu_started);
         if let Some(e) = result.errors.first() {
-            return Err(format!("bench position {}: {e}", i + 1));
+            return Err(at(e.clone()));
         }
         total.nodes += result.nodes;
         writeln!(
@@ -144,8 +162,7 @@ pub fn run(config: &BenchConfig, out: &mut dyn Write) -> Result<BenchSummary, St
             result.nodes,
             uci_move(result.best.as_ref()),
             fen
-        )
-        .map_err(write_err)?;
+        )?;
     }
     writeln!(
         out,
@@ -153,9 +170,8 @@ pub fn run(config: &BenchConfig, out: &mut dyn Write) -> Result<BenchSummary, St
         total.elapsed.as_millis(),
         total.cpu.as_millis(),
         (total.nodes as f64 / total.cpu.as_secs_f64().max(1e-9)) as u64
-    )
-    .map_err(write_err)?;
-    writeln!(out, "{} nodes {} nps", total.nodes, total.nps()).map_err(write_err)?;
+    )?;
+    writeln!(out, "{} nodes {} nps", total.nodes, total.nps())?;
     Ok(total)
 }
 
@@ -182,11 +198,7 @@ mod tests {
     #[test]
     fn every_bench_position_is_legal() {
         for fen in POSITIONS {
-            let pos: Result<Chess, _> = fen
-                .parse::<Fen>()
-                .unwrap()
-                .into_position(CastlingMode::Standard);
-            assert!(pos.is_ok(), "{fen}");
+            assert!(chess_text::parse_position(fen).is_ok(), "{fen}");
         }
     }
 

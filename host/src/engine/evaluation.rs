@@ -59,21 +59,33 @@ pub enum EvalSource {
     },
 }
 
+/// A network evaluation that cannot be set up. `Display`: the cause's one line.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// The plugins cannot be loaded.
+    #[error(transparent)]
+    Plugins(#[from] plugin_api::LoadError),
+    /// The network cannot be loaded.
+    #[error(transparent)]
+    Network(#[from] crate::nnue::NetError),
+    /// The kernels `NNUE_SIMD` asks for cannot run here.
+    #[error(transparent)]
+    Kernels(#[from] crate::nnue::SimdError),
+}
+
 impl EvalSource {
     /// Loads the network `path`, with the plugins of `plugin_dir` (else the default plugin
     /// directories): the blocks its feature set names are bound automatically. `NNUE_SIMD` may
     /// force a kernel version.
-    pub fn load(path: &Path, plugin_dir: Option<&Path>) -> Result<EvalSource, String> {
-        let registry = PluginRegistry::discover(plugin_dir).map_err(|e| e.to_string())?;
+    pub fn load(path: &Path, plugin_dir: Option<&Path>) -> Result<EvalSource, SourceError> {
+        let registry = PluginRegistry::discover(plugin_dir)?;
         Self::load_with(path, &registry)
     }
 
     /// Loads the network `path` with the blocks of `registry`.
-    pub fn load_with(path: &Path, registry: &PluginRegistry) -> Result<EvalSource, String> {
-        let nnue = Nnue::load(path, registry).map_err(|e| e.to_string())?;
-        let kernels = SimdLevel::from_env()
-            .and_then(Kernels::new)
-            .map_err(|e| e.to_string())?;
+    pub fn load_with(path: &Path, registry: &PluginRegistry) -> Result<EvalSource, SourceError> {
+        let nnue = Nnue::load(path, registry)?;
+        let kernels = SimdLevel::from_env().and_then(Kernels::new)?;
         Ok(EvalSource::Nnue {
             nnue: Arc::new(nnue),
             path: path.to_path_buf(),

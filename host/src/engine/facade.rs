@@ -17,12 +17,12 @@ use super::control::SearchControl;
 use super::eval::{Builtin, Evaluator};
 use super::evaluation::EvalSource;
 use super::history::ThreadData;
-use super::label::{Label, LabelBudget};
+use super::label::{EvalFailure, Label, LabelBudget};
 use super::limits::Limits;
 use super::nnue_eval::NnueEval;
 use super::runner::{self, SEARCH_STACK_BYTES, SearchJob};
 use super::search::{Iteration, Report, SearchResult};
-use super::tt::TranspositionTable;
+use super::tt::{HashError, TranspositionTable};
 use crate::nnue::Nnue;
 
 /// A chess engine: the transposition table, the histories of each search thread and the
@@ -54,7 +54,7 @@ impl Engine {
 
     /// An engine with a cleared table of `hash_mb` MiB, `threads` search threads (at least one)
     /// with empty histories, and the evaluation `eval`. Fails if the table cannot be allocated.
-    pub fn new(hash_mb: usize, threads: usize, eval: EvalSource) -> Result<Self, String> {
+    pub fn new(hash_mb: usize, threads: usize, eval: EvalSource) -> Result<Self, HashError> {
         let thread_count = threads.max(1);
         Ok(Engine {
             tt: Arc::new(TranspositionTable::new(hash_mb)?),
@@ -108,7 +108,7 @@ impl Engine {
     /// The old table is freed first, so the two need not fit in memory at once; if the new one
     /// cannot be had, the error comes back and the table has its old size again (or, should
     /// even that fail, 1 MiB). A background search is finished first.
-    pub fn resize_hash(&mut self, mb: usize) -> Result<(), String> {
+    pub fn resize_hash(&mut self, mb: usize) -> Result<(), HashError> {
         self.finish();
         let old_mb = self.hash_mb();
         if mb == old_mb {
@@ -127,7 +127,7 @@ impl Engine {
                 self.tt = Arc::new(tt);
                 Err(error)
             }
-            Err(again) => Err(format!("{error}; {again}; the hash table has 1 MiB")),
+            Err(again) => Err(HashError::Fallback(Box::new(error), Box::new(again))),
         }
     }
 
@@ -191,7 +191,7 @@ impl Engine {
         root: &Chess,
         history: &[u64],
         budget: LabelBudget,
-    ) -> Result<Label, String> {
+    ) -> Result<Label, EvalFailure> {
         let source = Arc::clone(&self.eval);
         self.label_with(&mut source.evaluator(), root, history, budget)
     }
@@ -203,7 +203,7 @@ impl Engine {
         root: &Chess,
         history: &[u64],
         budget: LabelBudget,
-    ) -> Result<Label, String> {
+    ) -> Result<Label, EvalFailure> {
         let limits = match budget {
             LabelBudget::Nodes(n) => Limits {
                 nodes: Some(n),
@@ -217,14 +217,14 @@ impl Engine {
                         runner::root_label(job, data, eval, quiescence)
                     });
                 return match error {
-                    Some(e) => Err(e),
+                    Some(e) => Err(EvalFailure(e)),
                     None => Ok(Label { score, nodes }),
                 };
             }
         };
         let result = self.search_with(eval, root, history, &limits);
         match result.errors.into_iter().next() {
-            Some(e) => Err(e),
+            Some(e) => Err(EvalFailure(e)),
             None => Ok(Label {
                 score: result.last.score,
                 nodes: result.nodes,
@@ -267,7 +267,7 @@ impl Engine {
         ponder: bool,
         report: impl Fn(&Iteration, &SearchControl, &TranspositionTable) + Send + Sync + 'static,
         finished: impl FnOnce(Option<SearchResult>) + Send + 'static,
-    ) -> Result<(), String> {
+    ) -> Result<(), std::io::Error> {
         self.finish();
         let control = Arc::new(SearchControl::new(self.thread_count, ponder));
         let mut threads = std::mem::take(&mut self.threads);
@@ -299,7 +299,7 @@ impl Engine {
             }
             Err(e) => {
                 self.threads = fresh_threads(self.thread_count);
-                Err(format!("cannot start the search thread: {e}"))
+                Err(e)
             }
         }
     }

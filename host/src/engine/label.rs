@@ -30,6 +30,11 @@ pub enum LabelBudget {
     Depth(u32),
 }
 
+/// An evaluation that failed in a search or a label (a plugin's error): its one-line message.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct EvalFailure(pub String);
+
 /// What a label found: the score (side to move's) and the nodes it took.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Label {

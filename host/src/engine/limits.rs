@@ -39,6 +39,11 @@ impl Limits {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Ablation(u32);
 
+/// A name that is none of [`Ablation::TECHNIQUES`]. `Display`: one line listing them.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown search technique '{name}' (known: {known})", name = self.0, known = Ablation::known())]
+pub struct AblationError(pub String);
+
 impl Ablation {
     /// Aspiration windows.
     pub const ASPIRATION: Ablation = Ablation(1 << 0);
@@ -75,9 +80,15 @@ impl Ablation {
         ("tt-cut", Self::TT_CUTOFF),
     ];
 
+    /// The names of the techniques, comma-separated.
+    fn known() -> String {
+        let names: Vec<&str> = Self::TECHNIQUES.iter().map(|(n, _)| *n).collect();
+        names.join(", ")
+    }
+
     /// Parses a comma- or space-separated list of [`TECHNIQUES`](Self::TECHNIQUES) names;
     /// empty, `none` or `<empty>` switch nothing off.
-    pub fn parse(list: &str) -> Result<Ablation, String> {
+    pub fn parse(list: &str) -> Result<Ablation, AblationError> {
         let mut set = Ablation::default();
         for name in list
             .split(|c: char| c == ',' || c.is_whitespace())
@@ -86,13 +97,7 @@ impl Ablation {
             let name = name.to_ascii_lowercase();
             match Self::TECHNIQUES.iter().find(|(n, _)| *n == name) {
                 Some((_, technique)) => set.0 |= technique.0,
-                None => {
-                    let known: Vec<&str> = Self::TECHNIQUES.iter().map(|(n, _)| *n).collect();
-                    return Err(format!(
-                        "unknown search technique '{name}' (known: {})",
-                        known.join(", ")
-                    ));
-                }
+                None => return Err(AblationError(name)),
             }
         }
         Ok(set)
@@ -146,7 +151,7 @@ mod tests {
         assert_eq!(set.names(), "rfp,nmp,lmr");
         assert_eq!(Ablation::parse("").unwrap(), Ablation::default());
         assert_eq!(Ablation::parse("<empty>").unwrap(), Ablation::default());
-        let e = Ablation::parse("rfp,warp-drive").unwrap_err();
+        let e = Ablation::parse("rfp,warp-drive").unwrap_err().to_string();
         assert!(e.contains("'warp-drive'") && e.contains("lmr"), "{e}");
     }
 }

@@ -159,8 +159,10 @@ pub fn null_move(pos: &Chess) -> Option<Chess> {
 /// A position shakmaty validated, accepting what the engine can play anyway: castling rights
 /// without their rook or king (dropped), an impossible en-passant square (dropped) and more
 /// material than a game can have. Anything else (no king, the side not to move in check, pawns
-/// on the back rank, ...) is refused with shakmaty's reason.
-pub fn accept(result: Result<Chess, PositionError<Chess>>) -> Result<Chess, String> {
+/// on the back rank, ...) is refused with shakmaty's reason (boxed: it carries the position).
+pub fn accept(
+    result: Result<Chess, PositionError<Chess>>,
+) -> Result<Chess, Box<PositionError<Chess>>> {
     let e = match result {
         Ok(pos) => return Ok(pos),
         Err(e) => e,
@@ -173,10 +175,7 @@ pub fn accept(result: Result<Chess, PositionError<Chess>>) -> Result<Chess, Stri
         Ok(pos) => return Ok(pos),
         Err(e) => e,
     };
-    match e.ignore_too_much_material() {
-        Ok(pos) => Ok(pos),
-        Err(e) => Err(e.to_string()),
-    }
+    e.ignore_too_much_material().map_err(Box::new)
 }
 
 /// Whether neither side can ever checkmate: bare kings, or a lone minor piece against a bare king.

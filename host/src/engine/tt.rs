@@ -118,11 +118,22 @@ impl std::fmt::Debug for TranspositionTable {
 
 const HUGE_PAGE: usize = 2 << 20;
 
+/// A hash table that cannot be had. `Display`: one line.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HashError {
+    /// The memory of a table of this many MiB cannot be allocated.
+    #[error("cannot allocate {0} MiB for the hash table")]
+    Alloc(usize),
+    /// Neither the size asked for nor the old one could be had: the table has 1 MiB.
+    #[error("{0}; {1}; the hash table has 1 MiB")]
+    Fallback(Box<HashError>, Box<HashError>),
+}
+
 impl TranspositionTable {
     /// A cleared table of `mb` MiB (at least one bucket). Fails, instead of aborting the
     /// process, when the memory cannot be had.
-    pub fn new(mb: usize) -> Result<Self, String> {
-        let fail = || format!("cannot allocate {mb} MiB for the hash table");
+    pub fn new(mb: usize) -> Result<Self, HashError> {
+        let fail = || HashError::Alloc(mb);
         let bytes = mb.max(1).checked_mul(1 << 20).ok_or_else(fail)?;
         let len = (bytes / std::mem::size_of::<Bucket>()).max(1);
         let size = len * std::mem::size_of::<Bucket>();

@@ -31,6 +31,7 @@ use super::limits::{Ablation, Limits};
 use super::position::accept;
 use super::search::SearchResult;
 use super::time::{self, Clock};
+use super::tt::HashError;
 use super::uci_format::{info_line, uci_move, uci_score};
 use super::zobrist;
 
@@ -91,7 +92,7 @@ fn is_empty_value(v: &str) -> bool {
 impl UciEngine {
     /// An engine writing to `out`; `plugin_dir` is the default for `PluginDir` (the host's
     /// `--plugin-dir`). Fails only if the default hash table cannot be allocated.
-    pub fn new(out: Output, plugin_dir: Option<PathBuf>) -> Result<Self, String> {
+    pub fn new(out: Output, plugin_dir: Option<PathBuf>) -> Result<Self, HashError> {
         Ok(UciEngine {
             out,
             options: Options {
@@ -227,7 +228,7 @@ impl UciEngine {
             "hash" => match spin(MAX_HASH_MB as u64, 1) {
                 Ok(mb) => {
                     if let Err(e) = self.engine.resize_hash(mb as usize) {
-                        self.error(&e);
+                        self.error(&e.to_string());
                     }
                 }
                 Err(e) => self.error(&e),
@@ -332,7 +333,7 @@ impl UciEngine {
             },
         );
         if let Err(e) = started {
-            self.error(&e);
+            self.error(&format!("cannot start the search thread: {e}"));
             self.send(&first_legal_bestmove(&self.root));
         }
     }
@@ -521,7 +522,7 @@ fn parse_setoption(line: &str) -> Option<(String, Option<String>)> {
 }
 
 /// Parses the arguments of `position`: the root and the hashes of the positions before it.
-pub fn parse_position(args: &[&str]) -> Result<(Chess, Vec<u64>), String> {
+pub(crate) fn parse_position(args: &[&str]) -> Result<(Chess, Vec<u64>), String> {
     let (mut pos, rest) = match args.first() {
         Some(&"startpos") => (Chess::default(), &args[1..]),
         Some(&"fen") => {
@@ -595,7 +596,7 @@ fn truncate(s: &str, max: usize) -> String {
 }
 
 /// Runs the UCI loop on standard input and output.
-pub fn run_stdio(plugin_dir: Option<PathBuf>) -> Result<(), String> {
+pub fn run_stdio(plugin_dir: Option<PathBuf>) -> Result<(), HashError> {
     let mut engine = UciEngine::new(stdout_output(), plugin_dir)?;
     let stdin = std::io::stdin();
     engine.run(stdin.lock());
