@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use chess_text::FenError;
 use shakmaty::san::SanPlus;
 use shakmaty::uci::UciMove;
 use shakmaty::zobrist::Zobrist64;
@@ -356,14 +357,14 @@ fn rules_ending(pos: &Chess, seen: &HashMap<Zobrist64, u32>) -> Option<(Outcome,
 /// Plays one game: `engines[0]` has White, `engines[1]` Black, from `opening_fen` (the start
 /// position when `None`). Sends `ucinewgame` to both first. An engine that fails (crash, illegal
 /// move, time) loses; the caller checks `Engine::is_usable` afterwards and restarts it.
-/// Errors only for an invalid opening.
+/// Errors only for an invalid opening (chess-text's reason).
 pub fn play_game(
     engines: [&mut Engine; 2],
     opening_fen: Option<&str>,
     settings: &GameSettings,
-) -> Result<GameRecord, String> {
+) -> Result<GameRecord, FenError> {
     let mut pos: Chess = match opening_fen {
-        Some(fen) => chess_text::parse_position(fen).map_err(|e| format!("opening: {e}"))?,
+        Some(fen) => chess_text::parse_position(fen)?,
         None => Chess::default(),
     };
     let mut record = GameRecord {

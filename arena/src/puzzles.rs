@@ -42,7 +42,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use shakmaty::uci::UciMove;
 use shakmaty::{Chess, Move, Position};
 
-use crate::uci::{Engine, EngineSpec, SearchLimit};
+use crate::uci::{Engine, EngineSpec, SearchLimit, UciError};
 
 /// One puzzle.
 #[derive(Clone, Debug, PartialEq)]
@@ -458,6 +458,28 @@ fn run_puzzle(
     })
 }
 
+/// Why a puzzle run stopped: an engine would not start, a puzzle failed twice (the second
+/// time with a fresh engine), or a worker died.
+#[derive(Debug, thiserror::Error)]
+pub enum SolveError {
+    /// The engine process could not be started.
+    #[error(transparent)]
+    Start(#[from] UciError),
+    /// A puzzle failed, and again after a restart.
+    #[error("puzzle at line {line}: {first}; retry: {retry}")]
+    Puzzle {
+        /// The puzzle's line in its file.
+        line: usize,
+        /// The first failure.
+        first: String,
+        /// The failure with a fresh engine.
+        retry: String,
+    },
+    /// A worker thread panicked or left a puzzle unrun.
+    #[error("{0}")]
+    Worker(&'static str),
+}
+
 /// Runs `spec` on every puzzle with `threads` engine processes; see the module docs.
 pub fn solve_all(
     spec: &EngineSpec,
@@ -465,7 +487,7 @@ pub fn solve_all(
     limit: SearchLimit,
     threads: usize,
     progress: bool,
-) -> Result<PuzzleReport, String> {
+) -> Result<PuzzleReport, SolveError> {
     let threads = threads.max(1).min(puzzles.len().max(1));
     let bar = if progress {
         let bar = ProgressBar::new(puzzles.len() as u64);
@@ -486,12 +508,12 @@ pub fn solve_all(
     let correct = AtomicUsize::new(0);
     let answered = AtomicUsize::new(0);
     let timeout = search_timeout(&limit);
-    let errors: Vec<String> = std::thread::scope(|scope| {
+    let errors: Vec<SolveError> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
-                    let work = || -> Result<(), String> {
-                        let mut engine = Engine::start(spec).map_err(|e| e.to_string())?;
+                    let work = || -> Result<(), SolveError> {
+                        let mut engine = Engine::start(spec)?;
                         loop {
                             if failed.load(Ordering::Relaxed) {
                                 return Ok(());
@@ -504,13 +526,12 @@ pub fn solve_all(
                                 Ok(r) => r,
                                 Err(first) => {
                                     // One retry with a fresh engine (it may have crashed).
-                                    engine = Engine::start(spec).map_err(|e| e.to_string())?;
+                                    engine = Engine::start(spec)?;
                                     run_puzzle(&mut engine, puzzle, i, &limit, timeout).map_err(
-                                        |e| {
-                                            format!(
-                                                "puzzle at line {}: {first}; retry: {e}",
-                                                puzzle.line
-                                            )
+                                        |retry| SolveError::Puzzle {
+                                            line: puzzle.line,
+                                            first,
+                                            retry,
                                         },
                                     )?
                                 }
@@ -524,7 +545,10 @@ pub fn solve_all(
                                 100.0 * c as f64 / n.max(1) as f64
                             ));
                             bar.inc(1);
-                            results.lock().map_err(|_| "results lock poisoned")?[i] = Some(result);
+                            results
+                                .lock()
+                                .map_err(|_| SolveError::Worker("results lock poisoned"))?[i] =
+                                Some(result);
                         }
                     };
                     let outcome = work();
@@ -545,7 +569,7 @@ pub fn solve_all(
                 }
                 Err(_) => {
                     failed.store(true, Ordering::Relaxed);
-                    Some("a puzzle worker panicked".to_string())
+                    Some(SolveError::Worker("a puzzle worker panicked"))
                 }
             })
             .collect()
@@ -556,10 +580,10 @@ pub fn solve_all(
     }
     let results = results
         .into_inner()
-        .map_err(|_| "results lock poisoned".to_string())?
+        .map_err(|_| SolveError::Worker("results lock poisoned"))?
         .into_iter()
         .collect::<Option<Vec<_>>>()
-        .ok_or("some puzzles were not run")?;
+        .ok_or(SolveError::Worker("some puzzles were not run"))?;
     Ok(PuzzleReport {
         engine: spec.name.clone(),
         limit: limit.go_command(),

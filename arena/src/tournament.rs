@@ -464,13 +464,15 @@ fn worker(
                 engines.insert(player, engine);
             }
         }
-        let message = played.map(|record| TournamentGame {
-            number: job.number,
-            pair: job.pair,
-            white: job.white,
-            black: job.black,
-            record,
-        });
+        let message = played
+            .map_err(|e| format!("opening: {e}"))
+            .map(|record| TournamentGame {
+                number: job.number,
+                pair: job.pair,
+                white: job.white,
+                black: job.black,
+                record,
+            });
         let failed = message.is_err();
         if results.send(message).is_err() || failed {
             return;

@@ -81,14 +81,13 @@ impl BlockInfo {
 
     /// The identities of `set`'s blocks with the blocks named in `i8_blocks` stored as `i8`
     /// (names of blocks `set` does not have are ignored: one list serves every set of an
-    /// experiment). Fails, in a clause, on a product term whose operands would get different
-    /// types.
+    /// experiment). Fails on a product term whose operands would get different types.
     pub fn of_set_with_i8(
         set: &FeatureSet,
         i8_blocks: &[String],
-    ) -> Result<Vec<BlockInfo>, String> {
+    ) -> Result<Vec<BlockInfo>, ShapeError> {
         let blocks = BlockInfo::with_weight_type(BlockInfo::of_set(set), i8_blocks, WeightType::I8);
-        term_runs(set.plain_name(), &blocks).map_err(|e| format!("i8_blocks: {e}"))?;
+        term_runs(set.plain_name(), &blocks)?;
         Ok(blocks)
     }
 

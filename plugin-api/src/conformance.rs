@@ -40,8 +40,8 @@ use shakmaty::{CastlingMode, Chess, EnPassantMode, Position};
 use crate::block::{BlockDescriptor, RefreshTrigger};
 use crate::convert::{board_from_position, move_from_shakmaty};
 use crate::feature_set::{term_bit, FeatureDelta, FeatureSet};
-use crate::loader::PluginRegistry;
-use crate::term_geometry::TermGeometry;
+use crate::loader::{LoadError, PluginRegistry};
+use crate::term_geometry::{GeometryError, TermGeometry};
 use crate::types::{file_of, Board, Color, Move, MoveKind, Role};
 
 /// Start positions of the random games: the initial position plus positions chosen for castling,
@@ -114,6 +114,59 @@ impl Report {
     pub fn covers_king_events(&self) -> bool {
         (0..2)
             .all(|c| self.king_moves[c] > 0 && self.castles[c] > 0 && self.mirror_crossings[c] > 0)
+    }
+}
+
+/// Why the conformance kit refused: the blocks could not be registered, a term's geometry
+/// cannot be drawn, or a feature set broke a promise in a position of the random games.
+#[derive(Clone, Debug)]
+pub enum ConformanceError {
+    /// The blocks were refused by the registry, or a set of them could not be formed.
+    Registry(LoadError),
+    /// A term's declared geometry cannot be drawn.
+    Geometry(GeometryError),
+    /// A block or feature set broke a promise in a position.
+    Violation {
+        /// `"block"` for a set of one plain block, else `"feature set"`.
+        kind: &'static str,
+        /// The set's name.
+        set: String,
+        /// The position (FEN).
+        fen: String,
+        /// What differs, naming the move where one was played.
+        what: String,
+    },
+    /// The kit's own games went wrong (a start position, or `Board::play` against shakmaty).
+    Harness(String),
+}
+
+impl std::fmt::Display for ConformanceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConformanceError::Registry(e) => e.fmt(f),
+            ConformanceError::Geometry(e) => e.fmt(f),
+            ConformanceError::Violation {
+                kind,
+                set,
+                fen,
+                what,
+            } => write!(f, "{kind} '{set}' at {fen}: {what}"),
+            ConformanceError::Harness(message) => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for ConformanceError {}
+
+impl From<LoadError> for ConformanceError {
+    fn from(e: LoadError) -> Self {
+        ConformanceError::Registry(e)
+    }
+}
+
+impl From<GeometryError> for ConformanceError {
+    fn from(e: GeometryError) -> Self {
+        ConformanceError::Geometry(e)
     }
 }
 
@@ -464,22 +517,25 @@ fn mirror_symmetric(set: &FeatureSet) -> bool {
 
 /// Plays the random games and checks every block, each as a feature set of its own; on failure
 /// returns one paragraph naming the block, the position (FEN), the move (UCI) and what differs.
-pub fn check_blocks(blocks: &[BlockDescriptor], settings: Settings) -> Result<Report, String> {
+pub fn check_blocks(
+    blocks: &[BlockDescriptor],
+    settings: Settings,
+) -> Result<Report, ConformanceError> {
     let mut registry = PluginRegistry::new();
-    registry
-        .register(blocks, "the conformance kit", "linked")
-        .map_err(|e| e.to_string())?;
+    registry.register(blocks, "the conformance kit", "linked")?;
     let sets = blocks
         .iter()
         .map(|b| registry.feature_set(b.name.as_str()))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.to_string())?;
+        .collect::<Result<Vec<_>, _>>()?;
     check_feature_sets(&sets, settings)
 }
 
 /// Plays the random games and checks every feature set (products included); on failure returns
 /// one paragraph naming the set, the position (FEN), the move (UCI) and what differs.
-pub fn check_feature_sets(sets: &[FeatureSet], settings: Settings) -> Result<Report, String> {
+pub fn check_feature_sets(
+    sets: &[FeatureSet],
+    settings: Settings,
+) -> Result<Report, ConformanceError> {
     for set in sets {
         for term in set.terms() {
             crate::term_geometry::check(term)?;
@@ -506,20 +562,21 @@ pub fn check_feature_sets(sets: &[FeatureSet], settings: Settings) -> Result<Rep
         } else {
             "feature set"
         };
-        format!(
-            "{kind} '{}' at {}: {what}",
-            set.name(),
-            Fen::from_position(pos, EnPassantMode::Legal)
-        )
+        ConformanceError::Violation {
+            kind,
+            set: set.name().to_string(),
+            fen: Fen::from_position(pos, EnPassantMode::Legal).to_string(),
+            what,
+        }
     };
     while report.plies < settings.plies {
         let fen: Fen = START_FENS[start % START_FENS.len()]
             .parse()
-            .map_err(|e| format!("bad start FEN: {e}"))?;
+            .map_err(|e| ConformanceError::Harness(format!("bad start FEN: {e}")))?;
         start += 1;
         let mut pos: Chess = fen
             .into_position(CastlingMode::Standard)
-            .map_err(|e| format!("bad start position: {e}"))?;
+            .map_err(|e| ConformanceError::Harness(format!("bad start position: {e}")))?;
         report.games += 1;
         let mut board = board_from_position(&pos);
         let mut trackers = Vec::with_capacity(sets.len());
@@ -540,8 +597,10 @@ pub fn check_feature_sets(sets: &[FeatureSet], settings: Settings) -> Result<Rep
             let Some(m) = pick_move(&pos, &mut rng) else {
                 break;
             };
-            let mv = move_from_shakmaty(&m).ok_or("drop move in standard chess")?;
-            let next = pos.clone().play(m).map_err(|e| e.to_string())?;
+            let harness = |e: String| ConformanceError::Harness(e);
+            let mv = move_from_shakmaty(&m)
+                .ok_or_else(|| harness("drop move in standard chess".into()))?;
+            let next = pos.clone().play(m).map_err(|e| harness(e.to_string()))?;
             let next_board = board_from_position(&next);
             let played = board.play(&mv);
             if (
@@ -555,11 +614,11 @@ pub fn check_feature_sets(sets: &[FeatureSet], settings: Settings) -> Result<Rep
                 next_board.turn,
                 next_board.castling,
             ) {
-                return Err(format!(
+                return Err(harness(format!(
                     "plugin-api Board::play disagrees with shakmaty on {} at {}",
                     UciMove::from_move(m, CastlingMode::Standard),
                     Fen::from_position(&pos, EnPassantMode::Legal)
-                ));
+                )));
             }
             count_king_event(&mut report, &board, &next_board, &mv);
             for t in &mut trackers {

@@ -100,9 +100,30 @@ fn title_as_left_factor(block: &BlockDescriptor) -> RStr<'static> {
     }
 }
 
+/// A term whose declared geometry cannot be drawn: the term's name and the first problem.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GeometryError {
+    /// The term (a block's name, or a product's).
+    pub term: String,
+    /// What is wrong, in a clause.
+    pub problem: String,
+}
+
+impl std::fmt::Display for GeometryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "geometry of '{}': {}", self.term, self.problem)
+    }
+}
+
+impl std::error::Error for GeometryError {}
+
 /// Checks a term's geometry: every placed index inside the grid and no two indices on one
-/// place, every sheet named. Returns one clause naming the first problem.
-pub fn check(term: &Term) -> Result<(), String> {
+/// place, every sheet named. Fails on the first problem.
+pub fn check(term: &Term) -> Result<(), GeometryError> {
+    let fail = |problem: String| GeometryError {
+        term: term.name.clone(),
+        problem,
+    };
     let Some(g) = TermGeometry::of(term) else {
         return Ok(());
     };
@@ -114,24 +135,19 @@ pub fn check(term: &Term) -> Result<(), String> {
             continue;
         }
         if !grid.contains(raw) {
-            return Err(format!(
-                "geometry of '{}': index {local} is placed at {raw:?}, outside the grid {grid:?}",
-                term.name
-            ));
+            return Err(fail(format!(
+                "index {local} is placed at {raw:?}, outside the grid {grid:?}"
+            )));
         }
         if let Some(other) = seen.insert(raw, local) {
-            return Err(format!(
-                "geometry of '{}': indices {other} and {local} are both placed at {raw:?}",
-                term.name
-            ));
+            return Err(fail(format!(
+                "indices {other} and {local} are both placed at {raw:?}"
+            )));
         }
     }
     for s in 0..grid.sheets {
         if g.sheet_name(s).is_empty() {
-            return Err(format!(
-                "geometry of '{}': sheet {s} has no name",
-                term.name
-            ));
+            return Err(fail(format!("sheet {s} has no name")));
         }
     }
     Ok(())
@@ -141,7 +157,7 @@ pub fn check(term: &Term) -> Result<(), String> {
 mod tests {
     use super::*;
     use crate::block::{FeatureBlock, IndexList};
-    use crate::conformance::{check_blocks, Settings};
+    use crate::conformance::{check_blocks, ConformanceError, Settings};
     use crate::geometry::{Grid, Place};
     use crate::types::{Board, Color};
 
@@ -178,7 +194,7 @@ mod tests {
         }
     }
 
-    fn conformance<B: FeatureBlock>() -> Result<(), String> {
+    fn conformance<B: FeatureBlock>() -> Result<(), ConformanceError> {
         let settings = Settings {
             plies: 600,
             ..Settings::default()
@@ -191,13 +207,16 @@ mod tests {
         conformance::<OwnKing<64, false>>().unwrap();
         let collide = conformance::<OwnKing<64, true>>().unwrap_err();
         assert!(
-            collide.contains("indices 0 and 1 are both placed"),
+            matches!(&collide, ConformanceError::Geometry(g)
+                if g.term == "own_king_fixture"
+                    && g.problem.contains("indices 0 and 1 are both placed")),
             "{collide}"
         );
         // The kings start on e1 (White's view) and e8, rank-mirrored to e1 (Black's view): index 4.
         let undrawn = conformance::<OwnKing<4, false>>().unwrap_err();
         assert!(
-            undrawn.contains("index 4 that White's view emits has no place"),
+            matches!(&undrawn, ConformanceError::Violation { what, .. }
+                if what.contains("index 4 that White's view emits has no place")),
             "{undrawn}"
         );
     }

@@ -1,6 +1,6 @@
 //! The conformance kit must catch broken blocks, not only pass good ones.
 
-use plugin_api::conformance::{check_blocks, Settings};
+use plugin_api::conformance::{check_blocks, ConformanceError, Settings};
 use plugin_api::{
     decompose, piece_block_active, piece_block_delta, BlockDescriptor, Board, Color, FeatureBlock,
     IndexList, Move, MoveDelta, RefreshTrigger, RelativePiece,
@@ -150,35 +150,50 @@ fn a_correct_block_with_the_default_delta_passes() {
 #[test]
 fn a_delta_that_forgets_captures_fails_and_names_block_and_move() {
     let err = check_blocks(&[BlockDescriptor::of::<ForgetsCaptures>()], quick()).unwrap_err();
+    assert!(
+        matches!(&err, ConformanceError::Violation { kind: "block", set, .. }
+            if set == "forgets_captures"),
+        "{err:?}"
+    );
+    let err = err.to_string();
     assert!(err.contains("block 'forgets_captures'"), "{err}");
     assert!(err.contains("after ") && err.contains("has extra"), "{err}");
 }
 
 #[test]
 fn an_index_beyond_the_size_fails() {
-    let err = check_blocks(&[BlockDescriptor::of::<OutOfRange>()], quick()).unwrap_err();
+    let err = check_blocks(&[BlockDescriptor::of::<OutOfRange>()], quick())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("index 7") && err.contains("size 700"), "{err}");
 }
 
 #[test]
 fn a_broken_symmetry_promise_fails() {
-    let err = check_blocks(&[BlockDescriptor::of::<NotSymmetric>()], quick()).unwrap_err();
+    let err = check_blocks(&[BlockDescriptor::of::<NotSymmetric>()], quick())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("mirror symmetry"), "{err}");
 }
 
 #[test]
 fn broken_refresh_binary_and_piecewise_promises_fail() {
-    let err =
-        check_blocks(&[BlockDescriptor::of::<RefreshesDespitePromise>()], quick()).unwrap_err();
+    let err = check_blocks(&[BlockDescriptor::of::<RefreshesDespitePromise>()], quick())
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("asked for a refresh but promises never to"),
         "{err}"
     );
-    let err = check_blocks(&[BlockDescriptor::of::<NotBinary>()], quick()).unwrap_err();
+    let err = check_blocks(&[BlockDescriptor::of::<NotBinary>()], quick())
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("emitted twice by a block that promises binary"),
         "{err}"
     );
-    let err = check_blocks(&[BlockDescriptor::of::<NotPiecewise>()], quick()).unwrap_err();
+    let err = check_blocks(&[BlockDescriptor::of::<NotPiecewise>()], quick())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("piecewise promise broken"), "{err}");
 }

@@ -16,7 +16,7 @@ fn main() -> Result<(), String> {
     let path = std::path::Path::new(&args[1]);
     let n: usize = args[2].parse().map_err(|e| format!("samples: {e}"))?;
     let seed: u64 = args[3].parse().map_err(|e| format!("seed: {e}"))?;
-    let format = trainer::data::Format::resolve(None, path)?;
+    let format = trainer::data::Format::resolve(None, path).map_err(|e| e.to_string())?;
     let mut w = trainer::data::create_writer(path, format).map_err(|e| e.to_string())?;
     for s in trainer::data::synthetic::random_games(seed).take(n) {
         w.write(&s).map_err(|e| e.to_string())?;

@@ -33,6 +33,7 @@ pub mod digest;
 pub mod experiment;
 pub mod gensfen;
 pub mod insight;
+pub mod invalid_setting;
 pub mod loader;
 pub mod model;
 pub mod train;

@@ -57,7 +57,8 @@ pub fn run(args: PuzzlesArgs) -> Result<(), String> {
         (_, Some(ms), _) => SearchLimit::MoveTime(Duration::from_millis(ms)),
         _ => SearchLimit::MoveTime(Duration::from_millis(100)),
     };
-    let report = puzzles::solve_all(&spec, &list, limit, args.threads, !args.quiet)?;
+    let report = puzzles::solve_all(&spec, &list, limit, args.threads, !args.quiet)
+        .map_err(|e| e.to_string())?;
     print!("{report}");
     if let Some(path) = &args.csv {
         let file = File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;

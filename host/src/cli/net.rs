@@ -52,7 +52,8 @@ pub fn random(
         )
     })?;
     let mut parts = NetworkParts::synthetic_arch(&set, l1, &arch, seed);
-    parts.blocks = BlockInfo::of_set_with_i8(&set, i8_blocks)?;
+    parts.blocks =
+        BlockInfo::of_set_with_i8(&set, i8_blocks).map_err(|e| format!("--i8-blocks: {e}"))?;
     let net = Network::from_parts(parts)
         .map_err(|e| format!("cannot make a network of '{spec}': {e}"))?;
     write_network(&net, output, NetFormat::Own).map_err(|e| e.to_string())

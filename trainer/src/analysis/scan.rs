@@ -9,6 +9,7 @@ use rayon::prelude::*;
 
 use crate::data::filter::{Filter, FilterConfig, FilterCounts};
 use crate::data::{self, DataError, ErrorPolicy, ReadOptions, Sample, Unit};
+use crate::invalid_setting::InvalidSetting;
 use crate::loader::Input;
 
 /// How to read.
@@ -82,6 +83,26 @@ pub fn all_units(inputs: &[Input], unit_bytes: u64) -> Result<Vec<Unit>, DataErr
     Ok(units)
 }
 
+/// Why a scan stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    /// The filter's settings are refused.
+    #[error(transparent)]
+    Filter(#[from] InvalidSetting),
+    /// A file could not be read, or a bad record under [`ErrorPolicy::Fail`].
+    #[error(transparent)]
+    Data(#[from] DataError),
+    /// The worker threads could not be started.
+    #[error("cannot start the scan's threads: {0}")]
+    Threads(String),
+    /// The fold refused a sample.
+    #[error("{0}")]
+    Fold(String),
+    /// Skipped after another unit failed (never returned when that unit's error is known).
+    #[error("stopped")]
+    Stopped,
+}
+
 /// Reads every unit, folding the kept samples into accumulators made by `init`, merged in order
 /// by `merge`. `done(bytes)` is called after each unit (for progress). Stops at the first error
 /// (a bad record under [`ErrorPolicy::Fail`], an unreadable file, or an error of `fold`).
@@ -92,7 +113,7 @@ pub fn scan<A, I, F, M, P>(
     fold: F,
     merge: M,
     done: P,
-) -> Result<(A, ScanSummary), String>
+) -> Result<(A, ScanSummary), ScanError>
 where
     A: Send,
     I: Fn() -> A + Sync,
@@ -101,17 +122,17 @@ where
     P: Fn(u64) + Sync,
 {
     options.filter.check()?;
-    let units = all_units(inputs, options.unit_bytes).map_err(|e| e.to_string())?;
+    let units = all_units(inputs, options.unit_bytes)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.threads)
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| ScanError::Threads(e.to_string()))?;
     let abort = AtomicBool::new(false);
-    let one = |(i, unit): (usize, &Unit)| -> Result<(A, ScanSummary), String> {
+    let one = |(i, unit): (usize, &Unit)| -> Result<(A, ScanSummary), ScanError> {
         let mut acc = init();
         let mut summary = ScanSummary::default();
         if abort.load(Ordering::Relaxed) {
-            return Err(String::new());
+            return Err(ScanError::Stopped);
         }
         let mut filter = Filter::new(&options.filter, i as u64);
         let reader = data::open_reader(
@@ -119,20 +140,19 @@ where
             unit.format,
             Some((unit.start, unit.end)),
             options.read,
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         for item in reader {
             match item {
                 Ok(s) => {
                     summary.read += 1;
                     if filter.keep(&s) {
-                        fold(&mut acc, &s)?;
+                        fold(&mut acc, &s).map_err(ScanError::Fold)?;
                     }
                 }
                 Err(e) => {
                     if options.on_error == ErrorPolicy::Fail {
                         abort.store(true, Ordering::Relaxed);
-                        return Err(e.to_string());
+                        return Err(e.into());
                     }
                     summary.errors += 1;
                     if summary.first_errors.len() < ScanSummary::KEPT_ERRORS {
@@ -145,7 +165,7 @@ where
         done(unit.end - unit.start);
         Ok((acc, summary))
     };
-    let result = pool.install(|| {
+    pool.install(|| {
         units.par_iter().enumerate().map(one).reduce(
             || Ok((init(), ScanSummary::default())),
             |a, b| match (a, b) {
@@ -154,17 +174,10 @@ where
                     sx.merge(sy);
                     Ok((x, sx))
                 }
-                // Keep the real error, not the empty one of a unit skipped after it.
-                (Err(e), Err(f)) => Err(if e.is_empty() { f } else { e }),
+                // Keep the real error, not the one of a unit skipped after it.
+                (Err(ScanError::Stopped), Err(f)) => Err(f),
                 (Err(e), _) | (_, Err(e)) => Err(e),
             },
         )
-    });
-    result.map_err(|e| {
-        if e.is_empty() {
-            "stopped".to_string()
-        } else {
-            e
-        }
     })
 }

@@ -21,7 +21,7 @@
 
 use std::fmt::Write as _;
 
-use plugin_api::{Board, Color, FeatureSet, Role};
+use plugin_api::{BlockError, Board, Color, FeatureSet, Role};
 use shakmaty::{Bitboard, attacks};
 
 use crate::data::Sample;
@@ -163,7 +163,7 @@ impl Stats {
         s: &Sample,
         set: Option<&FeatureSet>,
         scratch: &mut Vec<u32>,
-    ) -> Result<(), String> {
+    ) -> Result<(), BlockError> {
         self.positions += 1;
         let key = (s.ply, s.result.unwrap_or(NO_RESULT));
         match self.last {
@@ -206,7 +206,7 @@ impl Stats {
         if let (Some(set), Some(fc)) = (set, self.features.as_mut()) {
             for p in [b.turn, b.turn.other()] {
                 scratch.clear();
-                set.active(b, p, scratch).map_err(|e| e.to_string())?;
+                set.active(b, p, scratch)?;
                 scratch.sort_unstable();
                 scratch.dedup();
                 for &i in scratch.iter() {

@@ -130,9 +130,26 @@ fn log_sigmoid(x: f64) -> f64 {
 /// Scores are divided by this inside the iteration (conditioning).
 const SCALE: f64 = 400.0;
 
+/// Why the win-rate model cannot be fitted to the data.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum WdlFitError {
+    /// No sample has a game result.
+    #[error("no samples with a game result")]
+    NoResults,
+    /// Every game ended the same way.
+    #[error("every game has the same result: the model cannot be fitted")]
+    OneResult,
+    /// The likelihood's curvature vanished.
+    #[error("singular likelihood (too few distinct scores?)")]
+    Singular,
+    /// The fitted win rate does not grow with the score (its slope).
+    #[error("no increasing win-rate curve fits the data (slope {0})")]
+    NotIncreasing(f64),
+}
+
 /// Fits a and b by maximum likelihood. Fails without data, when every result is the same or
 /// the win rate does not grow with the score.
-pub fn fit(data: &WdlData) -> Result<WdlFit, String> {
+pub fn fit(data: &WdlData) -> Result<WdlFit, WdlFitError> {
     // (x, y = wins + draws/2, n)
     let points: Vec<(f64, f64, f64)> = data
         .by_score()
@@ -144,10 +161,10 @@ pub fn fit(data: &WdlData) -> Result<WdlFit, String> {
     let total: f64 = points.iter().map(|p| p.2).sum();
     let wins: f64 = points.iter().map(|p| p.1).sum();
     if total == 0.0 {
-        return Err("no samples with a game result".into());
+        return Err(WdlFitError::NoResults);
     }
     if wins <= 0.0 || wins >= total {
-        return Err("every game has the same result: the model cannot be fitted".into());
+        return Err(WdlFitError::OneResult);
     }
     let loglik = |al: f64, be: f64| -> f64 {
         points
@@ -179,7 +196,7 @@ pub fn fit(data: &WdlData) -> Result<WdlFit, String> {
         hessian = [h00, h01, h11];
         let det = h00 * h11 - h01 * h01;
         if det.is_nan() || det.abs() <= f64::MIN_POSITIVE {
-            return Err("singular likelihood (too few distinct scores?)".into());
+            return Err(WdlFitError::Singular);
         }
         let d0 = (h11 * g0 - h01 * g1) / det;
         let d1 = (h00 * g1 - h01 * g0) / det;
@@ -201,9 +218,7 @@ pub fn fit(data: &WdlData) -> Result<WdlFit, String> {
         }
     }
     if !(be.is_finite() && al.is_finite()) || be <= 0.0 {
-        return Err(format!(
-            "no increasing win-rate curve fits the data (slope {be})"
-        ));
+        return Err(WdlFitError::NotIncreasing(be));
     }
     let beta = be / SCALE;
     let a = -al / beta;
@@ -286,7 +301,7 @@ mod tests {
         for s in -100..100 {
             d.add(s, 1);
         }
-        assert!(fit(&d).unwrap_err().contains("same result"));
+        assert_eq!(fit(&d).unwrap_err(), WdlFitError::OneResult);
         let mut d = WdlData::default();
         for s in -100..100i16 {
             d.add(s, if s < 0 { 1 } else { -1 });

@@ -145,7 +145,7 @@ impl FilterArgs {
             skip_rate: self.skip_rate,
             seed: self.seed,
         };
-        c.check()?;
+        c.check().map_err(|e| e.0)?;
         Ok(c)
     }
 }

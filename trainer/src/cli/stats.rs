@@ -83,7 +83,7 @@ pub fn run_stats(args: &StatsArgs, set: Option<&FeatureSet>) -> Result<()> {
         || Stats::new(set),
         |acc, s| {
             let mut scratch = Vec::new();
-            acc.add(s, set, &mut scratch)
+            acc.add(s, set, &mut scratch).map_err(|e| e.to_string())
         },
         |a, b| a.merge(&b),
         |bytes| pb.inc(bytes),
@@ -228,7 +228,7 @@ pub fn run_wdl(args: &WdlArgs) -> Result<()> {
             data.without_result
         );
     }
-    let fit = wdl::fit(&data).map_err(anyhow::Error::msg)?;
+    let fit = wdl::fit(&data)?;
     println!(
         "W(e) = sigmoid((e - a) / b) fitted by maximum likelihood to {} positions ({} Newton steps):",
         fit.samples, fit.iterations

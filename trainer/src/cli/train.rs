@@ -174,7 +174,7 @@ fn calibration(
 
 /// Reads a checkpoint and its model (CPU).
 fn read_checkpoint(path: &Path) -> Result<(TrainState, trainer::model::Model)> {
-    let loaded = checkpoint::read::<TrainState>(path).map_err(anyhow::Error::msg)?;
+    let loaded = checkpoint::read::<TrainState>(path)?;
     let model = loaded
         .model(&loaded.state.config.shape, tch::Device::Cpu)
         .map_err(anyhow::Error::msg)?;

@@ -27,6 +27,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 
 use plugin_api::{Board, Color, Move, MoveKind, NO_SQUARE, Role};
 
+use super::invalid::InvalidSample;
 use super::sample::{Sample, check_structure, move_on_board, normalize_ep};
 use super::stream::{DataError, ErrorKind, Location, ReadOptions, SampleReader, SampleWriter};
 
@@ -90,14 +91,18 @@ const CASTLING_ROOKS: [u8; 4] = [7, 0, 63, 56];
 /// Packs a position into Stockfish's 32-byte `PackedSfen`. Fails for what the format cannot
 /// hold: castling rights of a rook off its corner (Chess960), a halfmove clock above 127, more
 /// than 256 bits of pieces (impossible for legal positions).
-pub fn pack_sfen(board: &Board, rule50: u16, fullmoves: u32) -> Result<[u8; 32], String> {
+pub fn pack_sfen(board: &Board, rule50: u16, fullmoves: u32) -> Result<[u8; 32], InvalidSample> {
     let mut data = [0u8; 32];
     let mut w = BitWriter {
         data: &mut data,
         cursor: 0,
     };
-    let white_king = board.king(Color::White).ok_or("no White king")?;
-    let black_king = board.king(Color::Black).ok_or("no Black king")?;
+    let white_king = board
+        .king(Color::White)
+        .ok_or(InvalidSample::from("no White king"))?;
+    let black_king = board
+        .king(Color::Black)
+        .ok_or(InvalidSample::from("no Black king"))?;
     w.bits(board.turn as u32, 1)?;
     w.bits(u32::from(white_king), 6)?;
     w.bits(u32::from(black_king), 6)?;
@@ -130,9 +135,7 @@ pub fn pack_sfen(board: &Board, rule50: u16, fullmoves: u32) -> Result<[u8; 32],
         w.bits(u32::from(board.ep_square), 6)?;
     }
     if rule50 > 127 {
-        return Err(format!(
-            "halfmove clock {rule50} above 127 cannot be packed"
-        ));
+        return Err(format!("halfmove clock {rule50} above 127 cannot be packed").into());
     }
     let fullmoves = fullmoves.min(0xffff);
     w.bits(u32::from(rule50), 6)?;
@@ -145,7 +148,7 @@ pub fn pack_sfen(board: &Board, rule50: u16, fullmoves: u32) -> Result<[u8; 32],
 /// Unpacks a `PackedSfen`: the board (en-passant square kept only when a capture is legal), the
 /// halfmove clock and the full-move number. Fails on an invalid Huffman code, a stream longer
 /// than 256 bits, or a board that fails [`check_structure`].
-pub fn unpack_sfen(data: &[u8; 32]) -> Result<(Board, u16, u32), String> {
+pub fn unpack_sfen(data: &[u8; 32]) -> Result<(Board, u16, u32), InvalidSample> {
     let mut r = BitReader { data, cursor: 0 };
     let turn = if r.bits(1)? == 1 {
         Color::Black
@@ -180,7 +183,7 @@ pub fn unpack_sfen(data: &[u8; 32]) -> Result<(Board, u16, u32), String> {
                     break i;
                 }
                 if n >= 4 {
-                    return Err(format!("invalid piece code {code:04b} at square {sq}"));
+                    return Err(format!("invalid piece code {code:04b} at square {sq}").into());
                 }
             };
             if role > 0 {
@@ -228,7 +231,7 @@ pub fn encode_move(mv: Option<&Move>) -> u16 {
 
 /// The move a 16-bit Stockfish move code stands for on `board`; `None` for 0 and for null
 /// moves (`from == to`).
-pub fn decode_move(board: &Board, code: u16) -> Result<Option<Move>, String> {
+pub fn decode_move(board: &Board, code: u16) -> Result<Option<Move>, InvalidSample> {
     let to = (code & 63) as u8;
     let from = ((code >> 6) & 63) as u8;
     if code == 0 || from == to {
@@ -247,7 +250,7 @@ pub fn decode_move(board: &Board, code: u16) -> Result<Option<Move>, String> {
 }
 
 /// Encodes one sample as a 40-byte record. A missing result is written as 0 (draw).
-pub fn encode_record(s: &Sample) -> Result<[u8; RECORD_SIZE], String> {
+pub fn encode_record(s: &Sample) -> Result<[u8; RECORD_SIZE], InvalidSample> {
     let mut rec = [0u8; RECORD_SIZE];
     rec[..32].copy_from_slice(&pack_sfen(&s.board, s.rule50, s.fullmoves())?);
     rec[32..34].copy_from_slice(&s.score.to_le_bytes());
@@ -259,7 +262,7 @@ pub fn encode_record(s: &Sample) -> Result<[u8; RECORD_SIZE], String> {
 
 /// Decodes one 40-byte record. `gamePly` is taken from the record (not from the packed full-move
 /// number, which old generators filled inconsistently).
-pub fn decode_record(rec: &[u8; RECORD_SIZE], validate: bool) -> Result<Sample, String> {
+pub fn decode_record(rec: &[u8; RECORD_SIZE], validate: bool) -> Result<Sample, InvalidSample> {
     let sfen: &[u8; 32] = rec[..32].try_into().expect("32 bytes");
     let (board, rule50, _fullmoves) = unpack_sfen(sfen)?;
     let score = i16::from_le_bytes([rec[32], rec[33]]);
@@ -267,7 +270,7 @@ pub fn decode_record(rec: &[u8; RECORD_SIZE], validate: bool) -> Result<Sample, 
     let ply = u16::from_le_bytes([rec[36], rec[37]]);
     let result = rec[38] as i8;
     if !(-1..=1).contains(&result) {
-        return Err(format!("game result {result} is not -1, 0 or 1"));
+        return Err(format!("game result {result} is not -1, 0 or 1").into());
     }
     let best_move = decode_move(&board, code)?;
     let sample = Sample {
@@ -371,7 +374,7 @@ impl<R: Read + Seek + Send> Iterator for BinReader<R> {
             let r = decode_record(rec, self.options.validate);
             self.buf_pos += RECORD_SIZE;
             self.pos += RECORD_SIZE as u64;
-            return Some(r.map_err(|m| self.error(at, ErrorKind::BadRecord, m)));
+            return Some(r.map_err(|m| self.error(at, ErrorKind::BadRecord, m.0)));
         }
     }
 }
@@ -408,7 +411,7 @@ impl<W: Write> BinWriter<W> {
 impl<W: Write> SampleWriter for BinWriter<W> {
     fn write(&mut self, s: &Sample) -> Result<(), DataError> {
         let rec = encode_record(s)
-            .map_err(|m| DataError::new(&self.file, None, ErrorKind::Unrepresentable, m))?;
+            .map_err(|m| DataError::new(&self.file, None, ErrorKind::Unrepresentable, m.0))?;
         self.out.write_all(&rec).map_err(|e| {
             DataError::new(
                 &self.file,
@@ -517,7 +520,7 @@ mod tests {
         let s = sample("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1");
         let mut rec = encode_record(&s).unwrap();
         rec[38] = 7;
-        assert!(decode_record(&rec, false).unwrap_err().contains("result"));
+        assert!(decode_record(&rec, false).unwrap_err().0.contains("result"));
         // Both kings on e1.
         let mut data = [0u8; 32];
         let mut w = BitWriter {
@@ -527,13 +530,13 @@ mod tests {
         w.bits(0, 1).unwrap();
         w.bits(4, 6).unwrap();
         w.bits(4, 6).unwrap();
-        assert!(unpack_sfen(&data).unwrap_err().contains("both kings"));
+        assert!(unpack_sfen(&data).unwrap_err().0.contains("both kings"));
         // An all-ones stream has invalid piece codes.
         assert!(decode_record(&[0xff; RECORD_SIZE], false).is_err());
         // A move from an empty square.
         let mut rec = encode_record(&s).unwrap();
         rec[34..36].copy_from_slice(&(28u16 | (20 << 6)).to_le_bytes());
-        assert!(decode_record(&rec, false).unwrap_err().contains("empty"));
+        assert!(decode_record(&rec, false).unwrap_err().0.contains("empty"));
         // A pseudo-legal but illegal move is caught by validation only.
         let s = sample("4k3/8/8/8/8/8/4r3/4K3 w - - 0 1");
         // Kd2, into the rook's attack.
@@ -544,6 +547,6 @@ mod tests {
         })
         .unwrap();
         assert!(decode_record(&rec, false).is_ok());
-        assert!(decode_record(&rec, true).unwrap_err().contains("illegal"));
+        assert!(decode_record(&rec, true).unwrap_err().0.contains("illegal"));
     }
 }

@@ -33,6 +33,7 @@ use sfbinpack::chess::position::Position;
 use sfbinpack::{ChunkReader, CompressedTrainingDataEntryWriter, TrainingDataEntry};
 
 use super::guard::quietly;
+use super::invalid::InvalidSample;
 use super::sample::{Sample, check_structure, move_on_board, normalize_ep};
 use super::stream::{DataError, ErrorKind, Location, ReadOptions, SampleReader, SampleWriter};
 
@@ -96,20 +97,21 @@ pub fn board_from_binpack(pos: &Position) -> Board {
 }
 
 /// The sample of a decoded binpack entry.
-pub fn sample_from_entry(entry: &TrainingDataEntry, validate: bool) -> Result<Sample, String> {
+pub fn sample_from_entry(
+    entry: &TrainingDataEntry,
+    validate: bool,
+) -> Result<Sample, InvalidSample> {
     let board = board_from_binpack(&entry.pos);
     check_structure(&board)?;
     if !(-1..=1).contains(&entry.result) {
-        return Err(format!("game result {} is not -1, 0 or 1", entry.result));
+        return Err(format!("game result {} is not -1, 0 or 1", entry.result).into());
     }
     let mv = entry.mv;
     let (from, to) = (mv.from().index(), mv.to().index());
     // Every binpack entry carries the move played from it (the chain needs it, and this
     // project's writer refuses samples without one): an empty move is a corrupt record.
     let best_move = if from >= 64 || to >= 64 || from == to {
-        return Err(format!(
-            "record without a move (from square {from}, to square {to})"
-        ));
+        return Err(format!("record without a move (from square {from}, to square {to})").into());
     } else {
         let (kind, promotion) = match mv.mtype() {
             MoveType::Normal => (MoveKind::Normal, None),
@@ -142,23 +144,24 @@ pub fn sample_from_entry(entry: &TrainingDataEntry, validate: bool) -> Result<Sa
 }
 
 /// The binpack entry of a sample, or why the format cannot hold it.
-pub fn entry_from_sample(s: &Sample) -> Result<TrainingDataEntry, String> {
+pub fn entry_from_sample(s: &Sample) -> Result<TrainingDataEntry, InvalidSample> {
     let b = &s.board;
     check_structure(b)?;
-    let mv = s
-        .best_move
-        .ok_or("a binpack entry needs a move (this sample has none)")?;
+    let mv = s.best_move.ok_or(InvalidSample::from(
+        "a binpack entry needs a move (this sample has none)",
+    ))?;
     if move_on_board(b, mv.from, mv.to, mv.kind, mv.promotion()) != Ok(mv) {
         return Err(format!(
             "move {} does not fit the board",
             crate::data::sample::uci(&mv)
-        ));
+        )
+        .into());
     }
     if s.ply > 0x3fff {
-        return Err(format!("ply {} above the format's 16383", s.ply));
+        return Err(format!("ply {} above the format's 16383", s.ply).into());
     }
     if s.rule50 > 255 {
-        return Err(format!("halfmove clock {} above 255", s.rule50));
+        return Err(format!("halfmove clock {} above 255", s.rule50).into());
     }
     let mut pos = Position::empty();
     for sq in 0..64u8 {
@@ -594,7 +597,7 @@ impl<W: Write> BinpackWriter<W> {
 impl<W: Write> SampleWriter for BinpackWriter<W> {
     fn write(&mut self, s: &Sample) -> Result<(), DataError> {
         let entry = entry_from_sample(s)
-            .map_err(|m| DataError::new(&self.file, None, ErrorKind::Unrepresentable, m))?;
+            .map_err(|m| DataError::new(&self.file, None, ErrorKind::Unrepresentable, m.0))?;
         if self.writer.is_none() {
             return Err(self.closed());
         }
@@ -747,7 +750,7 @@ mod tests {
         let e2 = Square::new(12);
         entry.mv = SfMove::new(e2, e2, MoveType::Normal, Piece::none());
         let err = sample_from_entry(&entry, false).unwrap_err();
-        assert!(err.contains("without a move"), "{err}");
+        assert!(err.0.contains("without a move"), "{err}");
     }
 
     #[test]

@@ -20,6 +20,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::data::Sample;
+use crate::invalid_setting::InvalidSetting;
 
 /// Which positions to drop. Stored in a run's configuration (checkpoints) without its seed,
 /// which the run derives.
@@ -67,14 +68,14 @@ impl FilterConfig {
     }
 
     /// Checks the values (a skip rate in 0..=1, a non-empty ply window).
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), InvalidSetting> {
         if !(0.0..=1.0).contains(&self.skip_rate) {
-            return Err(format!("skip rate {} is not in 0..=1", self.skip_rate));
+            return Err(format!("skip rate {} is not in 0..=1", self.skip_rate).into());
         }
         if let (Some(a), Some(b)) = (self.min_ply, self.max_ply)
             && a > b
         {
-            return Err(format!("empty ply window {a}..={b}"));
+            return Err(format!("empty ply window {a}..={b}").into());
         }
         Ok(())
     }

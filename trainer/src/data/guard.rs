@@ -25,18 +25,25 @@ fn install_hook() {
     });
 }
 
-/// Runs `f`; a panic inside it becomes `Err(message)`.
-pub fn quietly<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+/// A panic of third-party decoding code, caught: its message.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct DecoderPanic(pub String);
+
+/// Runs `f`; a panic inside it becomes `Err` with its message.
+pub fn quietly<T>(f: impl FnOnce() -> T) -> Result<T, DecoderPanic> {
     install_hook();
     let was = QUIET.with(|q| q.replace(true));
     let r = panic::catch_unwind(AssertUnwindSafe(f));
     QUIET.with(|q| q.set(was));
     r.map_err(|payload| {
-        payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "decoder panicked".to_string())
+        DecoderPanic(
+            payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "decoder panicked".to_string()),
+        )
     })
 }
 
@@ -49,8 +56,8 @@ mod tests {
         assert_eq!(quietly(|| 3), Ok(3));
         let v: Vec<u8> = Vec::new();
         let r = quietly(|| v[std::hint::black_box(5)]);
-        assert!(r.unwrap_err().contains("index out of bounds"));
-        let r: Result<(), String> = quietly(|| panic!("custom {}", 7));
-        assert_eq!(r, Err("custom 7".to_string()));
+        assert!(r.unwrap_err().0.contains("index out of bounds"));
+        let r: Result<(), DecoderPanic> = quietly(|| panic!("custom {}", 7));
+        assert_eq!(r, Err(DecoderPanic("custom 7".to_string())));
     }
 }

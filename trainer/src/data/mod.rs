@@ -48,6 +48,7 @@ pub mod bin;
 pub mod binpack;
 pub mod filter;
 mod guard;
+mod invalid;
 pub mod sample;
 mod stream;
 pub mod synthetic;
@@ -59,6 +60,7 @@ use std::io::{BufReader, BufWriter};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+pub use invalid::InvalidSample;
 pub use sample::Sample;
 pub use stream::{
     DataError, ErrorKind, ErrorPolicy, Location, ReadOptions, SampleReader, SampleWriter,
@@ -104,15 +106,19 @@ impl Format {
     }
 
     /// The given format, else the one of `path`'s extension.
-    pub fn resolve(given: Option<Format>, path: &Path) -> Result<Format, String> {
-        given.or_else(|| Format::from_path(path)).ok_or_else(|| {
-            format!(
-                "{}: cannot tell the format from the extension (use .txt, .compact, .bin, .binpack or a format flag)",
-                path.display()
-            )
-        })
+    pub fn resolve(given: Option<Format>, path: &Path) -> Result<Format, UnknownFormat> {
+        given
+            .or_else(|| Format::from_path(path))
+            .ok_or_else(|| UnknownFormat(path.display().to_string()))
     }
 }
+
+/// A data file whose format its extension does not tell (and none was given): the file.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{0}: cannot tell the format from the extension (use .txt, .compact, .bin, .binpack or a format flag)"
+)]
+pub struct UnknownFormat(pub String);
 
 impl fmt::Display for Format {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -177,8 +183,8 @@ pub fn first_samples(
     filter: Option<&filter::FilterConfig>,
 ) -> Result<Vec<Sample>, DataError> {
     let name = path.display().to_string();
-    let format =
-        Format::resolve(format, path).map_err(|e| DataError::new(&name, None, ErrorKind::Io, e))?;
+    let format = Format::resolve(format, path)
+        .map_err(|e| DataError::new(&name, None, ErrorKind::Io, e.to_string()))?;
     let mut keep = filter.map(|f| filter::Filter::new(f, 0));
     let mut out = Vec::with_capacity(n.min(1 << 20));
     for sample in open_reader(path, format, None, ReadOptions::default())? {

@@ -6,6 +6,8 @@ use plugin_api::{Board, Color, Move, MoveKind, NO_ROLE, NO_SQUARE, Role, Square}
 use shakmaty::fen::Fen;
 use shakmaty::{Bitboard, CastlingMode, Chess, FromSetup, Position, PositionError, Setup, attacks};
 
+use super::invalid::InvalidSample;
+
 /// One training position with its labels, in whatever format it was stored.
 ///
 /// The position is the ABI [`Board`] the feature plugins read (so a batch needs no conversion),
@@ -73,7 +75,7 @@ impl Sample {
     }
 
     /// The position as a legal shakmaty position, or why it is not one.
-    pub fn to_chess(&self) -> Result<Chess, String> {
+    pub fn to_chess(&self) -> Result<Chess, InvalidSample> {
         check_structure(&self.board)?;
         chess_from_setup(self.setup())
     }
@@ -97,12 +99,12 @@ impl Sample {
 
     /// Checks everything a reader may not have: a legal position, and a best move that is legal
     /// in it and agrees with the board (moved and captured roles, kind).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidSample> {
         let pos = self.to_chess()?;
         if let Some(mv) = self.best_move {
             let m = plugin_api::move_to_shakmaty(&mv);
             if !pos.is_legal(m) {
-                return Err(format!("illegal move {}", uci(&mv)));
+                return Err(format!("illegal move {}", uci(&mv)).into());
             }
         }
         Ok(())
@@ -111,10 +113,10 @@ impl Sample {
 
 /// A legal shakmaty position from a setup; an en-passant square without a legal capture is
 /// dropped silently (older data writes it after every double push).
-pub fn chess_from_setup(setup: Setup) -> Result<Chess, String> {
+pub fn chess_from_setup(setup: Setup) -> Result<Chess, InvalidSample> {
     Chess::from_setup(setup, CastlingMode::Standard)
         .or_else(PositionError::ignore_invalid_ep_square)
-        .map_err(|e| e.to_string())
+        .map_err(|e| InvalidSample(e.to_string()))
 }
 
 /// The name of a square (`e4`).
@@ -160,17 +162,17 @@ pub fn move_on_board(
     to: Square,
     kind: MoveKind,
     promotion: Option<Role>,
-) -> Result<Move, String> {
+) -> Result<Move, InvalidSample> {
     let name = |sq: Square| String::from_utf8_lossy(&square_name(sq)).into_owned();
     if from >= 64 || to >= 64 || from == to {
-        return Err(format!("move with squares {from}, {to}"));
+        return Err(format!("move with squares {from}, {to}").into());
     }
     let us = board.turn;
     let (color, role) = board
         .piece_at(from)
         .ok_or_else(|| format!("move from empty square {}", name(from)))?;
     if color != us {
-        return Err(format!("move of the opponent's piece on {}", name(from)));
+        return Err(format!("move of the opponent's piece on {}", name(from)).into());
     }
     let target = board.piece_at(to);
     let mut captured = NO_ROLE;
@@ -181,7 +183,8 @@ pub fn move_on_board(
                     "castling {}{} is not king to own rook",
                     name(from),
                     name(to)
-                ));
+                )
+                .into());
             }
         }
         MoveKind::EnPassant => {
@@ -190,16 +193,17 @@ pub fn move_on_board(
                     "en passant {}{} without an en-passant square there",
                     name(from),
                     name(to)
-                ));
+                )
+                .into());
             }
             captured = Role::Pawn as u8;
         }
         MoveKind::Normal => match target {
             Some((c, _)) if c == us => {
-                return Err(format!("move {}{} onto an own piece", name(from), name(to)));
+                return Err(format!("move {}{} onto an own piece", name(from), name(to)).into());
             }
             Some((_, Role::King)) => {
-                return Err(format!("move {}{} captures a king", name(from), name(to)));
+                return Err(format!("move {}{} captures a king", name(from), name(to)).into());
             }
             Some((_, r)) => captured = r as u8,
             None => {}
@@ -208,7 +212,7 @@ pub fn move_on_board(
     if let Some(p) = promotion {
         let last_rank = if us == Color::White { 7 } else { 0 };
         if role != Role::Pawn || (to >> 3) != last_rank || matches!(p, Role::Pawn | Role::King) {
-            return Err(format!("bad promotion {}{}", name(from), name(to)));
+            return Err(format!("bad promotion {}{}", name(from), name(to)).into());
         }
     }
     Ok(Move {
@@ -307,7 +311,7 @@ pub fn normalize_ep(board: &mut Board) {
 /// first or last rank, castling rights only with king and rook at home. Castling rights of
 /// rooks off the corners (Chess960) are left to the writers; legality (the side not to move in
 /// check, impossible checks) to [`Sample::validate`].
-pub fn check_structure(board: &Board) -> Result<(), String> {
+pub fn check_structure(board: &Board) -> Result<(), InvalidSample> {
     let occ = board.occupied();
     if board.by_color[0] & board.by_color[1] != 0 {
         return Err("a square holds pieces of both colours".into());
@@ -327,10 +331,11 @@ pub fn check_structure(board: &Board) -> Result<(), String> {
             return Err(format!(
                 "{c:?} has {} kings",
                 board.pieces(c, Role::King).count_ones()
-            ));
+            )
+            .into());
         }
         if board.by_color[c.index()].count_ones() > 16 {
-            return Err(format!("{c:?} has more than 16 pieces"));
+            return Err(format!("{c:?} has more than 16 pieces").into());
         }
     }
     if board.by_role[Role::Pawn.index()] & 0xff00_0000_0000_00ff != 0 {
@@ -429,11 +434,11 @@ mod tests {
         let mut b = sample("4k3/8/8/8/8/8/8/4K3 w - - 0 1").board;
         assert!(check_structure(&b).is_ok());
         b.put(0, Color::White, Role::Pawn);
-        assert!(check_structure(&b).unwrap_err().contains("pawn"));
+        assert!(check_structure(&b).unwrap_err().0.contains("pawn"));
         let b = sample("4k3/8/8/8/8/8/8/4K3 w - - 0 1").board;
         let mut no_king = b;
         no_king.remove(4, Color::White, Role::King);
-        assert!(check_structure(&no_king).unwrap_err().contains("kings"));
+        assert!(check_structure(&no_king).unwrap_err().0.contains("kings"));
         // Black (not to move) in check from the rook on e5: structurally fine, not legal.
         let b = sample("4k3/8/8/8/8/8/8/R3K3 w - - 0 1").board;
         let mut b2 = b;

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use host::engine::label::LabelBudget;
 
 use crate::data::Format;
+use crate::invalid_setting::InvalidSetting;
 
 /// How much to generate (per run; see the module docs for shards).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -238,12 +239,13 @@ impl Default for GameSettings {
 
 impl GameSettings {
     /// Checks the values; the error starts with the key it is about.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), InvalidSetting> {
         if self.random_minply >= 0 && self.random_minply as u32 > self.random_maxply {
             return Err(format!(
                 "random_minply: {} is after random_maxply {}: the random move window is empty",
                 self.random_minply, self.random_maxply
-            ));
+            )
+            .into());
         }
         if self.random_multipv > 0 && self.random_depth == 0 {
             return Err("random_depth: the multi-PV searches need a depth of at least 1".into());
@@ -258,7 +260,8 @@ impl GameSettings {
             return Err(format!(
                 "write_minply: {} is after write_maxply {}: the write ply window is empty",
                 self.write_minply, self.write_maxply
-            ));
+            )
+            .into());
         }
         if self.max_ply == 0 {
             return Err("max_ply: must be at least 1".into());
@@ -273,7 +276,8 @@ impl GameSettings {
             return Err(format!(
                 "dedup_mb: {} MiB is more than the {MAX_DEDUP_MB} MiB a key table may take",
                 self.dedup_mb
-            ));
+            )
+            .into());
         }
         Ok(())
     }
@@ -287,14 +291,15 @@ pub const DEFAULT_DEPTH: u32 = 3;
 
 impl GensfenConfig {
     /// Checks the values; the error names the bad one.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), InvalidSetting> {
         let (i, n) = self.shard;
         if n == 0 || i >= n {
             return Err(format!(
                 "invalid shard {i}/{n}: the index must be below the count (0/1 .. {}/{})",
                 n.max(1) - 1,
                 n.max(1)
-            ));
+            )
+            .into());
         }
         match self.target {
             Target::Games(0) | Target::Positions(0) => {
@@ -305,7 +310,7 @@ impl GensfenConfig {
         if let (Some(a), Some(b)) = (self.depth_min, self.depth_max)
             && a > b
         {
-            return Err(format!("depth range {a}..{b} is empty"));
+            return Err(format!("depth range {a}..{b} is empty").into());
         }
         if self.depth_min == Some(0) || self.depth_max == Some(0) {
             return Err("search depth must be at least 1".into());
@@ -402,7 +407,7 @@ mod tests {
             shard: (3, 2),
             ..GensfenConfig::default()
         };
-        assert!(c.check().unwrap_err().contains("shard 3/2"));
+        assert!(c.check().unwrap_err().0.contains("shard 3/2"));
         let c = GensfenConfig {
             game: GameSettings {
                 write_minply: 10,
@@ -411,6 +416,6 @@ mod tests {
             },
             ..GensfenConfig::default()
         };
-        assert!(c.check().unwrap_err().contains("write ply"));
+        assert!(c.check().unwrap_err().0.contains("write ply"));
     }
 }

@@ -46,9 +46,48 @@ struct Header<S> {
     tensors: Vec<TensorEntry>,
 }
 
+/// Why a checkpoint cannot be written, read or used.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    /// The bytes are not a checkpoint this trainer reads (magic, version, checksum, header or
+    /// tensors).
+    #[error("{0}")]
+    Format(String),
+    /// The checkpoint's tensors do not fit the network's shape.
+    #[error("{0}")]
+    Shape(String),
+    /// The training state could not be serialized.
+    #[error("cannot write the checkpoint's header: {0}")]
+    Encode(#[from] serde_json::Error),
+    /// A checkpoint file could not be read or decoded.
+    #[error("cannot read checkpoint {path}: {reason}")]
+    File {
+        /// The file.
+        path: String,
+        /// Why (the I/O error or the decoding's refusal).
+        reason: String,
+    },
+}
+
+impl From<String> for CheckpointError {
+    fn from(reason: String) -> Self {
+        CheckpointError::Format(reason)
+    }
+}
+
+impl From<&str> for CheckpointError {
+    fn from(reason: &str) -> Self {
+        CheckpointError::Format(reason.to_string())
+    }
+}
+
 /// Serializes `state` (any JSON-serializable training state), the model and Adam into the
 /// checkpoint format.
-pub fn encode<S: Serialize>(state: &S, model: &Model, adam: &Adam) -> Result<Vec<u8>, String> {
+pub fn encode<S: Serialize>(
+    state: &S,
+    model: &Model,
+    adam: &Adam,
+) -> Result<Vec<u8>, CheckpointError> {
     let mut entries = Vec::new();
     let mut values: Vec<Vec<f32>> = Vec::new();
     let groups: [(&str, Vec<&Tensor>); 3] = [
@@ -69,8 +108,7 @@ pub fn encode<S: Serialize>(state: &S, model: &Model, adam: &Adam) -> Result<Vec
     let header = serde_json::to_vec(&Header {
         state,
         tensors: entries,
-    })
-    .map_err(|e| e.to_string())?;
+    })?;
     let data: usize = values.iter().map(|v| 4 * v.len()).sum();
     let mut out = Vec::with_capacity(24 + header.len() + data + 4);
     out.extend_from_slice(CHECKPOINT_MAGIC);
@@ -102,23 +140,23 @@ pub struct Loaded<S> {
 
 impl<S> Loaded<S> {
     /// The model on `device` (checked against `shape`).
-    pub fn model(&self, shape: &Shape, device: Device) -> Result<Model, String> {
+    pub fn model(&self, shape: &Shape, device: Device) -> Result<Model, CheckpointError> {
         let names = param_names(shape);
         let stored: Vec<&str> = self.params.iter().map(|(n, _)| n.as_str()).collect();
         if stored != names {
-            return Err(format!(
+            return Err(CheckpointError::Shape(format!(
                 "the checkpoint holds the tensors {} where the network's shape needs {}",
                 stored.join(" "),
                 names.join(" ")
-            ));
+            )));
         }
         let expected = Model::param_shapes(shape);
         for ((name, t), e) in self.params.iter().zip(&expected) {
             if t.size() != *e {
-                return Err(format!(
+                return Err(CheckpointError::Shape(format!(
                     "the checkpoint's tensor {name} has shape {:?} where the network needs {e:?}",
                     t.size()
-                ));
+                )));
             }
         }
         Ok(Model::from_tensors(
@@ -140,10 +178,13 @@ impl<S> Loaded<S> {
 }
 
 /// Reads a checkpoint file; `S` is the training state's type.
-pub fn read<S: for<'de> Deserialize<'de>>(path: &Path) -> Result<Loaded<S>, String> {
-    let label = path.display();
-    let bytes = fs::read(path).map_err(|e| format!("cannot read checkpoint {label}: {e}"))?;
-    decode(&bytes).map_err(|e| format!("cannot read checkpoint {label}: {e}"))
+pub fn read<S: for<'de> Deserialize<'de>>(path: &Path) -> Result<Loaded<S>, CheckpointError> {
+    let file = |reason: String| CheckpointError::File {
+        path: path.display().to_string(),
+        reason,
+    };
+    let bytes = fs::read(path).map_err(|e| file(e.to_string()))?;
+    decode(&bytes).map_err(|e| file(e.to_string()))
 }
 
 /// Whether `bytes` start like a checkpoint.
@@ -152,7 +193,7 @@ pub fn is_checkpoint(bytes: &[u8]) -> bool {
 }
 
 /// Decodes the bytes of a checkpoint file.
-pub fn decode<S: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<Loaded<S>, String> {
+pub fn decode<S: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<Loaded<S>, CheckpointError> {
     if !is_checkpoint(bytes) {
         return Err("not a trainer checkpoint (bad magic)".into());
     }
@@ -163,7 +204,8 @@ pub fn decode<S: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<Loaded<S>, S
     if version != CHECKPOINT_VERSION {
         return Err(format!(
             "format version {version}, this trainer reads version {CHECKPOINT_VERSION}"
-        ));
+        )
+        .into());
     }
     let (body, crc) = bytes.split_at(bytes.len() - 4);
     if crc32fast::hash(body) != u32::from_le_bytes(crc.try_into().expect("4 bytes")) {
@@ -173,7 +215,7 @@ pub fn decode<S: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<Loaded<S>, S
     let header_end = 20usize
         .checked_add(header_len)
         .filter(|&e| e <= body.len())
-        .ok_or("truncated header")?;
+        .ok_or(CheckpointError::from("truncated header"))?;
     let header: Header<S> =
         serde_json::from_slice(&body[20..header_end]).map_err(|e| format!("bad header: {e}"))?;
     let mut at = header_end;
@@ -184,7 +226,7 @@ pub fn decode<S: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<Loaded<S>, S
         let end = at
             .checked_add(len)
             .filter(|&e| e <= body.len())
-            .ok_or("truncated tensor data")?;
+            .ok_or(CheckpointError::from("truncated tensor data"))?;
         let values: Vec<f32> = body[at..end]
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
@@ -203,7 +245,7 @@ pub fn decode<S: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<Loaded<S>, S
         .filter(|(n, _)| !n.starts_with("m.") && !n.starts_with("v."))
         .map(|(n, t)| (n.clone(), t.shallow_clone()))
         .collect();
-    let take = |prefix: &str| -> Result<Vec<Tensor>, String> {
+    let take = |prefix: &str| -> Result<Vec<Tensor>, CheckpointError> {
         params
             .iter()
             .map(|(name, _)| {
@@ -212,7 +254,7 @@ pub fn decode<S: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<Loaded<S>, S
                     .iter()
                     .find(|(n, _)| *n == full)
                     .map(|(_, t)| t.shallow_clone())
-                    .ok_or_else(|| format!("tensor {full} missing"))
+                    .ok_or_else(|| CheckpointError::Format(format!("tensor {full} missing")))
             })
             .collect()
     };
@@ -283,13 +325,17 @@ mod tests {
             loaded
                 .model(&other, Device::Cpu)
                 .unwrap_err()
+                .to_string()
                 .contains("w4")
         );
 
         let mut bad = bytes.clone();
         let mid = bad.len() / 2;
         bad[mid] ^= 1;
-        assert!(decode::<State>(&bad).unwrap_err().contains("checksum"));
+        assert!(matches!(
+            decode::<State>(&bad).unwrap_err(),
+            CheckpointError::Format(e) if e.contains("checksum")
+        ));
         assert!(decode::<State>(&bytes[..bytes.len() - 9]).is_err());
         assert!(decode::<State>(b"NNUEFSET....").is_err());
     }

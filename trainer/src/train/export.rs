@@ -73,7 +73,7 @@ where
 /// `i8_blocks` stored as `i8`. Fails on a name that is not a block of `set`, or on a product
 /// term whose operands would get different types.
 pub fn network_blocks(set: &FeatureSet, i8_blocks: &[String]) -> Result<Vec<BlockInfo>> {
-    BlockInfo::of_set_with_i8(set, i8_blocks).map_err(anyhow::Error::msg)
+    BlockInfo::of_set_with_i8(set, i8_blocks).map_err(|e| anyhow::anyhow!("i8_blocks: {e}"))
 }
 
 /// The runs of first-layer rows (first row, rows) that `blocks` store as `i8`, for

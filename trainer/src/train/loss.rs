@@ -1,6 +1,7 @@
 //! The loss functions of the thesis's two training methods (§5.2, §5.3) and the loss of the best
 //! constant predictor, the baseline a trained network must beat.
 
+use crate::invalid_setting::InvalidSetting;
 use serde::{Deserialize, Serialize};
 use tch::{Kind, Tensor};
 
@@ -44,15 +45,15 @@ impl Wdl {
     }
 
     /// Checks that both scales are positive and finite.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), InvalidSetting> {
         for v in [self.target_a, self.output_a] {
             if !v.is_finite() {
-                return Err(format!("win-rate offset {v} is not finite"));
+                return Err(format!("win-rate offset {v} is not finite").into());
             }
         }
         for v in [self.target_b, self.output_b] {
             if !(v.is_finite() && v > 0.0) {
-                return Err(format!("win-rate scale {v} is not positive"));
+                return Err(format!("win-rate scale {v} is not positive").into());
             }
         }
         Ok(())
@@ -97,13 +98,13 @@ impl Default for ScoreLoss {
 
 impl ScoreLoss {
     /// Checks the values.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), InvalidSetting> {
         self.wdl.check()?;
         if !(self.power.is_finite() && self.power >= 1.0) {
-            return Err(format!("loss power {} is not at least 1", self.power));
+            return Err(format!("loss power {} is not at least 1", self.power).into());
         }
         if !(0.0..=1.0).contains(&self.lambda) {
-            return Err(format!("lambda {} is not in 0..=1", self.lambda));
+            return Err(format!("lambda {} is not in 0..=1", self.lambda).into());
         }
         Ok(())
     }

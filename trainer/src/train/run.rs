@@ -36,7 +36,7 @@ use plugin_api::FeatureSet;
 use serde::{Deserialize, Serialize};
 use tch::{Device, Kind, Tensor};
 
-use super::checkpoint;
+use super::checkpoint::{self, CheckpointError};
 use super::diagnostics::{GradientNormSum, GradientNorms, UnitHealth, gradient_columns};
 use super::export::{
     CALIBRATION_POSITIONS, calibration_activations, dequantize, export, narrow_rows, network_blocks,
@@ -405,6 +405,12 @@ impl std::error::Error for TrainError {}
 impl From<String> for TrainError {
     fn from(e: String) -> Self {
         TrainError::Failed(e)
+    }
+}
+
+impl From<CheckpointError> for TrainError {
+    fn from(e: CheckpointError) -> Self {
+        TrainError::Failed(e.to_string())
     }
 }
 

@@ -17,6 +17,7 @@ use super::optim::AdamConfig;
 use super::run::{DataFile, TrainConfig};
 use crate::checked::{Count, L1Width, Positive, PositiveFraction, PositiveReal, UnitReal};
 use crate::data::filter::FilterConfig;
+use crate::invalid_setting::InvalidSetting;
 use crate::loader::LoaderConfig;
 use nnue::Shape;
 
@@ -321,7 +322,7 @@ impl Default for TrainSettings {
 impl TrainSettings {
     /// What the types alone cannot check: a ply window that keeps nothing, a shape that cannot
     /// be built at this L1. The error starts with the key.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), InvalidSetting> {
         self.arch()
             .check(self.l1.0 as usize)
             .map_err(|e| format!("arch: {e}"))?;
@@ -330,14 +331,15 @@ impl TrainSettings {
         {
             return Err(format!(
                 "min_ply: {min} is after max_ply {max}: no position would be used"
-            ));
+            )
+            .into());
         }
         Ok(())
     }
 
     /// Checks that a loaded plugin provides every block of `i8_blocks` (a feature set without
     /// one of them ignores it, so a misspelt name would otherwise go unnoticed).
-    pub fn check_i8_blocks(&self, registry: &PluginRegistry) -> Result<(), String> {
+    pub fn check_i8_blocks(&self, registry: &PluginRegistry) -> Result<(), InvalidSetting> {
         for name in &self.i8_blocks {
             registry
                 .block(name)
@@ -513,6 +515,7 @@ mod tests {
                 .unwrap()
                 .check()
                 .unwrap_err()
+                .0
                 .starts_with("arch: ")
         );
     }
