@@ -776,13 +776,53 @@ fn sparse_crelu_to_output(
     };
     let LayerScratch { sums, blocks, .. } = scratch;
     affine(kernels, hidden, input, sums, blocks);
-    let width = hidden.outputs();
-    sums[..width]
-        .iter()
-        .zip(output.weights())
-        .fold(output.biases()[0], |s, (&y, &w)| {
-            s.wrapping_add((y >> 6).clamp(0, 127) * i32::from(w))
-        })
+    let (y, w) = (&sums[..hidden.outputs()], output.weights());
+    let dot = match kernels.level() {
+        SimdLevel::Scalar => crelu_dot(y, w),
+        // SAFETY: every SIMD level has AVX2 (checked against the CPU).
+        #[cfg(target_arch = "x86_64")]
+        _ => unsafe { crelu_dot_avx2(y, w) },
+        #[cfg(not(target_arch = "x86_64"))]
+        _ => unreachable!("only the scalar kernels exist on this architecture"),
+    };
+    output.biases()[0].wrapping_add(dot)
+}
+
+/// `Σ clamp(y >> 6, 0, 127) · w` over the sums `y` and the weights `w` (wrapping).
+#[inline(always)]
+fn crelu_dot(y: &[i32], w: &[i8]) -> i32 {
+    y.iter().zip(w).fold(0i32, |s, (&y, &w)| {
+        s.wrapping_add((y >> 6).clamp(0, 127) * i32::from(w))
+    })
+}
+
+/// [`crelu_dot`] with AVX2, eight sums at a time (what the thesis's engine did after its
+/// hidden layer: shift, clamp and the output's dot product in registers); the rest scalar.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn crelu_dot_avx2(y: &[i32], w: &[i8]) -> i32 {
+    use std::arch::x86_64::*;
+    let n = y.len().min(w.len());
+    let (zero, clip) = (_mm256_setzero_si256(), _mm256_set1_epi32(127));
+    let mut acc = _mm256_setzero_si256();
+    let mut k = 0;
+    while k + 8 <= n {
+        // SAFETY: k + 8 <= n: eight sums of y and eight weights of w.
+        unsafe {
+            let v = _mm256_srai_epi32::<6>(_mm256_loadu_si256(y.as_ptr().add(k).cast()));
+            let a = _mm256_min_epi32(_mm256_max_epi32(v, zero), clip);
+            let b = _mm256_cvtepi8_epi32(_mm_loadl_epi64(w.as_ptr().add(k).cast()));
+            acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(a, b));
+        }
+        k += 8;
+    }
+    let half = _mm_add_epi32(
+        _mm256_castsi256_si128(acc),
+        _mm256_extracti128_si256::<1>(acc),
+    );
+    let quarter = _mm_add_epi32(half, _mm_unpackhi_epi64(half, half));
+    let total = _mm_add_epi32(quarter, _mm_shuffle_epi32::<0b01>(quarter));
+    _mm_cvtsi128_si32(total).wrapping_add(crelu_dot(&y[k..n], &w[k..n]))
 }
 
 /// The terms of stack `stack` (and PSQT bucket `bucket`) from both perspectives' accumulators
