@@ -61,7 +61,7 @@ enum Command {
     /// Print the raw network output for the side to move of positions: FEN, output (for a
     /// Stockfish network, Stockfish's `Eval::NNUE::evaluate(pos, false)`).
     Eval {
-        /// Network file (this project's format, a thesis .nn file or a Stockfish 15.1 .nnue).
+        /// Network file (this project's format, a thesis .nn file or a Stockfish .nnue).
         #[arg(long)]
         net: PathBuf,
         /// File with one FEN per line ('-' for standard input).
@@ -96,8 +96,8 @@ enum Command {
 
 #[derive(Subcommand, Debug)]
 enum NetCommand {
-    /// Convert a network between this project's format, the thesis's .nn format and Stockfish
-    /// 15.1's .nnue format.
+    /// Convert a network between this project's format, the thesis's .nn format and Stockfish's
+    /// .nnue format (15.1's SFNNv5 or today's SFNNv16, whichever the network's shape is).
     Convert {
         /// Input network (either format).
         #[arg(long = "in", value_name = "FILE")]

@@ -62,15 +62,15 @@ fn assert_matches_reference(dir: &str, specs: &[&str], lines: usize, reference: 
     }
 }
 
-/// `host features` gives Stockfish's own HalfKAv2_hm (Stockfish 18) and HalfKP (Stockfish 12)
-/// indices, line for line, on 62 positions that the blocks' code was never tuned on: castling,
+/// `host features` gives Stockfish's own HalfKAv2_hm (Stockfish 18), HalfKP (Stockfish 12),
+/// FullThreats and PP_3Wide (Stockfish 762dd1da9, the blocks of SFNNv16) indices, line for line, on 62 positions that the blocks' code was never tuned on: castling,
 /// en passant, promotions, kings on both wings, both sides to move
 /// (`tests/data/stockfish-features`, computed by Stockfish's C++ code; README there).
 #[test]
 fn king_relative_blocks_match_stockfish() {
     assert_matches_reference(
         "stockfish-features",
-        &["halfka_v2_hm", "halfkp"],
+        &["halfka_v2_hm", "halfkp", "full_threats", "pp_3wide"],
         62,
         "Stockfish",
     );

@@ -205,6 +205,112 @@ fn stockfish_files_round_trip_through_the_own_format() {
     assert!(!dir.path().join("x.nn").exists());
 }
 
+/// SFNNv5's format at widths other than Stockfish's (nnue-pytorch writes L1 256, this
+/// project's `sfnnv5` networks are L1 256 too) and with LEB128-compressed tensors (Stockfish 16
+/// to 17.1): written, read by their hash chain and sizes, evaluated as the own file, and
+/// converted both ways byte for byte; `net info` says which Stockfish would load each.
+#[test]
+fn sfnnv5_files_of_any_width_and_compressed_load_and_convert_both_ways() {
+    let dir = tempfile::tempdir().unwrap();
+    let own = dir.path().join("net.own");
+    let raw = dir.path().join("net.nnue");
+    run_ok(
+        host()
+            .args([
+                "net",
+                "random",
+                "--spec",
+                "halfka_v2_hm",
+                "--arch",
+                "sfnnv5",
+            ])
+            .args(["--l1", "256", "--seed", "5", "--out"])
+            .arg(&own),
+    );
+    run_ok(
+        host()
+            .args(["net", "convert", "--format", "stockfish", "--in"])
+            .arg(&own)
+            .arg("--out")
+            .arg(&raw),
+    );
+    let bytes = std::fs::read(&raw).unwrap();
+    assert_eq!(
+        u32::from_le_bytes(bytes[..4].try_into().unwrap()),
+        host::nnue::stockfish::VERSION
+    );
+    // The same network with its first layer's tensors LEB128-compressed, as Stockfish 16 to
+    // 17.1 write them: biases (256), weights (22528 x 256), PSQT (22528 x 8).
+    let ft = 12 + u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize + 4;
+    let (l1, n) = (256, 22_528);
+    let i16s = |b: &[u8]| -> Vec<i16> {
+        b.chunks_exact(2)
+            .map(|c| i16::from_le_bytes([c[0], c[1]]))
+            .collect()
+    };
+    let mut leb = bytes[..ft].to_vec();
+    let (b1, rest) = bytes[ft..].split_at(2 * l1);
+    let (w1, rest) = rest.split_at(2 * n * l1);
+    let (psqt, stacks) = rest.split_at(4 * n * 8);
+    host::nnue::stockfish::leb128::write(&i16s(b1), &mut leb);
+    host::nnue::stockfish::leb128::write(&i16s(w1), &mut leb);
+    let psqt: Vec<i32> = psqt
+        .chunks_exact(4)
+        .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    host::nnue::stockfish::leb128::write(&psqt, &mut leb);
+    leb.extend_from_slice(stacks);
+    let compressed = dir.path().join("net.leb.nnue");
+    std::fs::write(&compressed, &leb).unwrap();
+    let fens = dir.path().join("f.fen");
+    let some: String = rows("positions.tsv")
+        .iter()
+        .step_by(53)
+        .map(|r| format!("{}\n", r[0]))
+        .collect();
+    std::fs::write(&fens, some).unwrap();
+    let eval = |net: &Path| {
+        run_ok(
+            host()
+                .args(["eval", "--stacks", "--net"])
+                .arg(net)
+                .arg("--fens")
+                .arg(&fens),
+        )
+        .stdout
+    };
+    let expected = eval(&own);
+    assert!(expected.len() > 1000);
+    assert_eq!(eval(&raw), expected);
+    assert_eq!(eval(&compressed), expected);
+    // Back to Stockfish's format (raw, as 15.1 reads it) and to the own format: the same.
+    for (from, name) in [(&raw, "a"), (&compressed, "b")] {
+        let back = dir.path().join(format!("{name}.nnue"));
+        run_ok(
+            host()
+                .args(["net", "convert", "--format", "stockfish", "--in"])
+                .arg(from)
+                .arg("--out")
+                .arg(&back),
+        );
+        assert!(std::fs::read(&back).unwrap() == bytes, "{name}");
+    }
+    let info = |net: &Path| {
+        String::from_utf8(run_ok(host().args(["net", "info", "--net"]).arg(net)).stdout).unwrap()
+    };
+    assert!(info(&raw).contains("L1\t256"), "{}", info(&raw));
+    assert!(
+        info(&raw).contains("stockfish\tno Stockfish binary loads it as released"),
+        "{}",
+        info(&raw)
+    );
+    assert!(
+        info(sf_net()).contains("stockfish\tStockfish 15.1 loads it"),
+        "{}",
+        info(sf_net())
+    );
+}
+
 /// Corrupt, truncated and other-architecture Stockfish files: one line each, in bounded memory.
 #[test]
 fn broken_and_foreign_stockfish_files_are_refused_in_one_line() {
@@ -245,7 +351,7 @@ fn broken_and_foreign_stockfish_files_are_refused_in_one_line() {
             "layer stack 3",
         ),
         ("dev", patch(0, &0x6A44_8AFAu32.to_le_bytes()), "SFNNv16"),
-        ("leb128", leb, "L1 = 1536 and LEB128"),
+        ("leb128", leb, "LEB128-compressed biases"),
         (
             "description",
             patch(8, &u32::MAX.to_le_bytes()),

@@ -9,13 +9,19 @@ use super::network::{
     BlockInfo, LayerParts, Network, NetworkParts, Quantization, ShapeError, check_sizes,
     feature_count, term_runs,
 };
-use super::shape::{Activation, Arch, BucketRule, FtOutput, Hidden, MAX_HIDDEN_LAYERS, OutputRule};
+use super::shape::{
+    Activation, Arch, BucketRule, FtOutput, Hidden, MAX_HIDDEN_LAYERS, OutputRule, Skip,
+};
 
 /// The first eight bytes of a network file in this project's format.
 pub const MAGIC: [u8; 8] = *b"NNUEFSET";
 /// The newest format version this code reads and writes (version 3: the shape after the first
-/// layer; a thesis-shaped network is still written as version 2, byte for byte as before).
-pub const FORMAT_VERSION: u32 = 3;
+/// layer; version 4: with activation shifts, the skip difference and the dense output of
+/// Stockfish's shape of today). A thesis-shaped network is still written as version 2 and
+/// another that version 3 expresses as version 3, byte for byte as before.
+pub const FORMAT_VERSION: u32 = 4;
+/// The version of shapes without the layer kinds of version 4.
+pub const SHAPE_VERSION: u32 = 3;
 /// The version a thesis-shaped network is written in.
 pub const THESIS_SHAPE_VERSION: u32 = 2;
 /// The oldest format version this code reads (version 1: every block `i16`).
@@ -597,7 +603,7 @@ fn own_header_fields(bytes: &[u8]) -> Result<OwnFields, DecodeError> {
     check_sizes(sizes[0], sizes[1], sizes[2])?;
     let arch = match version {
         1 | 2 => Arch::thesis(l2 as usize),
-        _ => read_arch(&mut c)?,
+        v => read_arch(&mut c, v)?,
     };
     if arch.hidden[0].width != l2 as usize {
         return Err(DecodeError::BadText {
@@ -636,11 +642,13 @@ fn own_header_fields(bytes: &[u8]) -> Result<OwnFields, DecodeError> {
     })
 }
 
-/// Reads a version-3 shape: `u8` first-layer output (0 clipped ReLU, 1 pairwise), `u32` PSQT
-/// buckets, `u32` stacks, `u8` bucket rule (0 piece count), `u8` H hidden layers, H × (`u32`
-/// width, `u8` activation: 0 clipped ReLU, 1 squared and plain clipped ReLU), `u8` skip (0, 1),
-/// `u8` output rule (0 thesis, 1 Stockfish).
-fn read_arch(c: &mut Cursor) -> Result<Arch, DecodeError> {
+/// Reads a version-3 or version-4 shape: `u8` first-layer output (0 clipped ReLU, 1 pairwise,
+/// 2 pairwise clipped at 255), `u32` PSQT buckets, `u32` stacks, `u8` bucket rule (0 piece
+/// count), `u8` H hidden layers, H × (`u32` width, `u8` activation: 0 clipped ReLU, 1 squared and
+/// plain clipped ReLU, then in version 4 `u8` shift), `u8` skip (0 none, 1 extra output, 2
+/// difference), `u8` output rule (0 thesis, 1 Stockfish 15.1, 2 Stockfish of today), then in
+/// version 4 `u8` dense output (0, 1).
+fn read_arch(c: &mut Cursor, version: u32) -> Result<Arch, DecodeError> {
     let bad = |field: &'static str, code: u32| DecodeError::BadText {
         field,
         reason: format!("code {code} is not one this build knows"),
@@ -648,6 +656,7 @@ fn read_arch(c: &mut Cursor) -> Result<Arch, DecodeError> {
     let ft_output = match c.take(1)?[0] {
         0 => FtOutput::ClippedRelu,
         1 => FtOutput::Pairwise,
+        2 => FtOutput::Pairwise255,
         k => return Err(bad("first-layer output", k.into())),
     };
     let psqt_buckets = c.u32()? as usize;
@@ -671,17 +680,35 @@ fn read_arch(c: &mut Cursor) -> Result<Arch, DecodeError> {
             1 => Activation::SqrClippedRelu,
             k => return Err(bad("activation", k.into())),
         };
-        hidden.push(Hidden { width, activation });
+        let shift = match version {
+            SHAPE_VERSION => crate::scales::HIDDEN_SHIFT,
+            _ => c.take(1)?[0].into(),
+        };
+        hidden.push(Hidden {
+            width,
+            activation,
+            shift,
+        });
     }
     let skip = match c.take(1)?[0] {
-        0 => false,
-        1 => true,
-        k => return Err(bad("skip flag", k.into())),
+        0 => Skip::None,
+        1 => Skip::ExtraOutput,
+        2 => Skip::Difference,
+        k => return Err(bad("skip", k.into())),
     };
     let output = match c.take(1)?[0] {
         0 => OutputRule::Thesis,
         1 => OutputRule::Stockfish,
+        2 => OutputRule::StockfishScaled,
         k => return Err(bad("output rule", k.into())),
+    };
+    let dense_output = match version {
+        SHAPE_VERSION => false,
+        _ => match c.take(1)?[0] {
+            0 => false,
+            1 => true,
+            k => return Err(bad("dense output", k.into())),
+        },
     };
     Ok(Arch {
         ft_output,
@@ -690,15 +717,35 @@ fn read_arch(c: &mut Cursor) -> Result<Arch, DecodeError> {
         bucket_rule,
         hidden,
         skip,
+        dense_output,
         output,
     })
 }
 
-/// Appends a version-3 shape (see [`read_arch`]).
-fn write_arch(arch: &Arch, out: &mut Vec<u8>) {
+/// The own-format version that expresses `arch`: 2 for the thesis's shape, 3 without the layer
+/// kinds of version 4, else 4.
+fn version_of(arch: &Arch) -> u32 {
+    let newer = arch.ft_output == FtOutput::Pairwise255
+        || arch.skip == Skip::Difference
+        || arch.output == OutputRule::StockfishScaled
+        || arch.dense_output
+        || arch
+            .hidden
+            .iter()
+            .any(|h| h.shift != crate::scales::HIDDEN_SHIFT);
+    match (arch.preset_name(), newer) {
+        (Some("thesis"), _) => THESIS_SHAPE_VERSION,
+        (_, false) => SHAPE_VERSION,
+        (_, true) => FORMAT_VERSION,
+    }
+}
+
+/// Appends a shape of `version` 3 or 4 (see [`read_arch`]).
+fn write_arch(arch: &Arch, version: u32, out: &mut Vec<u8>) {
     out.push(match arch.ft_output {
         FtOutput::ClippedRelu => 0,
         FtOutput::Pairwise => 1,
+        FtOutput::Pairwise255 => 2,
     });
     out.extend_from_slice(&(arch.psqt_buckets as u32).to_le_bytes());
     out.extend_from_slice(&(arch.stacks as u32).to_le_bytes());
@@ -712,12 +759,23 @@ fn write_arch(arch: &Arch, out: &mut Vec<u8>) {
             Activation::ClippedRelu => 0,
             Activation::SqrClippedRelu => 1,
         });
+        if version > SHAPE_VERSION {
+            out.push(h.shift as u8);
+        }
     }
-    out.push(u8::from(arch.skip));
+    out.push(match arch.skip {
+        Skip::None => 0,
+        Skip::ExtraOutput => 1,
+        Skip::Difference => 2,
+    });
     out.push(match arch.output {
         OutputRule::Thesis => 0,
         OutputRule::Stockfish => 1,
+        OutputRule::StockfishScaled => 2,
     });
+    if version > SHAPE_VERSION {
+        out.push(u8::from(arch.dense_output));
+    }
 }
 
 /// How long a file of this project's format must be, from its first bytes (the header alone):
@@ -797,14 +855,10 @@ fn push_text(out: &mut Vec<u8>, s: &str) {
 }
 
 /// The file of `net` in this project's format (see the [module docs](super)): version 2 for the
-/// thesis's shape (the bytes every earlier build wrote and reads), version 3 for any other.
+/// thesis's shape (the bytes every earlier build wrote and reads), version 3 for a shape it
+/// expresses, version 4 for the others.
 pub fn encode_own(net: &Network) -> Vec<u8> {
-    let thesis = net.arch().preset_name() == Some("thesis");
-    let version = if thesis {
-        THESIS_SHAPE_VERSION
-    } else {
-        FORMAT_VERSION
-    };
+    let version = version_of(net.arch());
     let mut out = Vec::new();
     out.extend_from_slice(&MAGIC);
     out.extend_from_slice(&version.to_le_bytes());
@@ -824,8 +878,8 @@ pub fn encode_own(net: &Network) -> Vec<u8> {
     out.extend_from_slice(&q.activation_clip.to_le_bytes());
     out.extend_from_slice(&q.hidden_shift.to_le_bytes());
     out.extend_from_slice(&q.output_shift.to_le_bytes());
-    if !thesis {
-        write_arch(net.arch(), &mut out);
+    if version != THESIS_SHAPE_VERSION {
+        write_arch(net.arch(), version, &mut out);
     }
     encode_tensors(net, true, &mut out);
     let crc = crc32fast::hash(&out);

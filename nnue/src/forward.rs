@@ -22,8 +22,8 @@
 
 use super::aligned::AlignedVec;
 use super::network::{Affine, Network, SPARSE_FROM, StackPath};
-use super::scales::{HIDDEN_ONE, OUTPUT_ONE};
-use super::shape::{Activation, Arch, FtOutput, OutputRule};
+use super::scales::{HIDDEN_ONE, OUTPUT_ONE, SCALED_OUTPUT_ONE};
+use super::shape::{Activation, Arch, FtOutput, OutputRule, Skip};
 use super::simd::{Kernels, SimdLevel, clipped_relu_scalar};
 
 /// One stack's raw terms, before the output rule's division: what Stockfish's `eval` table
@@ -43,6 +43,7 @@ impl StackOutput {
         match rule {
             OutputRule::Thesis => self.positional >> 4,
             OutputRule::Stockfish => self.psqt.wrapping_add(self.positional) / 16,
+            OutputRule::StockfishScaled => self.psqt / 16 + self.positional / 16,
         }
     }
 }
@@ -75,8 +76,14 @@ impl ForwardScratch {
             layers: LayerScratch {
                 // Whole passes of up to 32 outputs.
                 sums: vec![0; widest.next_multiple_of(32)],
-                // The plain values' last run of 16 may spill 15 past them.
-                acts: vec![0; (2 * widest + 15).next_multiple_of(32)],
+                // The plain values' last run of 16 may spill 15 past them; a dense output
+                // reads every layer's activations side by side.
+                acts: vec![
+                    0;
+                    (2 * widest + 15)
+                        .max(net.arch().activations() + 47)
+                        .next_multiple_of(32)
+                ],
                 blocks: vec![0; widest.next_multiple_of(64) / 4],
             },
         }
@@ -114,10 +121,12 @@ pub fn transform(kernels: Kernels, arch: &Arch, stm: &[i16], opp: &[i16], out: &
 unsafe fn transform_avx2(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) {
     use std::arch::x86_64::*;
     let half = stm.len() / 2;
-    if arch.ft_output != FtOutput::Pairwise || !half.is_multiple_of(32) {
+    if !arch.ft_output.is_pairwise() || !half.is_multiple_of(32) {
         return transform_any(arch, stm, opp, out);
     }
-    let (zero, max) = (_mm256_setzero_si256(), _mm256_set1_epi16(127));
+    let wide = arch.ft_output == FtOutput::Pairwise255;
+    let zero = _mm256_setzero_si256();
+    let max = _mm256_set1_epi16(if wide { 255 } else { 127 });
     for (p, acc) in [stm, opp].into_iter().enumerate() {
         let (a, dst) = (acc.as_ptr(), out[p * half..(p + 1) * half].as_mut_ptr());
         for j in (0..half).step_by(32) {
@@ -128,9 +137,16 @@ unsafe fn transform_avx2(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) 
                     let v = _mm256_loadu_si256(a.add(at).cast());
                     _mm256_max_epi16(_mm256_min_epi16(v, max), zero)
                 };
-                let lo = _mm256_srli_epi16::<7>(_mm256_mullo_epi16(load(j), load(half + j)));
-                let hi =
-                    _mm256_srli_epi16::<7>(_mm256_mullo_epi16(load(j + 16), load(half + j + 16)));
+                // Clip 127: `a · b >> 7` in 16 bits. Clip 255: `(a << 7) · b >> 16`, the high
+                // half of the 32-bit product (Stockfish's `vec_mulhi_16` of today).
+                let product = |x: usize| {
+                    if wide {
+                        _mm256_mulhi_epi16(_mm256_slli_epi16::<7>(load(x)), load(half + x))
+                    } else {
+                        _mm256_srli_epi16::<7>(_mm256_mullo_epi16(load(x), load(half + x)))
+                    }
+                };
+                let (lo, hi) = (product(j), product(j + 16));
                 // packus interleaves the 128-bit lanes: put them back in order.
                 let packed = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi16(lo, hi));
                 _mm256_storeu_si256(dst.add(j).cast(), packed);
@@ -146,11 +162,13 @@ unsafe fn transform_avx2(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) 
 unsafe fn transform_avx512(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) {
     use std::arch::x86_64::*;
     let half = stm.len() / 2;
-    if arch.ft_output != FtOutput::Pairwise || !half.is_multiple_of(64) {
+    if !arch.ft_output.is_pairwise() || !half.is_multiple_of(64) {
         // SAFETY: AVX2 is enabled here.
         return unsafe { transform_avx2(arch, stm, opp, out) };
     }
-    let (zero, max) = (_mm512_setzero_si512(), _mm512_set1_epi16(127));
+    let wide = arch.ft_output == FtOutput::Pairwise255;
+    let zero = _mm512_setzero_si512();
+    let max = _mm512_set1_epi16(if wide { 255 } else { 127 });
     let order = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
     for (p, acc) in [stm, opp].into_iter().enumerate() {
         let (a, dst) = (acc.as_ptr(), out[p * half..(p + 1) * half].as_mut_ptr());
@@ -162,9 +180,15 @@ unsafe fn transform_avx512(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]
                     let v = _mm512_loadu_si512(a.add(at).cast());
                     _mm512_max_epi16(_mm512_min_epi16(v, max), zero)
                 };
-                let lo = _mm512_srli_epi16::<7>(_mm512_mullo_epi16(load(j), load(half + j)));
-                let hi =
-                    _mm512_srli_epi16::<7>(_mm512_mullo_epi16(load(j + 32), load(half + j + 32)));
+                // As in transform_avx2.
+                let product = |x: usize| {
+                    if wide {
+                        _mm512_mulhi_epi16(_mm512_slli_epi16::<7>(load(x)), load(half + x))
+                    } else {
+                        _mm512_srli_epi16::<7>(_mm512_mullo_epi16(load(x), load(half + x)))
+                    }
+                };
+                let (lo, hi) = (product(j), product(j + 32));
                 let packed = _mm512_permutexvar_epi64(order, _mm512_packus_epi16(lo, hi));
                 _mm512_storeu_si512(dst.add(j).cast(), packed);
             }
@@ -174,20 +198,23 @@ unsafe fn transform_avx512(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]
 
 #[inline(always)]
 fn transform_any(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) {
-    let clip = |a: i16| a.clamp(0, 127);
     match arch.ft_output {
         FtOutput::ClippedRelu => {
             let (s, o) = out.split_at_mut(stm.len());
             clipped_relu_scalar(stm, s);
             clipped_relu_scalar(opp, o);
         }
-        FtOutput::Pairwise => {
+        FtOutput::Pairwise | FtOutput::Pairwise255 => {
+            let (max, shift) = match arch.ft_output {
+                FtOutput::Pairwise => (127, 7),
+                _ => (255, 9),
+            };
             let half = stm.len() / 2;
             for (p, acc) in [stm, opp].into_iter().enumerate() {
                 let (lo, hi) = acc.split_at(half);
                 for ((o, &a), &b) in out[p * half..(p + 1) * half].iter_mut().zip(lo).zip(hi) {
-                    // At most 127 · 127 = 16129: no 16-bit overflow.
-                    *o = ((clip(a) * clip(b)) >> 7) as u8;
+                    let (a, b) = (i32::from(a.clamp(0, max)), i32::from(b.clamp(0, max)));
+                    *o = ((a * b) >> shift) as u8;
                 }
             }
         }
@@ -557,19 +584,19 @@ mod x86 {
 /// 16 sums. `|y|` is capped at 32,767 first so that the square fits 32 bits: beyond it both
 /// give 127 (Stockfish's `vpackssdw` saturates the same way, `sqr_clipped_relu.h:86-111`).
 #[inline(always)]
-fn sqr_and_clipped(y: &[i32; 16], sq: &mut [u8; 16], plain: &mut [u8; 16]) {
+fn sqr_and_clipped(y: &[i32; 16], shift: u32, sq: &mut [u8; 16], plain: &mut [u8; 16]) {
     for k in 0..16 {
         let a = y[k].unsigned_abs().min(32767);
-        sq[k] = ((a * a) >> 19).min(127) as u8;
-        plain[k] = (y[k] >> 6).clamp(0, 127) as u8;
+        sq[k] = ((a * a) >> (2 * shift + 7)).min(127) as u8;
+        plain[k] = (y[k] >> shift).clamp(0, 127) as u8;
     }
 }
 
 /// [`sqr_and_clipped`] compiled for AVX2 (one vector operation per step for all 16).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn sqr_and_clipped_avx2(y: &[i32; 16], sq: &mut [u8; 16], plain: &mut [u8; 16]) {
-    sqr_and_clipped(y, sq, plain)
+unsafe fn sqr_and_clipped_avx2(y: &[i32; 16], shift: u32, sq: &mut [u8; 16], plain: &mut [u8; 16]) {
+    sqr_and_clipped(y, shift, sq, plain)
 }
 
 /// Byte shuffles that lay the squared and the plain activations of a layer of `w` ≤ 16 outputs
@@ -604,9 +631,13 @@ const SIDE_BY_SIDE: [[[u8; 16]; 3]; 17] = {
 /// next layer reads as its inputs (several narrow stores under its loads would make them wait).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn sqr_and_clipped_16_avx2(y: &[i32; 16], width: usize, out: &mut [u8; 32]) {
+unsafe fn sqr_and_clipped_16_avx2(y: &[i32; 16], width: usize, shift: u32, out: &mut [u8; 32]) {
     use std::arch::x86_64::*;
     assert!(width <= 16);
+    let (by, by_square) = (
+        _mm_cvtsi32_si128(shift as i32),
+        _mm_cvtsi32_si128(2 * shift as i32 + 7),
+    );
     // SAFETY: the loads read y's 16 values and the table's rows, the store out's 32 bytes.
     unsafe {
         let (y0, y1) = (
@@ -621,11 +652,11 @@ unsafe fn sqr_and_clipped_16_avx2(y: &[i32; 16], width: usize, out: &mut [u8; 32
         let limit = _mm256_set1_epi32(32767);
         let square = |v: __m256i| {
             let a = _mm256_min_epu32(_mm256_abs_epi32(v), limit);
-            _mm256_srli_epi32::<19>(_mm256_mullo_epi32(a, a))
+            _mm256_srl_epi32(_mm256_mullo_epi32(a, a), by_square)
         };
         let sq = bytes(square(y0), square(y1));
         let plain = _mm_max_epi8(
-            bytes(_mm256_srai_epi32::<6>(y0), _mm256_srai_epi32::<6>(y1)),
+            bytes(_mm256_sra_epi32(y0, by), _mm256_sra_epi32(y1, by)),
             _mm_setzero_si128(),
         );
         let [keep, low, high] = SIDE_BY_SIDE[width].map(|m| _mm_loadu_si128(m.as_ptr().cast()));
@@ -640,12 +671,13 @@ unsafe fn sqr_and_clipped_16_avx2(y: &[i32; 16], width: usize, out: &mut [u8; 32
 /// 128-bit lane (Stockfish's `layers/clipped_relu.h`, AVX2).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn clipped_relu_32_avx2(y: &[i32; 32], out: &mut [u8; 32]) {
+unsafe fn clipped_relu_32_avx2(y: &[i32; 32], shift: u32, out: &mut [u8; 32]) {
     use std::arch::x86_64::*;
+    let by = _mm_cvtsi32_si128(shift as i32);
     // SAFETY: the loads read y's 32 values and the store writes out's 32 bytes.
     unsafe {
         let load =
-            |k: usize| _mm256_srai_epi32::<6>(_mm256_loadu_si256(y.as_ptr().add(8 * k).cast()));
+            |k: usize| _mm256_sra_epi32(_mm256_loadu_si256(y.as_ptr().add(8 * k).cast()), by);
         let words0 = _mm256_packs_epi32(load(0), load(1));
         let words1 = _mm256_packs_epi32(load(2), load(3));
         let bytes = _mm256_max_epi8(_mm256_packs_epi16(words0, words1), _mm256_setzero_si256());
@@ -657,32 +689,43 @@ unsafe fn clipped_relu_32_avx2(y: &[i32; 32], out: &mut [u8; 32]) {
     }
 }
 
-/// The layers of one stack on the first layer's output `input`: the last layer's sum plus the
-/// skip term where the shape has one.
+/// The layers of one stack on the first layer's output `input`: the output layer's sum and the
+/// skip value (0 without a skip term), before the output rule's scaling ([`positional`]).
 fn propagate(
     kernels: Kernels,
     arch: &Arch,
     stack: &[Affine],
     input: &[u8],
     scratch: &mut LayerScratch,
-) -> i32 {
+) -> (i32, i32) {
     let LayerScratch { sums, acts, blocks } = scratch;
     let mut x_len = input.len();
     let mut skip = 0i32;
+    // Where the activations of the layer before start in `acts` (a dense output keeps every
+    // layer's, side by side; otherwise each layer overwrites the one before).
+    let mut x_at = 0;
+    let mut next_at = 0;
     let (hidden, output) = stack.split_at(stack.len() - 1);
     for (i, (layer, h)) in hidden.iter().zip(&arch.hidden).enumerate() {
         let x: &[u8] = if i == 0 {
             input
         } else {
-            &acts[..x_len.next_multiple_of(32)]
+            &acts[x_at..x_at + x_len.next_multiple_of(32)]
         };
         debug_assert!(x.len() >= layer.stride());
         let out = &mut sums[..];
         affine(kernels, layer, x, out, blocks);
-        if arch.skip && i == 0 {
-            skip = out[h.width];
+        if i == 0 {
+            skip = match arch.skip {
+                Skip::None => 0,
+                Skip::ExtraOutput => out[h.width],
+                Skip::Difference => out[h.width - 2].wrapping_sub(out[h.width - 1]),
+            };
         }
-        let crelu = |y: i32| (y >> 6).clamp(0, 127) as u8;
+        let at = next_at;
+        let acts = &mut acts[at..];
+        let shift = h.shift;
+        let crelu = |y: i32| (y >> shift).clamp(0, 127) as u8;
         // Whether the activations' writing also zeroed the padding after them.
         let padded = match h.activation {
             // Runs of 32 in one store (the next layer loads them whole; several narrow stores
@@ -695,7 +738,7 @@ fn propagate(
                     let y: &[i32; 32] = out[k..k + 32].try_into().expect("32 sums");
                     let a: &mut [u8; 32] = (&mut acts[k..k + 32]).try_into().expect("32 bytes");
                     // SAFETY: every SIMD level has AVX2 (checked against the CPU).
-                    unsafe { clipped_relu_32_avx2(y, a) };
+                    unsafe { clipped_relu_32_avx2(y, shift, a) };
                 }
                 true
             }
@@ -710,7 +753,7 @@ fn propagate(
                 let y: &[i32; 16] = out[..16].try_into().expect("16 sums");
                 let a: &mut [u8; 32] = (&mut acts[..32]).try_into().expect("32 bytes");
                 // SAFETY: every SIMD level has AVX2 (checked against the CPU).
-                unsafe { sqr_and_clipped_16_avx2(y, h.width, a) };
+                unsafe { sqr_and_clipped_16_avx2(y, h.width, shift, a) };
                 true
             }
             Activation::SqrClippedRelu => {
@@ -723,10 +766,10 @@ fn propagate(
                     let (mut sq, mut plain) = ([0u8; 16], [0u8; 16]);
                     let y: &[i32; 16] = y.try_into().expect("16 sums");
                     match kernels.level() {
-                        SimdLevel::Scalar => sqr_and_clipped(y, &mut sq, &mut plain),
+                        SimdLevel::Scalar => sqr_and_clipped(y, shift, &mut sq, &mut plain),
                         // SAFETY: every SIMD level has AVX2 (checked against the CPU).
                         #[cfg(target_arch = "x86_64")]
-                        _ => unsafe { sqr_and_clipped_avx2(y, &mut sq, &mut plain) },
+                        _ => unsafe { sqr_and_clipped_avx2(y, shift, &mut sq, &mut plain) },
                         #[cfg(not(target_arch = "x86_64"))]
                         _ => unreachable!("only the scalar kernels exist on this architecture"),
                     }
@@ -742,23 +785,42 @@ fn propagate(
             }
         };
         x_len = h.width * h.activation.fan_out();
+        x_at = at;
+        if arch.dense_output {
+            next_at = at + x_len;
+        }
         // The next layer reads whole runs of 32: zeros after its inputs.
         if !padded {
             acts[x_len..x_len.next_multiple_of(32)].fill(0);
         }
     }
     let last = &output[0];
+    let read = match arch.dense_output {
+        true => {
+            // Every layer's activations, then zeros up to a whole run of 32.
+            let total = next_at;
+            acts[total..total.next_multiple_of(32)].fill(0);
+            &acts[..total.next_multiple_of(32)]
+        }
+        false => &acts[x_at..x_at + x_len.next_multiple_of(32)],
+    };
     let mut out = [0i32];
-    affine(
-        kernels,
-        last,
-        &acts[..x_len.next_multiple_of(32)],
-        &mut out,
-        blocks,
-    );
-    match arch.skip {
-        true => out[0].wrapping_add(skip.wrapping_mul(OUTPUT_ONE) / HIDDEN_ONE),
-        false => out[0],
+    affine(kernels, last, read, &mut out, blocks);
+    (out[0], skip)
+}
+
+/// The positional term of the output layer's sum `out` and the skip value `skip` under the
+/// shape's output rule: `out + skip · 9600 / 8128` (15.1, 32-bit wrapping), or
+/// `(out + skip) · 9600 / 16384` in 64 bits (today); C++'s truncating divisions.
+#[inline]
+pub fn positional(arch: &Arch, out: i32, skip: i32) -> i32 {
+    match (arch.output, arch.skip) {
+        (OutputRule::StockfishScaled, _) => {
+            let sum = i64::from(out.wrapping_add(skip));
+            (sum * i64::from(OUTPUT_ONE) / i64::from(SCALED_OUTPUT_ONE)) as i32
+        }
+        (_, Skip::ExtraOutput) => out.wrapping_add(skip.wrapping_mul(OUTPUT_ONE) / HIDDEN_ONE),
+        _ => out,
     }
 }
 
@@ -843,10 +905,13 @@ pub fn stack_output(
     let ForwardScratch { input, layers } = scratch;
     transform(kernels, arch, stm, opp, input);
     let layers_of = &net.stacks()[stack];
-    let positional = match net.stack_path() {
-        StackPath::SparseCreluToOutput => sparse_crelu_to_output(kernels, layers_of, input, layers),
+    let (out, skip) = match net.stack_path() {
+        StackPath::SparseCreluToOutput => {
+            (sparse_crelu_to_output(kernels, layers_of, input, layers), 0)
+        }
         StackPath::Layers => propagate(kernels, arch, layers_of, input, layers),
     };
+    let positional = positional(arch, out, skip);
     let psqt = if arch.psqt_buckets > 0 {
         psqt.0[bucket].wrapping_sub(psqt.1[bucket]) / 2
     } else {

@@ -9,8 +9,10 @@
 //!   halves concatenated side to move first, a hidden layer 2·L1 → L2 and an output neuron;
 //! - Stockfish's shapes ([`Arch::sfnnv5`]): a PSQT term summed beside the accumulator, layer
 //!   stacks chosen by piece count, the pairwise product of each accumulator's halves, squared
-//!   and plain clipped ReLUs with a skip output ([`stacks`]); Stockfish 15.1's own `.nnue`
-//!   files read and written exactly ([`stockfish`]), any feature set in any of these shapes.
+//!   and plain clipped ReLUs with a skip output ([`stacks`]), and today's ([`Arch::sfnnv16`]:
+//!   the product clipped at 255, per-layer activation shifts, a skip difference, a dense output
+//!   layer); Stockfish's own `.nnue` files of 15.1 and of today read and written exactly
+//!   ([`stockfish`]), any feature set in any of these shapes.
 //!
 //! Crate layout, no module importing one that imports it back: `shape` ← `network` (with
 //! `first_layer`, `aligned`) ← `format`, `stockfish` ← `load`; `simd`, `stacks` and `arrange`
@@ -40,8 +42,9 @@
 //! ## File formats
 //!
 //! All integers are little-endian. [`Nnue::load`] tells the formats apart by the magic:
-//! `NNUEFSET` for this project's, Stockfish's version word `0x7AF32F20` for Stockfish 15.1's
-//! (layout in [`stockfish`]), and a feature-set name for the thesis's.
+//! `NNUEFSET` for this project's, Stockfish's version words `0x7AF32F20` (15.1) and
+//! `0x6A448AFA` (today) for Stockfish's (layouts in [`stockfish`]), and a feature-set name for
+//! the thesis's.
 //!
 //! ### The thesis's `.nn` files (read and written as they are)
 //!
@@ -90,6 +93,12 @@
 //! inputs) then `i32` biases. For the thesis's shape that tensor order is version 2's, and a
 //! thesis-shaped network is still written as version 2, byte for byte as before.
 //!
+//! Version 4 adds the layer kinds of Stockfish's shape of today: first-layer output 2 (pairwise
+//! clipped at 255), a `u8` shift after each hidden layer's activation byte, skip 2 (the
+//! difference of the first hidden layer's last two outputs), output rule 2 (today's scaled
+//! output) and a final `u8` dense output (0, 1). A shape version 3 expresses is still written as
+//! version 3.
+//!
 //! Version 1 is version 2 without the weight-type byte, every block `i16`; it is still read.
 //! `i8` rows are widened to `i16` while accumulating ([`FirstLayer`]), so the evaluation is the
 //! one of the same values stored as `i16`; a thesis file written from a network with `i8` blocks
@@ -134,5 +143,7 @@ pub use network::{
 };
 pub use refresh_cache::{CacheStats, RefreshCache};
 pub use scales::{ACTIVATION_CLIP, HIDDEN_ONE, HIDDEN_SHIFT, OUTPUT_ONE, OUTPUT_SHIFT, SCORE_ONE};
-pub use shape::{Activation, Arch, ArchError, BucketRule, FtOutput, Hidden, OutputRule, Shape};
+pub use shape::{
+    Activation, Arch, ArchError, BucketRule, FtOutput, Hidden, OutputRule, Shape, Skip,
+};
 pub use simd::{Kernels, SIMD_ENV, SimdError, SimdLevel};

@@ -13,6 +13,7 @@ use plugin_api::{FeatureSet, LoadError, PluginRegistry};
 
 use super::arrange::{Arranged, arrange};
 use super::detect::{declared_length, detect};
+use super::first_layer::WeightType;
 use super::format::{
     DecodeError, EncodeError, NetFormat, OwnHeader, decode_own, decode_thesis, encode_own,
     encode_thesis, thesis_header,
@@ -129,6 +130,8 @@ pub struct Nnue {
     own_header: Option<OwnHeader>,
     /// A Stockfish file's description (written back when converting to Stockfish's format).
     description: Option<String>,
+    /// Whether a Stockfish file's first-layer tensors were LEB128-compressed.
+    compressed: bool,
 }
 
 impl Nnue {
@@ -179,25 +182,30 @@ impl Nnue {
                 Ok(Self::arranged_for(network, features, NetFormat::Thesis))
             }
             NetFormat::Stockfish => {
-                // The file names no feature set: Stockfish 15.1's is HalfKAv2_hm, which the
-                // king plugin provides index-exact with Stockfish.
-                let description =
-                    stockfish::description(bytes).map_err(|e| err(NetErrorKind::Decode(e)))?;
+                // The file names no feature set; its version says which: HalfKAv2_hm (15.1) or
+                // HalfKAv2_hm, FullThreats and PP_3Wide (today), which the king and threats
+                // plugins provide index-exact with Stockfish.
+                let layout = stockfish::Layout::of_header(bytes)
+                    .map_err(|e| err(NetErrorKind::Decode(e)))?;
+                let description = layout.description.clone();
+                let name = layout.generation.feature_set();
                 let features = registry
-                    .feature_set("halfka_v2_hm")
+                    .feature_set(name)
                     .map_err(|e| err(NetErrorKind::FeatureSet(e)))?;
-                if features.size() as usize != stockfish::FEATURES {
+                let n = layout.sizes()[0];
+                if u64::from(features.size()) != n {
                     return Err(err(NetErrorKind::FeatureCount {
-                        name: "halfka_v2_hm".into(),
-                        n: stockfish::FEATURES as u64,
+                        name: name.into(),
+                        n,
                         size: features.size(),
                     }));
                 }
-                let blocks = BlockInfo::of_set(&features);
+                let blocks = stockfish_blocks(&features);
                 let network =
                     stockfish::decode(bytes, blocks).map_err(|e| err(NetErrorKind::Decode(e)))?;
                 let mut nnue = Self::arranged_for(network, features, NetFormat::Stockfish);
                 nnue.description = Some(description);
+                nnue.compressed = layout.compressed;
                 Ok(nnue)
             }
         }
@@ -257,6 +265,7 @@ impl Nnue {
             format,
             own_header: None,
             description: None,
+            compressed: false,
         }
     }
 
@@ -285,6 +294,12 @@ impl Nnue {
     /// Version and checksum of an own-format file, `None` otherwise.
     pub fn own_header(&self) -> Option<&OwnHeader> {
         self.own_header.as_ref()
+    }
+
+    /// Whether the network came from a Stockfish file with LEB128-compressed first-layer
+    /// tensors (Stockfish 16 and later; `false` for every other file).
+    pub fn source_compressed(&self) -> bool {
+        self.compressed
     }
 
     /// A Stockfish file's description, `None` for other formats.
@@ -326,6 +341,13 @@ pub fn encode(
             stockfish::encode(network, description.unwrap_or(&default))
         }
     }
+}
+
+/// The identities of the blocks of a Stockfish file's feature set: HalfKAv2_hm's rows `i16`, the
+/// threat and pair blocks' `i8` (Stockfish's `threatAndPpWeights`).
+fn stockfish_blocks(features: &FeatureSet) -> Vec<BlockInfo> {
+    let i8_blocks = ["full_threats".to_string(), "pp_3wide".to_string()];
+    BlockInfo::with_weight_type(BlockInfo::of_set(features), &i8_blocks, WeightType::I8)
 }
 
 /// Writes `network` to `path` in `format` (a trainer's export needs no plugins for this).
@@ -371,16 +393,33 @@ pub fn check_network_file(path: &Path) -> Result<(), NetError> {
         NetFormat::Own => decode_own(&bytes).map(drop),
         NetFormat::Thesis => thesis_header(&bytes).map(drop),
         NetFormat::Stockfish => {
-            // The block's identity comes from the plugin when the file is bound; any will do
+            // The blocks' identities come from the plugins when the file is bound; any will do
             // to check the file's structure.
-            let block = BlockInfo {
-                name: "halfka_v2_hm".into(),
-                size: stockfish::FEATURES as u32,
-                layout_version: 0,
-                layout_id: 0,
-                weight_type: Default::default(),
-            };
-            stockfish::decode(&bytes, vec![block]).map(drop)
+            stockfish::Layout::of_header(&bytes).and_then(|layout| {
+                let name = layout.generation.feature_set();
+                let sizes = [
+                    stockfish::FEATURES,
+                    stockfish::THREAT_FEATURES,
+                    stockfish::PAIR_FEATURES,
+                ];
+                let blocks = name
+                    .split('+')
+                    .zip(sizes)
+                    .enumerate()
+                    .map(|(i, (block, size))| BlockInfo {
+                        name: block.into(),
+                        size: size as u32,
+                        layout_version: 0,
+                        layout_id: 0,
+                        weight_type: if i == 0 {
+                            WeightType::I16
+                        } else {
+                            WeightType::I8
+                        },
+                    })
+                    .collect();
+                stockfish::decode(&bytes, blocks).map(drop)
+            })
         }
     }
     .map_err(|e| err(NetErrorKind::Decode(e)))
@@ -417,11 +456,11 @@ fn read_declared(path: &Path) -> Result<Vec<u8>, NetErrorKind> {
             Err(_) => break None,
         }
     };
-    let Some((declared, sizes)) = declared else {
+    let Some((declared, sizes, exact)) = declared else {
         return Ok(bytes);
     };
     match regular_len {
-        Some(len) if len < declared => {
+        Some(len) if len < declared && exact => {
             return Err(NetErrorKind::Decode(DecodeError::Truncated {
                 len: len as usize,
                 expected: declared,

@@ -471,7 +471,8 @@ impl StackPath {
         };
         let crelu = arch.hidden.len() == 1
             && arch.hidden[0].activation == crate::shape::Activation::ClippedRelu
-            && !arch.skip;
+            && arch.hidden[0].shift == HIDDEN_SHIFT
+            && arch.skip == crate::shape::Skip::None;
         if fits && crelu {
             StackPath::SparseCreluToOutput
         } else {

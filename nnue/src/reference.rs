@@ -7,7 +7,7 @@
 use plugin_api::Color;
 
 use super::network::Network;
-use super::shape::{Activation, FtOutput, OutputRule};
+use super::shape::{Activation, FtOutput, OutputRule, Skip};
 
 /// `Σ W1[i]` over `indices`, per neuron, in 64 bits (no bias, no truncation): one block's
 /// contribution to an accumulator.
@@ -50,12 +50,14 @@ pub fn psqt_sum(net: &Network, indices: &[u32]) -> Vec<i64> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Forward {
     /// What the first layer hands on: `clamp(acc, 0, 127)` of both perspectives (side to
-    /// move's L1 first), or the pairwise products `clamp(a_j) · clamp(a_{j+L1/2}) / 128`.
+    /// move's L1 first), or the pairwise products `clamp(a_j) · clamp(a_{j+L1/2}) / 128` (clip
+    /// 127) or `/ 512` (clip 255).
     pub x: Vec<i64>,
     /// The first hidden layer's activations (of the position's stack; the squared ones first
     /// for [`Activation::SqrClippedRelu`]).
     pub hidden: Vec<i64>,
-    /// The output: `(b3 + W3·hidden) >> 4`, or Stockfish's `(psqt + positional) / 16`.
+    /// The output: `(b3 + W3·hidden) >> 4`, or Stockfish's `(psqt + positional) / 16` (15.1),
+    /// or `psqt / 16 + positional / 16` (today).
     pub output: i32,
 }
 
@@ -67,63 +69,85 @@ pub struct Forward {
 pub fn forward(net: &Network, acc: [&[i64]; 2], psqt: [&[i64]; 2], pieces: u32) -> Forward {
     let arch = net.arch();
     let l1 = net.l1();
-    let clip = |v: i64| v.clamp(0, 127);
+    let clip = |v: i64, max: i64| v.clamp(0, max);
     let mut x: Vec<i64> = Vec::new();
     for acc in acc {
+        let half = |j: usize| (acc[j], acc[j + l1 / 2]);
         match arch.ft_output {
-            FtOutput::ClippedRelu => x.extend(acc.iter().map(|&a| clip(a))),
-            FtOutput::Pairwise => {
-                x.extend((0..l1 / 2).map(|j| (clip(acc[j]) * clip(acc[j + l1 / 2])) / 128))
-            }
+            FtOutput::ClippedRelu => x.extend(acc.iter().map(|&a| clip(a, 127))),
+            FtOutput::Pairwise => x.extend(
+                (0..l1 / 2)
+                    .map(half)
+                    .map(|(a, b)| clip(a, 127) * clip(b, 127) / 128),
+            ),
+            FtOutput::Pairwise255 => x.extend(
+                (0..l1 / 2)
+                    .map(half)
+                    .map(|(a, b)| clip(a, 255) * clip(b, 255) / 512),
+            ),
         }
     }
     let ft = x.clone();
     let stack = &net.stacks()[arch.stack_of(pieces)];
     let mut skip = 0i64;
     let mut hidden = Vec::new();
+    let mut every = Vec::new();
+    // A value truncated to the engine's 32 bits.
+    let i32_of = |v: i64| i64::from(v as i32);
     for (i, h) in arch.hidden.iter().enumerate() {
         let layer = &stack[i];
         let y: Vec<i64> = (0..layer.outputs())
             .map(|o| {
                 let row = &layer.weights()[o * layer.inputs()..(o + 1) * layer.inputs()];
                 let dot: i64 = row.iter().zip(&x).map(|(&w, &v)| i64::from(w) * v).sum();
-                i64::from((i64::from(layer.biases()[o]) + dot) as i32)
+                i32_of(i64::from(layer.biases()[o]) + dot)
             })
             .collect();
-        if arch.skip && i == 0 {
-            skip = y[h.width];
+        if i == 0 {
+            skip = match arch.skip {
+                Skip::None => 0,
+                Skip::ExtraOutput => y[h.width],
+                Skip::Difference => i32_of(y[h.width - 2] - y[h.width - 1]),
+            };
         }
-        let crelu = |v: i64| (v.div_euclid(64)).clamp(0, 127);
+        let crelu = |v: i64| (v.div_euclid(1 << h.shift)).clamp(0, 127);
+        let square = |v: i64| (v * v / (1i64 << (2 * h.shift + 7))).min(127);
         x = match h.activation {
             Activation::ClippedRelu => y[..h.width].iter().map(|&v| crelu(v)).collect(),
             Activation::SqrClippedRelu => {
-                let sq = y[..h.width].iter().map(|&v| (v * v / (1 << 19)).min(127));
+                let sq = y[..h.width].iter().map(|&v| square(v));
                 sq.chain(y[..h.width].iter().map(|&v| crelu(v))).collect()
             }
         };
+        every.extend_from_slice(&x);
         if i == 0 {
             hidden = x.clone();
         }
     }
+    let inputs = if arch.dense_output { &every } else { &x };
     let out_layer = &stack[stack.len() - 1];
     let dot: i64 = out_layer
         .weights()
         .iter()
-        .zip(&x)
+        .zip(inputs)
         .map(|(&w, &v)| i64::from(w) * v)
         .sum();
-    let out = i64::from((i64::from(out_layer.biases()[0]) + dot) as i32);
+    let out = i32_of(i64::from(out_layer.biases()[0]) + dot);
+    let bucket = arch.psqt_bucket_of(pieces);
+    // C++ division truncates toward zero, as Rust's does on integers.
+    let term = match arch.psqt_buckets {
+        0 => 0,
+        _ => (psqt[0][bucket] - psqt[1][bucket]) / 2,
+    };
     let output = match arch.output {
         OutputRule::Thesis => (out.div_euclid(16)) as i32,
         OutputRule::Stockfish => {
-            // C++ division truncates toward zero, as Rust's does on integers.
             let positional = out + skip * 9600 / 8128;
-            let bucket = arch.psqt_bucket_of(pieces);
-            let term = match arch.psqt_buckets {
-                0 => 0,
-                _ => (psqt[0][bucket] - psqt[1][bucket]) / 2,
-            };
             ((term + positional) / 16) as i32
+        }
+        OutputRule::StockfishScaled => {
+            let positional = i32_of(out + skip) * 9600 / 16384;
+            (term / 16 + positional / 16) as i32
         }
     };
     Forward {

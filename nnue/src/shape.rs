@@ -8,20 +8,28 @@
 //!
 //! - the first layer's output ([`FtOutput`]): the thesis's clipped ReLU of both perspectives'
 //!   accumulators (2·L1 values), or Stockfish's pairwise product of each accumulator's two halves
-//!   (`clamp(a_j, 0, 127) · clamp(a_{j+L1/2}, 0, 127) >> 7`, L1 values in all);
+//!   (15.1: `clamp(a_j, 0, 127) · clamp(a_{j+L1/2}, 0, 127) >> 7`; today:
+//!   `clamp(a_j, 0, 255) · clamp(a_{j+L1/2}, 0, 255) >> 9`, L1 values in all);
 //! - PSQT buckets (0 = none): a per-feature, per-bucket `i32` term summed beside the accumulator,
 //!   `(psqt_stm[b] − psqt_opp[b]) / 2`;
 //! - layer stacks: one set of hidden and output layers per bucket, picked by [`BucketRule`]
 //!   (PSQT buckets use the same rule with their own count);
-//! - the hidden layers: widths and activations ([`Activation`]), the first with Stockfish's
-//!   extra skip output when `skip` is set;
+//! - the hidden layers: widths, activations ([`Activation`]) and their shifts;
+//! - the skip term ([`Skip`]): none, Stockfish 15.1's extra output of the first hidden layer, or
+//!   today's difference of its last two outputs;
+//! - which activations the output layer reads (`dense_output`): the last hidden layer's, or the
+//!   concatenation of every hidden layer's (today's `fc_2`);
 //! - the output rule ([`OutputRule`]).
 //!
-//! Presets: [`Arch::thesis`] (the thesis's N → L1 → L2 → 1) and [`Arch::sfnnv5`] (Stockfish 15.1).
+//! Presets: [`Arch::thesis`] (the thesis's N → L1 → L2 → 1), [`Arch::sfnnv5`] (Stockfish 15.1)
+//! and [`Arch::sfnnv16`] (Stockfish of today, official-stockfish/Stockfish 762dd1da9,
+//! `src/nnue/nnue_architecture.h:44-134`).
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+
+use crate::scales::HIDDEN_SHIFT;
 
 /// The largest number of buckets the [`BucketRule::PieceCount`] rule can tell apart.
 pub const MAX_BUCKETS: usize = 32;
@@ -37,19 +45,33 @@ pub enum FtOutput {
     /// `clamp(acc, 0, 127)` of both perspectives, side to move first: 2·L1 values (the thesis).
     ClippedRelu,
     /// For each perspective, side to move first, `clamp(a_j, 0, 127) · clamp(a_{j+L1/2}, 0, 127)
-    /// >> 7` for `j < L1/2`: L1 values in all (Stockfish's `FeatureTransformer::transform`).
+    /// >> 7` for `j < L1/2`: L1 values in all (Stockfish 15.1's `FeatureTransformer::transform`).
     Pairwise,
+    /// [`Pairwise`](FtOutput::Pairwise) with the accumulators clipped at 255 and the product
+    /// divided by 512: `clamp(a_j, 0, 255) · clamp(a_{j+L1/2}, 0, 255) >> 9`, at most 127
+    /// (Stockfish's `FtMaxVal = 255` since SFNNv10, `nnue_feature_transformer.h:416-426` at
+    /// 762dd1da9).
+    #[serde(rename = "pairwise-255")]
+    Pairwise255,
 }
 
-/// The activation after a hidden layer.
+impl FtOutput {
+    /// Whether the first layer multiplies each accumulator's halves.
+    pub fn is_pairwise(self) -> bool {
+        matches!(self, FtOutput::Pairwise | FtOutput::Pairwise255)
+    }
+}
+
+/// The activation after a hidden layer, with the layer's shift s ([`Hidden::shift`], 6 unless
+/// said otherwise).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Activation {
-    /// `clamp(x >> 6, 0, 127)`: as many outputs as inputs.
+    /// `clamp(x >> s, 0, 127)`: as many outputs as inputs.
     #[serde(rename = "crelu")]
     ClippedRelu,
-    /// Stockfish's `[SqrClippedReLU(x) ‖ ClippedReLU(x)]`: `min(127, x² >> 19)` (the square of
-    /// the signed value, `sqr_clipped_relu.h`) then `clamp(x >> 6, 0, 127)`, twice as many
-    /// outputs as inputs.
+    /// Stockfish's `[SqrClippedReLU(x) ‖ ClippedReLU(x)]`: `min(127, x² >> (2s + 7))` (the
+    /// square of the signed value, `sqr_clipped_relu.h`) then `clamp(x >> s, 0, 127)`, twice as
+    /// many outputs as inputs.
     #[serde(rename = "sqr-crelu")]
     SqrClippedRelu,
 }
@@ -64,7 +86,8 @@ impl Activation {
     }
 }
 
-/// One hidden layer: its width (outputs, not counting a skip output) and its activation.
+/// One hidden layer: its width (outputs, not counting an extra skip output), its activation and
+/// the activation's shift.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Hidden {
@@ -72,6 +95,83 @@ pub struct Hidden {
     pub width: usize,
     /// The activation.
     pub activation: Activation,
+    /// The activation's right shift s: the log2 of the layer's weight scale (6: 1.0 is 64), or
+    /// one more where the inputs are twice as large (Stockfish's first hidden layer since
+    /// SFNNv10, `WeightScaleBits + 1`). Left out of a table, 6.
+    #[serde(
+        default = "Hidden::default_shift",
+        skip_serializing_if = "Hidden::is_default_shift"
+    )]
+    pub shift: u32,
+}
+
+impl Hidden {
+    /// A layer of `width` outputs with `activation` and the usual shift 6.
+    pub fn new(width: usize, activation: Activation) -> Hidden {
+        Hidden {
+            width,
+            activation,
+            shift: HIDDEN_SHIFT,
+        }
+    }
+
+    fn default_shift() -> u32 {
+        HIDDEN_SHIFT
+    }
+
+    fn is_default_shift(shift: &u32) -> bool {
+        *shift == HIDDEN_SHIFT
+    }
+}
+
+/// The skip term: a value of the first hidden layer added to the output without activation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Skip {
+    /// No skip term.
+    #[default]
+    None,
+    /// The first hidden layer has one more output, added to the output layer's sum scaled by
+    /// 9600 / 8128 (Stockfish 15.1's `fc_0[15]`, `nnue_architecture.h:127-130` at `sf_15.1`).
+    /// In a table: `skip = true`.
+    ExtraOutput,
+    /// The difference of the first hidden layer's last two outputs (which are activated as
+    /// the others), added to the output layer's sum before the output rule's scaling
+    /// (Stockfish's `fc_0_out[30] − fc_0_out[31]`, `nnue_architecture.h:118-121` at
+    /// 762dd1da9). In a table: `skip = "difference"`.
+    Difference,
+}
+
+impl Serialize for Skip {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Skip::None => s.serialize_bool(false),
+            Skip::ExtraOutput => s.serialize_bool(true),
+            Skip::Difference => s.serialize_str("difference"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Skip {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Skip, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Flag(bool),
+            Name(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Flag(false) => Ok(Skip::None),
+            Raw::Flag(true) => Ok(Skip::ExtraOutput),
+            Raw::Name(name) => match name.as_str() {
+                "none" => Ok(Skip::None),
+                "extra-output" => Ok(Skip::ExtraOutput),
+                "difference" => Ok(Skip::Difference),
+                other => Err(serde::de::Error::custom(format!(
+                    "skip '{other}' is none of false, true, \"none\", \"extra-output\", \"difference\""
+                ))),
+            },
+        }
+    }
 }
 
 /// How a position's bucket is chosen, for the layer stacks and the PSQT term.
@@ -105,10 +205,16 @@ impl BucketRule {
 pub enum OutputRule {
     /// The thesis's `out >> 4` (an arithmetic shift: rounds toward −∞). No PSQT, no skip.
     Thesis,
-    /// Stockfish's `(psqt + positional) / 16`, positional = `out + skip · 9600 / 8128`, both
-    /// divisions truncating toward zero as in C++ (`evaluate_nnue.cpp:140-172`,
+    /// Stockfish 15.1's `(psqt + positional) / 16`, positional = `out + skip · 9600 / 8128`,
+    /// both divisions truncating toward zero as in C++ (`evaluate_nnue.cpp:140-172`,
     /// `nnue_architecture.h:127-130` at `sf_15.1`).
     Stockfish,
+    /// Stockfish's of today: positional = `(out + skip) · 9600 / 16384` in 64 bits (the output
+    /// layer's 1.0 is 128 · 64 · 2, its inputs being twice as large), and the evaluation
+    /// `psqt / 16 + positional / 16`, each division truncating on its own
+    /// (`nnue_architecture.h:118-131`, `network.cpp` `Network::evaluate` at 762dd1da9).
+    #[serde(rename = "stockfish-scaled")]
+    StockfishScaled,
 }
 
 /// Everything of a network's shape after the feature set and L1.
@@ -137,17 +243,20 @@ pub struct Arch {
     pub bucket_rule: BucketRule,
     /// The hidden layers, in order (at least one).
     pub hidden: Vec<Hidden>,
-    /// Whether the first hidden layer has one more output, added to the evaluation without
-    /// activation (Stockfish's `fc_0[15]`, scaled by 9600 / 8128).
+    /// The skip term.
     #[serde(default)]
-    pub skip: bool,
+    pub skip: Skip,
+    /// Whether the output layer reads the activations of every hidden layer, first to last,
+    /// concatenated (Stockfish's `fc_2` of today), instead of the last one's only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dense_output: bool,
     /// How the output layer's sum becomes the evaluation.
     #[serde(default = "Arch::default_output")]
     pub output: OutputRule,
 }
 
 /// The names [`Arch::preset`] knows.
-pub const PRESETS: [&str; 2] = ["thesis", "sfnnv5"];
+pub const PRESETS: [&str; 3] = ["thesis", "sfnnv5", "sfnnv16"];
 
 impl Arch {
     fn default_ft_output() -> FtOutput {
@@ -173,11 +282,9 @@ impl Arch {
             psqt_buckets: 0,
             stacks: 1,
             bucket_rule: BucketRule::PieceCount,
-            hidden: vec![Hidden {
-                width: l2,
-                activation: Activation::ClippedRelu,
-            }],
-            skip: false,
+            hidden: vec![Hidden::new(l2, Activation::ClippedRelu)],
+            skip: Skip::None,
+            dense_output: false,
             output: OutputRule::Thesis,
         }
     }
@@ -192,25 +299,46 @@ impl Arch {
             stacks: 8,
             bucket_rule: BucketRule::PieceCount,
             hidden: vec![
-                Hidden {
-                    width: 15,
-                    activation: Activation::SqrClippedRelu,
-                },
-                Hidden {
-                    width: 32,
-                    activation: Activation::ClippedRelu,
-                },
+                Hidden::new(15, Activation::SqrClippedRelu),
+                Hidden::new(32, Activation::ClippedRelu),
             ],
-            skip: true,
+            skip: Skip::ExtraOutput,
+            dense_output: false,
             output: OutputRule::Stockfish,
         }
     }
 
-    /// A preset by name (`thesis` with hidden width `l2`, `sfnnv5`); `None` for another name.
+    /// Stockfish's shape of today after the feature transformer (SFNNv16, f4bcd4040, unchanged
+    /// up to 762dd1da9, `nnue_architecture.h:44-134`): pairwise product clipped at 255, 8 PSQT
+    /// buckets, 8 stacks of `fc_0` L1 → 32, [SqrCReLU ‖ CReLU] with shift 7 → `fc_1` 64 → 32,
+    /// [SqrCReLU ‖ CReLU] with shift 6 → `fc_2` over both activation pairs (128 → 1), plus the
+    /// skip `fc_0[30] − fc_0[31]`, scaled by 9600 / 16384.
+    pub fn sfnnv16() -> Arch {
+        Arch {
+            ft_output: FtOutput::Pairwise255,
+            psqt_buckets: 8,
+            stacks: 8,
+            bucket_rule: BucketRule::PieceCount,
+            hidden: vec![
+                Hidden {
+                    shift: HIDDEN_SHIFT + 1,
+                    ..Hidden::new(32, Activation::SqrClippedRelu)
+                },
+                Hidden::new(32, Activation::SqrClippedRelu),
+            ],
+            skip: Skip::Difference,
+            dense_output: true,
+            output: OutputRule::StockfishScaled,
+        }
+    }
+
+    /// A preset by name (`thesis` with hidden width `l2`, `sfnnv5`, `sfnnv16`); `None` for
+    /// another name.
     pub fn preset(name: &str, l2: usize) -> Option<Arch> {
         match name {
             "thesis" => Some(Arch::thesis(l2)),
             "sfnnv5" => Some(Arch::sfnnv5()),
+            "sfnnv16" => Some(Arch::sfnnv16()),
             _ => None,
         }
     }
@@ -229,7 +357,7 @@ impl Arch {
     pub fn ft_outputs(&self, l1: usize) -> usize {
         match self.ft_output {
             FtOutput::ClippedRelu => 2 * l1,
-            FtOutput::Pairwise => l1,
+            FtOutput::Pairwise | FtOutput::Pairwise255 => l1,
         }
     }
 
@@ -238,12 +366,23 @@ impl Arch {
         let mut layers = Vec::with_capacity(self.hidden.len() + 1);
         let mut inputs = self.ft_outputs(l1);
         for (i, h) in self.hidden.iter().enumerate() {
-            let extra = usize::from(self.skip && i == 0);
+            let extra = usize::from(self.skip == Skip::ExtraOutput && i == 0);
             layers.push((inputs, h.width + extra));
             inputs = h.width * h.activation.fan_out();
         }
+        if self.dense_output {
+            inputs = self.activations();
+        }
         layers.push((inputs, 1));
         layers
+    }
+
+    /// The number of activations of all hidden layers together (what a dense output reads).
+    pub fn activations(&self) -> usize {
+        self.hidden
+            .iter()
+            .map(|h| h.width * h.activation.fan_out())
+            .sum()
     }
 
     /// The stack a position with `pieces` pieces is evaluated with.
@@ -276,11 +415,17 @@ impl Arch {
         {
             return Err(ArchError::HiddenWidth(h.width));
         }
-        if self.ft_output == FtOutput::Pairwise && !l1.is_multiple_of(64) {
+        if self.ft_output.is_pairwise() && !l1.is_multiple_of(64) {
             return Err(ArchError::PairwiseL1(l1));
         }
-        if self.output == OutputRule::Thesis && (self.psqt_buckets > 0 || self.skip) {
+        if self.output == OutputRule::Thesis && (self.psqt_buckets > 0 || self.skip != Skip::None) {
             return Err(ArchError::ThesisOutput);
+        }
+        if self.skip == Skip::Difference && self.hidden[0].width < 2 {
+            return Err(ArchError::SkipDifference(self.hidden[0].width));
+        }
+        if let Some(h) = self.hidden.iter().find(|h| h.shift > MAX_SHIFT) {
+            return Err(ArchError::Shift(h.shift));
         }
         Ok(())
     }
@@ -308,7 +453,16 @@ pub enum ArchError {
     /// The thesis's output rule with PSQT buckets or a skip output.
     #[error("the thesis's output rule (>> 4) has neither PSQT buckets nor a skip output")]
     ThesisOutput,
+    /// A skip difference of a first hidden layer of fewer than two outputs.
+    #[error("its skip difference needs two outputs of the first hidden layer, which has {0}")]
+    SkipDifference(usize),
+    /// An activation shift above [`MAX_SHIFT`].
+    #[error("its activation shift {0} is more than {MAX_SHIFT}")]
+    Shift(u32),
 }
+
+/// The largest activation shift (a squared activation shifts by 2s + 7 ≤ 31).
+pub const MAX_SHIFT: u32 = 12;
 
 impl fmt::Display for Arch {
     /// One line: `pairwise, 8 PSQT buckets, 8 stacks by piece count: 15+1 sqr-crelu, 32 crelu,
@@ -317,6 +471,7 @@ impl fmt::Display for Arch {
         let ft = match self.ft_output {
             FtOutput::ClippedRelu => "clipped ReLU",
             FtOutput::Pairwise => "pairwise product",
+            FtOutput::Pairwise255 => "pairwise product (clip 255, >> 9)",
         };
         write!(f, "first layer {ft}, ")?;
         match self.psqt_buckets {
@@ -332,14 +487,32 @@ impl fmt::Display for Arch {
                 Activation::ClippedRelu => "crelu",
                 Activation::SqrClippedRelu => "sqr-crelu+crelu",
             };
-            let skip = if self.skip && i == 0 { "+1 skip" } else { "" };
-            write!(f, "{}{skip} {act} -> ", h.width)?;
+            let skip = match (self.skip, i) {
+                (Skip::ExtraOutput, 0) => "+1 skip",
+                _ => "",
+            };
+            let shift = match h.shift {
+                HIDDEN_SHIFT => String::new(),
+                s => format!(" (>> {s})"),
+            };
+            write!(f, "{}{skip} {act}{shift} -> ", h.width)?;
+        }
+        if self.dense_output {
+            write!(f, "all activations -> ")?;
+        }
+        if self.skip == Skip::Difference {
+            write!(f, "1 + skip (difference of the first layer's last two), ")?;
+        } else {
+            write!(f, "1, ")?;
         }
         let out = match self.output {
             OutputRule::Thesis => "thesis output (>> 4)",
             OutputRule::Stockfish => "Stockfish output ((psqt + positional) / 16)",
+            OutputRule::StockfishScaled => {
+                "Stockfish output of today (psqt / 16 + positional / 16, positional scaled by 9600 / 16384)"
+            }
         };
-        write!(f, "1, {out}")
+        write!(f, "{out}")
     }
 }
 
@@ -419,6 +592,21 @@ mod tests {
         let mut stacked = Arch::thesis(32);
         stacked.stacks = 8;
         assert_eq!(stacked.preset_name(), None);
+    }
+
+    #[test]
+    fn sfnnv16_layers_are_stockfish_762dd1da9s() {
+        let arch = Arch::sfnnv16();
+        assert_eq!(arch.layers(1024), vec![(1024, 32), (64, 32), (128, 1)]);
+        assert!(arch.check(1024).is_ok());
+        assert_eq!(arch.preset_name(), Some("sfnnv16"));
+        // The table form reads back, and the older shapes keep their exact serialization.
+        let json = serde_json::to_string(&arch).unwrap();
+        assert!(json.contains(r#""skip":"difference""#), "{json}");
+        assert_eq!(serde_json::from_str::<Arch>(&json).unwrap(), arch);
+        let v5 = serde_json::to_string(&Arch::sfnnv5()).unwrap();
+        assert!(v5.contains(r#""skip":true"#) && !v5.contains("shift") && !v5.contains("dense"));
+        assert_eq!(serde_json::from_str::<Arch>(&v5).unwrap(), Arch::sfnnv5());
     }
 
     #[test]

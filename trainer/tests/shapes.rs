@@ -49,16 +49,11 @@ fn small_stockfish_like() -> Arch {
         stacks: 4,
         bucket_rule: BucketRule::PieceCount,
         hidden: vec![
-            Hidden {
-                width: 5,
-                activation: Activation::SqrClippedRelu,
-            },
-            Hidden {
-                width: 4,
-                activation: Activation::ClippedRelu,
-            },
+            Hidden::new(5, Activation::SqrClippedRelu),
+            Hidden::new(4, Activation::ClippedRelu),
         ],
-        skip: true,
+        skip: nnue::Skip::ExtraOutput,
+        dense_output: false,
         output: OutputRule::Stockfish,
     }
 }
@@ -71,20 +66,12 @@ fn mixed() -> Arch {
         stacks: 2,
         bucket_rule: BucketRule::PieceCount,
         hidden: vec![
-            Hidden {
-                width: 8,
-                activation: Activation::ClippedRelu,
-            },
-            Hidden {
-                width: 6,
-                activation: Activation::SqrClippedRelu,
-            },
-            Hidden {
-                width: 4,
-                activation: Activation::ClippedRelu,
-            },
+            Hidden::new(8, Activation::ClippedRelu),
+            Hidden::new(6, Activation::SqrClippedRelu),
+            Hidden::new(4, Activation::ClippedRelu),
         ],
-        skip: false,
+        skip: nnue::Skip::None,
+        dense_output: false,
         output: OutputRule::Stockfish,
     }
 }

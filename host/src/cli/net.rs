@@ -5,7 +5,9 @@ use std::path::Path;
 
 use plugin_api::PluginRegistry;
 
-use host::nnue::{Arch, BlockInfo, NetFormat, Network, NetworkParts, Nnue, write_network};
+use host::nnue::{
+    Arch, BlockInfo, NetFormat, Network, NetworkParts, Nnue, stockfish, write_network,
+};
 
 /// `host net convert --in FILE --out FILE [--format own|thesis|stockfish]`: reads any format,
 /// checks it against the plugins and writes it in `format` (a shape the format cannot hold is
@@ -111,6 +113,16 @@ pub fn info(plugin_dir: Option<&Path>, net: &Path, out: &mut impl Write) -> Resu
     writeln!(out, "L1\t{}", n.l1()).map_err(io)?;
     writeln!(out, "L2\t{}", n.l2()).map_err(io)?;
     writeln!(out, "shape\t{}", n.arch()).map_err(io)?;
+    // Which Stockfish would load the network in Stockfish's format (`net convert --format
+    // stockfish` writes SFNNv5's raw, as 15.1 reads it), or why the format cannot hold it.
+    let stockfish = match stockfish::generation_of(&n) {
+        Ok(generation) => {
+            let compressed = nnue.source_compressed();
+            stockfish::loaded_by(generation, n.l1(), n.arch(), compressed)
+        }
+        Err(why) => format!("not expressible in Stockfish's formats: {why}"),
+    };
+    writeln!(out, "stockfish\t{stockfish}").map_err(io)?;
     writeln!(out, "W1 bytes\t{}", n.w1().bytes()).map_err(io)?;
     let q = n.quantization();
     writeln!(

@@ -283,6 +283,10 @@ pub fn write(
                             nnue::FtOutput::Pairwise => {
                                 "pairwise product of the clipped halves, values 1 to 126".into()
                             }
+                            nnue::FtOutput::Pairwise255 => {
+                                "pairwise product of the halves clipped at 255, values 1 to 126"
+                                    .into()
+                            }
                         },
                         y_desc: "values".into(),
                         bars: counts(&a.first_layer_activations),

@@ -59,7 +59,7 @@ mod stacks;
 #[cfg(test)]
 mod tests;
 
-use nnue::{Activation, Arch, FtOutput, OutputRule, Shape};
+use nnue::{Activation, Arch, FtOutput, OutputRule, Shape, Skip};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use tch::{Device, Kind, Tensor};
@@ -88,6 +88,24 @@ pub fn w1_columns(shape: &Shape) -> usize {
     match shape.arch.psqt_buckets {
         0 => shape.l1,
         p => (shape.l1 + p).next_multiple_of(16),
+    }
+}
+
+/// Whether this trainer builds `arch`: every layer kind but those of Stockfish's shape of today
+/// (`sfnnv16`: the pairwise product clipped at 255, activation shifts other than 6, the skip
+/// difference, the dense output and its scaled output rule), which the engine evaluates and the
+/// formats read and write but no training step computes yet. The error is a clause.
+pub fn trainable(arch: &Arch) -> Result<(), String> {
+    let today = arch.ft_output == FtOutput::Pairwise255
+        || arch.skip == Skip::Difference
+        || arch.dense_output
+        || arch.output == OutputRule::StockfishScaled
+        || arch.hidden.iter().any(|h| h.shift != nnue::HIDDEN_SHIFT);
+    match today {
+        true => Err(format!(
+            "the shape '{arch}' has layer kinds of Stockfish's shape of today (sfnnv16), which the trainer does not train yet"
+        )),
+        false => Ok(()),
     }
 }
 
@@ -253,7 +271,7 @@ impl Model {
     pub fn output_scale(&self) -> f64 {
         match self.shape.arch.output {
             OutputRule::Thesis => OUTPUT_SCALE,
-            OutputRule::Stockfish => STOCKFISH_OUTPUT_SCALE,
+            OutputRule::Stockfish | OutputRule::StockfishScaled => STOCKFISH_OUTPUT_SCALE,
         }
     }
 
@@ -544,7 +562,7 @@ impl Model {
         };
         match self.shape.arch.ft_output {
             FtOutput::ClippedRelu => acc.reshape([len, 2 * l1]),
-            FtOutput::Pairwise => {
+            FtOutput::Pairwise | FtOutput::Pairwise255 => {
                 let half = l1 / 2;
                 (acc.narrow(2, 0, half) * acc.narrow(2, half, half)).reshape([len, l1])
                     * PRODUCT_SCALE
@@ -618,7 +636,7 @@ impl Model {
         for (i, hidden) in self.shape.arch.hidden.iter().enumerate() {
             let outputs = layers[i].1 as i64;
             let mut y = self.stack_layer(&h, i, outputs, stacks);
-            if i == 0 && self.shape.arch.skip {
+            if i == 0 && self.shape.arch.skip == Skip::ExtraOutput {
                 let width = hidden.width as i64;
                 skip = Some(y.narrow(1, width, 1).view([-1]));
                 y = y.narrow(1, 0, width);
@@ -660,7 +678,9 @@ impl Model {
         let layers = self.shape.arch.hidden.len() + 1;
         let (max_out_w, max_out_b) = match self.shape.arch.output {
             OutputRule::Thesis => (MAX_HIDDEN_WEIGHT, MAX_OUTPUT_BIAS),
-            OutputRule::Stockfish => (MAX_STOCKFISH_OUTPUT_WEIGHT, MAX_STOCKFISH_OUTPUT_BIAS),
+            OutputRule::Stockfish | OutputRule::StockfishScaled => {
+                (MAX_STOCKFISH_OUTPUT_WEIGHT, MAX_STOCKFISH_OUTPUT_BIAS)
+            }
         };
         let narrow_rows = self.narrow_rows.clone();
         tch::no_grad(|| {

@@ -81,16 +81,11 @@ fn small_stockfish_like(n: usize) -> Shape {
         stacks: 4,
         bucket_rule: nnue::BucketRule::PieceCount,
         hidden: vec![
-            nnue::Hidden {
-                width: 5,
-                activation: Activation::SqrClippedRelu,
-            },
-            nnue::Hidden {
-                width: 4,
-                activation: Activation::ClippedRelu,
-            },
+            nnue::Hidden::new(5, Activation::SqrClippedRelu),
+            nnue::Hidden::new(4, Activation::ClippedRelu),
         ],
-        skip: true,
+        skip: nnue::Skip::ExtraOutput,
+        dense_output: false,
         output: OutputRule::Stockfish,
     };
     Shape::new(n, 64, arch)
@@ -123,7 +118,7 @@ fn hand_scattered_first_layer_gradient_equals_autograd() {
     // Both clipped accumulators handed on, with PSQT and stacks.
     let mut arch = small_stockfish_like(40).arch;
     arch.ft_output = FtOutput::ClippedRelu;
-    arch.skip = false;
+    arch.skip = nnue::Skip::None;
     gradients_agree(Shape::new(40, 32, arch));
 }
 
@@ -171,7 +166,7 @@ fn stacks_gathered_per_row_equal_stacks_grouped() {
     for shape in [small_stockfish_like(40), {
         let mut arch = small_stockfish_like(40).arch;
         arch.ft_output = FtOutput::ClippedRelu;
-        arch.skip = false;
+        arch.skip = nnue::Skip::None;
         Shape::new(40, 32, arch)
     }] {
         let mut m = Model::new(shape.clone(), 5, Device::Cpu);

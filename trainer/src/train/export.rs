@@ -29,7 +29,7 @@ use std::path::Path;
 
 use nnue::format::encode_own;
 use nnue::{
-    Activation, Arch, BlockInfo, LayerParts, Network, NetworkParts, OutputRule, Quantization,
+    Activation, Arch, BlockInfo, LayerParts, Network, NetworkParts, OutputRule, Quantization, Skip,
     WeightType, term_runs,
 };
 use plugin_api::FeatureSet;
@@ -98,7 +98,7 @@ fn layer_scales(arch: &Arch, l1: usize, i: usize) -> (f64, f64, Vec<i64>) {
     let outputs = layers[i].1;
     if i + 1 < layers.len() {
         let mut offsets = vec![i64::from(HIDDEN_ROUNDING); outputs];
-        if i == 0 && arch.skip {
+        if i == 0 && arch.skip == Skip::ExtraOutput {
             offsets[outputs - 1] = 0;
         }
         return (WEIGHT_SCALE, HIDDEN_BIAS_SCALE, offsets);
@@ -109,7 +109,9 @@ fn layer_scales(arch: &Arch, l1: usize, i: usize) -> (f64, f64, Vec<i64>) {
             OUTPUT_BIAS_SCALE,
             vec![i64::from(OUTPUT_ROUNDING)],
         ),
-        OutputRule::Stockfish => (STOCKFISH_OUTPUT_WEIGHT_SCALE, PSQT_SCALE, vec![0]),
+        OutputRule::Stockfish | OutputRule::StockfishScaled => {
+            (STOCKFISH_OUTPUT_WEIGHT_SCALE, PSQT_SCALE, vec![0])
+        }
     }
 }
 
@@ -349,7 +351,7 @@ pub fn quantize_calibrated(
                 let y_quant = quant_in.matmul(&wq.tr()) + &b_c;
                 let hidden = &arch.hidden[i];
                 let width = hidden.width as i64;
-                if i == 0 && arch.skip {
+                if i == 0 && arch.skip == Skip::ExtraOutput {
                     skip_float = Some(y_float.narrow(1, width, 1).view([-1]));
                     skip_quant = Some(y_quant.narrow(1, width, 1).view([-1]));
                 }

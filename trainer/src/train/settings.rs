@@ -326,6 +326,7 @@ impl TrainSettings {
         self.arch()
             .check(self.l1.0 as usize)
             .map_err(|e| format!("arch: {e}"))?;
+        crate::model::trainable(&self.arch()).map_err(|e| format!("arch: {e}"))?;
         if let (Some(min), Some(max)) = (self.min_ply, self.max_ply)
             && min > max
         {
@@ -493,7 +494,10 @@ mod tests {
         )
         .unwrap();
         let arch = table.shape(768).arch;
-        assert_eq!((arch.psqt_buckets, arch.stacks, arch.skip), (4, 2, false));
+        assert_eq!(
+            (arch.psqt_buckets, arch.stacks, arch.skip),
+            (4, 2, nnue::Skip::None)
+        );
         assert_eq!(arch.ft_output, nnue::FtOutput::ClippedRelu);
         // Stored and read back (checkpoints, stage keys) as it was given.
         let json = serde_json::to_string(&table).unwrap();

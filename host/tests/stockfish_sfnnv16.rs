@@ -1,0 +1,298 @@
+//! Stockfish's networks of today (SFNNv16: HalfKAv2_hm, FullThreats and PP_3Wide) loaded,
+//! evaluated and written by host, checked against Stockfish's own code at 762dd1da9: the
+//! vectors of `host/tests/data/stockfish-sfnnv16/`, made by `scripts/stockfish-sfnnv16/` (its
+//! README) from random networks that Stockfish's own writer (`Network::save`) wrote.
+//!
+//! The networks (90 MB each) are not committed: the test rebuilds each one's parameters with
+//! the harness's generator (SplitMix64, in the harness's order), writes the file with this
+//! project's writer and checks that its SHA-256 is that of the file Stockfish wrote. The
+//! vectors then hold for exactly the bytes Stockfish's code read.
+
+mod common;
+mod nnue_common;
+
+use std::path::{Path, PathBuf};
+
+use common::{host, host_in_1gib, run_ok};
+use nnue_common::registry;
+use sha2::{Digest, Sha256};
+
+use host::nnue::{
+    Arch, BlockInfo, LayerParts, Network, NetworkParts, Quantization, SimdLevel, stockfish,
+};
+
+fn data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/stockfish-sfnnv16")
+}
+
+/// The rows of a vector file, comments dropped.
+fn rows(file: &str) -> Vec<Vec<String>> {
+    std::fs::read_to_string(data().join(file))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| l.split('\t').map(str::to_string).collect())
+        .collect()
+}
+
+/// The harness's generator (`sf16_nnue.cpp`, `SplitMix64`).
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// `lo + next() mod (hi − lo + 1)`, times `scale / 4` (truncating, as C++).
+    fn range(&mut self, lo: i32, hi: i32, scale: i32) -> i32 {
+        let v = lo + (self.next() % (hi - lo + 1) as u64) as i32;
+        v * scale / 4
+    }
+}
+
+/// The parameters `sf16_nnue random OUT SEED SCALE` fills Stockfish's network with, in its
+/// order, as this project's parts (HalfKAv2_hm's rows first, then the threats' and the pairs').
+fn harness_parts(seed: u64, scale: i32) -> NetworkParts {
+    let (l1, buckets) = (stockfish::L1, 8);
+    let (halfka, threats, pairs) = (
+        stockfish::FEATURES,
+        stockfish::THREAT_FEATURES,
+        stockfish::PAIR_FEATURES,
+    );
+    let mut rng = SplitMix64(seed);
+    let b1: Vec<i16> = (0..l1).map(|_| rng.range(-20, 180, scale) as i16).collect();
+    let mut w1: Vec<i16> = (0..halfka * l1)
+        .map(|_| rng.range(-40, 40, scale) as i16)
+        .collect();
+    w1.extend((0..(threats + pairs) * l1).map(|_| rng.range(-12, 12, scale) as i16));
+    let mut psqt: Vec<i32> = (0..halfka * buckets)
+        .map(|_| rng.range(-3000, 3000, 4))
+        .collect();
+    psqt.extend((0..(threats + pairs) * buckets).map(|_| rng.range(-600, 600, 4)));
+    let arch = Arch::sfnnv16();
+    let ranges = [(3000, 24), (2000, 60), (2000, 100)];
+    let stacks = (0..arch.stacks)
+        .map(|_| {
+            arch.layers(l1)
+                .iter()
+                .zip(ranges)
+                .map(|(&(inputs, outputs), (b, w))| {
+                    let biases = (0..outputs).map(|_| rng.range(-b, b, 4)).collect();
+                    let weights = (0..inputs * outputs)
+                        .map(|_| rng.range(-w, w, 4) as i8)
+                        .collect();
+                    LayerParts { weights, biases }
+                })
+                .collect()
+        })
+        .collect();
+    let set = registry()
+        .feature_set(stockfish::FEATURE_SET_SFNNV16)
+        .unwrap();
+    let i8_blocks = ["full_threats".to_string(), "pp_3wide".to_string()];
+    NetworkParts {
+        feature_set: stockfish::FEATURE_SET_SFNNV16.into(),
+        blocks: BlockInfo::of_set_with_i8(&set, &i8_blocks).unwrap(),
+        l1,
+        arch,
+        quantization: Quantization::THESIS,
+        w1,
+        b1,
+        psqt,
+        stacks,
+    }
+}
+
+/// The networks of `networks.tsv` (seed, scale), each rebuilt, written with this project's
+/// writer into `dir` and checked byte for byte (SHA-256 and length) against the file
+/// Stockfish's writer made.
+fn rebuilt_networks(dir: &Path) -> Vec<(u64, PathBuf)> {
+    rows("networks.tsv")
+        .iter()
+        .map(|r| {
+            let (seed, scale): (u64, i32) = (r[0].parse().unwrap(), r[1].parse().unwrap());
+            let net = Network::from_parts(harness_parts(seed, scale)).unwrap();
+            let description = format!(
+                "Random SFNNv16 network, seed {seed}, scale {scale}, written by Stockfish 762dd1da9's Network::save."
+            );
+            let bytes = stockfish::encode(&net, &description).unwrap();
+            assert_eq!(bytes.len().to_string(), r[2], "seed {seed}: length");
+            let sha: String = Sha256::digest(&bytes)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            assert_eq!(sha, r[3], "seed {seed}: not the bytes Stockfish wrote");
+            let path = dir.join(format!("random-{seed}.nnue"));
+            std::fs::write(&path, bytes).unwrap();
+            (seed, path)
+        })
+        .collect()
+}
+
+/// Host writes the bytes Stockfish's own writer wrote, reads them back (`net convert`) byte for
+/// byte, and `host eval --stacks` equals Stockfish's code on every position, stack and kernel
+/// version; `host eval --games` equals its incremental evaluation after every move.
+#[test]
+fn host_evaluates_stockfish_sfnnv16_networks_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let nets = rebuilt_networks(dir.path());
+    assert_eq!(nets.len(), 3);
+    let mut checked = (0, 0);
+    for (seed, net) in &nets {
+        let reference = rows(&format!("positions-{seed}.tsv"));
+        assert!(reference.len() > 900, "seed {seed}");
+        let fens = dir.path().join("positions.fen");
+        let text: String = reference.iter().map(|r| format!("{}\n", r[0])).collect();
+        std::fs::write(&fens, text).unwrap();
+        let games = rows(&format!("games-{seed}.tsv"));
+        let game_file = dir.path().join("games.txt");
+        let text: String = games
+            .iter()
+            .map(|g| format!("{}\t{}\n", g[0], g[1]))
+            .collect();
+        std::fs::write(&game_file, text).unwrap();
+        let mut buckets = [0usize; 8];
+        for level in SimdLevel::supported() {
+            let out = run_ok(
+                host()
+                    .args(["eval", "--stacks", "--simd", level.name(), "--net"])
+                    .arg(net)
+                    .arg("--fens")
+                    .arg(&fens),
+            );
+            let ours = String::from_utf8(out.stdout).unwrap();
+            assert_eq!(ours.lines().count(), reference.len());
+            for (o, r) in ours.lines().zip(&reference) {
+                let o: Vec<&str> = o.split('\t').collect();
+                // Reference: FEN, stack, psqt, positional, evaluation; ours: FEN, value, stack...
+                assert_eq!(
+                    (o[0], o[1], o[2], o[3], o[4]),
+                    (&*r[0], &*r[4], &*r[1], &*r[2], &*r[3]),
+                    "seed {seed}, {level}"
+                );
+                buckets[r[1].parse::<usize>().unwrap()] += 1;
+                checked.0 += 1;
+            }
+            let out = run_ok(
+                host()
+                    .args(["eval", "--simd", level.name(), "--net"])
+                    .arg(net)
+                    .arg("--games")
+                    .arg(&game_file),
+            );
+            let ours = String::from_utf8(out.stdout).unwrap();
+            assert_eq!(ours.lines().count(), games.len());
+            for (o, g) in ours.lines().zip(&games) {
+                assert_eq!(o, g.join("\t"), "seed {seed}, {level}");
+                checked.1 += g[2].split(',').count();
+            }
+        }
+        assert!(buckets.iter().all(|&n| n >= 70), "{buckets:?}");
+        // Stockfish's format in and out: the same bytes.
+        let back = dir.path().join("back.nnue");
+        run_ok(
+            host()
+                .args(["net", "convert", "--format", "stockfish", "--in"])
+                .arg(net)
+                .arg("--out")
+                .arg(&back),
+        );
+        assert!(std::fs::read(&back).unwrap() == std::fs::read(net).unwrap());
+    }
+    let levels = SimdLevel::supported().len();
+    assert!(checked.0 >= (2873 + 2 * 958) * levels, "{checked:?}");
+    assert!(checked.1 >= 6000 * levels, "{checked:?}");
+}
+
+/// Broken SFNNv16 files: truncated or corrupted LEB128 streams, a wrong magic, a byte count
+/// that overruns, an older version (HalfKP's; 15.1's with today's feature transformer, as the
+/// threat networks of SFNNv10 to SFNNv15 were), trailing bytes: one line each, in bounded
+/// memory, never a panic.
+#[test]
+fn broken_sfnnv16_files_are_refused_in_one_line() {
+    let net = Network::from_parts(harness_parts(7, 4)).unwrap();
+    let original = stockfish::encode(&net, "x").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let fens = dir.path().join("f.fen");
+    std::fs::write(&fens, "8/8/8/8/8/8/8/K6k w - - 0 1\n").unwrap();
+    // The biases' LEB128 block starts after the header (12 + 1) and the FT hash (4).
+    let leb = 12 + 1 + 4;
+    let magic_len = stockfish::leb128::MAGIC.len();
+    let count_at = leb + magic_len;
+    let count = u32::from_le_bytes(original[count_at..count_at + 4].try_into().unwrap());
+    let patch = |at: usize, bytes: &[u8]| {
+        let mut b = original.clone();
+        b[at..at + bytes.len()].copy_from_slice(bytes);
+        b
+    };
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "truncated",
+            original[..original.len() / 2].to_vec(),
+            "truncated",
+        ),
+        (
+            "trailing",
+            [&original[..], &[0, 0]].concat(),
+            "trailing bytes",
+        ),
+        ("magic", patch(leb, b"X"), "COMPRESSED_LEB128"),
+        (
+            "overrun",
+            patch(count_at, &u32::MAX.to_le_bytes()),
+            "runs past the end",
+        ),
+        (
+            "short-count",
+            patch(count_at, &(count - 1).to_le_bytes()),
+            "LEB128-compressed biases",
+        ),
+        (
+            "halfkp-version",
+            patch(0, &stockfish::VERSION_HALFKP.to_le_bytes()),
+            "Stockfish 12 or 13 network (HalfKP",
+        ),
+        (
+            "sfnnv5-version",
+            patch(0, &stockfish::VERSION.to_le_bytes()),
+            "feature transformer's hash",
+        ),
+        (
+            "sfnnv10",
+            {
+                let mut b = patch(0, &stockfish::VERSION.to_le_bytes());
+                let ft = stockfish::FULL_THREATS_HASH ^ 2048;
+                b[13..17].copy_from_slice(&ft.to_le_bytes());
+                b
+            },
+            "FullThreats beside HalfKAv2_hm at L1 = 1024 (SFNNv10 to SFNNv15",
+        ),
+        (
+            "stack-hash",
+            patch(original.len() - 35_208 * 3, &[9, 9, 9, 9]),
+            "layer stack 5",
+        ),
+    ];
+    for (name, bytes, want) in cases {
+        let path = dir.path().join(format!("{name}.nnue"));
+        std::fs::write(&path, bytes).unwrap();
+        let out = host_in_1gib()
+            .args(["eval", "--net"])
+            .arg(&path)
+            .arg("--fens")
+            .arg(&fens)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(!out.status.success(), "{name}");
+        assert_eq!(err.trim().lines().count(), 1, "{name}: {err}");
+        assert!(
+            err.contains("cannot load network") && err.contains(want),
+            "{name}: {err}"
+        );
+    }
+}
