@@ -20,12 +20,16 @@
 //! last seen with the king on that square.
 //!
 //! A set that mixes such king-relative terms with terms the cache cannot serve (threats and
-//! mobility are not sums over pieces) keeps its terms in two *parts*, each with its own
-//! accumulator per ply and perspective (Stockfish keeps its threat accumulator apart for the
-//! same reason): part 0 holds the bias and the cacheable terms, part 1 the others, and the
-//! network reads their sum. [`FeatureDelta::refresh_terms`] says which terms asked for a refresh,
-//! so a king move recomputes part 0 through the cache while part 1 stays incremental, and part 1
-//! is recomputed only when its own terms ask (for threats, the king changing side).
+//! mobility are not sums over pieces) keeps its terms in two *parts*: part 0 holds the bias and
+//! the cacheable terms, part 1 the others, and the network reads their sum.
+//! [`FeatureDelta::refresh_terms`] says which terms asked for a refresh, so a king move
+//! recomputes part 0 through the cache while part 1 stays incremental, and part 1 is recomputed
+//! only when its own terms ask (for threats, the king changing side). Per ply and perspective
+//! the stack keeps part 1's accumulator and the *sum* (in part 0's slot), never part 0's alone:
+//! a move adds part 1's rows to both and part 0's to the sum, so the network reads the sum as it
+//! is, with no pass that adds the parts (Stockfish keeps one accumulator of both for the same
+//! reason). Part 0 alone is what the cache returns on a king move; the sum is then that plus
+//! part 1's new accumulator.
 
 use std::fmt;
 
@@ -158,8 +162,6 @@ pub struct AccumulatorStack<'a> {
     buckets: usize,
     /// `(max_ply + 1) × parts × 2 × B` PSQT sums, laid out as `acc`.
     psqt: Vec<i32>,
-    /// The PSQT sums of the parts added up, per perspective (with two parts).
-    psqt_summed: Vec<i32>,
     /// The forward pass's buffers.
     scratch: ForwardScratch,
     /// `2 × N` counts, perspective-major.
@@ -171,8 +173,6 @@ pub struct AccumulatorStack<'a> {
     /// The rows a push or refresh adds and subtracts, by part and storage.
     rows: Vec<RowLists>,
     active: Vec<u32>,
-    /// The parts' accumulators summed, per perspective (with two parts).
-    summed: AlignedVec<i16>,
     /// L1 zeros: where the accumulators of parts other than 0 start.
     zeros: AlignedVec<i16>,
     stats: StackStats,
@@ -210,7 +210,6 @@ impl<'a> AccumulatorStack<'a> {
             acc: AlignedVec::zeroed((max_ply + 1) * parts.len() * 2 * l1),
             buckets,
             psqt: vec![0; (max_ply + 1) * parts.len() * 2 * buckets],
-            psqt_summed: vec![0; 2 * buckets],
             scratch: ForwardScratch::new(net),
             rows: (0..parts.len())
                 .map(|_| RowLists::with_capacity(max_delta.max(max_active)))
@@ -222,7 +221,6 @@ impl<'a> AccumulatorStack<'a> {
             log_marks: vec![0; max_ply + 1],
             delta: set.delta_buffer(),
             active: Vec::with_capacity(max_active),
-            summed: AlignedVec::zeroed(2 * l1),
             zeros: AlignedVec::zeroed(l1),
             stats: StackStats::default(),
         };
@@ -290,18 +288,9 @@ impl<'a> AccumulatorStack<'a> {
     }
 
     /// The current accumulator of `perspective` (L1 values; with two parts their sum, which is
-    /// what the network reads).
+    /// what the network reads and what part 0's slot holds).
     pub fn accumulator(&self, perspective: Color) -> Vec<i16> {
-        let mut out = self.slot(self.ply, 0, perspective.index()).to_vec();
-        for part in 1..self.parts.len() {
-            for (o, &v) in out
-                .iter_mut()
-                .zip(self.slot(self.ply, part, perspective.index()))
-            {
-                *o = o.wrapping_add(v);
-            }
-        }
-        out
+        self.slot(self.ply, 0, perspective.index()).to_vec()
     }
 
     /// How many times the current position emits `index` from `perspective`; `None` for a
@@ -380,6 +369,9 @@ impl<'a> AccumulatorStack<'a> {
                     self.counts.fill(0);
                     return Err(e);
                 }
+            }
+            if self.parts.len() > 1 {
+                self.add_part(p, 0, None);
             }
         }
         Ok(())
@@ -571,7 +563,40 @@ impl<'a> AccumulatorStack<'a> {
                 self.refresh_child(p, part, before, after)?;
             }
         }
+        // Part 0's slot holds the sum: part 0 refreshed holds part 0 alone, to which part 1's
+        // new accumulator is added; part 1 alone refreshed leaves the old part 1 in the sum,
+        // replaced by the new one.
+        let child = self.ply + 1;
+        if self.parts.len() == 1 {
+            return Ok(());
+        }
+        match stale(&self.parts[0]) {
+            true => self.add_part(p, child, None),
+            false => self.add_part(p, child, Some(self.ply)),
+        }
         Ok(())
+    }
+
+    /// Adds part 1's accumulator and PSQT sums of `ply` to the sum in part 0's slot of `ply`,
+    /// less those of ply `replaced` if given (the part 1 the sum held until then).
+    fn add_part(&mut self, p: Color, ply: usize, replaced: Option<usize>) {
+        let (l1, b, p) = (self.l1, self.buckets, p.index());
+        let (sum, part) = (self.slot_start(ply, 0, p), self.slot_start(ply, 1, p));
+        let old = replaced.map(|r| self.slot_start(r, 1, p));
+        for k in 0..l1 {
+            let out = old.map_or(0, |o| self.acc[o + k]);
+            self.acc[sum + k] = self.acc[sum + k]
+                .wrapping_add(self.acc[part + k])
+                .wrapping_sub(out);
+        }
+        let (sum, part) = (self.psqt_start(ply, 0, p), self.psqt_start(ply, 1, p));
+        let old = replaced.map(|r| self.psqt_start(r, 1, p));
+        for k in 0..b {
+            let out = old.map_or(0, |o| self.psqt[o + k]);
+            self.psqt[sum + k] = self.psqt[sum + k]
+                .wrapping_add(self.psqt[part + k])
+                .wrapping_sub(out);
+        }
     }
 
     /// Incremental update of perspective `p` from the delta buffer into ply + 1, for the parts
@@ -635,10 +660,27 @@ impl<'a> AccumulatorStack<'a> {
                 self.rows[part].sub(net.w1(), index);
             }
         }
-        for part in 0..self.parts.len() {
-            if self.parts[part].mask & mask != 0 {
-                self.apply_rows(p, part);
+        if self.parts.len() == 1 {
+            self.apply_rows(p, 0);
+            return Ok(());
+        }
+        match (
+            self.parts[0].mask & mask != 0,
+            self.parts[1].mask & mask != 0,
+        ) {
+            // Part 1's rows into its accumulator, both parts' into the sum.
+            (true, true) => {
+                self.apply_rows(p, 1);
+                let (first, second) = self.rows.split_at_mut(1);
+                first[0].append(&second[0]);
+                self.apply_rows(p, 0);
+                self.stats.rows -= self.rows[1].len() as u64;
             }
+            // Part 0 alone (part 1 is being refreshed): the sum is fixed up after the refresh.
+            (true, false) => self.apply_rows(p, 0),
+            // Part 1 alone (part 0 is being refreshed, which rewrites the sum).
+            (false, true) => self.apply_rows(p, 1),
+            (false, false) => {}
         }
         Ok(())
     }
@@ -724,35 +766,8 @@ impl<'a> AccumulatorStack<'a> {
 }
 
 impl AccumulatorStack<'_> {
-    /// With two parts, sums their accumulators and PSQT sums into `summed` and `psqt_summed`.
-    fn sum_parts(&mut self) {
-        let (l1, b) = (self.l1, self.buckets);
-        for p in 0..2 {
-            let start = self.slot_start(self.ply, 0, p);
-            self.summed[p * l1..(p + 1) * l1].copy_from_slice(&self.acc[start..start + l1]);
-            let at = self.psqt_start(self.ply, 0, p);
-            self.psqt_summed[p * b..(p + 1) * b].copy_from_slice(&self.psqt[at..at + b]);
-            for part in 1..self.parts.len() {
-                let start = self.slot_start(self.ply, part, p);
-                for (s, &a) in self.summed[p * l1..(p + 1) * l1]
-                    .iter_mut()
-                    .zip(&self.acc[start..start + l1])
-                {
-                    *s = s.wrapping_add(a);
-                }
-                let at = self.psqt_start(self.ply, part, p);
-                for (s, &a) in self.psqt_summed[p * b..(p + 1) * b]
-                    .iter_mut()
-                    .zip(&self.psqt[at..at + b])
-                {
-                    *s = s.wrapping_add(a);
-                }
-            }
-        }
-    }
-
     /// The layers' inputs: both perspectives' accumulators (White's L1 values, then Black's)
-    /// and PSQT sums (White's B, then Black's), the parts summed; the stack's scratch; the
+    /// and PSQT sums (White's B, then Black's), with two parts their sum; the stack's scratch; the
     /// side to move and the piece count.
     #[inline]
     fn forward_inputs(&mut self) -> (&[i16], &[i32], &mut ForwardScratch, Color, u32) {
@@ -765,17 +780,8 @@ impl AccumulatorStack<'_> {
         };
         let stm = board.turn;
         let (l1, b) = (self.l1, self.buckets);
-        if self.parts.len() > 1 {
-            self.sum_parts();
-            return (
-                &self.summed[..],
-                &self.psqt_summed[..],
-                &mut self.scratch,
-                stm,
-                pieces,
-            );
-        }
-        // One part: both perspectives are contiguous (perspective is the innermost index).
+        // Part 0's slots (with two parts, their sum): both perspectives are contiguous
+        // (perspective is the innermost index).
         let start = self.slot_start(self.ply, 0, 0);
         let at = self.psqt_start(self.ply, 0, 0);
         (

@@ -13,6 +13,9 @@
 #             all rows, as Stockfish 15.1 does); "-" skips the host half.
 # NET:        nn-ad9b42354671.nnue (the Stockfish 15.1 net, 47,001,499 bytes).
 # GAMES:      env, default host/tests/data/stockfish-15.1/games.tsv of this repo.
+# SF_HARNESS: env, the harness's name (default sf151_nnue; sf16_nnue for
+#             scripts/stockfish-sfnnv16/build-bench.sh's builds of Stockfish of today),
+#             SF_LABEL its label (default "Stockfish 15.1").
 #
 # Both sides print one line "positions P evals_per_second X checksum C"
 # (P = evaluations per pass incl. start positions, X = P*REPEATS/s over all
@@ -36,6 +39,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 GAMES=${GAMES:-$(cd "$HERE/../.." && pwd)/host/tests/data/stockfish-15.1/games.tsv}
 HOST_LEVELS=${HOST_LEVELS:-avx2 avx512 avx512vnni}
 SF_VARIANTS="avx2 bmi2 avx512 vnni512"
+SF_HARNESS=${SF_HARNESS:-sf151_nnue}
+SF_LABEL=${SF_LABEL:-Stockfish 15.1}
 
 die() { echo "bench.sh: $*" >&2; exit 1; }
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "bad ROUNDS $ROUNDS"
@@ -49,7 +54,7 @@ if [ "$HOST_BIN" != "-" ]; then [ -x "$HOST_BIN" ] || die "host binary $HOST_BIN
 host_level() { case $1 in avx2) echo avx2 ;; avx512) echo avx512 ;; vnni512) echo avx512vnni ;; esac; }
 RUNS=()
 for v in $SF_VARIANTS; do
-    b="$SF_DIR/sf151_nnue-$v"
+    b="$SF_DIR/$SF_HARNESS-$v"
     if [ -x "$b" ]; then RUNS+=("sf-$v"$'\t'"$(printf '%q %q bench %q' "$b" "$NET" "$REPEATS")"); fi
     l=$(host_level "$v")
     if [ "$HOST_BIN" != "-" ] && [ -n "$l" ] && [[ " $HOST_LEVELS " == *" $l "* ]]; then
@@ -59,7 +64,7 @@ for v in $SF_VARIANTS; do
         done
     fi
 done
-[[ " ${RUNS[*]} " == *sf-* ]] || die "no sf151_nnue-{${SF_VARIANTS// /,}} in $SF_DIR (build-bench.sh)"
+[[ " ${RUNS[*]} " == *sf-* ]] || die "no $SF_HARNESS-{${SF_VARIANTS// /,}} in $SF_DIR (build-bench.sh)"
 
 RES=$(mktemp); trap 'rm -f "$RES"' EXIT
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -88,7 +93,7 @@ PC=$(cut -f3,5 "$RES" | sort -u)
 P=${PC%%$'\t'*}; C=${PC#*$'\t'}
 
 CPU=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
-echo "## NNUE incremental evaluation along games: Stockfish 15.1 vs host"
+echo "## NNUE incremental evaluation along games: $SF_LABEL vs host"
 echo
 echo "- command: \`$0 $*\`"
 echo "- CPU: $CPU ($(nproc) CPUs online); $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -118,7 +123,7 @@ for run in "${RUNS[@]}"; do
         ratio="$(printf '%s\n' "$ratios" | median | awk '{printf "%.2f", $1}') × ${ref} (${range})"
     fi
     case "$name" in
-        sf-*)   label="Stockfish 15.1 \`sf151_nnue-${name#sf-}\`" ;;
+        sf-*)   label="$SF_LABEL \`$SF_HARNESS-${name#sf-}\`" ;;
         host-*-full) label="host \`NNUE_SIMD=${name%-full}\` --full-refresh"; label=${label/NNUE_SIMD=host-/NNUE_SIMD=} ;;
         host-*) label="host \`NNUE_SIMD=${name#host-}\`" ;;
     esac

@@ -12,7 +12,9 @@
 //                                               sums and the NNUE evaluation, from scratch
 //   sf16_nnue games NET             < games     along games (START_FEN<TAB>uci moves), the
 //                                               evaluation after every move, incrementally
-//   sf16_nnue bench NET REPEATS     < games     the games, timed (do_move + evaluate per move)
+//   sf16_nnue bench NET REPEATS     < games     the games, timed (do_move + evaluate per move);
+//                                               also `sf16_nnue NET bench REPEATS`, the order of
+//                                               the 15.1 harness that bench.sh runs
 //
 // The network's members are private; `private` is defined `public` for Stockfish's headers only
 // in this file (the layout is unchanged), so that the harness reaches the feature transformer
@@ -295,7 +297,9 @@ std::vector<Game> read_games() {
         auto        tab = line.find('\t');
         Game        g;
         g.start = line.substr(0, tab);
-        std::istringstream moves(tab == std::string::npos ? "" : line.substr(tab + 1));
+        // The moves are the second column (a games file with evaluations has a third).
+        std::string rest = tab == std::string::npos ? "" : line.substr(tab + 1);
+        std::istringstream moves(rest.substr(0, rest.find('\t')));
         StateInfo          st0;
         Position           pos;
         set_or_die(pos, g.start, &st0);
@@ -416,6 +420,9 @@ int main(int argc, char* argv[]) {
         games(argv[2]);
     else if (mode == "bench" && argc == 4)
         bench(argv[2], std::stoi(argv[3]));
+    // The 15.1 harness's order, so that scripts/stockfish-nnue/bench.sh drives both.
+    else if (argc == 4 && std::string(argv[2]) == "bench")
+        bench(argv[1], std::stoi(argv[3]));
     else
         die("usage: accepted | features BLOCK | random OUT SEED [SCALE] | positions NET | games NET | bench NET "
             "REPEATS");
