@@ -102,6 +102,7 @@ fn float_model_computes_what_its_quantized_network_computes() {
     for arch in [
         Arch::thesis(16),
         Arch::sfnnv5(),
+        Arch::sfnnv16(),
         small_stockfish_like(),
         mixed(),
     ] {
@@ -124,7 +125,7 @@ fn float_model_computes_what_its_quantized_network_computes() {
         // Measured: median 0.4 (thesis) to 1.1 units (sfnnv5), p99 1.7 to 3.8: the floors of
         // the pairwise product (>> 7) and the squared ReLU (>> 19) and Stockfish's truncating
         // `/ 2` and `/ 16` add to the thesis's rounding.
-        let floors = arch.ft_output == FtOutput::Pairwise || arch.output == OutputRule::Stockfish;
+        let floors = arch.ft_output.is_pairwise() || arch.output != OutputRule::Thesis;
         let bound = if floors { 2.0 } else { 1.0 };
         assert!(
             report.median_abs() < bound && report.abs_percentiles[3].1 < 3.0 * bound,

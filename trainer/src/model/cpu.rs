@@ -5,7 +5,6 @@
 use tch::{Device, Kind, Tensor};
 
 use super::input::SparseInput;
-use super::scales::PRODUCT_SCALE;
 
 /// A contiguous CPU `f32` tensor's values.
 ///
@@ -94,21 +93,25 @@ pub struct Transform {
     pub cols: usize,
     /// PSQT buckets.
     pub psqt: usize,
-    /// The pairwise product (else both clipped accumulators).
-    pub pairwise: bool,
+    /// The pairwise product's float factor (else both clipped accumulators are handed on).
+    pub product: Option<f32>,
 }
 
 impl Transform {
     /// Values per position handed on: L1 for the pairwise product, else 2·L1.
     pub fn width(&self) -> usize {
-        if self.pairwise { self.l1 } else { 2 * self.l1 }
+        if self.product.is_some() {
+            self.l1
+        } else {
+            2 * self.l1
+        }
     }
 }
 
 /// What the first layer hands to the hidden layers (CPU, `[B, width]`), from its outputs `x`
 /// (`[2·B, L1 + P]` of [`first_layer`]), row r being position `order[r]`: both clipped
 /// accumulators side to move's first, or each one's pairwise products
-/// `x_j · x_{j+L1/2} · 127/128`.
+/// `x_j · x_{j+L1/2} · factor` (127/128, or 65025/65024 for the product clipped at 255).
 pub fn transform(x: &Tensor, order: &[i64], shape: &Transform) -> Tensor {
     let x_t = x.contiguous();
     // SAFETY: a read-only view of a tensor alive until the end of the function.
@@ -138,8 +141,8 @@ pub enum OutputGrad<'a> {
         back: &'a [i64],
         /// The gradient of the PSQT sums, when the shape has them.
         g_psqt: Option<&'a Tensor>,
-        /// Whether the transform was the pairwise product.
-        pairwise: bool,
+        /// The pairwise product's factor, if the transform was one.
+        product: Option<f32>,
     },
 }
 
@@ -209,7 +212,7 @@ pub fn first_layer_gradients(
         .collect();
     let transformed = match source {
         OutputGrad::Direct(_) => None,
-        OutputGrad::Transformed { back, pairwise, .. } => Some(TransformedGrad {
+        OutputGrad::Transformed { back, product, .. } => Some(TransformedGrad {
             rows: &rows,
             back,
             // SAFETY: as above.
@@ -218,7 +221,7 @@ pub fn first_layer_gradients(
                 l1,
                 cols,
                 psqt: psqt_t.as_ref().map_or(0, |t| t.size()[2] as usize),
-                pairwise: *pairwise,
+                product: *product,
             },
         }),
     };
@@ -331,10 +334,6 @@ mod kernels {
         }
     }
 
-    /// The pairwise factor: Stockfish's `>> 7` of a product of two values of 127 (nnue-pytorch's
-    /// 127/128).
-    const PAIRWISE: f32 = super::PRODUCT_SCALE as f32;
-
     #[inline(always)]
     fn transform_impl(dst: &mut [f32], order: &[i64], x: &[f32], t: &super::Transform) {
         let (l1, cols, width) = (t.l1, t.cols, t.width());
@@ -342,10 +341,10 @@ mod kernels {
         for (row, &i) in dst.chunks_mut(width).zip(order) {
             for p in 0..2 {
                 let xr = &x[(2 * i as usize + p) * cols..][..l1];
-                if t.pairwise {
+                if let Some(factor) = t.product {
                     let out = &mut row[p * half..(p + 1) * half];
                     for ((o, &a), &b) in out.iter_mut().zip(&xr[..half]).zip(&xr[half..]) {
-                        *o = a * b * PAIRWISE;
+                        *o = a * b * factor;
                     }
                 } else {
                     row[p * l1..(p + 1) * l1].copy_from_slice(xr);
@@ -363,12 +362,12 @@ mod kernels {
             let bag = first + k;
             let (i, p) = (bag / 2, bag % 2);
             let g_row = t.rows[t.back[i] as usize];
-            if t.shape.pairwise {
+            if let Some(factor) = t.shape.product {
                 let g = &g_row[p * half..][..half];
                 let (da, db) = d[..l1].split_at_mut(half);
                 let (xa, xb) = xr[..l1].split_at(half);
                 for ((((da, db), &a), &b), &g) in da.iter_mut().zip(db).zip(xa).zip(xb).zip(g) {
-                    let g = g * PAIRWISE;
+                    let g = g * factor;
                     *da = if pass(a) { g * b } else { 0.0 };
                     *db = if pass(b) { g * a } else { 0.0 };
                 }

@@ -19,6 +19,13 @@
 //! score = 600 · (out + skip + (psqt_stm[b] − psqt_opp[b]) / 2)
 //! ```
 //!
+//! Stockfish's shape of today (`Arch::sfnnv16`) is the same model with its layer kinds: the
+//! product of the halves clipped at 255 (accumulators ×255, factor 65025/65024), both hidden
+//! layers' `[sqr ‖ plain]` activations concatenated into the output layer, and the skip
+//! `(y[30] − y[31]) · 127/128`; every hidden layer's float activation is the same whatever its
+//! shift, the shift choosing only its weight scale (`2^shift`). [`ArchScales`] holds the scales
+//! of each shape.
+//!
 //! The first layer is never a dense N-wide product: each perspective's accumulator is the sum of
 //! the rows of `W1` at its active indices (`embedding_bag` in sum mode over the CSR indices of a
 //! [`SparseBatch`]), plus `b1`. Both perspectives go through one `embedding_bag` call. The PSQT
@@ -37,6 +44,9 @@
 //! | output bias, thesis rule | `i32`: round(16·508·b) (+8) | i32 range |
 //! | output weights, Stockfish rule | `i8`: round(9600/127·w) | ±127²/9600 |
 //! | output bias, Stockfish rule | `i32`: round(9600·b) | i32 range |
+//! | today: `W1`, `b1` | `i16` (`i8` rows): round(255·w) | ±32767/255 (±127/255) |
+//! | today: `fc_0` weights, biases | `i8`: round(128·w); `i32`: round(128·127·b) (+64) | ±127/128 |
+//! | today: output weights, bias | `i8`: round(16384/127·w); `i32`: round(16384·b) | ±127²/16384 |
 //!
 //! The thesis's float output layer is kept in units of [`OUTPUT_SCALE`] = 127·64/16 = 508 score
 //! units: the model's score is `508 · (W3·h + b3)`. In score units the output weights are `508·W3`
@@ -91,24 +101,6 @@ pub fn w1_columns(shape: &Shape) -> usize {
     }
 }
 
-/// Whether this trainer builds `arch`: every layer kind but those of Stockfish's shape of today
-/// (`sfnnv16`: the pairwise product clipped at 255, activation shifts other than 6, the skip
-/// difference, the dense output and its scaled output rule), which the engine evaluates and the
-/// formats read and write but no training step computes yet. The error is a clause.
-pub fn trainable(arch: &Arch) -> Result<(), String> {
-    let today = arch.ft_output == FtOutput::Pairwise255
-        || arch.skip == Skip::Difference
-        || arch.dense_output
-        || arch.output == OutputRule::StockfishScaled
-        || arch.hidden.iter().any(|h| h.shift != nnue::HIDDEN_SHIFT);
-    match today {
-        true => Err(format!(
-            "the shape '{arch}' has layer kinds of Stockfish's shape of today (sfnnv16), which the trainer does not train yet"
-        )),
-        false => Ok(()),
-    }
-}
-
 /// The float network: its parameter tensors on one device.
 #[derive(Debug)]
 pub struct Model {
@@ -121,10 +113,12 @@ pub struct Model {
     /// rule's scale ([`Model::output_scale`]).
     params: Vec<Tensor>,
     /// Runs of W1 rows (first row, number of rows) exported as `i8`: [`clip`](Self::clip)
-    /// keeps them within ±[`MAX_NARROW_L1_WEIGHT`].
+    /// keeps them within ±127 over the first layer's scale ([`ArchScales::max_narrow_l1_weight`]).
     pub narrow_rows: Vec<(i64, i64)>,
     /// How a training step runs: chosen from the device ([`Execution::for_device`]).
     execution: Execution,
+    /// The float scales of the shape's layer kinds.
+    scales: ArchScales,
 }
 
 /// How the model's training steps run, chosen from the device of its parameters.
@@ -239,6 +233,7 @@ impl Model {
             })
             .collect();
         Model {
+            scales: ArchScales::of(&shape.arch),
             shape,
             params,
             narrow_rows: Vec::new(),
@@ -408,7 +403,7 @@ impl Model {
             l1: self.shape.l1,
             cols: w1_columns(&self.shape),
             psqt: self.shape.arch.psqt_buckets,
-            pairwise: self.shape.arch.ft_output == FtOutput::Pairwise,
+            product: self.product(),
         };
         let grouped = transform(&x, &order.order, &shape);
         let mut stacks = Vec::new();
@@ -495,7 +490,7 @@ impl Model {
                     g_stacks: &g_stacks,
                     back: &order.back,
                     g_psqt: g_psqt.as_ref(),
-                    pairwise: self.shape.arch.ft_output == FtOutput::Pairwise,
+                    product: self.product(),
                 };
                 let (rows, w1, b1) =
                     first_layer_gradients(&source, x, input, self.shape.n, self.shape.l1);
@@ -565,7 +560,7 @@ impl Model {
             FtOutput::Pairwise | FtOutput::Pairwise255 => {
                 let half = l1 / 2;
                 (acc.narrow(2, 0, half) * acc.narrow(2, half, half)).reshape([len, l1])
-                    * PRODUCT_SCALE
+                    * self.scales.product
             }
         }
     }
@@ -627,38 +622,46 @@ impl Model {
     }
 
     /// The layer stacks `stacks` on the rows of `x` (what the first layer hands on): the output
-    /// `[rows]` (the skip output added) and the first hidden layer's activations.
+    /// `[rows]` (the skip term added) and the first hidden layer's activations.
     fn stack(&self, x: &Tensor, stacks: Stacks) -> (Tensor, Tensor) {
-        let layers = self.shape.arch.layers(self.shape.l1);
+        let arch = &self.shape.arch;
+        let layers = arch.layers(self.shape.l1);
         let mut h = x.shallow_clone();
         let mut skip = None;
-        let mut first = None;
-        for (i, hidden) in self.shape.arch.hidden.iter().enumerate() {
+        let mut every = Vec::with_capacity(arch.hidden.len());
+        for (i, hidden) in arch.hidden.iter().enumerate() {
             let outputs = layers[i].1 as i64;
             let mut y = self.stack_layer(&h, i, outputs, stacks);
-            if i == 0 && self.shape.arch.skip == Skip::ExtraOutput {
-                let width = hidden.width as i64;
-                skip = Some(y.narrow(1, width, 1).view([-1]));
-                y = y.narrow(1, 0, width);
-            }
-            h = match hidden.activation {
-                Activation::ClippedRelu => y.clamp(0.0, 1.0),
-                Activation::SqrClippedRelu => {
-                    Tensor::cat(&[y.square() * PRODUCT_SCALE, y], 1).clamp(0.0, 1.0)
-                }
-            };
+            let width = hidden.width as i64;
             if i == 0 {
-                first = Some(h.shallow_clone());
+                skip = match arch.skip {
+                    Skip::None => None,
+                    Skip::ExtraOutput => {
+                        let s = y.narrow(1, width, 1).view([-1]);
+                        y = y.narrow(1, 0, width);
+                        Some(s)
+                    }
+                    Skip::Difference => Some(
+                        (y.select(1, width - 2) - y.select(1, width - 1))
+                            * self.scales.skip_difference,
+                    ),
+                };
             }
+            h = activate(hidden.activation, &y);
+            every.push(h.shallow_clone());
+        }
+        let first = every[0].shallow_clone();
+        if arch.dense_output {
+            h = Tensor::cat(&every, 1);
         }
         let out = self
-            .stack_layer(&h, self.shape.arch.hidden.len(), 1, stacks)
+            .stack_layer(&h, arch.hidden.len(), 1, stacks)
             .view([-1]);
         let out = match skip {
             Some(s) => out + s,
             None => out,
         };
-        (out, first.expect("at least one hidden layer"))
+        (out, first)
     }
 
     /// The first hidden layer's activations `[B, width]` (each position through its own stack)
@@ -671,38 +674,47 @@ impl Model {
     }
 
     /// Clips every parameter to the range its quantized form can hold (after each optimizer
-    /// step): hidden weights to ±127/64, output weights to the output rule's range, the first
-    /// layer to the `i16` range (its [`narrow_rows`](Self::narrow_rows) to ±127 as `i8`).
+    /// step, [`ArchScales`]): each hidden layer's weights to ±127 over its weight scale, the
+    /// output weights to the output rule's range, the first layer to the `i16` range (its
+    /// [`narrow_rows`](Self::narrow_rows) to ±127 as `i8`).
     pub fn clip(&mut self) {
         let l1 = self.shape.l1 as i64;
         let layers = self.shape.arch.hidden.len() + 1;
-        let (max_out_w, max_out_b) = match self.shape.arch.output {
-            OutputRule::Thesis => (MAX_HIDDEN_WEIGHT, MAX_OUTPUT_BIAS),
-            OutputRule::Stockfish | OutputRule::StockfishScaled => {
-                (MAX_STOCKFISH_OUTPUT_WEIGHT, MAX_STOCKFISH_OUTPUT_BIAS)
-            }
-        };
+        let (max_l1, max_narrow) = (
+            self.scales.max_l1_weight(),
+            self.scales.max_narrow_l1_weight(),
+        );
+        let maxima: Vec<(f64, f64)> = (0..layers).map(|i| self.scales.layer_max(i)).collect();
         let narrow_rows = self.narrow_rows.clone();
         tch::no_grad(|| {
             let w1 = &mut self.params[0];
-            let _ = w1.clamp_(-MAX_L1_WEIGHT, MAX_L1_WEIGHT);
+            let _ = w1.clamp_(-max_l1, max_l1);
             for &(start, len) in &narrow_rows {
                 let _ = w1
                     .narrow(0, start, len)
                     .narrow(1, 0, l1)
-                    .clamp_(-MAX_NARROW_L1_WEIGHT, MAX_NARROW_L1_WEIGHT);
+                    .clamp_(-max_narrow, max_narrow);
             }
-            let _ = self.params[1].clamp_(-MAX_L1_WEIGHT, MAX_L1_WEIGHT);
-            for i in 0..layers {
-                let (max_w, max_b) = if i + 1 == layers {
-                    (max_out_w, max_out_b)
-                } else {
-                    (MAX_HIDDEN_WEIGHT, MAX_HIDDEN_BIAS)
-                };
+            let _ = self.params[1].clamp_(-max_l1, max_l1);
+            for (i, &(max_w, max_b)) in maxima.iter().enumerate() {
                 let _ = self.params[2 + 2 * i].clamp_(-max_w, max_w);
                 let _ = self.params[3 + 2 * i].clamp_(-max_b, max_b);
             }
         });
+    }
+
+    /// The pairwise product's float factor, where the first layer hands on products.
+    fn product(&self) -> Option<f32> {
+        self.shape
+            .arch
+            .ft_output
+            .is_pairwise()
+            .then_some(self.scales.product as f32)
+    }
+
+    /// The float scales of this model's shape.
+    pub fn scales(&self) -> &ArchScales {
+        &self.scales
     }
 
     /// Sets the first-layer rows from `from` on to zero (the virtual features of a factorized
@@ -734,4 +746,15 @@ pub fn tensor_to_vec(t: &Tensor) -> Vec<f32> {
     let mut out = vec![0f32; n];
     flat.copy_data(&mut out, n);
     out
+}
+
+/// A hidden layer's activation in float (the same for every shift, see [`ArchScales`]): the
+/// clipped ReLU `clamp(y, 0, 1)`, or `[clamp(y² · 127/128, 0, 1) ‖ clamp(y, 0, 1)]`.
+pub fn activate(activation: Activation, y: &Tensor) -> Tensor {
+    match activation {
+        Activation::ClippedRelu => y.clamp(0.0, 1.0),
+        Activation::SqrClippedRelu => {
+            Tensor::cat(&[y.square() * PRODUCT_SCALE, y.shallow_clone()], 1).clamp(0.0, 1.0)
+        }
+    }
 }

@@ -115,6 +115,9 @@ fn random_input(seed: u64, len: usize, rows: i64) -> (SparseInput, Vec<i64>) {
 fn hand_scattered_first_layer_gradient_equals_autograd() {
     gradients_agree(Shape::thesis(40, 32, 8));
     gradients_agree(small_stockfish_like(40));
+    // Stockfish's shape of today: the product clipped at 255, the skip difference, the dense
+    // output.
+    gradients_agree(Shape::new(40, 64, Arch::sfnnv16()));
     // Both clipped accumulators handed on, with PSQT and stacks.
     let mut arch = small_stockfish_like(40).arch;
     arch.ft_output = FtOutput::ClippedRelu;
@@ -244,60 +247,68 @@ fn the_path_a_gpu_takes_is_chosen_by_the_device_and_agrees_with_the_cpus() {
     assert_eq!(Execution::for_device(Device::Cuda(0)), Execution::Autograd);
     assert_eq!(Execution::for_device(Device::Mps), Execution::Autograd);
     assert_eq!(Execution::for_device(Device::Cpu), Execution::CpuKernels);
-    let shape = small_stockfish_like(40);
-    // Rows from 30 on are never touched.
-    let (input, indices) = random_input(21, 64, 30);
-    let target = Tensor::from_slice(&(0..64).map(|i| i as f32 * 5.0 - 160.0).collect::<Vec<_>>());
-    let config = crate::train::optim::AdamConfig {
-        sparse_first_layer: true,
-        ..Default::default()
-    };
-    let step = |execution: Execution| {
-        let mut m = Model::new(shape.clone(), 3, Device::Cpu);
-        m.set_execution(execution);
-        let before = tensor_to_vec(m.w1());
-        let fwd = m.forward_train(&input);
-        (&fwd.out - &target).square().mean(Kind::Float).backward();
-        let mut grads = m.gradients(&fwd, &input);
-        grads.touch_rows(&input);
-        let shape_of_grads = (fwd.leaves.is_some(), grads.w1_rows.is_some());
-        let touched = grads.w1_touched.as_ref().map(|t| {
-            let n = t.numel();
-            let mut v = vec![0i64; n];
-            t.copy_data(&mut v, n);
-            v
-        });
-        let out = tensor_to_vec(&fwd.out);
-        drop(fwd);
-        m.zero_grad();
-        let mut adam = crate::train::optim::Adam::new(config, &m.params());
-        let scales = vec![1.0; m.params().len()];
-        adam.step_gradients(&mut m.params_mut(), &grads, 1e-2, &scales);
-        (shape_of_grads, touched, out, before, m.to_vecs())
-    };
-    let (cpu, gpu) = (step(Execution::CpuKernels), step(Execution::Autograd));
-    // The CPU's hand-made leaves and row-compressed gradient; the GPU's autograd and dense one,
-    // with the batch's distinct rows recorded.
-    assert_eq!((cpu.0, gpu.0), ((true, true), (false, false)));
-    let mut distinct = indices.clone();
-    distinct.sort_unstable();
-    distinct.dedup();
-    assert_eq!(cpu.1, None);
-    assert_eq!(gpu.1.as_deref(), Some(&distinct[..]));
-    let close = |a: &[f32], b: &[f32]| {
-        let scale = b.iter().fold(1e-6f32, |s, v| s.max(v.abs()));
-        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-4 * scale)
-    };
-    assert!(close(&gpu.2, &cpu.2), "outputs");
-    for (i, (a, b)) in gpu.4.iter().zip(&cpu.4).enumerate() {
-        assert!(close(a, b), "parameter {i} after the step");
-    }
-    // Sparse Adam moved the touched rows of W1 only, on both paths.
-    let cols = w1_columns(&shape);
-    for (path, (before, after)) in [("cpu", (&cpu.3, &cpu.4[0])), ("gpu", (&gpu.3, &gpu.4[0]))] {
-        for row in 0..40 {
-            let moved = before[row * cols..(row + 1) * cols] != after[row * cols..(row + 1) * cols];
-            assert_eq!(moved, distinct.contains(&(row as i64)), "{path}: row {row}");
+    // Stockfish 15.1's layer kinds, small, and today's shape.
+    for shape in [
+        small_stockfish_like(40),
+        Shape::new(40, 64, Arch::sfnnv16()),
+    ] {
+        // Rows from 30 on are never touched.
+        let (input, indices) = random_input(21, 64, 30);
+        let target =
+            Tensor::from_slice(&(0..64).map(|i| i as f32 * 5.0 - 160.0).collect::<Vec<_>>());
+        let config = crate::train::optim::AdamConfig {
+            sparse_first_layer: true,
+            ..Default::default()
+        };
+        let step = |execution: Execution| {
+            let mut m = Model::new(shape.clone(), 3, Device::Cpu);
+            m.set_execution(execution);
+            let before = tensor_to_vec(m.w1());
+            let fwd = m.forward_train(&input);
+            (&fwd.out - &target).square().mean(Kind::Float).backward();
+            let mut grads = m.gradients(&fwd, &input);
+            grads.touch_rows(&input);
+            let shape_of_grads = (fwd.leaves.is_some(), grads.w1_rows.is_some());
+            let touched = grads.w1_touched.as_ref().map(|t| {
+                let n = t.numel();
+                let mut v = vec![0i64; n];
+                t.copy_data(&mut v, n);
+                v
+            });
+            let out = tensor_to_vec(&fwd.out);
+            drop(fwd);
+            m.zero_grad();
+            let mut adam = crate::train::optim::Adam::new(config, &m.params());
+            let scales = vec![1.0; m.params().len()];
+            adam.step_gradients(&mut m.params_mut(), &grads, 1e-2, &scales);
+            (shape_of_grads, touched, out, before, m.to_vecs())
+        };
+        let (cpu, gpu) = (step(Execution::CpuKernels), step(Execution::Autograd));
+        // The CPU's hand-made leaves and row-compressed gradient; the GPU's autograd and dense one,
+        // with the batch's distinct rows recorded.
+        assert_eq!((cpu.0, gpu.0), ((true, true), (false, false)));
+        let mut distinct = indices.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(cpu.1, None);
+        assert_eq!(gpu.1.as_deref(), Some(&distinct[..]));
+        let close = |a: &[f32], b: &[f32]| {
+            let scale = b.iter().fold(1e-6f32, |s, v| s.max(v.abs()));
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-4 * scale)
+        };
+        assert!(close(&gpu.2, &cpu.2), "outputs");
+        for (i, (a, b)) in gpu.4.iter().zip(&cpu.4).enumerate() {
+            assert!(close(a, b), "parameter {i} after the step");
+        }
+        // Sparse Adam moved the touched rows of W1 only, on both paths.
+        let cols = w1_columns(&shape);
+        for (path, (before, after)) in [("cpu", (&cpu.3, &cpu.4[0])), ("gpu", (&gpu.3, &gpu.4[0]))]
+        {
+            for row in 0..40 {
+                let moved =
+                    before[row * cols..(row + 1) * cols] != after[row * cols..(row + 1) * cols];
+                assert_eq!(moved, distinct.contains(&(row as i64)), "{path}: row {row}");
+            }
         }
     }
 }

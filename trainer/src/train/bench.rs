@@ -130,8 +130,6 @@ pub fn bench(set: &FeatureSet, config: &BenchConfig) -> Result<BenchResult> {
         .arch
         .check(config.l1)
         .map_err(|e| anyhow::anyhow!("the shape cannot be trained: {e}"))?;
-    crate::model::trainable(&config.arch)
-        .map_err(|e| anyhow::anyhow!("the shape cannot be trained: {e}"))?;
     let mut model = Model::new(shape, config.seed, config.device);
     let mut adam = Adam::new(config.adam, &model.params());
     let method = if config.pqr {

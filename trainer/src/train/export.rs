@@ -29,30 +29,17 @@ use std::path::Path;
 
 use nnue::format::encode_own;
 use nnue::{
-    Activation, Arch, BlockInfo, LayerParts, Network, NetworkParts, OutputRule, Quantization, Skip,
-    WeightType, term_runs,
+    Arch, BlockInfo, LayerParts, Network, NetworkParts, Quantization, Skip, WeightType, term_runs,
 };
 use plugin_api::FeatureSet;
 use tch::{Device, Tensor};
 
 use crate::atomic_file::write_atomic;
-use crate::model::{
-    ACTIVATION_SCALE, Model, OUTPUT_SCALE, PRODUCT_SCALE, PSQT_SCALE,
-    STOCKFISH_OUTPUT_WEIGHT_SCALE, SparseInput, THESIS_OUTPUT_DIVISOR, WEIGHT_SCALE, w1_columns,
-};
+use crate::model::{ArchScales, Model, PSQT_SCALE, SparseInput, activate, w1_columns};
 use nnue::Shape;
 
 /// Calibration positions used by the training loop's exports (from the validation set).
 pub const CALIBRATION_POSITIONS: usize = 8192;
-/// Scale of the hidden bias: 64 · 127.
-pub const HIDDEN_BIAS_SCALE: f64 = WEIGHT_SCALE * ACTIVATION_SCALE;
-/// Scale of the output bias: 16 · 508.
-pub const OUTPUT_BIAS_SCALE: f64 = THESIS_OUTPUT_DIVISOR * OUTPUT_SCALE;
-/// Added to the quantized hidden bias: half of the `>> 6` step (32).
-pub const HIDDEN_ROUNDING: i32 = 1 << (nnue::HIDDEN_SHIFT - 1);
-/// Added to the quantized output bias: half of the `>> 4` step (8).
-pub const OUTPUT_ROUNDING: i32 = 1 << (nnue::OUTPUT_SHIFT - 1);
-
 /// `round(v · scale) + offset`, saturated to `lo..=hi`.
 fn quantize_one(v: f32, scale: f64, offset: i64, lo: i64, hi: i64) -> i64 {
     ((f64::from(v) * scale).round() as i64 + offset).clamp(lo, hi)
@@ -90,29 +77,17 @@ pub fn narrow_rows(name: &str, blocks: &[BlockInfo]) -> Result<Vec<(i64, i64)>> 
     Ok(out)
 }
 
-/// The scales of layer `i` of `arch`'s stacks: weight scale, bias scale, and the offset added
-/// to each output's quantized bias (half of the floor shift that follows it, see
-/// [`crate::model`]; none for the skip output, which no shift follows).
+/// The scales of layer `i` of `arch`'s stacks ([`ArchScales`]): weight scale, bias scale, and
+/// the offset added to each output's quantized bias (half of the floor shift that follows it,
+/// see [`crate::model`]; none for 15.1's skip output, which no shift follows).
 fn layer_scales(arch: &Arch, l1: usize, i: usize) -> (f64, f64, Vec<i64>) {
-    let layers = arch.layers(l1);
-    let outputs = layers[i].1;
-    if i + 1 < layers.len() {
-        let mut offsets = vec![i64::from(HIDDEN_ROUNDING); outputs];
-        if i == 0 && arch.skip == Skip::ExtraOutput {
-            offsets[outputs - 1] = 0;
-        }
-        return (WEIGHT_SCALE, HIDDEN_BIAS_SCALE, offsets);
+    let outputs = arch.layers(l1)[i].1;
+    let (weight, bias, offset) = ArchScales::of(arch).layer(i);
+    let mut offsets = vec![offset; outputs];
+    if i == 0 && arch.skip == Skip::ExtraOutput {
+        offsets[outputs - 1] = 0;
     }
-    match arch.output {
-        OutputRule::Thesis => (
-            WEIGHT_SCALE,
-            OUTPUT_BIAS_SCALE,
-            vec![i64::from(OUTPUT_ROUNDING)],
-        ),
-        OutputRule::Stockfish | OutputRule::StockfishScaled => {
-            (STOCKFISH_OUTPUT_WEIGHT_SCALE, PSQT_SCALE, vec![0])
-        }
-    }
+    (weight, bias, offsets)
 }
 
 /// The quantized network of `model` for the feature set `name` with `blocks` (the rows of `i8`
@@ -120,6 +95,7 @@ fn layer_scales(arch: &Arch, l1: usize, i: usize) -> (f64, f64, Vec<i64>) {
 pub fn quantize(model: &Model, name: &str, blocks: Vec<BlockInfo>) -> Result<Network> {
     let vecs = model.to_vecs();
     let arch = model.arch().clone();
+    let ft = model.scales().ft;
     let (l1, cols) = (model.shape.l1, w1_columns(&model.shape));
     let (i16_lo, i16_hi) = (i64::from(i16::MIN), i64::from(i16::MAX));
     let (i8_lo, i8_hi) = (i64::from(i8::MIN), i64::from(i8::MAX));
@@ -128,13 +104,7 @@ pub fn quantize(model: &Model, name: &str, blocks: Vec<BlockInfo>) -> Result<Net
     let p = model.shape.arch.psqt_buckets;
     let mut psqt: Vec<i32> = Vec::with_capacity(model.shape.n * p);
     for row in vecs[0].chunks(cols) {
-        w1.extend(quantize_vec::<i16>(
-            &row[..l1],
-            ACTIVATION_SCALE,
-            0,
-            i16_lo,
-            i16_hi,
-        ));
+        w1.extend(quantize_vec::<i16>(&row[..l1], ft, 0, i16_lo, i16_hi));
         psqt.extend(quantize_vec::<i32>(
             &row[l1..l1 + p],
             PSQT_SCALE,
@@ -178,7 +148,7 @@ pub fn quantize(model: &Model, name: &str, blocks: Vec<BlockInfo>) -> Result<Net
         arch,
         quantization: Quantization::THESIS,
         w1,
-        b1: quantize_vec(&vecs[1], ACTIVATION_SCALE, 0, i16_lo, i16_hi),
+        b1: quantize_vec(&vecs[1], ft, 0, i16_lo, i16_hi),
         psqt,
         stacks,
     };
@@ -311,7 +281,13 @@ pub fn quantize_calibrated(
         // for the first layer), and the skip output of each.
         let (mut h_float, mut h_quant) = (x.shallow_clone(), None::<Tensor>);
         let (mut skip_float, mut skip_quant) = (None::<Tensor>, None::<Tensor>);
+        // Every hidden layer's activations, for a dense output layer.
+        let (mut all_float, mut all_quant) = (Vec::new(), Vec::new());
         for (i, &(inputs, outputs)) in layers.iter().enumerate() {
+            if i + 1 == layers.len() && arch.dense_output {
+                h_float = Tensor::cat(&all_float, 1);
+                h_quant = Some(Tensor::cat(&all_quant, 1));
+            }
             let (weight_scale, bias_scale, offsets) = layer_scales(&arch, l1, i);
             let at = k as i64 * outputs as i64;
             let w = params[2 + 2 * i].narrow(0, at, outputs as i64);
@@ -351,9 +327,16 @@ pub fn quantize_calibrated(
                 let y_quant = quant_in.matmul(&wq.tr()) + &b_c;
                 let hidden = &arch.hidden[i];
                 let width = hidden.width as i64;
-                if i == 0 && arch.skip == Skip::ExtraOutput {
-                    skip_float = Some(y_float.narrow(1, width, 1).view([-1]));
-                    skip_quant = Some(y_quant.narrow(1, width, 1).view([-1]));
+                if i == 0 {
+                    let difference = model.scales().skip_difference;
+                    let skip_of = |y: &Tensor| match arch.skip {
+                        Skip::None => None,
+                        Skip::ExtraOutput => Some(y.narrow(1, width, 1).view([-1])),
+                        Skip::Difference => {
+                            Some((y.select(1, width - 2) - y.select(1, width - 1)) * difference)
+                        }
+                    };
+                    (skip_float, skip_quant) = (skip_of(&y_float), skip_of(&y_quant));
                 }
                 let act = |y: &Tensor| {
                     let y = if y.size()[1] == width {
@@ -361,15 +344,11 @@ pub fn quantize_calibrated(
                     } else {
                         y.narrow(1, 0, width)
                     };
-                    match hidden.activation {
-                        Activation::ClippedRelu => y.clamp(0.0, 1.0),
-                        Activation::SqrClippedRelu => {
-                            Tensor::cat(&[y.square() * PRODUCT_SCALE, y.shallow_clone()], 1)
-                                .clamp(0.0, 1.0)
-                        }
-                    }
+                    activate(hidden.activation, &y)
                 };
                 let (next_float, next_quant) = (act(&y_float), act(&y_quant));
+                all_float.push(next_float.shallow_clone());
+                all_quant.push(next_quant.shallow_clone());
                 h_float = next_float;
                 h_quant = Some(next_quant);
                 b_c
@@ -392,12 +371,13 @@ pub fn dequantize(net: &Network) -> (Shape, Vec<Tensor>) {
     let shape = Shape::new(net.n(), net.l1(), parts.arch.clone());
     let (n, l1, cols) = (shape.n, shape.l1, w1_columns(&shape));
     let p = shape.arch.psqt_buckets;
+    let ft = ArchScales::of(&shape.arch).ft;
     let mut w1 = Vec::with_capacity(n * cols);
     for r in 0..n {
         w1.extend(
             parts.w1[r * l1..(r + 1) * l1]
                 .iter()
-                .map(|&x| (f64::from(x) / ACTIVATION_SCALE) as f32),
+                .map(|&x| (f64::from(x) / ft) as f32),
         );
         w1.extend(
             parts.psqt[r * p..(r + 1) * p]
@@ -413,7 +393,7 @@ pub fn dequantize(net: &Network) -> (Shape, Vec<Tensor>) {
             parts
                 .b1
                 .iter()
-                .map(|&x| (f64::from(x) / ACTIVATION_SCALE) as f32)
+                .map(|&x| (f64::from(x) / ft) as f32)
                 .collect(),
             &[l1 as i64],
         ),

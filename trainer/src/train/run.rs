@@ -167,8 +167,6 @@ impl TrainConfig {
             .arch
             .check(self.shape.l1)
             .map_err(|e| anyhow::anyhow!("the network's shape cannot be trained: {e}"))?;
-        crate::model::trainable(&self.shape.arch)
-            .map_err(|e| anyhow::anyhow!("the network's shape cannot be trained: {e}"))?;
         // The network format's limits, checked before anything is allocated: a product such
         // as `halfkp*kr` (110M features) would otherwise abort on its first allocation.
         nnue::check_sizes(

@@ -326,7 +326,6 @@ impl TrainSettings {
         self.arch()
             .check(self.l1.0 as usize)
             .map_err(|e| format!("arch: {e}"))?;
-        crate::model::trainable(&self.arch()).map_err(|e| format!("arch: {e}"))?;
         if let (Some(min), Some(max)) = (self.min_ply, self.max_ply)
             && min > max
         {

@@ -1,0 +1,63 @@
+#!/bin/sh
+# A network trained here in Stockfish's shape of today, checked against Stockfish's own code at
+# 762dd1da9: `trainer train --spec halfka_v2_hm^+full_threats+pp_3wide --arch sfnnv16 --l1 1024
+# --i8-blocks full_threats,pp_3wide` on self-play data, exported (the factorizer folded),
+# converted with `host net convert --format stockfish`, then every stack's PSQT and positional
+# sums and the evaluation of positions the network never saw (scripts/stockfish-nnue's
+# gen_positions.py with SEED, less those Position::set refuses), and the evaluation after every
+# move of the 15.1 vectors' games, compared value for value between host and the harness
+# (build.sh) loading the converted file.
+#   usage: scripts/stockfish-sfnnv16/check-trained.sh SF16_NNUE_BINARY [WORKDIR] [SEED]
+# Needs target/release/{trainer,host} (cargo build --release) and python-chess (.venv).
+set -eu
+HARNESS="$1"; WORK="${2:-/tmp/check-trained-sfnnv16}"; SEED="${3:-987654321}"
+HERE=$(cd "$(dirname "$0")" && pwd); ROOT=$(cd "$HERE/../.." && pwd)
+TRAINER="$ROOT/target/release/trainer"; HOST="$ROOT/target/release/host"
+PY="$ROOT/.venv/bin/python"; [ -x "$PY" ] || PY=python3
+mkdir -p "$WORK"
+# 1. Data: host self-play at depth 3 (seeded).
+for part in train:1:60000 val:2:5000; do
+    name=${part%%:*}; rest=${part#*:}; seed=${rest%%:*}; n=${rest#*:}
+    [ -f "$WORK/$name.binpack" ] || "$TRAINER" gensfen --out "$WORK/$name.binpack" \
+        --positions "$n" --depth 3 --seed "$seed" --threads 2 --quiet
+done
+# 2. Training in today's shape, and the conversion.
+rm -rf "$WORK/run"
+"$TRAINER" train --spec 'halfka_v2_hm^+full_threats+pp_3wide' --arch sfnnv16 --l1 1024 \
+    --i8-blocks full_threats,pp_3wide --epochs 2 --epoch-size 60000 --batch-size 4096 \
+    --val-size 5000 --lr 1e-3 --in "$WORK/train.binpack" --val "$WORK/val.binpack" --out "$WORK/run"
+"$HOST" net convert --in "$WORK/run/nets/epoch-0002.nnue" --out "$WORK/trained.nnue" --format stockfish
+sha256sum "$WORK/trained.nnue"
+# 3. Unseen positions: gen_positions.py with another seed, less what Stockfish refuses.
+sed "s/^SEED = .*/SEED = $SEED/" "$ROOT/scripts/stockfish-nnue/gen_positions.py" > "$WORK/gen_positions.py"
+"$PY" "$WORK/gen_positions.py" "$WORK/all.fen" > /dev/null
+"$HARNESS" accepted < "$WORK/all.fen" > "$WORK/unseen.fen"
+# 4. Both evaluations, compared: positions (every stack), then games (after every move).
+"$HARNESS" positions "$WORK/trained.nnue" < "$WORK/unseen.fen" > "$WORK/stockfish.tsv"
+"$HOST" eval --stacks --net "$WORK/trained.nnue" --fens "$WORK/unseen.fen" > "$WORK/host.tsv"
+"$PY" - "$WORK/stockfish.tsv" "$WORK/host.tsv" <<'PYEOF'
+import sys
+sf = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")]
+host = [l.rstrip("\n").split("\t") for l in open(sys.argv[2]) if l.strip()]
+assert len(sf) == len(host) > 0, (len(sf), len(host))
+bad, buckets = 0, set()
+for s, h in zip(sf, host):
+    # Stockfish: FEN, stack, PSQT sums, positional sums, evaluation.
+    # host:      FEN, evaluation, stack, PSQT sums, positional sums.
+    assert s[0] == h[0]
+    if (s[1], s[2], s[3], s[4]) != (h[2], h[3], h[4], h[1]):
+        bad += 1
+        if bad <= 5:
+            print("differs:", s, h)
+    buckets.add(int(s[1]))
+values = sorted(int(s[4]) for s in sf)
+print(f"{len(sf)} unseen positions, stacks used {sorted(buckets)}, evaluations "
+      f"{values[0]} to {values[-1]}: {bad} differ in any of the 8 stacks' PSQT and positional "
+      f"sums or the evaluation")
+sys.exit(1 if bad else 0)
+PYEOF
+grep -v '^#' "$ROOT/host/tests/data/stockfish-15.1/games.tsv" | cut -f1,2 > "$WORK/games.txt"
+"$HARNESS" games "$WORK/trained.nnue" < "$WORK/games.txt" | grep -v '^#' > "$WORK/stockfish-games.tsv"
+"$HOST" eval --net "$WORK/trained.nnue" --games "$WORK/games.txt" > "$WORK/host-games.tsv"
+cmp "$WORK/stockfish-games.tsv" "$WORK/host-games.tsv"
+echo "$(wc -l < "$WORK/games.txt") games, $(cut -f3 "$WORK/host-games.tsv" | tr ',' '\n' | wc -l) evaluations: identical"
