@@ -21,6 +21,7 @@ use host::engine::evaluation::EvalSource;
 use host::engine::limits::Limits;
 use host::engine::nnue_eval::NnueEval;
 use host::engine::position::null_move;
+use host::engine::units::ScoreUnits;
 use host::nnue::{Kernels, Nnue};
 
 fn registry() -> PluginRegistry {
@@ -41,7 +42,7 @@ fn walk(nnue: &Nnue, start: &str, seed: u64, steps: usize) {
         .unwrap()
         .into_position(CastlingMode::Standard)
         .unwrap();
-    let mut eval = NnueEval::new(nnue, Kernels::best());
+    let mut eval = NnueEval::new(nnue, Kernels::best(), ScoreUnits::Centipawns);
     eval.set_root(&root);
     let mut path = vec![root];
     let mut last_null = false;

@@ -27,8 +27,8 @@ pub trait Evaluator {
     /// Undoes the last push.
     fn pop(&mut self);
 
-    /// The score of the current position `pos` for its side to move, in centipawn-like units,
-    /// within ±[`EVAL_LIMIT`].
+    /// The score of the current position `pos` for its side to move, in centipawns (a
+    /// network's own units converted), within ±[`EVAL_LIMIT`].
     fn evaluate(&mut self, pos: &Chess) -> i32;
 
     /// The first error met since the last call (a failing feature plugin, say), after which the

@@ -13,35 +13,8 @@ use shakmaty::{Chess, Move};
 
 use super::eval::{Builtin, Evaluator};
 use super::nnue_eval::NnueEval;
-use super::search::MATE_BOUND;
-use crate::nnue::{Kernels, NetFormat, Nnue, SimdLevel};
-
-/// Stockfish 15.1's internal units per pawn as its UCI reports scores: `cp = v · 100 / 361`
-/// (`uci.h:38` `NormalizeToPawnValue`, `uci.cpp:319`, tag `sf_15.1`).
-pub const STOCKFISH_UNITS_PER_PAWN: i32 = 361;
-
-/// The units an evaluation's scores are in, and their conversion to centipawns (UCI's `cp`,
-/// training data's scores).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ScoreUnits {
-    /// Centipawns already: the built-in evaluation, and networks in the own formats (the
-    /// trainer's, whatever their shape: they learn the centipawns of their data).
-    Centipawns,
-    /// Stockfish's internal units, [`STOCKFISH_UNITS_PER_PAWN`] to a pawn: a network read from
-    /// a Stockfish `.nnue` file, as Stockfish reads it.
-    Stockfish,
-}
-
-impl ScoreUnits {
-    /// `v` in centipawns, converted as Stockfish 15.1's UCI does (`v · 100 / 361`, truncating);
-    /// mate scores are kept as they are.
-    pub fn centipawns(self, v: i32) -> i32 {
-        match self {
-            ScoreUnits::Stockfish if v.abs() < MATE_BOUND => v * 100 / STOCKFISH_UNITS_PER_PAWN,
-            _ => v,
-        }
-    }
-}
+use super::units::ScoreUnits;
+use crate::nnue::{Kernels, NetFormat, Nnue, SimdLevel, stockfish};
 
 /// The evaluation of a search.
 #[derive(Clone, Debug)]
@@ -93,20 +66,17 @@ impl EvalSource {
         })
     }
 
-    /// The units of this evaluation's scores (and of a search's with it).
+    /// The units of this evaluation's raw output, which its evaluator converts to centipawns.
     pub fn units(&self) -> ScoreUnits {
         match self {
             EvalSource::Nnue { nnue, .. } if nnue.source_format() == NetFormat::Stockfish => {
-                ScoreUnits::Stockfish
+                match stockfish::generation_of(nnue.arranged().network()) {
+                    Ok(stockfish::Generation::Sfnnv16) => ScoreUnits::StockfishWdl,
+                    _ => ScoreUnits::Stockfish,
+                }
             }
             _ => ScoreUnits::Centipawns,
         }
-    }
-
-    /// A score of this evaluation in centipawns, as training data stores scores and UCI reports
-    /// them ([`ScoreUnits::centipawns`]).
-    pub fn centipawns(&self, v: i32) -> i32 {
-        self.units().centipawns(v)
     }
 
     /// An evaluator of this evaluation for one search thread, to lend to many searches
@@ -116,7 +86,7 @@ impl EvalSource {
         match self {
             EvalSource::Builtin => SourceEvaluator::Builtin(Builtin),
             EvalSource::Nnue { nnue, kernels, .. } => {
-                SourceEvaluator::Nnue(Box::new(NnueEval::new(nnue, *kernels)))
+                SourceEvaluator::Nnue(Box::new(NnueEval::new(nnue, *kernels, self.units())))
             }
         }
     }

@@ -355,8 +355,8 @@ fn run_with(
         EvalSource::Builtin => runner::run(job, threads, Builtin, || Builtin, report),
         EvalSource::Nnue { nnue, kernels, .. } => {
             let nnue: &Nnue = nnue;
-            let kernels = *kernels;
-            let make = || NnueEval::new(nnue, kernels);
+            let (kernels, units) = (*kernels, source.units());
+            let make = || NnueEval::new(nnue, kernels, units);
             runner::run(job, threads, make(), make, report)
         }
     }

@@ -9,8 +9,8 @@
 //! - `nodes=N`: the search with a node limit of N (at least its first iteration, as any search);
 //! - `depth=D`: the search to depth D.
 //!
-//! Scores are the side to move's, in the evaluation's own units (see
-//! [`EvalSource::centipawns`](super::evaluation::EvalSource::centipawns) for centipawns).
+//! Scores are the side to move's, in centipawns (every evaluator converts its network's units,
+//! [`ScoreUnits`](super::evaluation::ScoreUnits)).
 
 use std::fmt;
 use std::str::FromStr;
@@ -38,7 +38,7 @@ pub struct EvalFailure(pub String);
 /// What a label found: the score (side to move's) and the nodes it took.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Label {
-    /// The score, side to move's view, in the evaluation's units.
+    /// The score, side to move's view, in centipawns.
     pub score: i32,
     /// Nodes visited (1 for a static label).
     pub nodes: u64,

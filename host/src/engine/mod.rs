@@ -7,7 +7,8 @@
 //!   hashes ([`zobrist`]) and draw detection;
 //! - [`eval`]: the [`eval::Evaluator`] interface and the built-in material + piece-square
 //!   evaluation; [`nnue_eval`]: the NNUE of [`crate::nnue`] behind that interface;
-//!   [`evaluation`]: choosing between them, loading networks;
+//!   [`evaluation`]: choosing between them, loading networks; [`units`]: a network's units and
+//!   their conversion to the centipawns every evaluator speaks;
 //! - [`see`], [`movepick`]: static exchange evaluation, move encoding and ordering;
 //! - [`tt`]: the lock-free transposition table shared by the threads;
 //! - [`search`]: one thread's iterative deepening, alpha-beta with PVS, quiescence, and the
@@ -41,6 +42,7 @@ pub mod time;
 pub mod tt;
 pub mod uci;
 pub mod uci_format;
+pub mod units;
 pub mod zobrist;
 
 pub use facade::Engine;

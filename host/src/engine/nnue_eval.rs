@@ -15,6 +15,7 @@ use plugin_api::{board_from_position, move_from_shakmaty};
 use shakmaty::{Chess, Move};
 
 use super::eval::{Builtin, EVAL_LIMIT, Evaluator};
+use super::units::ScoreUnits;
 use crate::nnue::{AccumulatorStack, Kernels, Nnue};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +34,8 @@ enum Event {
 pub struct NnueEval<'a> {
     nnue: &'a Nnue,
     kernels: Kernels,
+    /// The network's units, converted to centipawns in [`evaluate`](Evaluator::evaluate).
+    units: ScoreUnits,
     stacks: Vec<AccumulatorStack<'a>>,
     /// Stack in use after each applied event (`levels[0]` is the root's, 0).
     levels: Vec<usize>,
@@ -45,13 +48,14 @@ pub struct NnueEval<'a> {
 }
 
 impl<'a> NnueEval<'a> {
-    /// An evaluator for `nnue` using `kernels`.
-    pub fn new(nnue: &'a Nnue, kernels: Kernels) -> Self {
+    /// An evaluator for `nnue` using `kernels`, whose raw output is in `units`.
+    pub fn new(nnue: &'a Nnue, kernels: Kernels, units: ScoreUnits) -> Self {
         let mut levels = Vec::with_capacity(512);
         levels.push(0);
         NnueEval {
             nnue,
             kernels,
+            units,
             stacks: vec![AccumulatorStack::new(nnue, kernels)],
             levels,
             events: Vec::with_capacity(512),
@@ -184,7 +188,10 @@ impl Evaluator for NnueEval<'_> {
             return Builtin::score(pos);
         }
         let level = self.level();
-        self.stacks[level].evaluate().clamp(-EVAL_LIMIT, EVAL_LIMIT)
+        let raw = self.stacks[level].evaluate();
+        self.units
+            .centipawns(raw, pos)
+            .clamp(-EVAL_LIMIT, EVAL_LIMIT)
     }
 
     fn take_error(&mut self) -> Option<String> {

@@ -1,8 +1,8 @@
 //! The search's numbers, in one place: every margin, depth limit and divisor that pruning,
 //! reductions, aspiration windows, move ordering and the history tables use, named and
 //! explained (Viridithas' `search/parameters.rs` is the model: one home per tunable number, so
-//! that a tuning run or a reader finds them all). Scores are in the evaluation's units
-//! (centipawns of the built-in evaluation, the network's output otherwise); depths in plies.
+//! that a tuning run or a reader finds them all). Scores are in centipawns (every evaluator
+//! converts its network's units, `evaluation::ScoreUnits`); depths in plies.
 //!
 //! Changing one changes the engine's play: `host bench`'s node count is its fingerprint.
 

@@ -1014,7 +1014,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::evaluation::{EvalSource, ScoreUnits};
+    use crate::engine::evaluation::EvalSource;
     use crate::engine::facade::Engine;
     use crate::engine::uci_format::{info_line, uci_move, uci_score};
     use shakmaty::CastlingMode;
@@ -1032,7 +1032,7 @@ mod tests {
         let root = pos(fen);
         let mut engine = Engine::new(8, threads, EvalSource::Builtin).unwrap();
         let result = engine.search(&root, &[], &limits, &|it, c, t| {
-            eprintln!("{}", info_line(it, c, t, ScoreUnits::Centipawns))
+            eprintln!("{}", info_line(it, c, t))
         });
         assert!(result.errors.is_empty(), "{:?}", result.errors);
         result

@@ -25,7 +25,7 @@ use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
-use super::evaluation::{EvalSource, ScoreUnits};
+use super::evaluation::EvalSource;
 use super::facade::Engine;
 use super::limits::{Ablation, Limits};
 use super::position::accept;
@@ -317,15 +317,14 @@ impl UciEngine {
         let report_out = Arc::clone(&self.out);
         let out = Arc::clone(&self.out);
         let root = self.root.clone();
-        let units = self.engine.eval().units();
         let started = self.engine.start_search(
             self.root.clone(),
             self.history.clone(),
             limits,
             ponder,
-            move |it, c, t| report_out(&info_line(it, c, t, units)),
+            move |it, c, t| report_out(&info_line(it, c, t)),
             move |outcome| match outcome {
-                Some(result) => send_result(&out, &result, units),
+                Some(result) => send_result(&out, &result),
                 None => {
                     out("info string error: the search failed; playing the first legal move");
                     out(&first_legal_bestmove(&root));
@@ -464,15 +463,14 @@ impl UciEngine {
 
 /// Sends the end of a search: the errors met on the way, `info depth 0` with the score when no
 /// iteration completed (a root without legal moves), then `bestmove` (with `ponder` if known).
-/// Scores in `units` are reported in centipawns.
-fn send_result(out: &Output, result: &SearchResult, units: ScoreUnits) {
+fn send_result(out: &Output, result: &SearchResult) {
     for e in &result.errors {
         out(&format!("info string error: {e}"));
     }
     if result.last.depth == 0 {
         out(&format!(
             "info depth 0 score {}",
-            uci_score(units.centipawns(result.last.score))
+            uci_score(result.last.score)
         ));
     }
     let mut line = format!("bestmove {}", uci_move(result.best.as_ref()));

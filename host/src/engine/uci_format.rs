@@ -5,7 +5,6 @@ use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Move};
 
 use super::control::SearchControl;
-use super::evaluation::ScoreUnits;
 use super::search::{Iteration, MATE, MATE_BOUND};
 use super::tt::TranspositionTable;
 
@@ -31,13 +30,8 @@ pub fn uci_move(m: Option<&Move>) -> String {
     )
 }
 
-/// The UCI `info` line of an iteration, its score (in `units`) in centipawns.
-pub fn info_line(
-    it: &Iteration,
-    control: &SearchControl,
-    tt: &TranspositionTable,
-    units: ScoreUnits,
-) -> String {
+/// The UCI `info` line of an iteration (its score in centipawns, as every evaluator speaks).
+pub fn info_line(it: &Iteration, control: &SearchControl, tt: &TranspositionTable) -> String {
     let nodes = control.total_nodes();
     let elapsed = control.since_go();
     let ms = elapsed.as_millis();
@@ -46,7 +40,7 @@ pub fn info_line(
         "info depth {} seldepth {} multipv 1 score {} nodes {} nps {} hashfull {} time {} pv",
         it.depth,
         it.seldepth.max(it.depth),
-        uci_score(units.centipawns(it.score)),
+        uci_score(it.score),
         nodes,
         nps,
         tt.hashfull(),
@@ -62,21 +56,6 @@ pub fn info_line(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn stockfish_units_are_reported_in_its_uci_centipawns() {
-        use crate::engine::evaluation::ScoreUnits;
-        // Stockfish 15.1's `UCI::value`: v · 100 / 361, truncating toward zero.
-        let sf = ScoreUnits::Stockfish;
-        assert_eq!(uci_score(sf.centipawns(361)), "cp 100");
-        assert_eq!(uci_score(sf.centipawns(-722)), "cp -200");
-        assert_eq!(uci_score(sf.centipawns(360)), "cp 99");
-        assert_eq!(uci_score(sf.centipawns(-3)), "cp 0");
-        assert_eq!(uci_score(ScoreUnits::Centipawns.centipawns(361)), "cp 361");
-        // Mate scores are moves, not units.
-        assert_eq!(uci_score(sf.centipawns(MATE - 1)), "mate 1");
-        assert_eq!(uci_score(sf.centipawns(-(MATE - 2))), "mate -1");
-    }
 
     #[test]
     fn mate_scores_are_reported_in_moves() {

@@ -42,7 +42,6 @@ pub(super) struct GameRecord {
 pub(super) struct Player<'a> {
     pub(super) config: &'a GensfenConfig,
     pub(super) book: &'a [Chess],
-    pub(super) evals: Evals<'a>,
     /// The host's engine, with one search thread, and the evaluator its searches borrow.
     pub(super) host: Engine,
     pub(super) player_eval: SourceEvaluator<'a>,
@@ -79,21 +78,11 @@ impl<'a> Player<'a> {
         Ok(Player {
             config,
             book,
-            evals,
             host: engine(evals.player)?,
             player_eval: evals.player.evaluator(),
             uci,
             labeller,
         })
-    }
-
-    /// The player's score in centipawns: an external engine reports them, the host's search
-    /// speaks its evaluation's units.
-    fn player_centipawns(&self, score: i32) -> i32 {
-        match self.uci {
-            Some(_) => score,
-            None => self.evals.player.centipawns(score),
-        }
     }
 
     /// Plays game `g` (global number).
@@ -193,7 +182,7 @@ impl<'a> Player<'a> {
                 rec.search_time += started.elapsed();
                 rec.searches += 1;
                 rec.nodes += found.nodes;
-                let score = self.player_centipawns(found.score);
+                let score = found.score;
                 if score.abs() >= c.game.eval_limit {
                     white = white_result(pos.turn(), if score > 0 { 1 } else { -1 });
                     break;
@@ -223,7 +212,7 @@ impl<'a> Player<'a> {
                 rec.label_time += started.elapsed();
                 rec.labels += 1;
                 rec.label_nodes += label.nodes;
-                score = self.evals.labeller.centipawns(label.score);
+                score = label.score;
             }
             let result = white_result(p.turn(), white);
             rec.keys.push(hashes[before]);
