@@ -669,13 +669,7 @@ impl<'a> AccumulatorStack<'a> {
             self.parts[1].mask & mask != 0,
         ) {
             // Part 1's rows into its accumulator, both parts' into the sum.
-            (true, true) => {
-                self.apply_rows(p, 1);
-                let (first, second) = self.rows.split_at_mut(1);
-                first[0].append(&second[0]);
-                self.apply_rows(p, 0);
-                self.stats.rows -= self.rows[1].len() as u64;
-            }
+            (true, true) => self.apply_rows_pair(p),
             // Part 0 alone (part 1 is being refreshed): the sum is fixed up after the refresh.
             (true, false) => self.apply_rows(p, 0),
             // Part 1 alone (part 0 is being refreshed, which rewrites the sum).
@@ -683,6 +677,57 @@ impl<'a> AccumulatorStack<'a> {
             (false, false) => {}
         }
         Ok(())
+    }
+
+    /// Writes part 1 and the parts' sum of perspective `p` at ply + 1 in one pass over their
+    /// lanes ([`Kernels::update_pair`]): part 1 plus its rows, the sum plus both parts' rows.
+    fn apply_rows_pair(&mut self, p: Color) {
+        let net = self.nnue.arranged().network();
+        let (l1, b) = (self.l1, self.buckets);
+        self.stats.updates += 2;
+        self.stats.rows += (self.rows[0].len() + self.rows[1].len()) as u64;
+        let p = p.index();
+        let (sum_parent, part_parent) = (
+            self.slot_start(self.ply, 0, p),
+            self.slot_start(self.ply, 1, p),
+        );
+        let (sum_child, part_child) = (
+            self.slot_start(self.ply + 1, 0, p),
+            self.slot_start(self.ply + 1, 1, p),
+        );
+        let (head, tail) = self.acc.split_at_mut(sum_child);
+        let (sum_dst, rest) = tail.split_at_mut(l1);
+        let part_dst = &mut rest[part_child - sum_child - l1..][..l1];
+        self.kernels.update_pair(
+            (sum_dst, &head[sum_parent..sum_parent + l1]),
+            (part_dst, &head[part_parent..part_parent + l1]),
+            net.w1(),
+            (&self.rows[0], &self.rows[1]),
+        );
+        if b > 0 {
+            let (sum_parent, part_parent) = (
+                self.psqt_start(self.ply, 0, p),
+                self.psqt_start(self.ply, 1, p),
+            );
+            let (sum_child, part_child) = (
+                self.psqt_start(self.ply + 1, 0, p),
+                self.psqt_start(self.ply + 1, 1, p),
+            );
+            let (head, tail) = self.psqt.split_at_mut(sum_child);
+            let (sum_dst, rest) = tail.split_at_mut(b);
+            let part_dst = &mut rest[part_child - sum_child - b..][..b];
+            let rows = net.psqt_rows();
+            self.rows[1].apply_psqt(part_dst, &head[part_parent..part_parent + b], rows);
+            self.rows[0].apply_psqt(sum_dst, &head[sum_parent..sum_parent + b], rows);
+            // Part 1's rows: what part 1 moved by.
+            for ((s, &n), &o) in sum_dst
+                .iter_mut()
+                .zip(&*part_dst)
+                .zip(&head[part_parent..part_parent + b])
+            {
+                *s = s.wrapping_add(n.wrapping_sub(o));
+            }
+        }
     }
 
     /// Writes `part` of perspective `p` at ply + 1: ply's accumulator (and PSQT sums) plus the

@@ -368,16 +368,6 @@ impl RowLists {
         self.end[slot] = end;
     }
 
-    /// Lists `other`'s rows too (no look-up: both lists hold storage rows of one layer).
-    #[inline]
-    pub fn append(&mut self, other: &RowLists) {
-        for slot in 0..2 {
-            self.add[slot].extend_from_slice(&other.add[slot]);
-            self.sub[slot].extend_from_slice(&other.sub[slot]);
-            self.end[slot] = self.end[slot].max(other.end[slot]);
-        }
-    }
-
     /// Subtracts feature `index`'s row.
     #[inline(always)]
     pub fn sub(&mut self, layer: &FirstLayer, index: u32) {

@@ -219,6 +219,61 @@ impl Kernels {
         self.update_into(dst, Some(entry), None, w1, row_lists);
     }
 
+    /// Two accumulators in one pass over their lanes, the rows of `both` read once for both:
+    /// `part = part_src + both` and `sum = sum_src + own + both` (a two-part set's part 1 and
+    /// the parts' sum, `own` being part 0's rows; Stockfish's `apply_combined` likewise applies
+    /// its HalfKAv2_hm and threat rows in one pass).
+    #[inline]
+    pub fn update_pair(
+        self,
+        (sum, sum_src): (&mut [i16], &[i16]),
+        (part, part_src): (&mut [i16], &[i16]),
+        w1: &FirstLayer,
+        (own, both): (&RowLists, &RowLists),
+    ) {
+        let l1 = sum.len();
+        assert!(l1 == w1.l1() && l1.is_multiple_of(32));
+        assert!(sum_src.len() == l1 && part.len() == l1 && part_src.len() == l1);
+        let rows = |lists| Rows {
+            w1,
+            lists,
+            copy: std::ptr::null_mut(),
+        };
+        let (own, both) = (rows(own), rows(both));
+        for r in [&own, &both] {
+            assert!(
+                r.lists.end(WeightType::I16) as usize * l1 <= r.wide().len()
+                    && r.lists.end(WeightType::I8) as usize * l1 <= r.narrow().len(),
+                "feature row out of range"
+            );
+        }
+        match self.level {
+            SimdLevel::Scalar => {
+                // SAFETY: the sources are slices apart from the destinations.
+                unsafe {
+                    update_scalar(part, part_src.as_ptr(), &both);
+                    update_scalar(sum, sum_src.as_ptr(), &own);
+                }
+                // `both`'s rows are what part 1 moved by (wrapping, as every sum here).
+                for ((s, &p), &q) in sum.iter_mut().zip(&*part).zip(part_src) {
+                    *s = s.wrapping_add(p.wrapping_sub(q));
+                }
+            }
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the level was checked against the CPU; lengths and indices checked above.
+            SimdLevel::Avx2 => unsafe {
+                x86::update_pair_avx2(sum, sum_src, part, part_src, &own, &both)
+            },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
+            SimdLevel::Avx512 | SimdLevel::Avx512Vnni => unsafe {
+                x86::update_pair_avx512(sum, sum_src, part, part_src, &own, &both)
+            },
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => unreachable!("only the scalar kernels exist on this architecture"),
+        }
+    }
+
     /// `dst = src + rows` and, with `copy`, `copy = dst`; without `src`, `copy` is the source.
     #[inline]
     fn update_into(
@@ -542,6 +597,161 @@ mod x86 {
                 for (k, reg) in r.iter().enumerate() {
                     _mm512_storeu_si512(rows.copy.add(off + 32 * k) as *mut _, *reg);
                 }
+            }
+        }
+    }
+
+    /// Adds (`SIGN` 1) or subtracts (-1) the wide and narrow rows of `rows` at `off` into every
+    /// register of each of `regs` (one load per row and register, used for all of them): the
+    /// inner loop of the pair updates, for a vector type `V` of `LANES` `i16` lanes.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn apply_rows_to<V: Copy, const R: usize, const N: usize>(
+        regs: [&mut [V; R]; N],
+        rows: &Rows,
+        l1: usize,
+        off: usize,
+        lanes: usize,
+        load16: impl Fn(*const i16) -> V,
+        load8: impl Fn(*const i8) -> V,
+        add: impl Fn(V, V) -> V,
+        sub: impl Fn(V, V) -> V,
+    ) {
+        let (wide, narrow) = (rows.wide().as_ptr(), rows.narrow().as_ptr());
+        let mut regs = regs;
+        // SAFETY (whole body): the caller guarantees off + lanes·R <= l1 and valid row indices.
+        unsafe {
+            for &i in rows.add16() {
+                let row = wide.add(i as usize * l1 + off);
+                for k in 0..R {
+                    let w = load16(row.add(lanes * k));
+                    for r in regs.iter_mut() {
+                        r[k] = add(r[k], w);
+                    }
+                }
+            }
+            for &i in rows.sub16() {
+                let row = wide.add(i as usize * l1 + off);
+                for k in 0..R {
+                    let w = load16(row.add(lanes * k));
+                    for r in regs.iter_mut() {
+                        r[k] = sub(r[k], w);
+                    }
+                }
+            }
+            for &i in rows.add8() {
+                let row = narrow.add(i as usize * l1 + off);
+                for k in 0..R {
+                    let w = load8(row.add(lanes * k));
+                    for r in regs.iter_mut() {
+                        r[k] = add(r[k], w);
+                    }
+                }
+            }
+            for &i in rows.sub8() {
+                let row = narrow.add(i as usize * l1 + off);
+                for k in 0..R {
+                    let w = load8(row.add(lanes * k));
+                    for r in regs.iter_mut() {
+                        r[k] = sub(r[k], w);
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`Kernels::update_pair`](super::Kernels::update_pair) with AVX2: tiles of 64 lanes, the
+    /// two accumulators' 8 registers and the rows' loads in the 16 of the ISA.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn update_pair_avx2(
+        sum: &mut [i16],
+        sum_src: &[i16],
+        part: &mut [i16],
+        part_src: &[i16],
+        own: &Rows,
+        both: &Rows,
+    ) {
+        const R: usize = 4;
+        let l1 = sum.len();
+        let load16 = |p: *const i16| unsafe { _mm256_loadu_si256(p.cast()) };
+        let load8 = |p: *const i8| unsafe { _mm256_cvtepi8_epi16(_mm_loadu_si128(p.cast())) };
+        let add = |a, b| _mm256_add_epi16(a, b);
+        let sub = |a, b| _mm256_sub_epi16(a, b);
+        let tiles = l1 / (16 * R) * (16 * R);
+        for off in (0..tiles).step_by(16 * R) {
+            // SAFETY: off + 64 <= l1.
+            unsafe {
+                let mut s: [__m256i; R] =
+                    std::array::from_fn(|k| load16(sum_src.as_ptr().add(off + 16 * k)));
+                let mut p: [__m256i; R] =
+                    std::array::from_fn(|k| load16(part_src.as_ptr().add(off + 16 * k)));
+                apply_rows_to([&mut s], own, l1, off, 16, load16, load8, add, sub);
+                apply_rows_to([&mut s, &mut p], both, l1, off, 16, load16, load8, add, sub);
+                for k in 0..R {
+                    _mm256_storeu_si256(sum.as_mut_ptr().add(off + 16 * k).cast(), s[k]);
+                    _mm256_storeu_si256(part.as_mut_ptr().add(off + 16 * k).cast(), p[k]);
+                }
+            }
+        }
+        for off in (tiles..l1).step_by(32) {
+            // SAFETY: off + 32 <= l1.
+            unsafe {
+                let mut s: [__m256i; 2] =
+                    std::array::from_fn(|k| load16(sum_src.as_ptr().add(off + 16 * k)));
+                let mut p: [__m256i; 2] =
+                    std::array::from_fn(|k| load16(part_src.as_ptr().add(off + 16 * k)));
+                apply_rows_to([&mut s], own, l1, off, 16, load16, load8, add, sub);
+                apply_rows_to([&mut s, &mut p], both, l1, off, 16, load16, load8, add, sub);
+                for k in 0..2 {
+                    _mm256_storeu_si256(sum.as_mut_ptr().add(off + 16 * k).cast(), s[k]);
+                    _mm256_storeu_si256(part.as_mut_ptr().add(off + 16 * k).cast(), p[k]);
+                }
+            }
+        }
+    }
+
+    /// [`update_pair_avx2`] with AVX-512: tiles of 256 lanes, 16 of the 32 registers for the
+    /// two accumulators.
+    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    pub unsafe fn update_pair_avx512(
+        sum: &mut [i16],
+        sum_src: &[i16],
+        part: &mut [i16],
+        part_src: &[i16],
+        own: &Rows,
+        both: &Rows,
+    ) {
+        const R: usize = 8;
+        let l1 = sum.len();
+        let load16 = |p: *const i16| unsafe { _mm512_loadu_si512(p.cast()) };
+        let load8 = |p: *const i8| unsafe { _mm512_cvtepi8_epi16(_mm256_loadu_si256(p.cast())) };
+        let add = |a, b| _mm512_add_epi16(a, b);
+        let sub = |a, b| _mm512_sub_epi16(a, b);
+        let tiles = l1 / (32 * R) * (32 * R);
+        for off in (0..tiles).step_by(32 * R) {
+            // SAFETY: off + 256 <= l1.
+            unsafe {
+                let mut s: [__m512i; R] =
+                    std::array::from_fn(|k| load16(sum_src.as_ptr().add(off + 32 * k)));
+                let mut p: [__m512i; R] =
+                    std::array::from_fn(|k| load16(part_src.as_ptr().add(off + 32 * k)));
+                apply_rows_to([&mut s], own, l1, off, 32, load16, load8, add, sub);
+                apply_rows_to([&mut s, &mut p], both, l1, off, 32, load16, load8, add, sub);
+                for k in 0..R {
+                    _mm512_storeu_si512(sum.as_mut_ptr().add(off + 32 * k).cast(), s[k]);
+                    _mm512_storeu_si512(part.as_mut_ptr().add(off + 32 * k).cast(), p[k]);
+                }
+            }
+        }
+        for off in (tiles..l1).step_by(32) {
+            // SAFETY: off + 32 <= l1.
+            unsafe {
+                let mut s = [load16(sum_src.as_ptr().add(off))];
+                let mut p = [load16(part_src.as_ptr().add(off))];
+                apply_rows_to([&mut s], own, l1, off, 32, load16, load8, add, sub);
+                apply_rows_to([&mut s, &mut p], both, l1, off, 32, load16, load8, add, sub);
+                _mm512_storeu_si512(sum.as_mut_ptr().add(off).cast(), s[0]);
+                _mm512_storeu_si512(part.as_mut_ptr().add(off).cast(), p[0]);
             }
         }
     }
