@@ -262,12 +262,12 @@ impl Kernels {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: the level was checked against the CPU; lengths and indices checked above.
             SimdLevel::Avx2 => unsafe {
-                x86::update_pair_avx2(sum, sum_src, part, part_src, &own, &both)
+                x86::update_pair_avx2((sum, sum_src), (part, part_src), (&own, &both))
             },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above.
             SimdLevel::Avx512 | SimdLevel::Avx512Vnni => unsafe {
-                x86::update_pair_avx512(sum, sum_src, part, part_src, &own, &both)
+                x86::update_pair_avx512((sum, sum_src), (part, part_src), (&own, &both))
             },
             #[cfg(not(target_arch = "x86_64"))]
             _ => unreachable!("only the scalar kernels exist on this architecture"),
@@ -660,53 +660,103 @@ mod x86 {
         }
     }
 
+    /// The pair update's loop, for a vector type `V` of `lanes` `i16` lanes: tiles of `R`
+    /// registers per accumulator, then tiles of `T` (`T · lanes` = 32) up to L1.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn pair_tiles<V: Copy, const R: usize, const T: usize>(
+        (sum, sum_src): (&mut [i16], &[i16]),
+        (part, part_src): (&mut [i16], &[i16]),
+        (own, both): (&Rows, &Rows),
+        lanes: usize,
+        load16: impl Fn(*const i16) -> V + Copy,
+        load8: impl Fn(*const i8) -> V + Copy,
+        store: impl Fn(*mut i16, V) + Copy,
+        add: impl Fn(V, V) -> V + Copy,
+        sub: impl Fn(V, V) -> V + Copy,
+    ) {
+        let l1 = sum.len();
+        // One tile of `N` registers per accumulator at `off` (`off + N · lanes <= l1`).
+        let tile = |sum: &mut [i16], part: &mut [i16], off: usize, regs: usize| {
+            debug_assert!(off + regs * lanes <= l1);
+            // SAFETY: every lane read or written lies below `off + regs · lanes <= l1`, in
+            // slices of L1 values; the row indices were checked by the caller.
+            unsafe {
+                if regs == R {
+                    let mut s: [V; R] =
+                        std::array::from_fn(|k| load16(sum_src.as_ptr().add(off + lanes * k)));
+                    let mut p: [V; R] =
+                        std::array::from_fn(|k| load16(part_src.as_ptr().add(off + lanes * k)));
+                    apply_rows_to([&mut s], own, l1, off, lanes, load16, load8, add, sub);
+                    apply_rows_to(
+                        [&mut s, &mut p],
+                        both,
+                        l1,
+                        off,
+                        lanes,
+                        load16,
+                        load8,
+                        add,
+                        sub,
+                    );
+                    for k in 0..R {
+                        store(sum.as_mut_ptr().add(off + lanes * k), s[k]);
+                        store(part.as_mut_ptr().add(off + lanes * k), p[k]);
+                    }
+                } else {
+                    let mut s: [V; T] =
+                        std::array::from_fn(|k| load16(sum_src.as_ptr().add(off + lanes * k)));
+                    let mut p: [V; T] =
+                        std::array::from_fn(|k| load16(part_src.as_ptr().add(off + lanes * k)));
+                    apply_rows_to([&mut s], own, l1, off, lanes, load16, load8, add, sub);
+                    apply_rows_to(
+                        [&mut s, &mut p],
+                        both,
+                        l1,
+                        off,
+                        lanes,
+                        load16,
+                        load8,
+                        add,
+                        sub,
+                    );
+                    for k in 0..T {
+                        store(sum.as_mut_ptr().add(off + lanes * k), s[k]);
+                        store(part.as_mut_ptr().add(off + lanes * k), p[k]);
+                    }
+                }
+            }
+        };
+        let tiles = l1 / (lanes * R) * (lanes * R);
+        for off in (0..tiles).step_by(lanes * R) {
+            tile(sum, part, off, R);
+        }
+        for off in (tiles..l1).step_by(lanes * T) {
+            tile(sum, part, off, T);
+        }
+    }
+
     /// [`Kernels::update_pair`](super::Kernels::update_pair) with AVX2: tiles of 64 lanes, the
     /// two accumulators' 8 registers and the rows' loads in the 16 of the ISA.
     #[target_feature(enable = "avx2")]
     pub unsafe fn update_pair_avx2(
-        sum: &mut [i16],
-        sum_src: &[i16],
-        part: &mut [i16],
-        part_src: &[i16],
-        own: &Rows,
-        both: &Rows,
+        sum: (&mut [i16], &[i16]),
+        part: (&mut [i16], &[i16]),
+        rows: (&Rows, &Rows),
     ) {
-        const R: usize = 4;
-        let l1 = sum.len();
-        let load16 = |p: *const i16| unsafe { _mm256_loadu_si256(p.cast()) };
-        let load8 = |p: *const i8| unsafe { _mm256_cvtepi8_epi16(_mm_loadu_si128(p.cast())) };
-        let add = |a, b| _mm256_add_epi16(a, b);
-        let sub = |a, b| _mm256_sub_epi16(a, b);
-        let tiles = l1 / (16 * R) * (16 * R);
-        for off in (0..tiles).step_by(16 * R) {
-            // SAFETY: off + 64 <= l1.
-            unsafe {
-                let mut s: [__m256i; R] =
-                    std::array::from_fn(|k| load16(sum_src.as_ptr().add(off + 16 * k)));
-                let mut p: [__m256i; R] =
-                    std::array::from_fn(|k| load16(part_src.as_ptr().add(off + 16 * k)));
-                apply_rows_to([&mut s], own, l1, off, 16, load16, load8, add, sub);
-                apply_rows_to([&mut s, &mut p], both, l1, off, 16, load16, load8, add, sub);
-                for k in 0..R {
-                    _mm256_storeu_si256(sum.as_mut_ptr().add(off + 16 * k).cast(), s[k]);
-                    _mm256_storeu_si256(part.as_mut_ptr().add(off + 16 * k).cast(), p[k]);
-                }
-            }
-        }
-        for off in (tiles..l1).step_by(32) {
-            // SAFETY: off + 32 <= l1.
-            unsafe {
-                let mut s: [__m256i; 2] =
-                    std::array::from_fn(|k| load16(sum_src.as_ptr().add(off + 16 * k)));
-                let mut p: [__m256i; 2] =
-                    std::array::from_fn(|k| load16(part_src.as_ptr().add(off + 16 * k)));
-                apply_rows_to([&mut s], own, l1, off, 16, load16, load8, add, sub);
-                apply_rows_to([&mut s, &mut p], both, l1, off, 16, load16, load8, add, sub);
-                for k in 0..2 {
-                    _mm256_storeu_si256(sum.as_mut_ptr().add(off + 16 * k).cast(), s[k]);
-                    _mm256_storeu_si256(part.as_mut_ptr().add(off + 16 * k).cast(), p[k]);
-                }
-            }
+        // SAFETY: AVX2 is enabled here; the pointers are the loop's, inside their slices.
+        unsafe {
+            pair_tiles::<__m256i, 4, 2>(
+                sum,
+                part,
+                rows,
+                16,
+                |p| _mm256_loadu_si256(p.cast()),
+                |p| _mm256_cvtepi8_epi16(_mm_loadu_si128(p.cast())),
+                |p, v| _mm256_storeu_si256(p.cast(), v),
+                |a, b| _mm256_add_epi16(a, b),
+                |a, b| _mm256_sub_epi16(a, b),
+            )
         }
     }
 
@@ -714,45 +764,23 @@ mod x86 {
     /// two accumulators.
     #[target_feature(enable = "avx512f,avx512bw,avx2")]
     pub unsafe fn update_pair_avx512(
-        sum: &mut [i16],
-        sum_src: &[i16],
-        part: &mut [i16],
-        part_src: &[i16],
-        own: &Rows,
-        both: &Rows,
+        sum: (&mut [i16], &[i16]),
+        part: (&mut [i16], &[i16]),
+        rows: (&Rows, &Rows),
     ) {
-        const R: usize = 8;
-        let l1 = sum.len();
-        let load16 = |p: *const i16| unsafe { _mm512_loadu_si512(p.cast()) };
-        let load8 = |p: *const i8| unsafe { _mm512_cvtepi8_epi16(_mm256_loadu_si256(p.cast())) };
-        let add = |a, b| _mm512_add_epi16(a, b);
-        let sub = |a, b| _mm512_sub_epi16(a, b);
-        let tiles = l1 / (32 * R) * (32 * R);
-        for off in (0..tiles).step_by(32 * R) {
-            // SAFETY: off + 256 <= l1.
-            unsafe {
-                let mut s: [__m512i; R] =
-                    std::array::from_fn(|k| load16(sum_src.as_ptr().add(off + 32 * k)));
-                let mut p: [__m512i; R] =
-                    std::array::from_fn(|k| load16(part_src.as_ptr().add(off + 32 * k)));
-                apply_rows_to([&mut s], own, l1, off, 32, load16, load8, add, sub);
-                apply_rows_to([&mut s, &mut p], both, l1, off, 32, load16, load8, add, sub);
-                for k in 0..R {
-                    _mm512_storeu_si512(sum.as_mut_ptr().add(off + 32 * k).cast(), s[k]);
-                    _mm512_storeu_si512(part.as_mut_ptr().add(off + 32 * k).cast(), p[k]);
-                }
-            }
-        }
-        for off in (tiles..l1).step_by(32) {
-            // SAFETY: off + 32 <= l1.
-            unsafe {
-                let mut s = [load16(sum_src.as_ptr().add(off))];
-                let mut p = [load16(part_src.as_ptr().add(off))];
-                apply_rows_to([&mut s], own, l1, off, 32, load16, load8, add, sub);
-                apply_rows_to([&mut s, &mut p], both, l1, off, 32, load16, load8, add, sub);
-                _mm512_storeu_si512(sum.as_mut_ptr().add(off).cast(), s[0]);
-                _mm512_storeu_si512(part.as_mut_ptr().add(off).cast(), p[0]);
-            }
+        // SAFETY: AVX-512 BW is enabled here; the pointers are the loop's, inside their slices.
+        unsafe {
+            pair_tiles::<__m512i, 8, 1>(
+                sum,
+                part,
+                rows,
+                32,
+                |p| _mm512_loadu_si512(p.cast()),
+                |p| _mm512_cvtepi8_epi16(_mm256_loadu_si256(p.cast())),
+                |p, v| _mm512_storeu_si512(p.cast(), v),
+                |a, b| _mm512_add_epi16(a, b),
+                |a, b| _mm512_sub_epi16(a, b),
+            )
         }
     }
 
