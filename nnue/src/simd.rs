@@ -660,6 +660,45 @@ mod x86 {
         }
     }
 
+    /// One tile of the pair update at `off`: `N` registers of `lanes` lanes per accumulator
+    /// (`off + N · lanes <= L1`; the row indices checked by the caller).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn pair_tile<V: Copy, const N: usize>(
+        (sum, sum_src): (*mut i16, *const i16),
+        (part, part_src): (*mut i16, *const i16),
+        (own, both): (&Rows, &Rows),
+        (l1, off, lanes): (usize, usize, usize),
+        load16: impl Fn(*const i16) -> V + Copy,
+        load8: impl Fn(*const i8) -> V + Copy,
+        store: impl Fn(*mut i16, V) + Copy,
+        add: impl Fn(V, V) -> V + Copy,
+        sub: impl Fn(V, V) -> V + Copy,
+    ) {
+        // SAFETY: every lane read or written lies below `off + N · lanes <= l1` of slices of L1
+        // values (the caller's guarantee).
+        unsafe {
+            let mut s: [V; N] = std::array::from_fn(|k| load16(sum_src.add(off + lanes * k)));
+            let mut p: [V; N] = std::array::from_fn(|k| load16(part_src.add(off + lanes * k)));
+            apply_rows_to([&mut s], own, l1, off, lanes, load16, load8, add, sub);
+            apply_rows_to(
+                [&mut s, &mut p],
+                both,
+                l1,
+                off,
+                lanes,
+                load16,
+                load8,
+                add,
+                sub,
+            );
+            for k in 0..N {
+                store(sum.add(off + lanes * k), s[k]);
+                store(part.add(off + lanes * k), p[k]);
+            }
+        }
+    }
+
     /// The pair update's loop, for a vector type `V` of `lanes` `i16` lanes: tiles of `R`
     /// registers per accumulator, then tiles of `T` (`T · lanes` = 32) up to L1.
     #[inline(always)]
@@ -667,7 +706,7 @@ mod x86 {
     unsafe fn pair_tiles<V: Copy, const R: usize, const T: usize>(
         (sum, sum_src): (&mut [i16], &[i16]),
         (part, part_src): (&mut [i16], &[i16]),
-        (own, both): (&Rows, &Rows),
+        rows: (&Rows, &Rows),
         lanes: usize,
         load16: impl Fn(*const i16) -> V + Copy,
         load8: impl Fn(*const i8) -> V + Copy,
@@ -676,63 +715,20 @@ mod x86 {
         sub: impl Fn(V, V) -> V + Copy,
     ) {
         let l1 = sum.len();
-        // One tile of `N` registers per accumulator at `off` (`off + N · lanes <= l1`).
-        let tile = |sum: &mut [i16], part: &mut [i16], off: usize, regs: usize| {
-            debug_assert!(off + regs * lanes <= l1);
-            // SAFETY: every lane read or written lies below `off + regs · lanes <= l1`, in
-            // slices of L1 values; the row indices were checked by the caller.
-            unsafe {
-                if regs == R {
-                    let mut s: [V; R] =
-                        std::array::from_fn(|k| load16(sum_src.as_ptr().add(off + lanes * k)));
-                    let mut p: [V; R] =
-                        std::array::from_fn(|k| load16(part_src.as_ptr().add(off + lanes * k)));
-                    apply_rows_to([&mut s], own, l1, off, lanes, load16, load8, add, sub);
-                    apply_rows_to(
-                        [&mut s, &mut p],
-                        both,
-                        l1,
-                        off,
-                        lanes,
-                        load16,
-                        load8,
-                        add,
-                        sub,
-                    );
-                    for k in 0..R {
-                        store(sum.as_mut_ptr().add(off + lanes * k), s[k]);
-                        store(part.as_mut_ptr().add(off + lanes * k), p[k]);
-                    }
-                } else {
-                    let mut s: [V; T] =
-                        std::array::from_fn(|k| load16(sum_src.as_ptr().add(off + lanes * k)));
-                    let mut p: [V; T] =
-                        std::array::from_fn(|k| load16(part_src.as_ptr().add(off + lanes * k)));
-                    apply_rows_to([&mut s], own, l1, off, lanes, load16, load8, add, sub);
-                    apply_rows_to(
-                        [&mut s, &mut p],
-                        both,
-                        l1,
-                        off,
-                        lanes,
-                        load16,
-                        load8,
-                        add,
-                        sub,
-                    );
-                    for k in 0..T {
-                        store(sum.as_mut_ptr().add(off + lanes * k), s[k]);
-                        store(part.as_mut_ptr().add(off + lanes * k), p[k]);
-                    }
-                }
-            }
-        };
+        let s = (sum.as_mut_ptr(), sum_src.as_ptr());
+        let p = (part.as_mut_ptr(), part_src.as_ptr());
         let tiles = l1 / (lanes * R) * (lanes * R);
-        for off in (0..tiles).step_by(lanes * R) {
-            tile(sum, part, off, R);
-        }
-        for off in (tiles..l1).step_by(lanes * T) {
-            tile(sum, part, off, T);
+        // SAFETY: each tile lies below l1 (tiles of R up to `tiles`, then of T = 32 lanes, L1
+        // being a multiple of 32).
+        unsafe {
+            for off in (0..tiles).step_by(lanes * R) {
+                let at = (l1, off, lanes);
+                pair_tile::<V, R>(s, p, rows, at, load16, load8, store, add, sub);
+            }
+            for off in (tiles..l1).step_by(lanes * T) {
+                let at = (l1, off, lanes);
+                pair_tile::<V, T>(s, p, rows, at, load16, load8, store, add, sub);
+            }
         }
     }
 
