@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::OnceLock;
 
-use common::{host, host_in_1gib, run_ok};
+use common::{assert_networks_refused, host, run_ok, tsv_rows};
 use nnue_common::registry;
 use plugin_api::{board_from_position, move_from_shakmaty};
 use shakmaty::fen::Fen;
@@ -34,12 +34,7 @@ fn sf_net() -> &'static Path {
 
 /// The rows of a vector file, comments dropped.
 fn rows(file: &str) -> Vec<Vec<String>> {
-    std::fs::read_to_string(data().join(file))
-        .unwrap()
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-        .map(|l| l.split('\t').map(str::to_string).collect())
-        .collect()
+    tsv_rows(&data().join(file))
 }
 
 /// `host eval --stacks` on every reference position equals Stockfish's own code: the bucket,
@@ -358,24 +353,7 @@ fn broken_and_foreign_stockfish_files_are_refused_in_one_line() {
             "description",
         ),
     ];
-    for (name, bytes, want) in cases {
-        let path = dir.path().join(format!("{name}.nnue"));
-        std::fs::write(&path, bytes).unwrap();
-        let out = host_in_1gib()
-            .args(["eval", "--net"])
-            .arg(&path)
-            .arg("--fens")
-            .arg(&fens)
-            .output()
-            .unwrap();
-        let err = String::from_utf8(out.stderr).unwrap();
-        assert!(!out.status.success(), "{name}");
-        assert_eq!(err.trim().lines().count(), 1, "{name}: {err}");
-        assert!(
-            err.contains("cannot load network") && err.contains(want),
-            "{name}: {err}"
-        );
-    }
+    assert_networks_refused(dir.path(), &fens, cases);
 }
 
 /// The real Stockfish 15.1's `eval` table (each stack's PSQT and positional terms, to 1/361 of

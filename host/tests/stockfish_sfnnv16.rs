@@ -13,7 +13,7 @@ mod nnue_common;
 
 use std::path::{Path, PathBuf};
 
-use common::{host, host_in_1gib, run_ok};
+use common::{assert_networks_refused, host, run_ok, tsv_rows};
 use nnue_common::registry;
 use sha2::{Digest, Sha256};
 
@@ -27,12 +27,7 @@ fn data() -> PathBuf {
 
 /// The rows of a vector file, comments dropped.
 fn rows(file: &str) -> Vec<Vec<String>> {
-    std::fs::read_to_string(data().join(file))
-        .unwrap()
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-        .map(|l| l.split('\t').map(str::to_string).collect())
-        .collect()
+    tsv_rows(&data().join(file))
 }
 
 /// The harness's generator (`sf16_nnue.cpp`, `SplitMix64`).
@@ -277,22 +272,5 @@ fn broken_sfnnv16_files_are_refused_in_one_line() {
             "layer stack 5",
         ),
     ];
-    for (name, bytes, want) in cases {
-        let path = dir.path().join(format!("{name}.nnue"));
-        std::fs::write(&path, bytes).unwrap();
-        let out = host_in_1gib()
-            .args(["eval", "--net"])
-            .arg(&path)
-            .arg("--fens")
-            .arg(&fens)
-            .output()
-            .unwrap();
-        let err = String::from_utf8(out.stderr).unwrap();
-        assert!(!out.status.success(), "{name}");
-        assert_eq!(err.trim().lines().count(), 1, "{name}: {err}");
-        assert!(
-            err.contains("cannot load network") && err.contains(want),
-            "{name}: {err}"
-        );
-    }
+    assert_networks_refused(dir.path(), &fens, cases);
 }

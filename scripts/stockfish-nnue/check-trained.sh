@@ -31,22 +31,4 @@ sed "s/^SEED = .*/SEED = $SEED/" "$HERE/gen_positions.py" > "$WORK/gen_positions
 # 4. Both evaluations, compared.
 "$HARNESS" "$WORK/trained.nnue" positions < "$WORK/unseen.fen" > "$WORK/stockfish.tsv"
 "$HOST" eval --stacks --net "$WORK/trained.nnue" --fens "$WORK/unseen.fen" > "$WORK/host.tsv"
-"$PY" - "$WORK/stockfish.tsv" "$WORK/host.tsv" <<'PYEOF'
-import sys
-sf = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")]
-host = [l.rstrip("\n").split("\t") for l in open(sys.argv[2]) if l.strip()]
-assert len(sf) == len(host) > 0, (len(sf), len(host))
-bad, buckets = 0, set()
-for s, h in zip(sf, host):
-    # Stockfish: FEN, used bucket, PSQT sums, positional sums, evaluate.
-    # host:      FEN, evaluate, used bucket, PSQT sums, positional sums.
-    assert s[0] == h[0]
-    if (s[1], s[2], s[3], s[4]) != (h[2], h[3], h[4], h[1]):
-        bad += 1
-        if bad <= 5:
-            print("differs:", s, h)
-    buckets.add(int(s[1]))
-print(f"{len(sf)} unseen positions, stacks used {sorted(buckets)}: {bad} differ in any of the "
-      f"8 stacks' PSQT and positional sums or the evaluation")
-sys.exit(1 if bad else 0)
-PYEOF
+"$PY" "$ROOT/scripts/stockfish-nnue/compare_stacks.py" "$WORK/stockfish.tsv" "$WORK/host.tsv"

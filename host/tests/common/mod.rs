@@ -23,6 +23,40 @@ pub fn host_in_1gib() -> Command {
     c
 }
 
+/// Writes each case's bytes to `dir` as a network file and checks that `host eval` refuses it
+/// in one line naming the file and containing the case's words, in 1 GiB of memory
+/// ([`host_in_1gib`]): `cases` are (name, bytes, words), `fens` a FEN file to evaluate.
+pub fn assert_networks_refused(dir: &Path, fens: &Path, cases: Vec<(&str, Vec<u8>, &str)>) {
+    for (name, bytes, want) in cases {
+        let path = dir.join(format!("{name}.nnue"));
+        std::fs::write(&path, bytes).unwrap();
+        let out = host_in_1gib()
+            .args(["eval", "--net"])
+            .arg(&path)
+            .arg("--fens")
+            .arg(fens)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(!out.status.success(), "{name}");
+        assert_eq!(err.trim().lines().count(), 1, "{name}: {err}");
+        assert!(
+            err.contains("cannot load network") && err.contains(want),
+            "{name}: {err}"
+        );
+    }
+}
+
+/// The rows of a tab-separated vector file, its `#` lines and empty lines dropped.
+pub fn tsv_rows(path: &Path) -> Vec<Vec<String>> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| l.split('\t').map(str::to_string).collect())
+        .collect()
+}
+
 /// `../shared` beside the repository (CI clones the repo next to it).
 pub fn shared() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared")
