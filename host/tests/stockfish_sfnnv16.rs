@@ -17,9 +17,7 @@ use common::{assert_networks_refused, host, run_ok, tsv_rows};
 use nnue_common::registry;
 use sha2::{Digest, Sha256};
 
-use host::nnue::{
-    Arch, BlockInfo, LayerParts, Network, NetworkParts, Quantization, SimdLevel, stockfish,
-};
+use host::nnue::{Arch, LayerParts, Network, NetworkParts, Quantization, SimdLevel, stockfish};
 
 fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/stockfish-sfnnv16")
@@ -88,10 +86,9 @@ fn harness_parts(seed: u64, scale: i32) -> NetworkParts {
     let set = registry()
         .feature_set(stockfish::FEATURE_SET_SFNNV16)
         .unwrap();
-    let i8_blocks = ["full_threats".to_string(), "pp_3wide".to_string()];
     NetworkParts {
         feature_set: stockfish::FEATURE_SET_SFNNV16.into(),
-        blocks: BlockInfo::of_set_with_i8(&set, &i8_blocks).unwrap(),
+        blocks: stockfish::Generation::Sfnnv16.block_infos(&set),
         l1,
         arch,
         quantization: Quantization::THESIS,

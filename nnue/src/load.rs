@@ -13,7 +13,6 @@ use plugin_api::{FeatureSet, LoadError, PluginRegistry};
 
 use super::arrange::{Arranged, arrange};
 use super::detect::{declared_length, detect};
-use super::first_layer::WeightType;
 use super::format::{
     DecodeError, EncodeError, NetFormat, OwnHeader, decode_own, decode_thesis, encode_own,
     encode_thesis, thesis_header,
@@ -200,9 +199,9 @@ impl Nnue {
                         size: features.size(),
                     }));
                 }
-                let blocks = stockfish_blocks(&features);
-                let network =
-                    stockfish::decode(bytes, blocks).map_err(|e| err(NetErrorKind::Decode(e)))?;
+                let blocks = layout.generation.block_infos(&features);
+                let network = stockfish::decode(bytes, &layout, blocks)
+                    .map_err(|e| err(NetErrorKind::Decode(e)))?;
                 let mut nnue = Self::arranged_for(network, features, NetFormat::Stockfish);
                 nnue.description = Some(description);
                 nnue.compressed = layout.compressed;
@@ -343,13 +342,6 @@ pub fn encode(
     }
 }
 
-/// The identities of the blocks of a Stockfish file's feature set: HalfKAv2_hm's rows `i16`, the
-/// threat and pair blocks' `i8` (Stockfish's `threatAndPpWeights`).
-fn stockfish_blocks(features: &FeatureSet) -> Vec<BlockInfo> {
-    let i8_blocks = ["full_threats".to_string(), "pp_3wide".to_string()];
-    BlockInfo::with_weight_type(BlockInfo::of_set(features), &i8_blocks, WeightType::I8)
-}
-
 /// Writes `network` to `path` in `format` (a trainer's export needs no plugins for this).
 pub fn write_network(network: &Network, path: &Path, format: NetFormat) -> Result<(), NetError> {
     let bytes = encode(network, format, None).map_err(|e| NetError {
@@ -396,29 +388,8 @@ pub fn check_network_file(path: &Path) -> Result<(), NetError> {
             // The blocks' identities come from the plugins when the file is bound; any will do
             // to check the file's structure.
             stockfish::Layout::of_header(&bytes).and_then(|layout| {
-                let name = layout.generation.feature_set();
-                let sizes = [
-                    stockfish::FEATURES,
-                    stockfish::THREAT_FEATURES,
-                    stockfish::PAIR_FEATURES,
-                ];
-                let blocks = name
-                    .split('+')
-                    .zip(sizes)
-                    .enumerate()
-                    .map(|(i, (block, size))| BlockInfo {
-                        name: block.into(),
-                        size: size as u32,
-                        layout_version: 0,
-                        layout_id: 0,
-                        weight_type: if i == 0 {
-                            WeightType::I16
-                        } else {
-                            WeightType::I8
-                        },
-                    })
-                    .collect();
-                stockfish::decode(&bytes, blocks).map(drop)
+                let blocks = layout.generation.unbound_block_infos();
+                stockfish::decode(&bytes, &layout, blocks).map(drop)
             })
         }
     }

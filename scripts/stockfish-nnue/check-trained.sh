@@ -12,13 +12,8 @@ HARNESS="$1"; WORK="${2:-/tmp/check-trained}"; SEED="${3:-987654321}"
 HERE=$(cd "$(dirname "$0")" && pwd); ROOT=$(cd "$HERE/../.." && pwd)
 TRAINER="$ROOT/target/release/trainer"; HOST="$ROOT/target/release/host"
 PY="$ROOT/.venv/bin/python"; [ -x "$PY" ] || PY=python3
-mkdir -p "$WORK"
-# 1. Data: host self-play at depth 3 (seeded; about a minute on 2 cores).
-for part in train:1:60000 val:2:5000; do
-    name=${part%%:*}; rest=${part#*:}; seed=${rest%%:*}; n=${rest#*:}
-    [ -f "$WORK/$name.binpack" ] || "$TRAINER" gensfen --out "$WORK/$name.binpack" \
-        --positions "$n" --depth 3 --seed "$seed" --threads 2 --quiet
-done
+# 1. Data: host self-play at depth 3 (seeded).
+"$ROOT/scripts/stockfish-nnue/selfplay-data.sh" "$TRAINER" "$WORK"
 # 2. Training in Stockfish's shape, and the conversion.
 rm -rf "$WORK/run"
 "$TRAINER" train --spec 'halfka_v2_hm^' --arch sfnnv5 --l1 1024 --epochs 2 \

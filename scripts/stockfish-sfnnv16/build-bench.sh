@@ -10,19 +10,14 @@ TREE="$1"; OUT="$2"; shift 2
 VARIANTS=${*:-avx2 bmi2 avx512 vnni512}
 SRC="$TREE/src"
 HERE=$(cd "$(dirname "$0")" && pwd)
-FILES="attacks benchmark bitboard evaluate misc movegen movepick position search thread timeman
-  tt uci ucioption tune syzygy/tbprobe nnue/nnue_accumulator nnue/nnue_misc nnue/network
-  nnue/features/half_ka_v2_hm nnue/features/full_threats nnue/features/pp_3wide engine score memory"
-SOURCES=""
-for f in $FILES; do SOURCES="$SOURCES $SRC/$f.cpp"; done
 mkdir -p "$OUT"
 for v in $VARIANTS; do
     # The Makefile's compile line for one source, less its -c -o and file names.
     FLAGS=$(cd "$SRC" && make -n build ARCH="x86-64-$v" COMP=gcc 2>/dev/null |
         grep -m1 -- ' -c -o attacks.o attacks.cpp' | sed 's/^g++ //; s/ -c -o attacks.o attacks.cpp$//')
     [ -n "$FLAGS" ] || { echo "build-bench.sh: no compile line for ARCH=x86-64-$v" >&2; exit 1; }
-    echo "sf16_nnue-$v: g++ $FLAGS -DNNUE_EMBEDDING_OFF" >&2
+    echo "sf16_nnue-$v: build.sh with $FLAGS" >&2
+    # build.sh's own -O2 comes before these flags, so the Makefile's -O3 wins.
     # shellcheck disable=SC2086
-    g++ $FLAGS -DNNUE_EMBEDDING_OFF -I"$SRC" "$HERE/sf16_nnue.cpp" $SOURCES -lpthread \
-        -o "$OUT/sf16_nnue-$v"
+    "$HERE/build.sh" "$TREE" "$OUT/sf16_nnue-$v" $FLAGS
 done

@@ -14,13 +14,8 @@ HARNESS="$1"; WORK="${2:-/tmp/check-trained-sfnnv16}"; SEED="${3:-987654321}"
 HERE=$(cd "$(dirname "$0")" && pwd); ROOT=$(cd "$HERE/../.." && pwd)
 TRAINER="$ROOT/target/release/trainer"; HOST="$ROOT/target/release/host"
 PY="$ROOT/.venv/bin/python"; [ -x "$PY" ] || PY=python3
-mkdir -p "$WORK"
 # 1. Data: host self-play at depth 3 (seeded).
-for part in train:1:60000 val:2:5000; do
-    name=${part%%:*}; rest=${part#*:}; seed=${rest%%:*}; n=${rest#*:}
-    [ -f "$WORK/$name.binpack" ] || "$TRAINER" gensfen --out "$WORK/$name.binpack" \
-        --positions "$n" --depth 3 --seed "$seed" --threads 2 --quiet
-done
+"$ROOT/scripts/stockfish-nnue/selfplay-data.sh" "$TRAINER" "$WORK"
 # 2. Training in today's shape, and the conversion.
 rm -rf "$WORK/run"
 "$TRAINER" train --spec 'halfka_v2_hm^+full_threats+pp_3wide' --arch sfnnv16 --l1 1024 \

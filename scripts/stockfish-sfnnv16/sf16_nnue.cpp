@@ -73,6 +73,22 @@ void set_or_die(Position& pos, const std::string& fen, StateInfo* st) {
         die("Stockfish refuses the FEN " + fen + ": " + error->what());
 }
 
+// Calls f(fen, pos) for every FEN of standard input (empty and '#' lines skipped), each set on a
+// fresh Position (set_or_die).
+template<typename F>
+void for_each_position(F f) {
+    std::string fen;
+    while (std::getline(std::cin, fen))
+    {
+        if (fen.empty() || fen[0] == '#')
+            continue;
+        StateInfo st;
+        Position  pos;
+        set_or_die(pos, fen, &st);
+        f(fen, pos);
+    }
+}
+
 template<typename T>
 std::string join(const std::vector<T>& values) {
     std::ostringstream out;
@@ -91,14 +107,7 @@ std::string join(const std::vector<T>& values) {
 void features(const std::string& block) {
     if (block != "halfka_v2_hm" && block != "full_threats" && block != "pp_3wide")
         die("unknown block " + block + " (halfka_v2_hm, full_threats, pp_3wide)");
-    std::string fen;
-    while (std::getline(std::cin, fen))
-    {
-        if (fen.empty() || fen[0] == '#')
-            continue;
-        StateInfo st;
-        Position  pos;
-        set_or_die(pos, fen, &st);
+    for_each_position([&](const std::string& fen, const Position& pos) {
         std::cout << fen << '\t' << (pos.side_to_move() == WHITE ? 'w' : 'b');
         for (Color p : {WHITE, BLACK})
         {
@@ -131,7 +140,7 @@ void features(const std::string& block) {
             std::cout << '\t' << join(v);
         }
         std::cout << '\n';
-    }
+    });
 }
 
 // --- accepted --------------------------------------------------------------------------------
@@ -258,16 +267,9 @@ int nnue_value(const Network& net, const Position& pos, AccumulatorStack& stack,
 void positions(const std::string& path) {
     auto net    = load_network(path);
     auto caches = std::make_unique<AccumulatorCaches>(*net);
-    std::string fen;
     std::cout << "# Stockfish 762dd1da9a5db458180b2c5db6c53dc40ec61e1a, network " << path << "\n";
     std::cout << "# fen\tstack\tpsqt_0..7 (raw)\tpositional_0..7 (raw)\tevaluation\n";
-    while (std::getline(std::cin, fen))
-    {
-        if (fen.empty() || fen[0] == '#')
-            continue;
-        StateInfo st;
-        Position  pos;
-        set_or_die(pos, fen, &st);
+    for_each_position([&](const std::string& fen, const Position& pos) {
         auto stack = std::make_unique<AccumulatorStack>();
         stack->reset();
         caches->clear(*net);
@@ -277,7 +279,7 @@ void positions(const std::string& path) {
         std::vector<int> positional(t.positional, t.positional + LayerStacks);
         std::cout << fen << '\t' << (pos.count<ALL_PIECES>() - 1) / 4 << '\t' << join(psqt)
                   << '\t' << join(positional) << '\t' << value << '\n';
-    }
+    });
 }
 
 // --- games ------------------------------------------------------------------------------------

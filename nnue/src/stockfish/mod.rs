@@ -41,6 +41,7 @@ use super::format::{DecodeError, EncodeError, i16s, i32s};
 use super::network::{BlockInfo, LayerParts, MAX_L1, Network, NetworkParts, Quantization};
 use super::shape::Arch;
 use leb128::Leb128Error;
+use plugin_api::FeatureSet;
 
 /// The file version of Stockfish's networks from SFNNv2 (2021-05, e8d64af12) to SFNNv15
 /// (`nnue_common.h:51` at `sf_15.1`); SFNNv10 to SFNNv15 (threat inputs, 2025-11 to 2026-05)
@@ -73,6 +74,14 @@ pub const THREAT_FEATURES: usize = 59_808;
 pub const PAIR_FEATURES: usize = 4_560;
 /// Stockfish's PSQT buckets and layer stacks.
 const BUCKETS: usize = 8;
+/// The blocks of today's feature set in this project's order (name, size, how the format stores
+/// its rows): HalfKAv2_hm's `i16`, the threat and pair blocks' `i8` (Stockfish's
+/// `threatAndPpWeights`). 15.1's feature set is the first alone.
+const BLOCKS: [(&str, usize, WeightType); 3] = [
+    ("halfka_v2_hm", FEATURES, WeightType::I16),
+    ("full_threats", THREAT_FEATURES, WeightType::I8),
+    ("pp_3wide", PAIR_FEATURES, WeightType::I8),
+];
 /// The description nnue-pytorch writes (`serialize.py` at 5225117, `DEFAULT_DESCRIPTION`), which
 /// Stockfish 15.1's own network carries.
 pub const NNUE_PYTORCH_DESCRIPTION: &str =
@@ -145,6 +154,48 @@ impl Generation {
             Generation::Sfnnv5 => Arch::sfnnv5(),
             Generation::Sfnnv16 => Arch::sfnnv16(),
         }
+    }
+
+    /// The blocks of the feature set, with their sizes and how the format stores their rows.
+    fn blocks(self) -> &'static [(&'static str, usize, WeightType)] {
+        match self {
+            Generation::Sfnnv5 => &BLOCKS[..1],
+            Generation::Sfnnv16 => &BLOCKS,
+        }
+    }
+
+    /// The feature set's number of features.
+    pub fn features(self) -> usize {
+        self.blocks().iter().map(|&(_, size, _)| size).sum()
+    }
+
+    /// The identities of the feature set's blocks from the loaded plugins' `features` (this
+    /// generation's [`feature_set`](Self::feature_set)), each with the weight type the format
+    /// stores its rows in.
+    pub fn block_infos(self, features: &FeatureSet) -> Vec<BlockInfo> {
+        BlockInfo::of_set(features)
+            .into_iter()
+            .zip(self.blocks())
+            .map(|(info, &(_, _, weight_type))| BlockInfo {
+                weight_type,
+                ..info
+            })
+            .collect()
+    }
+
+    /// The blocks' identities without plugins (layout identities 0): what checking a file's
+    /// structure needs, before it is bound.
+    pub fn unbound_block_infos(self) -> Vec<BlockInfo> {
+        self.blocks()
+            .iter()
+            .map(|&(name, size, weight_type)| BlockInfo {
+                name: name.into(),
+                size: size as u32,
+                layout_version: 0,
+                layout_id: 0,
+                weight_type,
+            })
+            .collect()
     }
 
     /// The feature set's name.
@@ -316,10 +367,7 @@ impl Layout {
 
     /// N, L1 and the first hidden width of `arch`.
     fn sizes_of(&self, arch: &Arch) -> [u64; 3] {
-        let n = match self.generation {
-            Generation::Sfnnv5 => FEATURES,
-            Generation::Sfnnv16 => FEATURES + THREAT_FEATURES + PAIR_FEATURES,
-        };
+        let n = self.generation.features();
         [n as u64, self.l1 as u64, arch.hidden[0].width as u64]
     }
 
@@ -409,11 +457,6 @@ pub fn declared_length(prefix: &[u8]) -> Result<(u64, [u64; 3], bool), DecodeErr
     Ok((layout.max_length(), layout.sizes(), exact))
 }
 
-/// A Stockfish file's description (the text after the header's hash).
-pub fn description(bytes: &[u8]) -> Result<String, DecodeError> {
-    Layout::of_header(bytes).map(|l| l.description)
-}
-
 /// Reads the tensors of a file in order, naming the tensor a failure is in.
 struct Reader<'a> {
     bytes: &'a [u8],
@@ -481,12 +524,14 @@ impl Reader<'_> {
     }
 }
 
-/// Decodes a Stockfish network, `blocks` the identities of its feature set's blocks from the
-/// loaded plugins (the file stores none; [`Generation::feature_set`]'s blocks, the threat and
-/// pair blocks as `i8`): checks version, hashes, lengths and every compressed tensor, then reads
-/// the tensors.
-pub fn decode(bytes: &[u8], blocks: Vec<BlockInfo>) -> Result<Network, DecodeError> {
-    let layout = Layout::of_header(bytes)?;
+/// Decodes the Stockfish network `bytes` of `layout` (theirs, [`Layout::of_header`]), `blocks`
+/// the identities of its feature set's blocks ([`Generation::block_infos`]; the file stores
+/// none): checks lengths, every compressed tensor and the stacks' hashes, then reads the tensors.
+pub fn decode(
+    bytes: &[u8],
+    layout: &Layout,
+    blocks: Vec<BlockInfo>,
+) -> Result<Network, DecodeError> {
     let (l1, sizes) = (layout.l1, layout.sizes());
     let max = layout.max_length();
     if bytes.len() as u64 > max {
@@ -614,10 +659,7 @@ pub fn generation_of(net: &Network) -> Result<Generation, String> {
         ));
     }
     let types: Vec<WeightType> = net.blocks().iter().map(|b| b.weight_type).collect();
-    let wanted = match generation {
-        Generation::Sfnnv5 => vec![WeightType::I16],
-        Generation::Sfnnv16 => vec![WeightType::I16, WeightType::I8, WeightType::I8],
-    };
+    let wanted: Vec<WeightType> = generation.blocks().iter().map(|&(_, _, t)| t).collect();
     if types != wanted {
         return Err(format!(
             "Stockfish's {} format stores the first layer's rows as {}; this network's are {}",

@@ -78,7 +78,7 @@ impl ArchScales {
             .iter()
             .map(|h| {
                 let w = f64::from(1u32 << h.shift);
-                (w, w * ACTIVATION_SCALE, 1i64 << (h.shift - 1))
+                (w, w * ACTIVATION_SCALE, (1i64 << h.shift) / 2)
             })
             .collect();
         let scaled = f64::from(nnue::scales::SCALED_OUTPUT_ONE);
