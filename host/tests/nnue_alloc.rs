@@ -157,8 +157,8 @@ fn push_evaluate_pop_do_not_allocate() {
 #[test]
 fn the_layer_stacks_evaluate_without_allocating() {
     // Stockfish's shape (PSQT buckets, 8 stacks, pairwise product, squared ReLU, skip) over a
-    // king-relative set with the refresh cache, and over a set of two parts (king-relative and
-    // threats), and the thesis's layers in 4 stacks with PSQT buckets.
+    // king-relative set with the refresh cache, and over a set of two term groups (king-relative
+    // and threats: hybrid king moves), and the thesis's layers in 4 stacks with PSQT buckets.
     let reg = registry();
     let games = games();
     let mut stacked = Arch::thesis(32);

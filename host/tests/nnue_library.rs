@@ -1014,11 +1014,11 @@ fn king_relative_sets_and_products_update_exactly_through_the_refresh_cache() {
     let nnue = Nnue::bind(net, "synthetic", &reg).unwrap();
     let mut stack = AccumulatorStack::new(&nnue, Kernels::best());
     stack.set_refresh_cache(true);
-    assert!(stack.cache_stats().is_none() && stack.parts() == 1);
+    assert!(stack.cache_stats().is_none() && stack.groups() == 1);
 }
 
 #[test]
-fn sets_mixing_king_relative_and_other_terms_keep_two_exact_accumulators() {
+fn sets_mixing_king_relative_and_other_terms_update_exactly_through_hybrid_king_moves() {
     let reg = registry();
     for (i, spec) in [
         "halfka_v2_hm+mb",
@@ -1032,10 +1032,11 @@ fn sets_mixing_king_relative_and_other_terms_keep_two_exact_accumulators() {
         let nnue = Nnue::bind(net, "synthetic", &reg).unwrap();
         let walk = check_incremental(&nnue, 60 + i as u64, 400, 20, 20);
         assert!(walk.king_moves > 20, "{walk:?}");
-        // The king-relative part refreshes through the cache on king moves; the other part
-        // only when its own terms ask (mobility: often; threats: the king changing side).
+        // The king-relative group refreshes through the cache on king moves, the other group
+        // only when its own terms ask (mobility: often; threats: the king changing side); a
+        // king move that leaves the other group incremental is a hybrid update.
         let mut stack = AccumulatorStack::new(&nnue, Kernels::best());
-        assert_eq!(stack.parts(), 2, "{spec}");
+        assert_eq!(stack.groups(), 2, "{spec}");
         let mut king_moves = 0;
         random_walk(70 + i as u64, 400, 60, |step| {
             if let Step::Push(mv, _) = step {
@@ -1046,12 +1047,13 @@ fn sets_mixing_king_relative_and_other_terms_keep_two_exact_accumulators() {
         let cache = stack.cache_stats().expect("the first part has a cache");
         assert!(cache.hits > 0, "{spec}: {cache:?}");
         if spec.contains("threats") {
-            let refreshes = stack.stats().refreshes as usize;
-            // Each king move refreshes the first part of one perspective; the threat part
-            // far less often than once per king move.
+            let stats = stack.stats();
+            let (refreshes, hybrids) = (stats.refreshes as usize, stats.hybrids as usize);
+            // Each king move updates one perspective, most of them by the hybrid update; the
+            // threat group refreshes (the king changing side) far less often.
             assert!(
-                refreshes > king_moves && refreshes < 2 * king_moves,
-                "{spec}: {refreshes} refreshes for {king_moves} king moves"
+                refreshes + hybrids >= king_moves && refreshes < hybrids,
+                "{spec}: {refreshes} refreshes and {hybrids} hybrid updates for {king_moves} king moves"
             );
         }
     }
@@ -1060,10 +1062,10 @@ fn sets_mixing_king_relative_and_other_terms_keep_two_exact_accumulators() {
 #[test]
 fn stockfish_shapes_on_any_feature_set_update_exactly_and_round_trip() {
     // PSQT buckets, layer stacks, the pairwise product and the squared clipped ReLU over sets
-    // of one part with the refresh cache (k*all, halfka_v2_hm), one part without (all+ph+pv),
-    // and two parts (halfka_v2_hm+full_threats: PSQT sums in both); the first stack layer reads
-    // only the non-zero inputs from 256 on (L1 512), and a second hidden layer of 20 outputs
-    // pads them.
+    // of one term group with the refresh cache (k*all, halfka_v2_hm), one without (all+ph+pv),
+    // and two (halfka_v2_hm+full_threats: hybrid king moves with PSQT sums); the first stack
+    // layer reads only the non-zero inputs from 256 on (L1 512), and a second hidden layer of
+    // 20 outputs pads them.
     let reg = registry();
     for (i, (spec, l1, first, second, buckets)) in [
         ("all+ph+pv", 128, 7, 32, 8),

@@ -20,16 +20,17 @@
 //! last seen with the king on that square.
 //!
 //! A set that mixes such king-relative terms with terms the cache cannot serve (threats and
-//! mobility are not sums over pieces) keeps its terms in two *parts*: part 0 holds the bias and
-//! the cacheable terms, part 1 the others, and the network reads their sum.
-//! [`FeatureDelta::refresh_terms`] says which terms asked for a refresh, so a king move
-//! recomputes part 0 through the cache while part 1 stays incremental, and part 1 is recomputed
-//! only when its own terms ask (for threats, the king changing side). Per ply and perspective
-//! the stack keeps part 1's accumulator and the *sum* (in part 0's slot), never part 0's alone:
-//! a move adds part 1's rows to both and part 0's to the sum, so the network reads the sum as it
-//! is, with no pass that adds the parts (Stockfish keeps one accumulator of both for the same
-//! reason). Part 0 alone is what the cache returns on a king move; the sum is then that plus
-//! part 1's new accumulator.
+//! mobility are not sums over pieces) sorts its terms into two *groups*: group 0 holds the
+//! cacheable terms, group 1 the others. The stack still keeps one accumulator per ply and
+//! perspective, their sum (Stockfish keeps one accumulator of its HalfKAv2_hm, threat and pair
+//! rows for the same reason: a move writes one accumulator, and the network reads it as it is).
+//! [`FeatureDelta::refresh_terms`] says which terms asked for a refresh. A king move that asks
+//! only group 0 to refresh is Stockfish's *hybrid* update (`update_accumulator_hybrid`,
+//! `src/nnue/nnue_accumulator.cpp` at 762dd1da9): the child is the parent, less group 0 of the
+//! position before the move (the cache's entry of the old king square, brought up to date),
+//! plus group 0 of the position after it (the entry of the new king square), plus group 1's
+//! delta rows. When group 1 asks too (threats: the king changing side), the child is the cache's
+//! group 0 plus every row of group 1.
 
 use std::fmt;
 
@@ -127,17 +128,16 @@ pub struct StackStats {
     pub rows: u64,
     /// Rows summed or applied by refreshes after a move (through the cache where it is on).
     pub refresh_rows: u64,
+    /// Perspectives updated by a king move's hybrid update (see the module docs): group 0
+    /// from the cache, group 1 incremental.
+    pub hybrids: u64,
 }
 
-/// A group of terms kept in an accumulator of their own (see the module docs): the terms a
-/// [`RefreshCache`] can serve, or the others.
-struct Part {
-    /// The part's terms ([`plugin_api::term_bit`]).
+/// A group of terms (see the module docs): the terms a [`RefreshCache`] can serve, or the
+/// others.
+struct Group {
+    /// The group's terms ([`plugin_api::term_bit`]).
     mask: u64,
-    /// The cache of its refreshes, if it has one.
-    cache: Option<RefreshCache>,
-    /// Whether its terms can use a cache (binary, piecewise, refreshed on own king moves).
-    cacheable: bool,
     /// Whether counts are kept for its indices (its terms are not all binary).
     counted: bool,
 }
@@ -152,15 +152,19 @@ pub struct AccumulatorStack<'a> {
     max_ply: usize,
     ply: usize,
     boards: Vec<Board>,
-    /// One part, or two: the cacheable terms (part 0, holding the bias) and the others.
-    parts: Vec<Part>,
-    /// With two parts: the end of each term's indices and its part, in index order.
-    term_parts: Vec<(u32, u8)>,
-    /// `(max_ply + 1) × parts × 2 × L1`: ply-major, then part, then perspective.
+    /// One group, or two: the cacheable terms (group 0) and the others.
+    groups: Vec<Group>,
+    /// With two groups: the end of each term's indices and its group, in index order.
+    term_groups: Vec<(u32, u8)>,
+    /// Whether group 0's terms can use a cache (binary, piecewise, refreshed on own king moves).
+    cacheable: bool,
+    /// The cache of group 0's refreshes, if it is on.
+    cache: Option<RefreshCache>,
+    /// `(max_ply + 1) × 2 × L1`: ply-major, then perspective.
     acc: AlignedVec<i16>,
     /// PSQT buckets B (0: the network has no PSQT term).
     buckets: usize,
-    /// `(max_ply + 1) × parts × 2 × B` PSQT sums, laid out as `acc`.
+    /// `(max_ply + 1) × 2 × B` PSQT sums, laid out as `acc`.
     psqt: Vec<i32>,
     /// The forward pass's buffers.
     scratch: ForwardScratch,
@@ -170,11 +174,13 @@ pub struct AccumulatorStack<'a> {
     log: Vec<u32>,
     log_marks: Vec<usize>,
     delta: FeatureDelta,
-    /// The rows a push or refresh adds and subtracts, by part and storage.
-    rows: Vec<RowLists>,
+    /// The rows a push or refresh adds and subtracts, by storage.
+    rows: RowLists,
     active: Vec<u32>,
-    /// L1 zeros: where the accumulators of parts other than 0 start.
-    zeros: AlignedVec<i16>,
+    /// Group 0's accumulators (and PSQT sums) of the positions before and after a king move,
+    /// from the cache: what a hybrid update takes out and puts in.
+    group0: [AlignedVec<i16>; 2],
+    group0_psqt: [[i32; crate::shape::MAX_BUCKETS]; 2],
     stats: StackStats,
 }
 
@@ -195,9 +201,9 @@ impl<'a> AccumulatorStack<'a> {
         let max_active = set.max_active();
         // Per ply and perspective: added + removed of a delta, or old + new indices of a refresh.
         let per_ply = 2 * 2 * max_delta.max(max_active);
-        let (parts, term_parts) = split_terms(set);
-        // A binary part's counts would only mirror membership: none are kept.
-        let counted = parts.iter().any(|part| part.counted);
+        let (groups, term_groups, cacheable) = split_terms(set);
+        // A binary group's counts would only mirror membership: none are kept.
+        let counted = groups.iter().any(|group| group.counted);
         let buckets = net.arch().psqt_buckets;
         let mut stack = AccumulatorStack {
             nnue,
@@ -207,27 +213,28 @@ impl<'a> AccumulatorStack<'a> {
             max_ply,
             ply: 0,
             boards: vec![Board::default_empty(); max_ply + 1],
-            acc: AlignedVec::zeroed((max_ply + 1) * parts.len() * 2 * l1),
+            acc: AlignedVec::zeroed((max_ply + 1) * 2 * l1),
             buckets,
-            psqt: vec![0; (max_ply + 1) * parts.len() * 2 * buckets],
+            psqt: vec![0; (max_ply + 1) * 2 * buckets],
             scratch: ForwardScratch::new(net),
-            rows: (0..parts.len())
-                .map(|_| RowLists::with_capacity(max_delta.max(max_active)))
-                .collect(),
-            parts,
-            term_parts,
+            rows: RowLists::with_capacity(2 * max_delta.max(max_active)),
+            groups,
+            term_groups,
+            cacheable,
+            cache: None,
             counts: if counted { vec![0; 2 * n] } else { Vec::new() },
             log: Vec::with_capacity(per_ply * max_ply),
             log_marks: vec![0; max_ply + 1],
             delta: set.delta_buffer(),
             active: Vec::with_capacity(max_active),
-            zeros: AlignedVec::zeroed(l1),
+            group0: [AlignedVec::zeroed(l1), AlignedVec::zeroed(l1)],
+            group0_psqt: [[0; crate::shape::MAX_BUCKETS]; 2],
             stats: StackStats::default(),
         };
         stack.set_refresh_cache(true);
-        // The empty board has no active index: accumulators are the bias (part 0) and zero.
+        // The empty board has no active index: accumulators are the bias.
         for p in 0..2 {
-            stack.slot_mut(0, 0, p).copy_from_slice(net.b1());
+            stack.slot_mut(0, p).copy_from_slice(net.b1());
         }
         stack
     }
@@ -262,11 +269,11 @@ impl<'a> AccumulatorStack<'a> {
         self.stats
     }
 
-    /// Number of accumulators per perspective: 1, or 2 when the set mixes terms a
-    /// [`RefreshCache`] can serve (king-relative piece-square terms) with others (threats),
-    /// which then refresh on their own triggers only.
-    pub fn parts(&self) -> usize {
-        self.parts.len()
+    /// Number of term groups: 1, or 2 when the set mixes terms a [`RefreshCache`] can serve
+    /// (king-relative piece-square terms) with others (threats), which then refresh on their
+    /// own triggers only.
+    pub fn groups(&self) -> usize {
+        self.groups.len()
     }
 
     /// Turns the [`RefreshCache`] on or off (on by default; off, every refresh sums all rows).
@@ -274,23 +281,19 @@ impl<'a> AccumulatorStack<'a> {
     /// others it stays off. The results are the same either way.
     pub fn set_refresh_cache(&mut self, on: bool) {
         let set = self.nnue.features();
-        for part in &mut self.parts {
-            part.cache = (on && part.cacheable)
-                .then(|| RefreshCache::new(self.l1, self.buckets, set.max_active()));
-        }
+        self.cache = (on && self.cacheable)
+            .then(|| RefreshCache::new(self.l1, self.buckets, set.max_active()));
     }
 
     /// What the refresh cache did, if it is on.
     pub fn cache_stats(&self) -> Option<CacheStats> {
-        self.parts
-            .iter()
-            .find_map(|p| p.cache.as_ref().map(RefreshCache::stats))
+        self.cache.as_ref().map(RefreshCache::stats)
     }
 
-    /// The current accumulator of `perspective` (L1 values; with two parts their sum, which is
-    /// what the network reads and what part 0's slot holds).
+    /// The current accumulator of `perspective` (L1 values; with two groups their sum, which
+    /// is what the network reads).
     pub fn accumulator(&self, perspective: Color) -> Vec<i16> {
-        self.slot(self.ply, 0, perspective.index()).to_vec()
+        self.slot(self.ply, perspective.index()).to_vec()
     }
 
     /// How many times the current position emits `index` from `perspective`; `None` for a
@@ -327,33 +330,42 @@ impl<'a> AccumulatorStack<'a> {
         }
     }
 
-    /// The part of feature `index` (in range).
+    /// Whether counts are kept for feature `index` (in range).
     #[inline(always)]
-    fn part_of(&self, index: u32) -> usize {
-        match self.term_parts.iter().find(|&&(end, _)| index < end) {
-            Some(&(_, part)) => part as usize,
+    fn is_counted(&self, index: u32) -> bool {
+        match self.groups.len() {
+            1 => self.groups[0].counted,
+            _ => self.groups[self.group_of(index)].counted,
+        }
+    }
+
+    /// The group of feature `index` (in range).
+    #[inline(always)]
+    fn group_of(&self, index: u32) -> usize {
+        match self.term_groups.iter().find(|&&(end, _)| index < end) {
+            Some(&(_, group)) => group as usize,
             None => 0,
         }
     }
 
     #[inline(always)]
-    fn slot_start(&self, ply: usize, part: usize, p: usize) -> usize {
-        ((ply * self.parts.len() + part) * 2 + p) * self.l1
+    fn slot_start(&self, ply: usize, p: usize) -> usize {
+        (ply * 2 + p) * self.l1
     }
 
-    /// Where the PSQT sums of `ply`, `part` and `p` start in `psqt`.
+    /// Where the PSQT sums of `ply` and `p` start in `psqt`.
     #[inline(always)]
-    fn psqt_start(&self, ply: usize, part: usize, p: usize) -> usize {
-        ((ply * self.parts.len() + part) * 2 + p) * self.buckets
+    fn psqt_start(&self, ply: usize, p: usize) -> usize {
+        (ply * 2 + p) * self.buckets
     }
 
-    fn slot(&self, ply: usize, part: usize, p: usize) -> &[i16] {
-        let start = self.slot_start(ply, part, p);
+    fn slot(&self, ply: usize, p: usize) -> &[i16] {
+        let start = self.slot_start(ply, p);
         &self.acc[start..start + self.l1]
     }
 
-    fn slot_mut(&mut self, ply: usize, part: usize, p: usize) -> &mut [i16] {
-        let start = self.slot_start(ply, part, p);
+    fn slot_mut(&mut self, ply: usize, p: usize) -> &mut [i16] {
+        let start = self.slot_start(ply, p);
         &mut self.acc[start..start + self.l1]
     }
 
@@ -364,82 +376,86 @@ impl<'a> AccumulatorStack<'a> {
         self.counts.fill(0);
         self.boards[0] = *board;
         for p in Color::ALL {
-            for part in 0..self.parts.len() {
-                if let Err(e) = self.refresh(p, part, board, 0) {
-                    self.counts.fill(0);
-                    return Err(e);
-                }
-            }
-            if self.parts.len() > 1 {
-                self.add_part(p, 0, None);
+            if let Err(e) = self.refresh(p, board, 0) {
+                self.counts.fill(0);
+                return Err(e);
             }
         }
         Ok(())
     }
 
-    /// Counts the indices of `part`'s terms on `board` for `p` (logging the increments when
-    /// `ply > 0`) and writes ply `ply`'s accumulator of `part` and `p` as its start (`b1` for
-    /// part 0, zero for the others) plus the rows of the distinct indices.
-    fn refresh(
-        &mut self,
-        p: Color,
-        part: usize,
-        board: &Board,
-        ply: usize,
-    ) -> Result<(), EvalError> {
+    /// Writes ply `ply`'s accumulator of `p` for `board`: `b1` plus the rows of the distinct
+    /// indices, counted (the increments logged when `ply > 0`). After a move (`ply > 0`) group
+    /// 0's terms come from the cache when it is on and engaged; the other terms are summed.
+    fn refresh(&mut self, p: Color, board: &Board, ply: usize) -> Result<(), EvalError> {
         let set: &FeatureSet = self.nnue.features();
         let net = self.nnue.arranged().network();
-        let mask = self.parts[part].mask;
-        let start = self.slot_start(ply, part, p.index());
-        let psqt_at = self.psqt_start(ply, part, p.index());
-        if let (Some(cache), Some(king), true) =
-            (&mut self.parts[part].cache, board.king(p), ply > 0)
+        let start = self.slot_start(ply, p.index());
+        let psqt_at = self.psqt_start(ply, p.index());
+        let b = self.buckets;
+        let zero = [0i32; crate::shape::MAX_BUCKETS];
+        // Group 0 from the cache, into the slot (one group) or the scratch (two).
+        let mut from_cache = false;
+        if let (Some(cache), Some(king), true) = (&mut self.cache, board.king(p), ply > 0)
             && cache.engaged()
         {
-            // A binary, piecewise part: no counts to keep, and only the changed pieces to ask for.
-            let dst = &mut self.acc[start..start + self.l1];
-            let psqt = &mut self.psqt[psqt_at..psqt_at + self.buckets];
+            let mask = self.groups[0].mask;
+            let (dst, psqt) = match self.groups.len() {
+                1 => (
+                    &mut self.acc[start..start + self.l1],
+                    &mut self.psqt[psqt_at..psqt_at + b],
+                ),
+                _ => (&mut self.group0[0][..], &mut self.group0_psqt[0][..b]),
+            };
             let rows = cache.refresh(self.kernels, set, mask, net, p, king, board, (dst, psqt))?;
             self.stats.refresh_rows += rows as u64;
-            return Ok(());
+            if self.groups.len() == 1 {
+                return Ok(());
+            }
+            from_cache = true;
         }
+        let mask = match from_cache {
+            true => self.groups[1].mask,
+            false => u64::MAX,
+        };
         self.active.clear();
         set.active_terms(board, p, mask, &mut self.active)?;
         let base = p.index() * self.n;
-        let counted = self.parts[part].counted;
-        self.rows[part].clear();
+        self.rows.clear();
         match net.w1().single_type() {
             // Binary terms of a layer of one type: the indices are the rows.
-            Some(ty) if !counted => {
+            Some(ty) if self.counts.is_empty() => {
                 self.all_in_range(&self.active)?;
-                self.rows[part].extend_single(ty, &self.active, &[]);
+                self.rows.extend_single(ty, &self.active, &[]);
             }
             _ => {
                 for k in 0..self.active.len() {
                     let index = self.active[k];
+                    let counted = self.is_counted(index);
                     if self.bump(p, base, index, ply > 0, counted)? == 1 {
-                        self.rows[part].add(net.w1(), index);
+                        self.rows.add(net.w1(), index);
                     }
                 }
             }
         }
         let dst = &mut self.acc[start..start + self.l1];
-        let origin = if part == 0 { net.b1() } else { &self.zeros[..] };
-        self.kernels.update(dst, origin, net.w1(), &self.rows[part]);
-        if self.buckets > 0 {
-            // PSQT has no bias: every part starts from zero.
-            let dst = &mut self.psqt[psqt_at..psqt_at + self.buckets];
-            let zero = [0i32; crate::shape::MAX_BUCKETS];
-            self.rows[part].apply_psqt(dst, &zero[..self.buckets], net.psqt_rows());
+        let psqt = &mut self.psqt[psqt_at..psqt_at + b];
+        let (origin, psqt_origin) = match from_cache {
+            true => (&self.group0[0][..], &self.group0_psqt[0][..b]),
+            false => (net.b1(), &zero[..b]),
+        };
+        self.kernels.update(dst, origin, net.w1(), &self.rows);
+        if b > 0 {
+            self.rows.apply_psqt(psqt, psqt_origin, net.psqt_rows());
         }
         if ply > 0 {
-            self.stats.refresh_rows += self.rows[part].len() as u64;
+            self.stats.refresh_rows += self.rows.len() as u64;
         }
         Ok(())
     }
 
-    /// Increments a count (logged if `log`) of a part that keeps them (`counted`); returns the
-    /// new count (1 for a binary part, which keeps none).
+    /// Increments a count (logged if `log`) of a group that keeps them (`counted`); returns the
+    /// new count (1 for a binary group, which keeps none).
     #[inline(always)]
     fn bump(
         &mut self,
@@ -462,8 +478,8 @@ impl<'a> AccumulatorStack<'a> {
         Ok(new)
     }
 
-    /// Decrements a count (always logged) of a part that keeps them (`counted`); returns the new
-    /// count (0 for a binary part).
+    /// Decrements a count (always logged) of a group that keeps them (`counted`); returns the
+    /// new count (0 for a binary group).
     #[inline(always)]
     fn drop_count(
         &mut self,
@@ -533,8 +549,9 @@ impl<'a> AccumulatorStack<'a> {
         Ok(())
     }
 
-    /// Writes perspective `p` of ply + 1: each part refreshed if one of its terms asks for it,
-    /// else updated from the delta buffer.
+    /// Writes perspective `p` of ply + 1: updated from the delta buffer when no term asks for a
+    /// refresh; a king move that refreshes group 0 alone through the cache (the hybrid update);
+    /// else refreshed.
     fn push_perspective(
         &mut self,
         p: Color,
@@ -546,236 +563,173 @@ impl<'a> AccumulatorStack<'a> {
         } else {
             0
         };
-        let stale = |part: &Part| part.mask & refresh != 0;
-        if self.parts.iter().all(|part| !stale(part)) {
-            return self.update_child(p, u64::MAX);
-        }
-        let fresh: u64 = self
-            .parts
-            .iter()
-            .filter(|&part| !stale(part))
-            .fold(0, |m, part| m | part.mask);
-        if fresh != 0 {
-            self.update_child(p, fresh)?;
-        }
-        for part in 0..self.parts.len() {
-            if stale(&self.parts[part]) {
-                self.refresh_child(p, part, before, after)?;
-            }
-        }
-        // Part 0's slot holds the sum: part 0 refreshed holds part 0 alone, to which part 1's
-        // new accumulator is added; part 1 alone refreshed leaves the old part 1 in the sum,
-        // replaced by the new one.
-        let child = self.ply + 1;
-        if self.parts.len() == 1 {
+        let stale = |group: &Group| group.mask & refresh != 0;
+        if !self.groups.iter().any(stale) {
+            self.list_delta_rows(p, u64::MAX)?;
+            self.apply_rows(p);
             return Ok(());
         }
-        match stale(&self.parts[0]) {
-            true => self.add_part(p, child, None),
-            false => self.add_part(p, child, Some(self.ply)),
+        if self.groups.len() == 2
+            && !stale(&self.groups[1])
+            && self.cache.is_some()
+            && let (Some(old), Some(new)) = (before.king(p), after.king(p))
+        {
+            return self.king_move_child(p, (before, old), (after, new));
         }
-        Ok(())
+        self.refresh_child(p, before, after)
     }
 
-    /// Adds part 1's accumulator and PSQT sums of `ply` to the sum in part 0's slot of `ply`,
-    /// less those of ply `replaced` if given (the part 1 the sum held until then).
-    fn add_part(&mut self, p: Color, ply: usize, replaced: Option<usize>) {
-        let (l1, b, p) = (self.l1, self.buckets, p.index());
-        let (sum, part) = (self.slot_start(ply, 0, p), self.slot_start(ply, 1, p));
-        let old = replaced.map(|r| self.slot_start(r, 1, p));
-        for k in 0..l1 {
-            let out = old.map_or(0, |o| self.acc[o + k]);
-            self.acc[sum + k] = self.acc[sum + k]
-                .wrapping_add(self.acc[part + k])
-                .wrapping_sub(out);
-        }
-        let (sum, part) = (self.psqt_start(ply, 0, p), self.psqt_start(ply, 1, p));
-        let old = replaced.map(|r| self.psqt_start(r, 1, p));
-        for k in 0..b {
-            let out = old.map_or(0, |o| self.psqt[o + k]);
-            self.psqt[sum + k] = self.psqt[sum + k]
-                .wrapping_add(self.psqt[part + k])
-                .wrapping_sub(out);
-        }
-    }
-
-    /// Incremental update of perspective `p` from the delta buffer into ply + 1, for the parts
-    /// whose terms are all in `mask` (`u64::MAX`: every part).
+    /// Lists in `rows` the rows of the delta buffer's indices for `p` of the groups whose terms
+    /// are in `mask` (`u64::MAX`: every group), counting them where counts are kept.
     #[inline]
-    fn update_child(&mut self, p: Color, mask: u64) -> Result<(), EvalError> {
+    fn list_delta_rows(&mut self, p: Color, mask: u64) -> Result<(), EvalError> {
         let base = p.index() * self.n;
         let net = self.nnue.arranged().network();
-        let split = self.parts.len() > 1;
-        self.rows.iter_mut().for_each(RowLists::clear);
-        if !split && !self.parts[0].counted {
-            // One part, binary counts (the thesis's and Stockfish's sets): the delta's indices
-            // are the rows themselves.
-            let (w1, n) = (net.w1(), self.n as u32);
-            if let Some(ty) = w1.single_type() {
-                let (added, removed) = (self.delta.added(p), self.delta.removed(p));
-                self.all_in_range(added.iter().chain(removed))?;
-                self.rows[0].extend_single(ty, added, removed);
-                self.apply_rows(p, 0);
-                return Ok(());
-            }
-            let rows = &mut self.rows[0];
-            for (&index, add) in self
-                .delta
-                .added(p)
-                .iter()
-                .map(|i| (i, true))
-                .chain(self.delta.removed(p).iter().map(|i| (i, false)))
-            {
-                if index >= n {
-                    return Err(EvalError::IndexOutOfRange { index, size: n });
-                }
-                if add {
-                    rows.add(w1, index);
-                } else {
-                    rows.sub(w1, index);
+        let w1 = net.w1();
+        self.rows.clear();
+        if self.counts.is_empty() && mask == u64::MAX {
+            // Binary counts (the thesis's and Stockfish's sets): the delta's indices are the
+            // rows themselves.
+            let (added, removed) = (self.delta.added(p), self.delta.removed(p));
+            self.all_in_range(added.iter().chain(removed))?;
+            match w1.single_type() {
+                Some(ty) => self.rows.extend_single(ty, added, removed),
+                None => {
+                    added.iter().for_each(|&i| self.rows.add(w1, i));
+                    removed.iter().for_each(|&i| self.rows.sub(w1, i));
                 }
             }
-            self.apply_rows(p, 0);
             return Ok(());
         }
+        let split = self.groups.len() > 1;
         let added = self.delta.added(p).len();
         for k in 0..added {
             let index = self.delta.added(p)[k];
-            let part = if split { self.part_of(index) } else { 0 };
-            if self.parts[part].mask & mask == 0 {
+            let group = if split { self.group_of(index) } else { 0 };
+            if self.groups[group].mask & mask == 0 {
                 continue;
             }
-            if self.bump(p, base, index, true, self.parts[part].counted)? == 1 {
-                self.rows[part].add(net.w1(), index);
+            if self.bump(p, base, index, true, self.groups[group].counted)? == 1 {
+                self.rows.add(w1, index);
             }
         }
         let removed = self.delta.removed(p).len();
         for k in 0..removed {
             let index = self.delta.removed(p)[k];
-            let part = if split { self.part_of(index) } else { 0 };
-            if self.parts[part].mask & mask == 0 {
+            let group = if split { self.group_of(index) } else { 0 };
+            if self.groups[group].mask & mask == 0 {
                 continue;
             }
-            if self.drop_count(p, base, index, self.parts[part].counted)? == 0 {
-                self.rows[part].sub(net.w1(), index);
+            if self.drop_count(p, base, index, self.groups[group].counted)? == 0 {
+                self.rows.sub(w1, index);
             }
-        }
-        if self.parts.len() == 1 {
-            self.apply_rows(p, 0);
-            return Ok(());
-        }
-        match (
-            self.parts[0].mask & mask != 0,
-            self.parts[1].mask & mask != 0,
-        ) {
-            // Part 1's rows into its accumulator, both parts' into the sum.
-            (true, true) => self.apply_rows_pair(p),
-            // Part 0 alone (part 1 is being refreshed): the sum is fixed up after the refresh.
-            (true, false) => self.apply_rows(p, 0),
-            // Part 1 alone (part 0 is being refreshed, which rewrites the sum).
-            (false, true) => self.apply_rows(p, 1),
-            (false, false) => {}
         }
         Ok(())
     }
 
-    /// Writes part 1 and the parts' sum of perspective `p` at ply + 1 in one pass over their
-    /// lanes ([`Kernels::update_pair`]): part 1 plus its rows, the sum plus both parts' rows.
-    fn apply_rows_pair(&mut self, p: Color) {
-        let net = self.nnue.arranged().network();
-        let (l1, b) = (self.l1, self.buckets);
-        self.stats.updates += 2;
-        self.stats.rows += (self.rows[0].len() + self.rows[1].len()) as u64;
-        let p = p.index();
-        let (sum_parent, part_parent) = (
-            self.slot_start(self.ply, 0, p),
-            self.slot_start(self.ply, 1, p),
-        );
-        let (sum_child, part_child) = (
-            self.slot_start(self.ply + 1, 0, p),
-            self.slot_start(self.ply + 1, 1, p),
-        );
-        let (head, tail) = self.acc.split_at_mut(sum_child);
-        let (sum_dst, rest) = tail.split_at_mut(l1);
-        let part_dst = &mut rest[part_child - sum_child - l1..][..l1];
-        self.kernels.update_pair(
-            (sum_dst, &head[sum_parent..sum_parent + l1]),
-            (part_dst, &head[part_parent..part_parent + l1]),
-            net.w1(),
-            (&self.rows[0], &self.rows[1]),
-        );
-        if b > 0 {
-            let (sum_parent, part_parent) = (
-                self.psqt_start(self.ply, 0, p),
-                self.psqt_start(self.ply, 1, p),
-            );
-            let (sum_child, part_child) = (
-                self.psqt_start(self.ply + 1, 0, p),
-                self.psqt_start(self.ply + 1, 1, p),
-            );
-            let (head, tail) = self.psqt.split_at_mut(sum_child);
-            let (sum_dst, rest) = tail.split_at_mut(b);
-            let part_dst = &mut rest[part_child - sum_child - b..][..b];
-            let rows = net.psqt_rows();
-            self.rows[1].apply_psqt(part_dst, &head[part_parent..part_parent + b], rows);
-            self.rows[0].apply_psqt(sum_dst, &head[sum_parent..sum_parent + b], rows);
-            // Part 1's rows: what part 1 moved by.
-            for ((s, &n), &o) in sum_dst
-                .iter_mut()
-                .zip(&*part_dst)
-                .zip(&head[part_parent..part_parent + b])
-            {
-                *s = s.wrapping_add(n.wrapping_sub(o));
-            }
-        }
-    }
-
-    /// Writes `part` of perspective `p` at ply + 1: ply's accumulator (and PSQT sums) plus the
-    /// rows listed for the part.
+    /// Writes perspective `p` at ply + 1: ply's accumulator (and PSQT sums) plus the rows
+    /// listed.
     #[inline]
-    fn apply_rows(&mut self, p: Color, part: usize) {
+    fn apply_rows(&mut self, p: Color) {
         let net = self.nnue.arranged().network();
         self.stats.updates += 1;
-        self.stats.rows += self.rows[part].len() as u64;
-        let parent = self.slot_start(self.ply, part, p.index());
-        let child = self.slot_start(self.ply + 1, part, p.index());
+        self.stats.rows += self.rows.len() as u64;
+        let parent = self.slot_start(self.ply, p.index());
+        let child = self.slot_start(self.ply + 1, p.index());
+        if self.buckets > 0 {
+            self.rows.prefetch_psqt(net.psqt_rows(), self.buckets);
+        }
         let (head, tail) = self.acc.split_at_mut(child);
         self.kernels.update(
             &mut tail[..self.l1],
             &head[parent..parent + self.l1],
             net.w1(),
-            &self.rows[part],
+            &self.rows,
         );
         if self.buckets > 0 {
             let b = self.buckets;
-            let parent = self.psqt_start(self.ply, part, p.index());
-            let child = self.psqt_start(self.ply + 1, part, p.index());
+            let parent = self.psqt_start(self.ply, p.index());
+            let child = self.psqt_start(self.ply + 1, p.index());
             let (head, tail) = self.psqt.split_at_mut(child);
-            self.rows[part].apply_psqt(&mut tail[..b], &head[parent..parent + b], net.psqt_rows());
+            self.rows
+                .apply_psqt(&mut tail[..b], &head[parent..parent + b], net.psqt_rows());
         }
     }
 
-    /// Full recomputation of `part` of perspective `p` into ply + 1: the counts of `before` are
-    /// taken out (logged) and those of `after` put in (logged).
-    fn refresh_child(
+    /// The hybrid update of a king move that refreshes group 0 alone (Stockfish's
+    /// `update_accumulator_hybrid`): group 0 of `before` with `p`'s king on `old` and of
+    /// `after` with it on `new`, both from the cache (each entry brought up to its board), and
+    /// ply + 1 = ply − the first + the second + group 1's delta rows. Always through the cache:
+    /// even two missed entries cost fewer rows than a refresh of both groups.
+    fn king_move_child(
         &mut self,
         p: Color,
-        part: usize,
-        before: &Board,
-        after: &Board,
+        (before, old): (&Board, plugin_api::Square),
+        (after, new): (&Board, plugin_api::Square),
     ) -> Result<(), EvalError> {
-        if self.parts[part].counted {
+        self.list_delta_rows(p, self.groups[1].mask)?;
+        let nnue = self.nnue;
+        let (set, net) = (nnue.features(), nnue.arranged().network());
+        let (l1, b, mask) = (self.l1, self.buckets, self.groups[0].mask);
+        let (parent, child) = (
+            self.slot_start(self.ply, p.index()),
+            self.slot_start(self.ply + 1, p.index()),
+        );
+        let (psqt_parent, psqt_child) = (
+            self.psqt_start(self.ply, p.index()),
+            self.psqt_start(self.ply + 1, p.index()),
+        );
+        let cache = self.cache.as_mut().expect("the caller checked the cache");
+        let [was, now] = &mut self.group0;
+        let [was_psqt, now_psqt] = &mut self.group0_psqt;
+        let (was_psqt, now_psqt) = (&mut was_psqt[..b], &mut now_psqt[..b]);
+        let k = self.kernels;
+        let rows = cache.refresh(k, set, mask, net, p, old, before, (was, was_psqt))?
+            + cache.refresh(k, set, mask, net, p, new, after, (now, now_psqt))?;
+        self.stats.refresh_rows += rows as u64;
+        self.stats.hybrids += 1;
+        self.stats.rows += self.rows.len() as u64;
+        // now += parent − was: the parent with group 0 replaced.
+        let (head, tail) = self.acc.split_at_mut(child);
+        for ((n, &w), &a) in now.iter_mut().zip(&was[..]).zip(&head[parent..parent + l1]) {
+            *n = n.wrapping_add(a.wrapping_sub(w));
+        }
+        k.update(&mut tail[..l1], now, net.w1(), &self.rows);
+        if b > 0 {
+            let (head, tail) = self.psqt.split_at_mut(psqt_child);
+            for ((n, &w), &a) in now_psqt
+                .iter_mut()
+                .zip(&*was_psqt)
+                .zip(&head[psqt_parent..])
+            {
+                *n = n.wrapping_add(a.wrapping_sub(w));
+            }
+            self.rows
+                .apply_psqt(&mut tail[..b], now_psqt, net.psqt_rows());
+        }
+        Ok(())
+    }
+
+    /// Full recomputation of perspective `p` into ply + 1: the counts of `before` are taken out
+    /// (logged) and those of `after` put in (logged).
+    fn refresh_child(&mut self, p: Color, before: &Board, after: &Board) -> Result<(), EvalError> {
+        if !self.counts.is_empty() {
             let set = self.nnue.features();
             let base = p.index() * self.n;
+            let mask = self
+                .groups
+                .iter()
+                .filter(|group| group.counted)
+                .fold(0, |m, group| m | group.mask);
             self.active.clear();
-            set.active_terms(before, p, self.parts[part].mask, &mut self.active)?;
+            set.active_terms(before, p, mask, &mut self.active)?;
             for k in 0..self.active.len() {
                 let index = self.active[k];
                 self.drop_count(p, base, index, true)?;
             }
         }
         self.stats.refreshes += 1;
-        self.refresh(p, part, after, self.ply + 1)
+        self.refresh(p, after, self.ply + 1)
     }
 
     /// Undoes the last [`push`](Self::push). Panics at the root.
@@ -812,7 +766,7 @@ impl<'a> AccumulatorStack<'a> {
 
 impl AccumulatorStack<'_> {
     /// The layers' inputs: both perspectives' accumulators (White's L1 values, then Black's)
-    /// and PSQT sums (White's B, then Black's), with two parts their sum; the stack's scratch; the
+    /// and PSQT sums (White's B, then Black's), with two groups their sum; the stack's scratch; the
     /// side to move and the piece count.
     #[inline]
     fn forward_inputs(&mut self) -> (&[i16], &[i32], &mut ForwardScratch, Color, u32) {
@@ -825,10 +779,9 @@ impl AccumulatorStack<'_> {
         };
         let stm = board.turn;
         let (l1, b) = (self.l1, self.buckets);
-        // Part 0's slots (with two parts, their sum): both perspectives are contiguous
-        // (perspective is the innermost index).
-        let start = self.slot_start(self.ply, 0, 0);
-        let at = self.psqt_start(self.ply, 0, 0);
+        // Both perspectives are contiguous (perspective is the innermost index).
+        let start = self.slot_start(self.ply, 0);
+        let at = self.psqt_start(self.ply, 0);
         (
             &self.acc[start..start + 2 * l1],
             &self.psqt[at..at + 2 * b],
@@ -865,15 +818,16 @@ impl AccumulatorStack<'_> {
     }
 }
 
-/// The parts of `set` and, with two, each term's end and part in index order.
+/// The groups of `set`, with two each term's end and group in index order, and whether group
+/// 0 can use a [`RefreshCache`].
 ///
-/// Terms a [`RefreshCache`] can serve are binary and piecewise (its refreshes diff pieces); it
-/// pays when one of them is refreshed on own king moves. A set whose terms can all be served
-/// is one part with a cache if it has such a term; a set that mixes them with others
-/// (threats, which are not piecewise) is split in two when it has such a term and at most 64
-/// terms, so that a king move refreshes only the first part, through the cache, and the
-/// others keep their incremental updates; otherwise it is one part without a cache.
-fn split_terms(set: &FeatureSet) -> (Vec<Part>, Vec<(u32, u8)>) {
+/// Terms a cache can serve are binary and piecewise (its refreshes diff pieces); it pays when
+/// one of them is refreshed on own king moves. A set whose terms can all be served is one
+/// group with a cache if it has such a term; a set that mixes them with others (threats, which
+/// are not piecewise) is split in two when it has such a term and at most 64 terms, so that a
+/// king move refreshes only the first group, through the cache, and the others keep their
+/// incremental updates; otherwise it is one group without a cache.
+fn split_terms(set: &FeatureSet) -> (Vec<Group>, Vec<(u32, u8)>, bool) {
     let terms = set.terms();
     let servable = |t: &plugin_api::Term| t.binary() && t.piecewise();
     let king_moved = |t: &plugin_api::Term| t.refresh_trigger() == RefreshTrigger::OwnKingMove;
@@ -887,35 +841,29 @@ fn split_terms(set: &FeatureSet) -> (Vec<Part>, Vec<(u32, u8)>) {
     let (served, other) = (mask_of(true), mask_of(false));
     let pays = terms.iter().any(|t| servable(t) && king_moved(t));
     if other == 0 || served == 0 || !pays || terms.len() > 64 {
-        let part = Part {
+        let group = Group {
             mask: u64::MAX,
-            cache: None,
-            cacheable: other == 0
-                && set.binary()
-                && set.refresh_trigger() == RefreshTrigger::OwnKingMove,
             counted: !set.binary(),
         };
-        return (vec![part], Vec::new());
+        let cacheable =
+            other == 0 && set.binary() && set.refresh_trigger() == RefreshTrigger::OwnKingMove;
+        return (vec![group], Vec::new(), cacheable);
     }
-    let parts = vec![
-        Part {
+    let groups = vec![
+        Group {
             mask: served,
-            cache: None,
-            cacheable: true,
             counted: false,
         },
-        Part {
+        Group {
             mask: other,
-            cache: None,
-            cacheable: false,
             counted: terms.iter().any(|t| !servable(t) && !t.binary()),
         },
     ];
-    let term_parts = terms
+    let term_groups = terms
         .iter()
         .map(|t| (t.offset + t.size, u8::from(!servable(t))))
         .collect();
-    (parts, term_parts)
+    (groups, term_groups, true)
 }
 
 /// An empty board, White to move (the root of a fresh stack).

@@ -402,6 +402,25 @@ impl RowLists {
         self.apply_psqt_into(dst, None, src, psqt);
     }
 
+    /// Asks for the PSQT rows of `buckets` sums that [`apply_psqt`](Self::apply_psqt) will read
+    /// (one cache line each), so that their misses overlap with the accumulator's update in
+    /// between; nothing on other architectures than x86-64.
+    #[inline]
+    pub fn prefetch_psqt(&self, psqt: &[AlignedVec<i32>; 2], buckets: usize) {
+        #[cfg(target_arch = "x86_64")]
+        for ((add, sub), rows) in self.add.iter().zip(&self.sub).zip(psqt) {
+            for &row in add.iter().chain(sub) {
+                let at = rows.as_ptr().wrapping_add(row as usize * buckets);
+                // SAFETY: SSE is part of x86-64; a prefetch never faults.
+                unsafe {
+                    std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(at.cast())
+                };
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (psqt, buckets);
+    }
+
     /// [`apply_psqt`](Self::apply_psqt) that also writes the sums to `copy` (the refresh
     /// cache's entry) from the registers that hold them: copying `dst` afterwards reads back
     /// stores still on their way to memory, one wide load over several narrow stores, and

@@ -219,61 +219,6 @@ impl Kernels {
         self.update_into(dst, Some(entry), None, w1, row_lists);
     }
 
-    /// Two accumulators in one pass over their lanes, the rows of `both` read once for both:
-    /// `part = part_src + both` and `sum = sum_src + own + both` (a two-part set's part 1 and
-    /// the parts' sum, `own` being part 0's rows; Stockfish's `apply_combined` likewise applies
-    /// its HalfKAv2_hm and threat rows in one pass).
-    #[inline]
-    pub fn update_pair(
-        self,
-        (sum, sum_src): (&mut [i16], &[i16]),
-        (part, part_src): (&mut [i16], &[i16]),
-        w1: &FirstLayer,
-        (own, both): (&RowLists, &RowLists),
-    ) {
-        let l1 = sum.len();
-        assert!(l1 == w1.l1() && l1.is_multiple_of(32));
-        assert!(sum_src.len() == l1 && part.len() == l1 && part_src.len() == l1);
-        let rows = |lists| Rows {
-            w1,
-            lists,
-            copy: std::ptr::null_mut(),
-        };
-        let (own, both) = (rows(own), rows(both));
-        for r in [&own, &both] {
-            assert!(
-                r.lists.end(WeightType::I16) as usize * l1 <= r.wide().len()
-                    && r.lists.end(WeightType::I8) as usize * l1 <= r.narrow().len(),
-                "feature row out of range"
-            );
-        }
-        match self.level {
-            SimdLevel::Scalar => {
-                // SAFETY: the sources are slices apart from the destinations.
-                unsafe {
-                    update_scalar(part, part_src.as_ptr(), &both);
-                    update_scalar(sum, sum_src.as_ptr(), &own);
-                }
-                // `both`'s rows are what part 1 moved by (wrapping, as every sum here).
-                for ((s, &p), &q) in sum.iter_mut().zip(&*part).zip(part_src) {
-                    *s = s.wrapping_add(p.wrapping_sub(q));
-                }
-            }
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: the level was checked against the CPU; lengths and indices checked above.
-            SimdLevel::Avx2 => unsafe {
-                x86::update_pair_avx2((sum, sum_src), (part, part_src), (&own, &both))
-            },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as above.
-            SimdLevel::Avx512 | SimdLevel::Avx512Vnni => unsafe {
-                x86::update_pair_avx512((sum, sum_src), (part, part_src), (&own, &both))
-            },
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => unreachable!("only the scalar kernels exist on this architecture"),
-        }
-    }
-
     /// `dst = src + rows` and, with `copy`, `copy = dst`; without `src`, `copy` is the source.
     #[inline]
     fn update_into(
@@ -514,10 +459,29 @@ mod x86 {
         }
     }
 
+    /// Asks for the first cache line of every listed row before the tiles read them, so that
+    /// the rows' misses (threat rows lie anywhere in tens of megabytes) overlap instead of
+    /// waiting one after another (Stockfish prefetches each threat row as it lists it,
+    /// `FullThreats::append_changed_indices`).
+    #[inline(always)]
+    fn prefetch_rows(rows: &Rows, l1: usize) {
+        let (wide, narrow) = (rows.wide().as_ptr(), rows.narrow().as_ptr());
+        // SAFETY: a prefetch never faults; the addresses are computed without dereferencing.
+        unsafe {
+            for &i in rows.add16().iter().chain(rows.sub16()) {
+                _mm_prefetch::<_MM_HINT_T0>(wide.wrapping_add(i as usize * l1).cast());
+            }
+            for &i in rows.add8().iter().chain(rows.sub8()) {
+                _mm_prefetch::<_MM_HINT_T0>(narrow.wrapping_add(i as usize * l1));
+            }
+        }
+    }
+
     /// AVX2 accumulator update: tiles of 128 lanes (8 registers), then tiles of 32.
     #[target_feature(enable = "avx2")]
     pub unsafe fn update_avx2(dst: &mut [i16], src: *const i16, rows: &Rows) {
         let l1 = dst.len();
+        prefetch_rows(rows, l1);
         // Sets without i8 rows (all but the threat sets) take tiles without their loops.
         let narrow = !(rows.add8().is_empty() && rows.sub8().is_empty());
         let (d, s) = (dst.as_mut_ptr(), src);
@@ -601,202 +565,22 @@ mod x86 {
         }
     }
 
-    /// Adds (`SIGN` 1) or subtracts (-1) the wide and narrow rows of `rows` at `off` into every
-    /// register of each of `regs` (one load per row and register, used for all of them): the
-    /// inner loop of the pair updates, for a vector type `V` of `LANES` `i16` lanes.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn apply_rows_to<V: Copy, const R: usize, const N: usize>(
-        regs: [&mut [V; R]; N],
-        rows: &Rows,
-        l1: usize,
-        off: usize,
-        lanes: usize,
-        load16: impl Fn(*const i16) -> V,
-        load8: impl Fn(*const i8) -> V,
-        add: impl Fn(V, V) -> V,
-        sub: impl Fn(V, V) -> V,
-    ) {
-        let (wide, narrow) = (rows.wide().as_ptr(), rows.narrow().as_ptr());
-        let mut regs = regs;
-        // SAFETY (whole body): the caller guarantees off + lanes·R <= l1 and valid row indices.
-        unsafe {
-            for &i in rows.add16() {
-                let row = wide.add(i as usize * l1 + off);
-                for k in 0..R {
-                    let w = load16(row.add(lanes * k));
-                    for r in regs.iter_mut() {
-                        r[k] = add(r[k], w);
-                    }
-                }
-            }
-            for &i in rows.sub16() {
-                let row = wide.add(i as usize * l1 + off);
-                for k in 0..R {
-                    let w = load16(row.add(lanes * k));
-                    for r in regs.iter_mut() {
-                        r[k] = sub(r[k], w);
-                    }
-                }
-            }
-            for &i in rows.add8() {
-                let row = narrow.add(i as usize * l1 + off);
-                for k in 0..R {
-                    let w = load8(row.add(lanes * k));
-                    for r in regs.iter_mut() {
-                        r[k] = add(r[k], w);
-                    }
-                }
-            }
-            for &i in rows.sub8() {
-                let row = narrow.add(i as usize * l1 + off);
-                for k in 0..R {
-                    let w = load8(row.add(lanes * k));
-                    for r in regs.iter_mut() {
-                        r[k] = sub(r[k], w);
-                    }
-                }
-            }
-        }
-    }
-
-    /// One tile of the pair update at `off`: `N` registers of `lanes` lanes per accumulator
-    /// (`off + N · lanes <= L1`; the row indices checked by the caller).
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn pair_tile<V: Copy, const N: usize>(
-        (sum, sum_src): (*mut i16, *const i16),
-        (part, part_src): (*mut i16, *const i16),
-        (own, both): (&Rows, &Rows),
-        (l1, off, lanes): (usize, usize, usize),
-        load16: impl Fn(*const i16) -> V + Copy,
-        load8: impl Fn(*const i8) -> V + Copy,
-        store: impl Fn(*mut i16, V) + Copy,
-        add: impl Fn(V, V) -> V + Copy,
-        sub: impl Fn(V, V) -> V + Copy,
-    ) {
-        // SAFETY: every lane read or written lies below `off + N · lanes <= l1` of slices of L1
-        // values (the caller's guarantee).
-        unsafe {
-            let mut s: [V; N] = std::array::from_fn(|k| load16(sum_src.add(off + lanes * k)));
-            let mut p: [V; N] = std::array::from_fn(|k| load16(part_src.add(off + lanes * k)));
-            apply_rows_to([&mut s], own, l1, off, lanes, load16, load8, add, sub);
-            apply_rows_to(
-                [&mut s, &mut p],
-                both,
-                l1,
-                off,
-                lanes,
-                load16,
-                load8,
-                add,
-                sub,
-            );
-            for k in 0..N {
-                store(sum.add(off + lanes * k), s[k]);
-                store(part.add(off + lanes * k), p[k]);
-            }
-        }
-    }
-
-    /// The pair update's loop, for a vector type `V` of `lanes` `i16` lanes: tiles of `R`
-    /// registers per accumulator, then tiles of `T` (`T · lanes` = 32) up to L1.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn pair_tiles<V: Copy, const R: usize, const T: usize>(
-        (sum, sum_src): (&mut [i16], &[i16]),
-        (part, part_src): (&mut [i16], &[i16]),
-        rows: (&Rows, &Rows),
-        lanes: usize,
-        load16: impl Fn(*const i16) -> V + Copy,
-        load8: impl Fn(*const i8) -> V + Copy,
-        store: impl Fn(*mut i16, V) + Copy,
-        add: impl Fn(V, V) -> V + Copy,
-        sub: impl Fn(V, V) -> V + Copy,
-    ) {
-        let l1 = sum.len();
-        let s = (sum.as_mut_ptr(), sum_src.as_ptr());
-        let p = (part.as_mut_ptr(), part_src.as_ptr());
-        let tiles = l1 / (lanes * R) * (lanes * R);
-        // SAFETY: each tile lies below l1 (tiles of R up to `tiles`, then of T = 32 lanes, L1
-        // being a multiple of 32).
-        unsafe {
-            for off in (0..tiles).step_by(lanes * R) {
-                let at = (l1, off, lanes);
-                pair_tile::<V, R>(s, p, rows, at, load16, load8, store, add, sub);
-            }
-            for off in (tiles..l1).step_by(lanes * T) {
-                let at = (l1, off, lanes);
-                pair_tile::<V, T>(s, p, rows, at, load16, load8, store, add, sub);
-            }
-        }
-    }
-
-    /// [`Kernels::update_pair`](super::Kernels::update_pair) with AVX2: tiles of 64 lanes, the
-    /// two accumulators' 8 registers and the rows' loads in the 16 of the ISA.
-    #[target_feature(enable = "avx2")]
-    pub unsafe fn update_pair_avx2(
-        sum: (&mut [i16], &[i16]),
-        part: (&mut [i16], &[i16]),
-        rows: (&Rows, &Rows),
-    ) {
-        // SAFETY: AVX2 is enabled here; the pointers are the loop's, inside their slices.
-        unsafe {
-            pair_tiles::<__m256i, 4, 2>(
-                sum,
-                part,
-                rows,
-                16,
-                |p| _mm256_loadu_si256(p.cast()),
-                |p| _mm256_cvtepi8_epi16(_mm_loadu_si128(p.cast())),
-                |p, v| _mm256_storeu_si256(p.cast(), v),
-                |a, b| _mm256_add_epi16(a, b),
-                |a, b| _mm256_sub_epi16(a, b),
-            )
-        }
-    }
-
-    /// [`update_pair_avx2`] with AVX-512: tiles of 256 lanes, 16 of the 32 registers for the
-    /// two accumulators.
-    #[target_feature(enable = "avx512f,avx512bw,avx2")]
-    pub unsafe fn update_pair_avx512(
-        sum: (&mut [i16], &[i16]),
-        part: (&mut [i16], &[i16]),
-        rows: (&Rows, &Rows),
-    ) {
-        // SAFETY: AVX-512 BW is enabled here; the pointers are the loop's, inside their slices.
-        unsafe {
-            pair_tiles::<__m512i, 8, 1>(
-                sum,
-                part,
-                rows,
-                32,
-                |p| _mm512_loadu_si512(p.cast()),
-                |p| _mm512_cvtepi8_epi16(_mm256_loadu_si256(p.cast())),
-                |p, v| _mm512_storeu_si512(p.cast(), v),
-                |a, b| _mm512_add_epi16(a, b),
-                |a, b| _mm512_sub_epi16(a, b),
-            )
-        }
-    }
-
-    /// AVX-512 accumulator update: tiles of 512 lanes (16 of the 32 registers, so an L1 of 512
-    /// — the thesis networks — reads each row once, front to back), then of 256, then of 32.
+    /// AVX-512 accumulator update: tiles of 1024 lanes (all 32 registers, so an L1 of 1024 —
+    /// Stockfish 15.1's network — reads each row once; `i16` rows are added from memory) when
+    /// no `i8` row is listed, else of 512 (16 registers, the others for widening the `i8`
+    /// rows: Stockfish's tile), then of 256, then of 32.
     #[target_feature(enable = "avx512f,avx512bw")]
     pub unsafe fn update_avx512(dst: &mut [i16], src: *const i16, rows: &Rows) {
         let l1 = dst.len();
+        prefetch_rows(rows, l1);
         // Sets without i8 rows (all but the threat sets) take tiles without their loops.
         let narrow = !(rows.add8().is_empty() && rows.sub8().is_empty());
         let (d, s) = (dst.as_mut_ptr(), src);
         let mut off = 0;
         // SAFETY: every tile lies inside [0, l1) (l1 is a multiple of 32).
         unsafe {
-            while off + 1024 <= l1 {
-                if narrow {
-                    tile_avx512::<32, true>(d, s, rows, l1, off);
-                } else {
-                    tile_avx512::<32, false>(d, s, rows, l1, off);
-                }
+            while !narrow && off + 1024 <= l1 {
+                tile_avx512::<32, false>(d, s, rows, l1, off);
                 off += 1024;
             }
             while off + 512 <= l1 {
