@@ -11,3 +11,4 @@ pub mod sprt;
 pub mod time_control;
 pub mod tournament;
 pub mod uci;
+pub mod workers;

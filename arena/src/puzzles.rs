@@ -488,7 +488,7 @@ pub fn solve_all(
     threads: usize,
     progress: bool,
 ) -> Result<PuzzleReport, SolveError> {
-    let threads = threads.max(1).min(puzzles.len().max(1));
+    let threads = crate::workers::workers(threads).min(puzzles.len().max(1));
     let bar = if progress {
         let bar = ProgressBar::new(puzzles.len() as u64);
         bar.set_style(

@@ -50,7 +50,8 @@ pub struct TournamentConfig {
     pub rounds: usize,
     /// Limits, adjudication, time margin.
     pub game: GameSettings,
-    /// Games played at the same time (one worker thread each, with its own engines).
+    /// Games played at the same time (one worker thread each, with its own engines; 0: one per
+    /// core, [`crate::workers::workers`]).
     pub concurrency: usize,
     /// PGN file the games are appended to as they finish, in schedule order (a game waits
     /// for those before it).
@@ -314,7 +315,7 @@ pub fn run(
     let mut error = None;
     thread::scope(|scope| {
         let (sender, receiver) = mpsc::channel();
-        for _ in 0..config.concurrency.min(total.max(1)) {
+        for _ in 0..crate::workers::workers(config.concurrency).min(total.max(1)) {
             let sender = sender.clone();
             let (queue, abort) = (&queue, &abort);
             scope.spawn(move || worker(config, queue, abort, sender));
@@ -381,9 +382,6 @@ fn check_config(config: &TournamentConfig) -> Result<(), String> {
     }
     if config.rounds == 0 {
         return Err("rounds must be at least 1".to_string());
-    }
-    if config.concurrency == 0 {
-        return Err("concurrency must be at least 1".to_string());
     }
     let (i, n) = config.batch;
     if n == 0 || i >= n {

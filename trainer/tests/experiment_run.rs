@@ -35,10 +35,10 @@ generate = {{ games = 40, val_games = 6, nodes = 300, book = "{book}", write_min
 [evaluation.e]
 reference = "all"
 tournament = {{ rounds = 4, nodes = 300, openings = "{book}", concurrency = 2 }}
-puzzles = {{ file = "{puzzles}", count = 20, nodes = 300, threads = 2 }}
+puzzles = {{ file = "{puzzles}", count = 20, nodes = 300, threads = 0 }}
 
 [evaluation.f]
-tournament = {{ rounds = 3, nodes = 200, openings = "{book}", concurrency = 2, pairs = [["all", "all+pv"]] }}
+tournament = {{ rounds = 3, nodes = 200, openings = "{book}", concurrency = 0, pairs = [["all", "all+pv"]] }}
 speed = {{ depth = 4, repeats = 2 }}
 
 [[experiment]]

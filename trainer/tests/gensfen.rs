@@ -117,10 +117,13 @@ fn one_seed_gives_one_file_for_any_thread_count() {
     ok(&p("a.binpack"), &args);
     ok(&p("b.binpack"), &args);
     ok(&p("c.binpack"), &[&args[..], &["--threads", "2"]].concat());
+    // 0: one worker per core.
+    ok(&p("e.binpack"), &[&args[..], &["--threads", "0"]].concat());
     let a = std::fs::read(p("a.binpack")).unwrap();
     assert!(!a.is_empty());
     assert_eq!(a, std::fs::read(p("b.binpack")).unwrap(), "same seed twice");
     assert_eq!(a, std::fs::read(p("c.binpack")).unwrap(), "--threads 2");
+    assert_eq!(a, std::fs::read(p("e.binpack")).unwrap(), "--threads 0");
     ok(&p("d.binpack"), &["--games", "5", "--seed", "8"]);
     assert_ne!(a, std::fs::read(p("d.binpack")).unwrap(), "another seed");
 }

@@ -30,7 +30,7 @@ pub struct PuzzlesArgs {
     /// Search each answer to this depth.
     #[arg(long)]
     pub depth: Option<u32>,
-    /// Engine processes in parallel.
+    /// Engine processes in parallel (0: one per core).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
     /// Write per-puzzle results to this CSV file.

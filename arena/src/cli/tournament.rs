@@ -42,7 +42,7 @@ pub struct TournamentArgs {
     /// Game pairs (one opening, both colours) per pairing.
     #[arg(long, default_value_t = 1)]
     rounds: usize,
-    /// Games played in parallel.
+    /// Games played in parallel (0: one per core).
     #[arg(long, default_value_t = 1)]
     concurrency: usize,
     /// Clock: SECONDS[+INCREMENT], e.g. 10+0.1 or 60.

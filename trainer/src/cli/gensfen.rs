@@ -39,7 +39,7 @@ pub struct GensfenArgs {
     /// Network for the host's search (default: the built-in evaluation).
     #[arg(long, value_name = "FILE")]
     pub net: Option<PathBuf>,
-    /// Worker threads (one game each; the output does not depend on it).
+    /// Worker threads (one game each; 0: one per core; the output does not depend on it).
     #[arg(long, value_name = "T", default_value_t = 1, value_parser = super::thread_count)]
     pub threads: usize,
     /// Seed of all random choices: one seed, one file.
@@ -145,7 +145,7 @@ pub fn run(args: &GensfenArgs, plugin_dir: Option<&Path>) -> Result<()> {
     } else {
         String::new()
     };
-    let threads = config.threads.max(1) as f64;
+    let threads = arena::workers::workers(config.threads) as f64;
     let search_secs = s.search_time.as_secs_f64().max(1e-9);
     println!(
         "{}: {} games, {} positions, {} bytes{resumed}",

@@ -51,11 +51,7 @@ pub fn run(args: &LoadArgs, set: FeatureSet) -> Result<()> {
         on_error: args.input.on_error,
         ..LoaderConfig::default()
     };
-    let threads = if args.threads == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        args.threads
-    };
+    let threads = arena::workers::workers(args.threads);
     let start = Instant::now();
     let mut loader = BatchLoader::new(config, set)?;
     let (mut batches, mut positions, mut indices) = (0u64, 0u64, 0u64);

@@ -419,7 +419,7 @@ fn tournament_setup(
     config.opening_order = OpeningOrder::Random;
     config.seed = t.seed;
     config.rounds = t.rounds.0 as usize;
-    config.concurrency = t.concurrency.0 as usize;
+    config.concurrency = t.concurrency as usize;
     config.event = format!("trainer run: {experiment}");
     Ok(Tournament { dir, config, names })
 }
@@ -698,7 +698,7 @@ fn puzzle_stage(
         &spec,
         &all,
         search_limit(&pz.limit())?,
-        pz.threads.0 as usize,
+        pz.threads as usize,
         progress,
     )
     .map_err(anyhow::Error::msg)?;

@@ -186,9 +186,9 @@ pub struct TournamentTable {
     pub rounds: Positive,
     /// Openings (EPD or FEN per line).
     pub openings: String,
-    /// Parallel games.
-    #[serde(default = "one")]
-    pub concurrency: Positive,
+    /// Parallel games (0: one per core, [`arena::workers::workers`]).
+    #[serde(default = "one_worker")]
+    pub concurrency: u64,
     /// Hash of every engine, MiB.
     #[serde(default = "sixteen")]
     pub hash: Positive,
@@ -267,8 +267,9 @@ impl TournamentTable {
     }
 }
 
-fn one() -> Positive {
-    Positive(1)
+/// One worker: the default of `concurrency` and of the puzzles' `threads`.
+fn one_worker() -> u64 {
+    1
 }
 
 fn sixteen() -> Positive {
@@ -283,9 +284,9 @@ pub struct PuzzlesTable {
     pub file: String,
     /// The first this-many puzzles (default: all).
     pub count: Option<Positive>,
-    /// Parallel engines.
-    #[serde(default = "one")]
-    pub threads: Positive,
+    /// Parallel engines (0: one per core).
+    #[serde(default = "one_worker")]
+    pub threads: u64,
     /// Nodes per move.
     pub nodes: Option<Positive>,
     /// Depth per move.

@@ -556,11 +556,7 @@ fn gensfen_config(
         depth_max: g.depth.map(|d| d.0 as u32),
         net: g.net.as_ref().map(PathBuf::from),
         plugin_dir: plugin_dir.map(Path::to_path_buf),
-        threads: if g.threads == 0 {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        } else {
-            g.threads as usize
-        },
+        threads: g.threads as usize,
         seed,
         book: g.book.as_ref().map(PathBuf::from),
         format: Some(Format::Binpack),

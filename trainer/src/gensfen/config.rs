@@ -50,7 +50,8 @@ pub struct GensfenConfig {
     pub net: Option<PathBuf>,
     /// Where the feature plugins of `net` are (default: the usual plugin directories).
     pub plugin_dir: Option<PathBuf>,
-    /// Worker threads (one game and one search thread each); does not change the output.
+    /// Worker threads (one game and one search thread each; 0: one per core); does not change
+    /// the output.
     pub threads: usize,
     /// The seed of every random choice.
     pub seed: u64,
@@ -317,9 +318,6 @@ impl GensfenConfig {
         }
         if self.nodes == Some(0) {
             return Err("node limit must be at least 1".into());
-        }
-        if self.threads == 0 {
-            return Err("threads must be at least 1".into());
         }
         self.game.check()?;
         if self.label.net.is_some() && self.label.budget.is_none() {

@@ -345,7 +345,7 @@ fn run_workers(
     game_limit: Option<u64>,
     position_limit: Option<u64>,
 ) -> Result<()> {
-    let threads = config.threads.max(1);
+    let threads = arena::workers::workers(config.threads);
     let first = output.games;
     let next = Arc::new(AtomicU64::new(first));
     let needed = Arc::new(AtomicU64::new(first));
