@@ -367,18 +367,14 @@ mod tests {
     use std::sync::mpsc;
     use std::time::Duration;
 
-    use shakmaty::fen::Fen;
-    use shakmaty::{CastlingMode, Position};
+    use shakmaty::Position;
 
     use super::*;
 
     const ITALIAN: &str = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3";
 
     fn pos(fen: &str) -> Chess {
-        fen.parse::<Fen>()
-            .unwrap()
-            .into_position(CastlingMode::Standard)
-            .unwrap()
+        chess_text::fen::parse_position(fen).unwrap()
     }
 
     #[test]

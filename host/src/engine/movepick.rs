@@ -508,10 +508,7 @@ mod tests {
     }
 
     fn pos(fen: &str) -> Chess {
-        fen.parse::<Fen>()
-            .unwrap()
-            .into_position(CastlingMode::Standard)
-            .unwrap()
+        chess_text::fen::parse_position(fen).unwrap()
     }
 
     #[test]

@@ -201,14 +201,10 @@ pub fn has_non_pawn_material(pos: &Chess) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shakmaty::fen::Fen;
     use shakmaty::uci::UciMove;
 
     fn pos(fen: &str) -> Chess {
-        fen.parse::<Fen>()
-            .unwrap()
-            .into_position(CastlingMode::Standard)
-            .unwrap()
+        chess_text::fen::parse_position(fen).unwrap()
     }
 
     fn play(stack: &mut PositionStack, uci: &str) {

@@ -1017,15 +1017,10 @@ mod tests {
     use crate::engine::evaluation::EvalSource;
     use crate::engine::facade::Engine;
     use crate::engine::uci_format::{info_line, uci_move, uci_score};
-    use shakmaty::CastlingMode;
-    use shakmaty::fen::Fen;
     use shakmaty::uci::UciMove;
 
     fn pos(fen: &str) -> Chess {
-        fen.parse::<Fen>()
-            .unwrap()
-            .into_position(CastlingMode::Standard)
-            .unwrap()
+        chess_text::fen::parse_position(fen).unwrap()
     }
 
     fn search(fen: &str, limits: Limits, threads: usize) -> SearchResult {

@@ -186,14 +186,11 @@ pub fn castle_destinations(king: Square, rook: Square) -> (Square, Square) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use shakmaty::EnPassantMode;
     use shakmaty::fen::Fen;
-    use shakmaty::{CastlingMode, EnPassantMode};
 
     fn pos(fen: &str) -> Chess {
-        fen.parse::<Fen>()
-            .unwrap()
-            .into_position(CastlingMode::Standard)
-            .unwrap()
+        chess_text::fen::parse_position(fen).unwrap()
     }
 
     #[test]
