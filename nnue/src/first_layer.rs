@@ -407,18 +407,11 @@ impl RowLists {
     /// between; nothing on other architectures than x86-64.
     #[inline]
     pub fn prefetch_psqt(&self, psqt: &[AlignedVec<i32>; 2], buckets: usize) {
-        #[cfg(target_arch = "x86_64")]
         for ((add, sub), rows) in self.add.iter().zip(&self.sub).zip(psqt) {
             for &row in add.iter().chain(sub) {
-                let at = rows.as_ptr().wrapping_add(row as usize * buckets);
-                // SAFETY: SSE is part of x86-64; a prefetch never faults.
-                unsafe {
-                    std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(at.cast())
-                };
+                crate::simd::prefetch(rows.as_ptr().wrapping_add(row as usize * buckets));
             }
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = (psqt, buckets);
     }
 
     /// [`apply_psqt`](Self::apply_psqt) that also writes the sums to `copy` (the refresh
