@@ -409,7 +409,7 @@ impl RowLists {
     pub fn prefetch_psqt(&self, psqt: &[AlignedVec<i32>; 2], buckets: usize) {
         for ((add, sub), rows) in self.add.iter().zip(&self.sub).zip(psqt) {
             for &row in add.iter().chain(sub) {
-                crate::simd::prefetch(rows.as_ptr().wrapping_add(row as usize * buckets));
+                crate::prefetch::prefetch(rows.as_ptr().wrapping_add(row as usize * buckets));
             }
         }
     }

@@ -120,6 +120,7 @@ pub mod format;
 pub mod forward;
 mod load;
 mod network;
+mod prefetch;
 pub mod reference;
 mod refresh_cache;
 pub mod scales;

@@ -381,19 +381,6 @@ impl Kernels {
 }
 
 /// Scalar clipped ReLU: `clamp(a, 0, 127)` as u8.
-/// Asks for the cache line holding `at` (it may point anywhere: a prefetch never faults, and the
-/// address is not dereferenced); nothing on other architectures than x86-64.
-#[inline(always)]
-pub(crate) fn prefetch<T>(at: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: SSE is part of x86-64; a prefetch never faults.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(at.cast())
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = at;
-}
-
 pub(crate) fn clipped_relu_scalar(acc: &[i16], x: &mut [u8]) {
     for (o, &a) in x.iter_mut().zip(acc) {
         *o = a.clamp(0, ACTIVATION_CLIP as i16) as u8;
@@ -480,10 +467,10 @@ mod x86 {
     fn prefetch_rows(rows: &Rows, l1: usize) {
         let (wide, narrow) = (rows.wide().as_ptr(), rows.narrow().as_ptr());
         for &i in rows.add16().iter().chain(rows.sub16()) {
-            super::prefetch(wide.wrapping_add(i as usize * l1));
+            crate::prefetch::prefetch(wide.wrapping_add(i as usize * l1));
         }
         for &i in rows.add8().iter().chain(rows.sub8()) {
-            super::prefetch(narrow.wrapping_add(i as usize * l1));
+            crate::prefetch::prefetch(narrow.wrapping_add(i as usize * l1));
         }
     }
 
