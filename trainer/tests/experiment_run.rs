@@ -840,6 +840,149 @@ runs = 1
     assert!(vp > 0.0);
 }
 
+/// A data ladder (`sweep = { train_positions = [...] }`): each rung trains on the first N
+/// positions of one dataset (nested: the smaller rung's positions begin the larger's), every
+/// rung's networks play the same fixed reference, `--check` lists the rungs and the ladder, the
+/// ladder's report draws the curves, and a rerun computes nothing. Sizes beyond the dataset or
+/// out of order are one-line errors naming the line.
+#[test]
+fn a_data_ladder_trains_on_nested_prefixes_and_draws_its_curves() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = shared().join("data/noob_3moves.epd");
+    let reference = shared().join("nets/thesis/h+v.nn");
+    let manifest = dir.path().join("m.toml");
+    let manifest_text = format!(
+        r#"[data.p]
+generate = {{ positions = 600, val_games = 2, nodes = 20, book = "{book}", write_minply = 4, threads = 0, seed = 7 }}
+[evaluation.e]
+reference = "h+v"
+tournament = {{ rounds = 1, nodes = 100, openings = "{book}", concurrency = 0, players = ["{reference}"] }}
+[[experiment]]
+name = "ladder"
+sweep = {{ train_positions = [200, 600] }}
+feature_sets = ["all"]
+data = "p"
+evaluation = "e"
+insight = false
+l1 = 32
+l2 = 8
+batch_size = 128
+epochs = 2
+epoch_positions = 800
+val_positions = 200
+runs = 2
+"#,
+        book = book.display(),
+        reference = reference.display(),
+    );
+    std::fs::write(&manifest, &manifest_text).unwrap();
+    let o = trainer()
+        .args(["run", "--check"])
+        .arg(&manifest)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let listed = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        listed.contains("ladder-200: 1 feature set(s) x 2 run(s)")
+            && listed.contains("data the first 600 positions of p")
+            && listed.contains("ladder: a data ladder of 2 rungs (200, 600 positions)"),
+        "{listed}"
+    );
+    let out = dir.path().join("runs");
+    let first = run_to_end(&manifest, &out);
+    // The rungs: the first 200 and 600 positions of the dataset, in its order.
+    let stage = |prefix: &str| -> PathBuf {
+        std::fs::read_dir(out.join("data"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
+            .unwrap_or_else(|| panic!("no data/{prefix}*"))
+    };
+    let read = |p: PathBuf| trainer::data::first_samples(&p, None, usize::MAX, None).unwrap();
+    let whole = read(stage("p-").join("train.binpack"));
+    let small = read(stage("p-first200-").join("train.binpack"));
+    let large = read(stage("p-first600-").join("train.binpack"));
+    assert_eq!(whole.len(), 600);
+    assert_eq!(small, whole[..200]);
+    assert_eq!(large, whole);
+    // The ladder: one line per feature set, one column per rung, both pictures.
+    let reports = out.join("reports/ladder");
+    let md = std::fs::read_to_string(reports.join("ladder.md")).unwrap();
+    assert!(md.contains("| feature set | 200 | 600 |"), "{md}");
+    assert!(md.contains("## Elo against h+v"), "{md}");
+    assert!(
+        md.lines().filter(|l| l.starts_with("| all |")).count() == 3,
+        "{md}"
+    );
+    for svg in ["ladder-loss.svg", "ladder-elo.svg"] {
+        assert!(reports.join(svg).is_file(), "{svg}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(reports.join("ladder.json")).unwrap()).unwrap();
+    let points = json["lines"][0]["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    assert_eq!(points[1]["positions"], 600);
+    assert_eq!(points[0]["runs"], 2);
+    // Each rung's networks trained on their rung: the cells' training stages differ.
+    let trained: Vec<String> = std::fs::read_dir(out.join("train"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(trained.len(), 4, "{trained:?}");
+    assert!(text(&first).contains("ladder: "), "{}", text(&first));
+    // A rerun reuses the dataset, every rung and the ladder.
+    let again = run_to_end(&manifest, &out);
+    let said = text(&again);
+    assert!(!said.contains("positions, into"), "{said}");
+    assert!(!said.contains("generating"), "{said}");
+    assert!(said.contains("(cached"), "{said}");
+    assert_eq!(
+        std::fs::read_to_string(reports.join("ladder.md")).unwrap(),
+        md
+    );
+
+    let refused = |from: &str, to: &str| -> String {
+        std::fs::write(&manifest, manifest_text.replace(from, to)).unwrap();
+        let o = trainer()
+            .args(["run", "--check"])
+            .arg(&manifest)
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr).trim().to_string();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        err
+    };
+    let line = manifest_text
+        .lines()
+        .position(|l| l.starts_with("sweep"))
+        .unwrap()
+        + 1;
+    for (to, needle) in [
+        (
+            "[600, 200]",
+            "sweep.train_positions: 200 after 600: list a ladder's sizes from the smallest up",
+        ),
+        ("[200, 200]", "sweep.train_positions: 200 is listed twice"),
+        (
+            "[200, 601]",
+            "train_positions: 601 is more than the 600 training positions of dataset 'p'",
+        ),
+        (
+            "[0, 200]",
+            "sweep.train_positions: 0 is not a positive number",
+        ),
+    ] {
+        let err = refused("[200, 600]", to);
+        assert!(err.contains(needle), "'{needle}' not in: {err}");
+        assert!(
+            err.contains(&format!("m.toml:{line}")),
+            "line {line} not in: {err}"
+        );
+    }
+}
+
 /// Two runs of one manifest at once into one folder: each stage is computed by one of them
 /// (the other waits for its lock, then finds it done), and both end with the same report.
 #[test]

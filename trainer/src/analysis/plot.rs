@@ -290,6 +290,99 @@ pub fn error_bars(
     root.present().map_err(err)
 }
 
+/// A named curve whose points carry symmetric error bars: (x, y, error).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Curve {
+    /// The legend entry.
+    pub name: String,
+    /// The points, by increasing x.
+    pub points: Vec<(f64, f64, f64)>,
+}
+
+/// Curves with vertical error bars on a logarithmic x axis (a quantity against data size, say),
+/// one colour each, with a legend. A NaN error draws no bar; x must be positive.
+pub fn log_x_curves(
+    path: &Path,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    curves: &[Curve],
+) -> Result<()> {
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let points = || curves.iter().flat_map(|c| c.points.iter());
+    let (x0, x1) = span(points().map(|p| p.0).filter(|&x| x > 0.0));
+    let bar = |e: f64| if e.is_finite() { e.abs() } else { 0.0 };
+    let (y0, y1) = span(points().flat_map(|&(_, y, e)| [y - bar(e), y + bar(e)]));
+    let pad = (y1 - y0) * 0.05;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(76)
+        .build_cartesian_2d((x0 / 1.25..x1 * 1.25).log_scale(), (y0 - pad)..(y1 + pad))
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_label_formatter(&|x| {
+            if *x >= 1e6 {
+                format!("{}M", x / 1e6)
+            } else if *x >= 1e3 {
+                format!("{}k", x / 1e3)
+            } else {
+                format!("{x}")
+            }
+        })
+        .draw()
+        .map_err(err)?;
+    for (i, c) in curves.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        chart
+            .draw_series(LineSeries::new(
+                c.points.iter().map(|&(x, y, _)| (x, y)),
+                color.stroke_width(2),
+            ))
+            .map_err(err)?
+            .label(c.name.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3))
+            });
+        chart
+            .draw_series(
+                c.points
+                    .iter()
+                    .filter(|p| p.2.is_finite())
+                    .map(|&(x, y, e)| {
+                        ErrorBar::new_vertical(
+                            x,
+                            y - e.abs(),
+                            y,
+                            y + e.abs(),
+                            color.stroke_width(2),
+                            10,
+                        )
+                    }),
+            )
+            .map_err(err)?;
+        chart
+            .draw_series(
+                c.points
+                    .iter()
+                    .map(|&(x, y, _)| Circle::new((x, y), 4, color.filled())),
+            )
+            .map_err(err)?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

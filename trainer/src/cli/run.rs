@@ -109,7 +109,7 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
                 }
             }
             println!(
-                "{}: {} feature set(s) x {} run(s), {}, {} epochs of {} positions, data '{}', evaluation '{}'",
+                "{}: {} feature set(s) x {} run(s), {}, {} epochs of {} positions, data {}, evaluation '{}'",
                 e.name,
                 e.feature_sets.len(),
                 e.settings.runs,
@@ -127,14 +127,10 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
                 },
                 e.settings.epochs,
                 e.settings.epoch_positions,
-                e.data
-                    .iter()
-                    .map(|d| d.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join("', '")
+                e.data_label()
                     + &e.val_data
                         .iter()
-                        .map(|v| format!("', validated on '{}", v.name))
+                        .map(|v| format!(", validated on {}", v.name))
                         .collect::<String>(),
                 match e.evaluations.is_empty() {
                     true => "none".to_string(),
@@ -146,6 +142,25 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
                         .join(", "),
                 }
             );
+        }
+        let selected = manifest.select(&args.only)?;
+        for group in manifest.ladders() {
+            let rungs = manifest.ladder_rungs(&group);
+            if rungs
+                .iter()
+                .all(|r| selected.iter().any(|e| e.name == r.name))
+            {
+                let sizes: Vec<String> = rungs
+                    .iter()
+                    .filter_map(|r| r.train_positions)
+                    .map(|n| n.to_string())
+                    .collect();
+                println!(
+                    "{group}: a data ladder of {} rungs ({} positions), drawn once every rung is done",
+                    rungs.len(),
+                    sizes.join(", ")
+                );
+            }
         }
         return Ok(());
     }

@@ -7,7 +7,7 @@
 
 use super::engine_net::export_engine;
 use anyhow::{Context, Result, anyhow, bail};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -425,6 +425,10 @@ pub struct Experiment {
     pub archs: Vec<(String, ArchSetting)>,
     /// The name of the `[[experiment]]` whose `sweep` made this one a cell of its grid.
     pub group: Option<String>,
+    /// Train on the first this many positions of each training dataset (`train_positions`):
+    /// a rung of a data ladder, whose smaller rungs' data lie inside the larger ones'; none:
+    /// the whole dataset.
+    pub train_positions: Option<u64>,
 }
 
 /// One line of an experiment's results: a feature set, in one shape when the experiment lists
@@ -440,6 +444,9 @@ pub struct Entry {
     pub settings: TrainSettings,
     /// The dataset it trains on.
     pub data: Dataset,
+    /// The first this many of the dataset's training positions are all it trains on (none:
+    /// every one).
+    pub train_positions: Option<u64>,
 }
 
 impl Experiment {
@@ -476,11 +483,22 @@ impl Experiment {
                         feature_set: fs.clone(),
                         settings: settings.clone(),
                         data: data.clone(),
+                        train_positions: self.train_positions,
                     });
                 }
             }
         }
         out
+    }
+
+    /// What its networks train on, for messages and reports: the datasets' names
+    /// (`stockfish-12k`, `a, b`), after `the first N positions of` on a ladder's rung.
+    pub fn data_label(&self) -> String {
+        let names: Vec<&str> = self.data.iter().map(|d| d.name.as_str()).collect();
+        match self.train_positions {
+            Some(n) => format!("the first {n} positions of {}", names.join(", ")),
+            None => names.join(", "),
+        }
     }
 
     /// The names of [`entries`](Self::entries).
@@ -614,6 +632,32 @@ impl Manifest {
             .iter()
             .filter(|e| only.is_empty() || only.iter().any(|p| matches(p, e)))
             .collect())
+    }
+
+    /// The names of the data ladders: sweeps whose cells all set `train_positions`, each to
+    /// a size of its own (a sweep over `train_positions` alone), in file order.
+    pub fn ladders(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for group in self.experiments.iter().filter_map(|e| e.group.clone()) {
+            if out.contains(&group) {
+                continue;
+            }
+            let rungs = self.ladder_rungs(&group);
+            let sizes: BTreeSet<Option<u64>> = rungs.iter().map(|e| e.train_positions).collect();
+            if rungs.len() > 1 && sizes.len() == rungs.len() && !sizes.contains(&None) {
+                out.push(group);
+            }
+        }
+        out
+    }
+
+    /// The cells of sweep `group`, in file order (smallest rung first on a ladder, whose sizes
+    /// are checked to increase).
+    pub fn ladder_rungs(&self, group: &str) -> Vec<&Experiment> {
+        self.experiments
+            .iter()
+            .filter(|e| e.group.as_deref() == Some(group))
+            .collect()
     }
 
     /// The experiment `name`.
@@ -923,6 +967,7 @@ impl Reader<'_> {
         let val_data_ref = take::<String>(&mut merged, "val_data", &place)?;
         let evaluation_ref = take::<toml::Value>(&mut merged, "evaluation", &place)?;
         let insight = take::<bool>(&mut merged, "insight", &place)?.is_none_or(Spanned::into_inner);
+        let train_positions = take::<Positive>(&mut merged, "train_positions", &place)?;
         let archs_at = merged.get("archs").map(|v| v.span().start);
         let archs: Vec<(String, ArchSetting)> =
             take::<Vec<ArchSetting>>(&mut merged, "archs", &place)?
@@ -1012,6 +1057,20 @@ impl Reader<'_> {
             }
             data.push(dataset("data", wanted, data_at)?);
         }
+        if let Some(n) = &train_positions {
+            let at = place(n.span().start);
+            for d in &data {
+                if let Some(have) = generation_positions(d)
+                    && n.get_ref().0 > have
+                {
+                    bail!(
+                        "{at}: train_positions: {} is more than the {have} training positions of dataset '{}'",
+                        n.get_ref().0,
+                        d.name
+                    );
+                }
+            }
+        }
         let val_data = match &val_data_ref {
             Some(v) => Some(dataset("val_data", v.get_ref(), v.span().start)?),
             None => None,
@@ -1028,6 +1087,7 @@ impl Reader<'_> {
             insight,
             archs,
             group: None,
+            train_positions: train_positions.map(|n| n.into_inner().0),
         };
         // Every network of the experiment, by the name it plays under.
         let entry_names = experiment.entry_names();
@@ -1175,6 +1235,9 @@ fn sweep_cells(
             }
             labels.push(label);
         }
+        if key == "train_positions" {
+            ladder_rungs(&values).map_err(|m| anyhow!("{at}: sweep.train_positions: {m}"))?;
+        }
         let sep = if cells.len() == 1 && cells[0].1 == name {
             "-"
         } else {
@@ -1202,6 +1265,36 @@ fn sweep_cells(
             (cell, group.clone())
         })
         .collect())
+}
+
+/// The training positions a generated dataset is asked for (`positions`); none when it is
+/// counted in games or named by its files, whose size is known only once they exist.
+fn generation_positions(d: &Dataset) -> Option<u64> {
+    match &d.source {
+        DataSource::Generate(g) if g.games.is_none() => g.positions.map(|p| p.0),
+        _ => None,
+    }
+}
+
+/// Checks the sizes of a data ladder (`sweep = { train_positions = [...] }`): positive whole
+/// numbers, smallest first, so that each rung's data holds the one before.
+fn ladder_rungs(values: &[toml::Value]) -> Result<(), String> {
+    let mut before: Option<i64> = None;
+    for v in values {
+        let n = match v {
+            toml::Value::Integer(n) if *n > 0 => *n,
+            _ => return Err(format!("{v} is not a positive number of positions")),
+        };
+        if let Some(b) = before
+            && n <= b
+        {
+            return Err(format!(
+                "{n} after {b}: list a ladder's sizes from the smallest up"
+            ));
+        }
+        before = Some(n);
+    }
+    Ok(())
 }
 
 /// The names a key holds: one name (`"a"`) or a non-empty list of them (`["a", "b"]`); `what`

@@ -4,8 +4,10 @@
 pub mod cache;
 pub mod engine_net;
 pub mod evaluate;
+pub mod ladder;
 pub mod lookup;
 pub mod manifest;
+pub mod prefix;
 pub mod report;
 pub mod runner;
 pub mod slurm;

@@ -15,8 +15,10 @@ use tch::Device;
 
 use super::cache::{file_digest, file_identity, key_of, read_path, stage_dir, stored_path};
 use super::evaluate::{self, EvaluationResult, Player};
+use super::ladder;
 use super::lookup::{Claim, Lookup, Missing, lock_stage};
 use super::manifest::{DataSource, Dataset, Entry, Experiment, GenerateTable, Manifest};
+use super::prefix;
 use super::report::{self, DataSummary, ExperimentReport, FeatureSetRow, RunSummary};
 use super::stages::{self, StageId};
 use crate::data::Format;
@@ -268,7 +270,7 @@ pub fn run_stage<'a>(
             for d in std::iter::once(&entry.data).chain(&e.val_data) {
                 records.push((d.name.clone(), ensure_data(&e.name, d, options)?));
             }
-            let data = training_data(e, &entry, &records);
+            let data = training_data(e, &entry, &records, options)?;
             train_run(manifest, e, &entry, *run, &data, registry, options)?;
         }
         StageId::Evaluate {
@@ -304,8 +306,57 @@ pub fn run_stage<'a>(
         StageId::Report { experiment: name } => {
             return report_experiment(manifest, experiment(name)?, registry, options).map(Some);
         }
+        StageId::Ladder { group } => {
+            report_ladder(manifest, group, registry, options)?;
+        }
     }
     Ok(None)
+}
+
+/// Draws the data ladder `group` from its rungs' finished stages into the report folder named
+/// after it (`ladder.md`, `ladder.json`, the pictures). When probing, writes nothing: the
+/// ladder is done if the one written is the one its rungs make now, else the error [`Missing`].
+fn report_ladder(
+    manifest: &Manifest,
+    group: &str,
+    registry: &PluginRegistry,
+    options: &RunOptions,
+) -> Result<()> {
+    if !manifest.ladders().iter().any(|g| g == group) {
+        bail!(
+            "stage ladder:{group}: {} has no sweep '{group}' over train_positions",
+            manifest.path.display()
+        );
+    }
+    let mut reports = Vec::new();
+    for cell in manifest.ladder_rungs(group) {
+        // The rungs' pictures of their networks are in their own reports.
+        let cell = Experiment {
+            insight: false,
+            ..cell.clone()
+        };
+        let positions = cell
+            .train_positions
+            .expect("a ladder's cells set train_positions");
+        reports.push((
+            positions,
+            run_experiment(manifest, &cell, registry, options)?,
+        ));
+    }
+    let rungs: Vec<(u64, &ExperimentReport)> = reports.iter().map(|(n, r)| (*n, r)).collect();
+    let made = ladder::ladder(group, &rungs);
+    let dir = report_dir(options, group);
+    if options.lookup.probing() {
+        let written = std::fs::read(dir.join("ladder.json")).ok();
+        return match written == Some(serde_json::to_vec_pretty(&made)?) {
+            true => Ok(()),
+            false => Err(Missing(dir).into()),
+        };
+    }
+    ladder::write(&made, &dir)?;
+    println!("{}", ladder::markdown(&made));
+    eprintln!("==> [{group}] ladder: {}", dir.join("ladder.md").display());
+    Ok(())
 }
 
 /// Every network of `e` trained (or found) on its datasets `records`, one row per entry with
@@ -319,7 +370,7 @@ fn trained_rows(
     let mut rows = Vec::new();
     let mut entry_data = Vec::new();
     for entry in e.entries() {
-        let data = training_data(e, &entry, records);
+        let data = training_data(e, &entry, records, options)?;
         let set = registry
             .feature_set(&entry.feature_set)
             .map_err(|err| err.to_string())
@@ -405,7 +456,6 @@ fn run_experiment(
             look_inside(e, row, &samples, data, registry, options)?;
         }
     }
-    let names: Vec<&str> = e.data.iter().map(|d| d.name.as_str()).collect();
     let datasets = match e.data.len() > 1 || e.val_data.is_some() {
         true => records
             .iter()
@@ -429,7 +479,7 @@ fn run_experiment(
     Ok(ExperimentReport {
         experiment: e.name.clone(),
         settings: e.settings.clone(),
-        data: names.join(", "),
+        data: e.data_label(),
         datasets,
         rows,
         evaluations,
@@ -523,7 +573,7 @@ fn train_run(
                 .into_iter()
                 .find(|x| x.name == entry.name)
                 .expect("checked when parsing");
-            let source_data = training_data(source, &theirs, &source_records);
+            let source_data = training_data(source, &theirs, &source_records, options)?;
             Some(
                 train_run(
                     manifest,
@@ -581,9 +631,15 @@ fn experiment_data(e: &Experiment, options: &RunOptions) -> Result<Vec<(String, 
         .collect()
 }
 
-/// What `entry` trains and is validated on: its dataset's training files, and the validation
-/// files of the experiment's `val_data` if it names one, else its dataset's.
-fn training_data(e: &Experiment, entry: &Entry, records: &[(String, DataRecord)]) -> DataRecord {
+/// What `entry` trains and is validated on: its dataset's training files (their first
+/// `train_positions`, cut once, when it is set), and the validation files of the experiment's
+/// `val_data` if it names one, else its dataset's.
+fn training_data(
+    e: &Experiment,
+    entry: &Entry,
+    records: &[(String, DataRecord)],
+    options: &RunOptions,
+) -> Result<DataRecord> {
     let find = |name: &str| {
         &records
             .iter()
@@ -595,7 +651,12 @@ fn training_data(e: &Experiment, entry: &Entry, records: &[(String, DataRecord)]
     if let Some(v) = &e.val_data {
         data.val = find(&v.name).val.clone();
     }
-    data
+    if let Some(n) = entry.train_positions {
+        let place = (options.out.as_path(), &options.lookup);
+        let rung = prefix::first_positions(&e.name, &entry.data.name, &data.train, n, place)?;
+        data.train = vec![rung];
+    }
+    Ok(data)
 }
 
 /// The folder of a generated dataset's stage: its key is the generation's settings (threads

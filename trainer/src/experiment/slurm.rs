@@ -240,7 +240,7 @@ fn kind(id: &StageId) -> &'static str {
         StageId::Data { .. } | StageId::DataShard { .. } => "data",
         StageId::Train { .. } => "train",
         StageId::Evaluate { .. } | StageId::EvaluateBatch { .. } => "eval",
-        StageId::Report { .. } => "report",
+        StageId::Report { .. } | StageId::Ladder { .. } => "report",
     }
 }
 

@@ -1,4 +1,5 @@
-//! A manifest run as a graph of stages: data → training runs → evaluations → report. The local
+//! A manifest run as a graph of stages: data → training runs → evaluations → report (→ the
+//! ladder of a sweep over `train_positions`, after every rung's report). The local
 //! executor walks an experiment in this order in one process; the Slurm executor
 //! ([`super::slurm`]) submits each stage that is not done as a job that runs
 //! `trainer run MANIFEST --stage ID`, after the jobs of the stages it needs.
@@ -62,6 +63,12 @@ pub enum StageId {
         /// The experiment's name.
         experiment: String,
     },
+    /// `ladder:SWEEP`: the data ladder of a sweep over `train_positions` (one rung per cell),
+    /// from the cells' finished stages.
+    Ladder {
+        /// The sweep's name (the `[[experiment]]` table's).
+        group: String,
+    },
 }
 
 impl fmt::Display for StageId {
@@ -84,6 +91,7 @@ impl fmt::Display for StageId {
                 batch,
             } => write!(f, "eval:{experiment}:{evaluation}:{batch}"),
             StageId::Report { experiment } => write!(f, "report:{experiment}"),
+            StageId::Ladder { group } => write!(f, "ladder:{group}"),
         }
     }
 }
@@ -95,7 +103,7 @@ impl FromStr for StageId {
         let parts: Vec<&str> = s.split(':').collect();
         let bad = || {
             anyhow!(
-                "stage '{s}': expected data:DATASET, data:DATASET:SHARD, train:EXPERIMENT:NETWORK:RUN, eval:EXPERIMENT:EVALUATION, eval:EXPERIMENT:EVALUATION:BATCH or report:EXPERIMENT"
+                "stage '{s}': expected data:DATASET, data:DATASET:SHARD, train:EXPERIMENT:NETWORK:RUN, eval:EXPERIMENT:EVALUATION, eval:EXPERIMENT:EVALUATION:BATCH, report:EXPERIMENT or ladder:SWEEP"
             )
         };
         let id = match parts.as_slice() {
@@ -123,6 +131,9 @@ impl FromStr for StageId {
             ["report", e] => StageId::Report {
                 experiment: e.to_string(),
             },
+            ["ladder", g] => StageId::Ladder {
+                group: g.to_string(),
+            },
             _ => return Err(bad()),
         };
         if parts[1..].iter().any(|p| p.is_empty()) {
@@ -144,7 +155,8 @@ pub struct Stage {
 /// The stages of `selected` (and of the experiments their `init_from` starts from), in an
 /// order where every stage comes after those it needs: the datasets first (a dataset read by
 /// several experiments is one stage), then each experiment's training runs one after another,
-/// its evaluations and its report.
+/// its evaluations and its report; last, the ladder of every data ladder all of whose rungs
+/// are selected.
 pub fn graph(manifest: &Manifest, selected: &[&Experiment]) -> Result<Vec<Stage>> {
     let mut stages: Vec<Stage> = Vec::new();
     for e in selected {
@@ -152,6 +164,21 @@ pub fn graph(manifest: &Manifest, selected: &[&Experiment]) -> Result<Vec<Stage>
     }
     for e in selected {
         add_experiment(manifest, e, &mut stages)?;
+    }
+    for group in manifest.ladders() {
+        let rungs = manifest.ladder_rungs(&group);
+        let needs: Option<Vec<usize>> = rungs
+            .iter()
+            .map(|cell| {
+                let id = StageId::Report {
+                    experiment: cell.name.clone(),
+                };
+                stages.iter().position(|s| s.id == id)
+            })
+            .collect();
+        if let Some(needs) = needs {
+            stage(&mut stages, StageId::Ladder { group }, needs);
+        }
     }
     Ok(stages)
 }
@@ -270,6 +297,7 @@ mod tests {
             "eval:threats:threats-nodes",
             "eval:threats:threats-nodes:7",
             "report:default",
+            "ladder:ladder",
         ] {
             let id: StageId = text.parse().unwrap();
             assert_eq!(id.to_string(), text);

@@ -1,0 +1,135 @@
+//! A rung of a data ladder (`train_positions = N`): the first N training positions of a
+//! dataset, in the dataset's order, written once into a stage folder of their own that every
+//! network of the rung trains on. The rungs of one dataset are nested prefixes of it: a
+//! smaller rung's positions are the first ones of every larger rung's.
+//!
+//! The rung is cut inside the training stage that first needs it (under either executor), held
+//! by the folder's lock, so training runs of one rung started at once cut it once; its key is
+//! the identity of the dataset's files and N, so a rerun finds it done.
+
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::cache::{file_identity, key_of, read_path, stage_dir, stored_path};
+use super::lookup::{Claim, Lookup};
+use crate::data::{self, Format, ReadOptions};
+
+/// What a cut rung's stage records.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct RungRecord {
+    /// The rung's training file (relative to the output folder when inside it).
+    train: PathBuf,
+    /// The positions it holds.
+    positions: u64,
+}
+
+/// The training file holding the first `n` positions of `dataset`'s training files `train`
+/// (read in order) in a stage folder under the output folder `out`, cut now unless a run cut
+/// it before (`lookup` finds it done, or only probes). `experiment` names the stage in
+/// messages. Fewer than `n` positions in the files is an error naming the dataset.
+pub fn first_positions(
+    experiment: &str,
+    dataset: &str,
+    train: &[PathBuf],
+    n: u64,
+    (out, lookup): (&Path, &Lookup),
+) -> Result<PathBuf> {
+    let identities: Vec<String> = train
+        .iter()
+        .map(|p| file_identity(p, out))
+        .collect::<Result<_>>()?;
+    let key = key_of(&("first-positions-v1", &identities, n));
+    let dir = stage_dir(out, "data", &format!("{dataset}-first{n}"), &key);
+    let what = format_args!("[{experiment}] data: the first {n} positions of {dataset}");
+    let _held = match lookup.claim_saying::<RungRecord>(&dir, what)? {
+        Claim::Done(record) => return Ok(read_path(&record.train, out)),
+        Claim::Held(lock) => lock,
+    };
+    let file = dir.join("train.binpack");
+    eprintln!(
+        "==> [{experiment}] data: the first {n} positions of {dataset} into {}",
+        file.display()
+    );
+    let partial = dir.join(format!("train.binpack.partial-{}", std::process::id()));
+    let written = copy_first(train, n, &partial)?;
+    if written < n {
+        let _ = std::fs::remove_file(&partial);
+        bail!(
+            "train_positions: dataset '{dataset}' holds {written} training positions, fewer than {n}"
+        );
+    }
+    std::fs::rename(&partial, &file)
+        .with_context(|| format!("cannot rename {} to {}", partial.display(), file.display()))?;
+    let record = RungRecord {
+        train: stored_path(&file, out),
+        positions: n,
+    };
+    lookup.mark_done(&dir, &record)?;
+    Ok(file)
+}
+
+/// Copies the first `n` samples of `inputs` (in order) into the binpack file `out`; returns
+/// how many it copied (fewer than `n` when the inputs end first).
+fn copy_first(inputs: &[PathBuf], n: u64, out: &Path) -> Result<u64> {
+    let mut writer = data::create_writer(out, Format::Binpack)?;
+    let mut written = 0;
+    'files: for path in inputs {
+        let format = Format::resolve(None, path).map_err(anyhow::Error::msg)?;
+        for sample in data::open_reader(path, format, None, ReadOptions::default())? {
+            if written == n {
+                break 'files;
+            }
+            writer.write(&sample?)?;
+            written += 1;
+        }
+    }
+    writer.finish()?;
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::Sample;
+
+    fn read_all(path: &Path) -> Vec<Sample> {
+        data::first_samples(path, None, usize::MAX, None).unwrap()
+    }
+
+    #[test]
+    fn rungs_are_nested_prefixes_cut_once_and_a_short_dataset_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("runs");
+        let source = dir.path().join("all.binpack");
+        let samples: Vec<Sample> = crate::data::synthetic::random_games(5).take(300).collect();
+        let mut w = data::create_writer(&source, Format::Binpack).unwrap();
+        for s in &samples {
+            w.write(s).unwrap();
+        }
+        w.finish().unwrap();
+        let whole = read_all(&source);
+        let lookup = Lookup::compute();
+        let o = (out.as_path(), &lookup);
+        let small = first_positions("t", "d", std::slice::from_ref(&source), 100, o).unwrap();
+        let large = first_positions("t", "d", std::slice::from_ref(&source), 250, o).unwrap();
+        assert_eq!(read_all(&small), whole[..100]);
+        assert_eq!(read_all(&large), whole[..250]);
+        // A second run finds the rung done (the file is not written again).
+        let before = std::fs::metadata(&small).unwrap().modified().unwrap();
+        let again = first_positions("t", "d", std::slice::from_ref(&source), 100, o).unwrap();
+        assert_eq!(again, small);
+        assert_eq!(
+            std::fs::metadata(&again).unwrap().modified().unwrap(),
+            before
+        );
+        let err = first_positions("t", "d", std::slice::from_ref(&source), 301, o)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "train_positions: dataset 'd' holds 300 training positions, fewer than 301"
+        );
+    }
+}
