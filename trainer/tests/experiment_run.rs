@@ -1062,4 +1062,28 @@ fn a_run_is_a_graph_of_stages_each_after_those_it_reads() {
         4
     );
     assert_eq!(ids.len(), 2 + 4 + 1 + 1 + 1 + 1);
+
+    // A data ladder: its rungs, then the ladder after every rung's report; a ladder whose
+    // rungs are not all selected is not drawn, and a sweep over another key is no ladder.
+    let ladder = format!(
+        "{data}[[experiment]]\nname = \"l\"\nsweep = {{ train_positions = [10, 20] }}\nfeature_sets = [\"all\"]\ndata = \"a\"\nruns = 1\n[[experiment]]\nname = \"w\"\nsweep = {{ l1 = [32, 64] }}\nfeature_sets = [\"all\"]\ndata = \"a\"\nruns = 1\n"
+    );
+    let m = Manifest::parse(&ladder, Path::new("m.toml")).unwrap();
+    assert_eq!(m.ladders(), ["l"]);
+    let g = graph(&m, &m.select(&["l".to_string()]).unwrap()).unwrap();
+    let ids: Vec<String> = g.iter().map(|s| s.id.to_string()).collect();
+    assert_eq!(
+        ids,
+        [
+            "data:a",
+            "train:l-10:all:1",
+            "report:l-10",
+            "train:l-20:all:1",
+            "report:l-20",
+            "ladder:l"
+        ]
+    );
+    assert_eq!(g[5].needs, [2, 4]);
+    let one = graph(&m, &m.select(&["l-20".to_string()]).unwrap()).unwrap();
+    assert!(one.iter().all(|s| !s.id.to_string().starts_with("ladder:")));
 }
