@@ -73,7 +73,7 @@ pub struct Crossover {
 pub struct Ladder {
     /// The sweep's name.
     pub group: String,
-    /// The dataset the rungs are cut from.
+    /// The datasets the rungs are cut from.
     pub data: String,
     /// The rated evaluation and its reference, if any.
     pub evaluation: Option<(String, String)>,
@@ -83,9 +83,9 @@ pub struct Ladder {
     pub crossovers: Vec<Crossover>,
 }
 
-/// The ladder of `group` from its rungs' reports, each with its training positions, smallest
-/// first.
-pub fn ladder(group: &str, rungs: &[(u64, &ExperimentReport)]) -> Ladder {
+/// The ladder of `group` cut from the datasets `data` (their names), from its rungs' reports,
+/// each with its training positions, smallest first.
+pub fn ladder(group: &str, data: &str, rungs: &[(u64, &ExperimentReport)]) -> Ladder {
     let first = rungs.first().map(|r| r.1);
     // The first evaluation that rated players, as every cell has the same evaluations.
     let rated = first.and_then(|r| r.evaluations.iter().position(|e| e.ratings.is_some()));
@@ -147,7 +147,7 @@ pub fn ladder(group: &str, rungs: &[(u64, &ExperimentReport)]) -> Ladder {
     }
     Ladder {
         group: group.to_string(),
-        data: first.map(|r| r.data.clone()).unwrap_or_default(),
+        data: data.to_string(),
         evaluation,
         lines,
         crossovers,
@@ -261,8 +261,8 @@ pub fn markdown(l: &Ladder) -> String {
     let _ = writeln!(md, "# Data ladder `{}`\n", l.group);
     let _ = writeln!(
         md,
-        "Each rung trains every feature set on {} (N = {}), {runs} run(s) each with seeds of their own.\n",
-        l.data.replace(&format!("{}", rungs[0]), "N"),
+        "Each rung trains every feature set on the first N positions of {} (N = {}), {runs} run(s) each with different seeds.\n",
+        l.data,
         rungs
             .iter()
             .map(|&n| short(n as f64))
@@ -489,7 +489,7 @@ mod tests {
             ),
         ];
         let refs: Vec<(u64, &ExperimentReport)> = rungs.iter().map(|(n, r)| (*n, r)).collect();
-        let l = ladder("ladder", &refs);
+        let l = ladder("ladder", "d", &refs);
         assert_eq!(l.evaluation, Some(("ladder".into(), "ref".into())));
         let small = &l.lines[0];
         assert_eq!(small.points[0].loss, 0.011);
@@ -530,7 +530,7 @@ mod tests {
             assert!(text.contains("small") && text.contains("big"), "{svg}");
         }
         // No crossing: said so.
-        let l = ladder("ladder", &refs[..2]);
+        let l = ladder("ladder", "d", &refs[..2]);
         assert!(l.crossovers.is_empty());
         assert!(markdown(&l).contains("None within the ladder's range (100k to 200k positions)"));
     }

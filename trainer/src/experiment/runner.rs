@@ -344,7 +344,12 @@ fn report_ladder(
         ));
     }
     let rungs: Vec<(u64, &ExperimentReport)> = reports.iter().map(|(n, r)| (*n, r)).collect();
-    let made = ladder::ladder(group, &rungs);
+    let data: Vec<&str> = manifest.ladder_rungs(group)[0]
+        .data
+        .iter()
+        .map(|d| d.name.as_str())
+        .collect();
+    let made = ladder::ladder(group, &data.join(", "), &rungs);
     let dir = report_dir(options, group);
     if options.lookup.probing() {
         let written = std::fs::read(dir.join("ladder.json")).ok();
