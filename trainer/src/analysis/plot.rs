@@ -326,6 +326,8 @@ pub fn log_x_curves(
         .configure_mesh()
         .x_desc(x_desc)
         .y_desc(y_desc)
+        // A log axis's minor lines crowd into bands near each power of ten: major lines only.
+        .light_line_style(TRANSPARENT)
         .x_label_formatter(&|x| {
             if *x >= 1e6 {
                 format!("{}M", x / 1e6)
