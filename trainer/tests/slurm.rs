@@ -321,6 +321,51 @@ fn a_manifest_runs_through_slurm_as_it_runs_locally_and_resumes_after_scancel() 
     assert!(log.contains("5 stage(s), 5 done, 0 to submit"), "{log}");
 }
 
+/// A data ladder through Slurm: the training runs of a rung (one array job) cut the rung's
+/// positions at once, one of them waiting on the other's lock; the ladder stage runs after
+/// every rung's report; the ladder is the local run's, and a rerun finds every stage done.
+#[test]
+fn a_data_ladder_runs_through_slurm_as_it_runs_locally() {
+    let cluster = Cluster::start();
+    let dir = tempfile::tempdir().unwrap();
+    let m = manifest(dir.path(), 1, "");
+    let text_of = std::fs::read_to_string(&m).unwrap();
+    std::fs::write(
+        &m,
+        text_of.replace(
+            "name = \"tiny\"\n",
+            "name = \"lad\"\nsweep = { train_positions = [100, 200] }\n",
+        ),
+    )
+    .unwrap();
+    let local = dir.path().join("local");
+    let o = trainer(&cluster)
+        .args(["run", "--no-progress", "--out"])
+        .arg(&local)
+        .arg(&m)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let out = dir.path().join("slurm");
+    let o = slurm_run(&cluster, &m, &out, &[]);
+    let log = text(&o);
+    assert!(o.status.success(), "{log}");
+    // The data, two rungs of two training runs, an evaluation and a report each, the ladder.
+    assert!(log.contains("10 stage(s), 0 done, 10 to submit"), "{log}");
+    let ladder =
+        |root: &Path| std::fs::read_to_string(root.join("reports/lad/ladder.json")).unwrap();
+    assert_eq!(ladder(&out), ladder(&local));
+    assert!(
+        ladder(&out).contains("\"positions\": 200"),
+        "{}",
+        ladder(&out)
+    );
+    let o = slurm_run(&cluster, &m, &out, &[]);
+    let log = text(&o);
+    assert!(o.status.success(), "{log}");
+    assert!(log.contains("10 stage(s), 10 done, 0 to submit"), "{log}");
+}
+
 #[test]
 fn slurm_errors_are_one_line_and_name_the_failing_stage() {
     let cluster = Cluster::start();
