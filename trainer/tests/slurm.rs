@@ -178,6 +178,18 @@ fn games(out: &Path) -> String {
     kept.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// `trainer run` of `manifest` into `out` on the local executor, which must succeed: what a
+/// Slurm run is compared with.
+fn local_run(cluster: &Cluster, manifest: &Path, out: &Path) {
+    let o = trainer(cluster)
+        .args(["run", "--no-progress", "--out"])
+        .arg(out)
+        .arg(manifest)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+}
+
 /// `trainer run --executor slurm` in the manifest's folder (a relative `out` is inside it).
 fn slurm_run(cluster: &Cluster, manifest: &Path, out: &Path, extra: &[&str]) -> Output {
     trainer(cluster)
@@ -209,13 +221,7 @@ fn a_manifest_runs_through_slurm_as_it_runs_locally_and_resumes_after_scancel() 
     let m = manifest(dir.path(), 2, "");
 
     let local = dir.path().join("local");
-    let o = trainer(&cluster)
-        .args(["run", "--no-progress", "--out"])
-        .arg(&local)
-        .arg(&m)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    local_run(&cluster, &m, &local);
 
     let out = dir.path().join("slurm");
     let o = slurm_run(&cluster, &m, &out, &[]);
@@ -339,13 +345,7 @@ fn a_data_ladder_runs_through_slurm_as_it_runs_locally() {
     )
     .unwrap();
     let local = dir.path().join("local");
-    let o = trainer(&cluster)
-        .args(["run", "--no-progress", "--out"])
-        .arg(&local)
-        .arg(&m)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    local_run(&cluster, &m, &local);
     let out = dir.path().join("slurm");
     let o = slurm_run(&cluster, &m, &out, &[]);
     let log = text(&o);

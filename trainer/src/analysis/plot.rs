@@ -290,6 +290,33 @@ pub fn error_bars(
     root.present().map_err(err)
 }
 
+/// A count as axes and tables write it: `125k`, `4M`, `1.5M`, `200` (three significant digits
+/// at most).
+pub fn count_label(n: f64) -> String {
+    if n >= 1e6 {
+        format!("{}M", round_sig(n / 1e6))
+    } else if n >= 1e3 {
+        format!("{}k", round_sig(n / 1e3))
+    } else {
+        round_sig(n)
+    }
+}
+
+/// Three significant digits at most, no trailing zeros.
+fn round_sig(v: f64) -> String {
+    let text = if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    };
+    match text.contains('.') {
+        true => text.trim_end_matches('0').trim_end_matches('.').to_string(),
+        false => text,
+    }
+}
+
 /// A named curve whose points carry symmetric error bars: (x, y, error).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Curve {
@@ -328,15 +355,7 @@ pub fn log_x_curves(
         .y_desc(y_desc)
         // A log axis's minor lines crowd into bands near each power of ten: major lines only.
         .light_line_style(TRANSPARENT)
-        .x_label_formatter(&|x| {
-            if *x >= 1e6 {
-                format!("{}M", x / 1e6)
-            } else if *x >= 1e3 {
-                format!("{}k", x / 1e3)
-            } else {
-                format!("{x}")
-            }
-        })
+        .x_label_formatter(&|x| count_label(*x))
         .draw()
         .map_err(err)?;
     for (i, c) in curves.iter().enumerate() {

@@ -84,7 +84,8 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
     let manifest = Manifest::load(&args.manifest)?;
     let registry = PluginRegistry::discover(plugin_dir)?;
     if args.check {
-        for e in manifest.select(&args.only)? {
+        let selected = manifest.select(&args.only)?;
+        for &e in &selected {
             for (fs, place) in e.feature_sets.iter().zip(&e.feature_set_places) {
                 registry
                     .feature_set(fs)
@@ -143,24 +144,18 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
                 }
             );
         }
-        let selected = manifest.select(&args.only)?;
-        for group in manifest.ladders() {
+        for group in manifest.selected_ladders(&selected) {
             let rungs = manifest.ladder_rungs(&group);
-            if rungs
+            let sizes: Vec<String> = rungs
                 .iter()
-                .all(|r| selected.iter().any(|e| e.name == r.name))
-            {
-                let sizes: Vec<String> = rungs
-                    .iter()
-                    .filter_map(|r| r.train_positions)
-                    .map(|n| n.to_string())
-                    .collect();
-                println!(
-                    "{group}: a data ladder of {} rungs ({} positions), drawn once every rung is done",
-                    rungs.len(),
-                    sizes.join(", ")
-                );
-            }
+                .filter_map(|r| r.train_positions)
+                .map(|n| n.to_string())
+                .collect();
+            println!(
+                "{group}: a data ladder of {} rungs ({} positions), drawn once every rung is done",
+                rungs.len(),
+                sizes.join(", ")
+            );
         }
         return Ok(());
     }

@@ -224,32 +224,6 @@ fn least_squares(xy: &[(f64, f64)]) -> (f64, f64) {
     (slope, my - slope * mx)
 }
 
-/// A number of positions as the tables write it: `125k`, `4M`, `1.5M`.
-fn short(n: f64) -> String {
-    if n >= 1e6 {
-        format!("{}M", round_sig(n / 1e6))
-    } else if n >= 1e3 {
-        format!("{}k", round_sig(n / 1e3))
-    } else {
-        format!("{}", n.round())
-    }
-}
-
-/// Three significant digits at most, no trailing zeros.
-fn round_sig(v: f64) -> String {
-    let text = if v >= 100.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    };
-    match text.contains('.') {
-        true => text.trim_end_matches('0').trim_end_matches('.').to_string(),
-        false => text,
-    }
-}
-
 /// The ladder as Markdown.
 pub fn markdown(l: &Ladder) -> String {
     let mut md = String::new();
@@ -265,58 +239,54 @@ pub fn markdown(l: &Ladder) -> String {
         l.data,
         rungs
             .iter()
-            .map(|&n| short(n as f64))
+            .map(|&n| plot::count_label(n as f64))
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let header = |what: &str| {
-        let mut h = format!("| {what} |");
-        let mut rule = String::from("| --- |");
+    // A table with a column per rung and a row per feature set, `cell` writing one point.
+    let table = |md: &mut String, cell: &dyn Fn(&Point) -> String| {
+        md.push_str("| feature set |");
         for &n in &rungs {
-            let _ = write!(h, " {} |", short(n as f64));
-            rule.push_str(" ---: |");
+            let _ = write!(md, " {} |", plot::count_label(n as f64));
         }
-        format!("{h}\n{rule}\n")
+        md.push_str("\n| --- |");
+        md.push_str(&" ---: |".repeat(rungs.len()));
+        md.push('\n');
+        for line in &l.lines {
+            let _ = write!(md, "| {} |", line.name);
+            for p in &line.points {
+                let _ = write!(md, " {} |", cell(p));
+            }
+            md.push('\n');
+        }
     };
     let _ = writeln!(
         md,
         "## Validation loss\n\nEach run's lowest validation loss over its epochs, mean ± one standard deviation over the runs.\n"
     );
-    md.push_str(&header("feature set"));
-    for line in &l.lines {
-        let _ = write!(md, "| {} |", line.name);
-        for p in &line.points {
-            match p.loss_sd.is_finite() {
-                true => write!(md, " {:.6} ± {:.6} |", p.loss, p.loss_sd),
-                false => write!(md, " {:.6} |", p.loss),
-            }
-            .ok();
-        }
-        md.push('\n');
-    }
+    table(&mut md, &|p| match p.loss_sd.is_finite() {
+        true => format!("{:.6} ± {:.6}", p.loss, p.loss_sd),
+        false => format!("{:.6}", p.loss),
+    });
     if let Some((ev, reference)) = &l.evaluation {
         let _ = writeln!(
             md,
             "\n## Elo against {reference}\n\nEach rung's best network (lowest validation loss) in evaluation `{ev}`, with its 95% interval.\n"
         );
-        md.push_str(&header("feature set"));
-        for line in &l.lines {
-            let _ = write!(md, "| {} |", line.name);
-            for p in &line.points {
-                let _ = match (p.bound.is_empty(), p.elo.is_finite()) {
-                    (false, _) => write!(md, " {}{:+.0} |", p.bound, p.elo),
-                    (true, true) => write!(md, " {:+.1} ± {:.1} |", p.elo, p.elo_error95),
-                    (true, false) => write!(md, " — |"),
-                };
-            }
-            md.push('\n');
-        }
+        table(
+            &mut md,
+            &|p| match (p.bound.is_empty(), p.elo.is_finite()) {
+                (false, _) => format!("{}{:+.0}", p.bound, p.elo),
+                (true, true) => format!("{:+.1} ± {:.1}", p.elo, p.elo_error95),
+                (true, false) => "—".to_string(),
+            },
+        );
     }
     let largest = *rungs.last().expect("a line has points");
     let _ = writeln!(
         md,
         "\n## Per doubling of the data\n\nLeast-squares lines on log2 N through every rung. The last column is that line's value at {} positions, ten times the largest rung: **an extrapolation**, which assumes the gain per doubling stays what it was on this ladder.\n",
-        short(10.0 * largest as f64)
+        plot::count_label(10.0 * largest as f64)
     );
     md.push_str("| feature set | loss per doubling | Elo per doubling | Elo at 10× (extrapolated) |\n| --- | ---: | ---: | ---: |\n");
     for line in &l.lines {
@@ -331,8 +301,8 @@ pub fn markdown(l: &Ladder) -> String {
         let _ = writeln!(
             md,
             "None within the ladder's range ({} to {} positions): no two curves change places between two rungs.",
-            short(rungs[0] as f64),
-            short(largest as f64)
+            plot::count_label(rungs[0] as f64),
+            plot::count_label(largest as f64)
         );
     }
     for c in &l.crossovers {
@@ -342,9 +312,9 @@ pub fn markdown(l: &Ladder) -> String {
             c.measure,
             c.rising,
             c.falling,
-            short(c.between.0 as f64),
-            short(c.between.1 as f64),
-            short(c.at),
+            plot::count_label(c.between.0 as f64),
+            plot::count_label(c.between.1 as f64),
+            plot::count_label(c.at),
             match c.beyond_noise {
                 true => "the difference exceeds its error at both rungs",
                 false => "within the noise at one rung or both",

@@ -651,6 +651,18 @@ impl Manifest {
         out
     }
 
+    /// The ladders all of whose rungs are among `selected`: those a run of them draws.
+    pub fn selected_ladders(&self, selected: &[&Experiment]) -> Vec<String> {
+        self.ladders()
+            .into_iter()
+            .filter(|group| {
+                self.ladder_rungs(group)
+                    .iter()
+                    .all(|r| selected.iter().any(|e| e.name == r.name))
+            })
+            .collect()
+    }
+
     /// The cells of sweep `group`, in file order (smallest rung first on a ladder, whose sizes
     /// are checked to increase).
     pub fn ladder_rungs(&self, group: &str) -> Vec<&Experiment> {

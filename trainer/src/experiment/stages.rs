@@ -165,20 +165,18 @@ pub fn graph(manifest: &Manifest, selected: &[&Experiment]) -> Result<Vec<Stage>
     for e in selected {
         add_experiment(manifest, e, &mut stages)?;
     }
-    for group in manifest.ladders() {
-        let rungs = manifest.ladder_rungs(&group);
-        let needs: Option<Vec<usize>> = rungs
+    for group in manifest.selected_ladders(selected) {
+        let needs: Vec<usize> = manifest
+            .ladder_rungs(&group)
             .iter()
             .map(|cell| {
                 let id = StageId::Report {
                     experiment: cell.name.clone(),
                 };
-                stages.iter().position(|s| s.id == id)
+                stage(&mut stages, id, Vec::new())
             })
             .collect();
-        if let Some(needs) = needs {
-            stage(&mut stages, StageId::Ladder { group }, needs);
-        }
+        stage(&mut stages, StageId::Ladder { group }, needs);
     }
     Ok(stages)
 }
