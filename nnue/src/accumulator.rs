@@ -670,6 +670,11 @@ impl<'a> AccumulatorStack<'a> {
         self.list_delta_rows(p, self.groups[1].mask)?;
         let nnue = self.nnue;
         let (set, net) = (nnue.features(), nnue.arranged().network());
+        // Group 1's PSQT rows asked for now, so that their misses overlap with the two cache
+        // refreshes (as `apply_rows` asks before its update).
+        if self.buckets > 0 {
+            self.rows.prefetch_psqt(net.psqt_rows(), self.buckets);
+        }
         let (l1, b, mask) = (self.l1, self.buckets, self.groups[0].mask);
         let (parent, child) = (
             self.slot_start(self.ply, p.index()),

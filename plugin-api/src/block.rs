@@ -86,6 +86,23 @@ impl<'a> IndexList<'a> {
         self.overflow
     }
 
+    /// Removes one occurrence of `index` (the last index takes its place) and says whether
+    /// there was one: a block that lists a move's changes one piece at a time cancels a change
+    /// that a later piece takes back.
+    #[inline(always)]
+    pub fn take(&mut self, index: u32) -> bool {
+        match self.as_slice().iter().position(|&i| i == index) {
+            Some(k) => {
+                let last = self.len as usize - 1;
+                // SAFETY: k and last are below len, so both entries were written by push.
+                unsafe { self.ptr.add(k).write(self.ptr.add(last).read()) };
+                self.len -= 1;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Forgets the written indices and the overflow flag.
     #[inline(always)]
     pub fn clear(&mut self) {
@@ -538,5 +555,25 @@ pub fn piece_block_delta<I: Into<Option<u32>>>(
                 out.added[p.index()].push(ix);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::IndexList;
+
+    #[test]
+    fn take_removes_one_occurrence_and_says_whether_it_found_one() {
+        let mut buf = [0u32; 4];
+        let mut list = IndexList::new(&mut buf);
+        for ix in [7, 3, 9] {
+            list.push(ix);
+        }
+        assert!(list.take(7));
+        assert_eq!(list.as_slice(), &[9, 3]);
+        assert!(!list.take(7));
+        assert!(list.take(3));
+        assert!(list.take(9));
+        assert!(list.is_empty() && !list.take(9));
     }
 }

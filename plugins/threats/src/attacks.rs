@@ -28,6 +28,46 @@ pub fn attacks(color: Color, role: Role, sq: Square, occupied: u64) -> u64 {
     }
 }
 
+/// The squares a bishop and a rook on `sq` attack with `occupied` as blockers (every slider's
+/// attacks from `sq`, and the sliders that see `sq`: the relation is symmetric), each looked up
+/// only if asked (`want`): a look-up is a likely cache miss in the tables, and most squares
+/// have no slider on their lines.
+#[inline(always)]
+pub fn slider_attacks(sq: Square, occupied: u64, want: (bool, bool)) -> (u64, u64) {
+    let (s, o) = (ssq(sq), Bitboard(occupied));
+    (
+        if want.0 {
+            attacks::bishop_attacks(s, o).0
+        } else {
+            0
+        },
+        if want.1 {
+            attacks::rook_attacks(s, o).0
+        } else {
+            0
+        },
+    )
+}
+
+/// The squares beyond `through` on the line from `from` through it, up to the board's edge
+/// (empty if the two squares share no line or are one square).
+#[inline(always)]
+pub fn ray_beyond(from: Square, through: Square) -> u64 {
+    RAY_BEYOND[from as usize][through as usize]
+}
+
+/// The capture squares of a pawn of `color` on `sq`.
+#[inline(always)]
+pub fn pawn_attacks(color: Color, sq: Square) -> u64 {
+    PAWN_ATTACKS[color.index()][sq as usize]
+}
+
+/// Knight moves by square.
+#[inline(always)]
+pub fn knight_attacks(sq: Square) -> u64 {
+    PSEUDO[Role::Knight as usize][sq as usize]
+}
+
 /// The squares a `role` of `color` on `sq` attacks on an empty board (a pawn's capture squares,
 /// which nnue-pytorch counts for pawns on ranks 2–7 only; see [`crate::layout`]).
 #[inline(always)]
@@ -36,25 +76,6 @@ pub const fn pseudo_attacks(color: Color, role: Role, sq: Square) -> u64 {
         Role::Pawn => PAWN_ATTACKS[color as usize][sq as usize],
         _ => PSEUDO[role as usize][sq as usize],
     }
-}
-
-/// The squares from which a `role` of `color` attacks some square of `targets` on an empty
-/// board: the union of the targets' own empty-board attacks (the relation is symmetric; for a
-/// pawn, with the colours swapped). A few table lookups instead of one test per attacker.
-#[inline(always)]
-pub fn attacked_from(color: Color, role: Role, mut targets: u64) -> u64 {
-    let by = if role == Role::Pawn {
-        color.other()
-    } else {
-        color
-    };
-    let mut set = 0;
-    while targets != 0 {
-        let x = targets.trailing_zeros() as Square;
-        targets &= targets - 1;
-        set |= pseudo_attacks(by, role, x);
-    }
-    set
 }
 
 const fn step_set(sq: usize, steps: &[(i8, i8)], slide: bool) -> u64 {
@@ -115,6 +136,34 @@ static PSEUDO: [[u64; 64]; 6] = {
     t
 };
 
+/// [`ray_beyond`] by square pair.
+static RAY_BEYOND: [[u64; 64]; 64] = {
+    let mut t = [[0u64; 64]; 64];
+    let mut from = 0;
+    while from < 64 {
+        let mut through = 0;
+        while through < 64 {
+            let (df, dr) = (
+                (through % 8) as i8 - (from % 8) as i8,
+                (through / 8) as i8 - (from / 8) as i8,
+            );
+            // On one line: same file, rank or diagonal.
+            if from != through && (df == 0 || dr == 0 || df == dr || df == -dr) {
+                let (sf, sr) = (df.signum(), dr.signum());
+                let (mut f, mut r) = ((through % 8) as i8 + sf, (through / 8) as i8 + sr);
+                while f >= 0 && f < 8 && r >= 0 && r < 8 {
+                    t[from][through] |= 1u64 << (r * 8 + f);
+                    f += sf;
+                    r += sr;
+                }
+            }
+            through += 1;
+        }
+        from += 1;
+    }
+    t
+};
+
 /// Pawn capture squares by colour and square (also defined on ranks 1 and 8).
 static PAWN_ATTACKS: [[u64; 64]; 2] = {
     let mut t = [[0u64; 64]; 2];
@@ -132,25 +181,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn attacked_from_is_the_inverse_of_the_empty_board_attacks() {
-        for color in Color::ALL {
-            for role in [
-                Role::Pawn,
-                Role::Knight,
-                Role::Bishop,
-                Role::Rook,
-                Role::Queen,
-            ] {
-                for x in 0..64u8 {
-                    let expected = (0..64u8)
-                        .filter(|&from| pseudo_attacks(color, role, from) & (1 << x) != 0)
-                        .fold(0u64, |s, from| s | 1 << from);
-                    assert_eq!(
-                        attacked_from(color, role, 1 << x),
-                        expected,
-                        "{color:?} {role:?} {x}"
-                    );
-                }
+    fn the_ray_beyond_a_square_is_what_a_slider_sees_through_it_on_an_empty_board() {
+        for from in 0..64u8 {
+            for through in 0..64u8 {
+                let beyond = ray_beyond(from, through);
+                // A queen on `from` sees `through`; with `through` alone occupied, the squares it
+                // no longer sees are exactly those beyond.
+                let queen = |occupied| attacks(Color::White, Role::Queen, from, occupied);
+                let on_line = from != through && queen(0) & (1 << through) != 0;
+                let expected = match on_line {
+                    true => queen(0) & !queen(1 << through),
+                    false => 0,
+                };
+                assert_eq!(beyond, expected, "{from} through {through}");
             }
         }
     }

@@ -6,7 +6,9 @@ use plugin_api::{
     Square, decompose,
 };
 
-use crate::attacks::{PAWN_RANKS, attacked_from, attacks};
+use crate::attacks::{
+    PAWN_RANKS, attacks, knight_attacks, pawn_attacks, pseudo_attacks, ray_beyond, slider_attacks,
+};
 use crate::king_side::{orientation_on, orientations_after};
 use crate::layout::{
     Piece, THREAT_FEATURES, THREAT_SHEETS, VICTIM_ROLES, threat_index, threat_place,
@@ -24,13 +26,15 @@ const ATTACKERS: [Role; 5] = [
 
 /// nnue-pytorch's `Full_Threats` (59,808 indices; layout in [`crate::layout`]).
 ///
-/// `active` enumerates every threat of the board. `delta` looks only at what a move can change:
-/// with X the squares whose content differs between the two boards, a threat changes only if its
-/// attacker or its victim stands on X, or if its attacker's empty-board reach crosses X (a
-/// slider's ray that the move opens or closes, the discovered and blocked attacks). Attackers off
-/// X whose reach misses X are skipped without a lookup; for the others the victims on both
-/// boards are compared, and attackers on X lose all their threats and gain their new ones.
-/// Perspectives are refreshed only when their own king changes side.
+/// `active` enumerates every threat of the board. `delta` plays the move one piece at a time
+/// (its removals, then its additions) as Stockfish's `do_move` does, and lists what each piece
+/// change does to the threats on the board that holds the piece (Stockfish's
+/// `Position::update_piece_threats`, `src/position.cpp` at 762dd1da9): the piece's own threats,
+/// the threats against it, and for every slider that sees its square the threat against the
+/// first piece beyond it, which the piece hides when put and uncovers when taken. A change that a
+/// later piece takes back cancels in the lists ([`IndexList::take`]), so the delta is the exact
+/// difference. A square's bishop and rook look-ups are made only for lines the piece moves along
+/// or a slider stands on. Perspectives are refreshed only when their own king changes side.
 ///
 /// **Picture** ([`threat_place`](crate::layout::threat_place)): one sheet per (attacker kind,
 /// victim kind) pair of the layout (80, "own knight → their rook"), an 8 × 8 grid of tiles (the
@@ -145,59 +149,151 @@ impl FeatureBlock for FullThreats {
     }
 
     fn delta(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
-        let after = board.play(mv);
+        let changes = decompose(board, mv);
+        let mut after = *board;
+        changes
+            .removed()
+            .iter()
+            .for_each(|p| after.remove(p.square, p.color, p.role));
+        changes
+            .added()
+            .iter()
+            .for_each(|p| after.put(p.square, p.color, p.role));
         let orient = orientations_after(board, &after, out);
         if orient == [None, None] {
             return;
         }
-        let changed = decompose(board, mv).changed_squares();
-        let MoveDelta { added, removed, .. } = out;
-        let emit = |lists: &mut [IndexList<'_>; 2], a: Piece, from, v: Piece, to| {
-            for p in Color::ALL {
-                if let Some(o) = orient[p.index()]
-                    && let Some(ix) = threat_index(p, o, a, from, v, to)
-                {
-                    lists[p.index()].push(ix);
-                }
-            }
+        // The move played one piece at a time on `w`, each change's threats listed on the board
+        // that holds the piece (Stockfish's `Position::update_piece_threats`).
+        let mut lists = ChangedThreats { orient, out };
+        let mut w = *board;
+        for p in changes.removed() {
+            piece_threats(&w, (p.color, p.role), p.square, false, &mut lists);
+            w.remove(p.square, p.color, p.role);
+        }
+        for p in changes.added() {
+            w.put(p.square, p.color, p.role);
+            piece_threats(&w, (p.color, p.role), p.square, true, &mut lists);
+        }
+    }
+}
+
+/// The colour and role of the piece on `sq` of `board` (which must hold a non-king piece there).
+#[inline(always)]
+fn victim_on(board: &Board, sq: Square) -> Piece {
+    let bit = 1u64 << sq;
+    let color = if board.by_color[0] & bit != 0 {
+        Color::White
+    } else {
+        Color::Black
+    };
+    let role = ATTACKERS
+        .into_iter()
+        .find(|r| board.by_role[r.index()] & bit != 0)
+        .unwrap_or(Role::King);
+    (color, role)
+}
+
+/// Whether an attacker of `attacker` role has `victim` role among the victims the layout keeps.
+#[inline(always)]
+fn keeps(attacker: Role, victim: Role) -> bool {
+    victim != Role::King && VICTIM_ROLES[attacker.index()] & (1 << victim.index()) != 0
+}
+
+/// Lists the threats that change when `piece` is put on (`put`) or taken from `s` of `w`, which
+/// holds it there: its own threats, the threats against it, and the threats of the sliders
+/// that see `s` against the first piece beyond it, which the piece hides when put and uncovers
+/// when taken (the discovered and blocked attacks).
+#[inline(always)]
+fn piece_threats(w: &Board, piece: Piece, s: Square, put: bool, lists: &mut ChangedThreats) {
+    let occupied = w.occupied();
+    let (color, role) = piece;
+    let by_role = |r: Role| w.by_role[r.index()];
+    let (bishops, rooks) = (
+        by_role(Role::Bishop) | by_role(Role::Queen),
+        by_role(Role::Rook) | by_role(Role::Queen),
+    );
+    // A line of `s` is looked at if the piece moves along it or a slider stands on it.
+    let want = (
+        matches!(role, Role::Bishop | Role::Queen)
+            || pseudo_attacks(color, Role::Bishop, s) & bishops != 0,
+        matches!(role, Role::Rook | Role::Queen)
+            || pseudo_attacks(color, Role::Rook, s) & rooks != 0,
+    );
+    let (diagonal, straight) = slider_attacks(s, occupied, want);
+    let sliders = (diagonal & bishops) | (straight & rooks);
+    if role != Role::King {
+        // Its own threats (pawns count from ranks 2–7 only, as the layout).
+        let reach = match role {
+            Role::Pawn if PAWN_RANKS & (1u64 << s) != 0 => pawn_attacks(color, s),
+            Role::Pawn => 0,
+            Role::Knight => knight_attacks(s),
+            Role::Bishop => diagonal,
+            Role::Rook => straight,
+            _ => diagonal | straight,
         };
-        let (occupied0, occupied1) = (board.occupied(), after.occupied());
-        let (victims0, victims1) = (victim_sets(board), victim_sets(&after));
-        for color in Color::ALL {
-            for role in ATTACKERS {
-                let r = role.index();
-                let before = attackers(board, color, role);
-                let now = attackers(&after, color, role);
-                // Attackers on unchanged squares (the same piece on both boards) whose reach
-                // crosses a changed square.
-                let mut bb = before & !changed & attacked_from(color, role, changed);
-                while bb != 0 {
-                    let from = bb.trailing_zeros() as Square;
-                    bb &= bb - 1;
-                    let t0 = attacks(color, role, from, occupied0) & victims0[r];
-                    let t1 = attacks(color, role, from, occupied1) & victims1[r];
-                    let a = (color, role);
-                    for_each_victim(board, t0 & (!t1 | changed), |v, to| {
-                        emit(removed, a, from, v, to)
-                    });
-                    for_each_victim(&after, t1 & (!t0 | changed), |v, to| {
-                        emit(added, a, from, v, to)
-                    });
-                }
-                // Attackers that leave, arrive or change on X.
-                let mut bb = before & changed;
-                while bb != 0 {
-                    let from = bb.trailing_zeros() as Square;
-                    bb &= bb - 1;
-                    let t0 = attacks(color, role, from, occupied0) & victims0[r];
-                    for_each_victim(board, t0, |v, to| emit(removed, (color, role), from, v, to));
-                }
-                let mut bb = now & changed;
-                while bb != 0 {
-                    let from = bb.trailing_zeros() as Square;
-                    bb &= bb - 1;
-                    let t1 = attacks(color, role, from, occupied1) & victims1[r];
-                    for_each_victim(&after, t1, |v, to| emit(added, (color, role), from, v, to));
+        let victims = ATTACKERS
+            .into_iter()
+            .filter(|&v| keeps(role, v))
+            .fold(0, |set, v| set | by_role(v));
+        let mut targets = reach & victims;
+        while targets != 0 {
+            let to = targets.trailing_zeros() as Square;
+            targets &= targets - 1;
+            lists.push(put, piece, s, victim_on(w, to), to);
+        }
+        // The threats against it.
+        let pawns = by_role(Role::Pawn) & PAWN_RANKS;
+        let mut attackers = sliders
+            | (knight_attacks(s) & by_role(Role::Knight))
+            | (pawn_attacks(Color::Black, s) & pawns & w.by_color[0])
+            | (pawn_attacks(Color::White, s) & pawns & w.by_color[1]);
+        while attackers != 0 {
+            let from = attackers.trailing_zeros() as Square;
+            attackers &= attackers - 1;
+            let attacker = victim_on(w, from);
+            if keeps(attacker.1, role) {
+                lists.push(put, attacker, from, piece, s);
+            }
+        }
+    }
+    // The sliders' rays through `s`: the first piece beyond it, hidden or uncovered.
+    let mut seeing = sliders;
+    while seeing != 0 {
+        let from = seeing.trailing_zeros() as Square;
+        seeing &= seeing - 1;
+        let beyond = ray_beyond(from, s) & (diagonal | straight) & occupied;
+        if beyond != 0 {
+            let to = beyond.trailing_zeros() as Square;
+            let (slider, victim) = (victim_on(w, from), victim_on(w, to));
+            if keeps(slider.1, victim.1) {
+                lists.push(!put, slider, from, victim, to);
+            }
+        }
+    }
+}
+
+/// A move's changed threats as indices per perspective, written into the delta as they come.
+struct ChangedThreats<'o, 'l> {
+    orient: [Option<u8>; 2],
+    out: &'o mut MoveDelta<'l>,
+}
+
+impl ChangedThreats<'_, '_> {
+    /// The threat of `attacker` on `from` against `victim` on `to` appears (`add`) or goes.
+    #[inline(always)]
+    fn push(&mut self, add: bool, attacker: Piece, from: Square, victim: Piece, to: Square) {
+        for p in Color::ALL {
+            if let Some(o) = self.orient[p.index()]
+                && let Some(ix) = threat_index(p, o, attacker, from, victim, to)
+            {
+                let (this, other) = match add {
+                    true => (&mut self.out.added, &mut self.out.removed),
+                    false => (&mut self.out.removed, &mut self.out.added),
+                };
+                // A change that an earlier piece's change takes back cancels with it.
+                if !other[p.index()].take(ix) {
+                    this[p.index()].push(ix);
                 }
             }
         }

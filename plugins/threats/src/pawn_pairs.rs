@@ -38,8 +38,9 @@ pub const fn pair_mask(sq: Square) -> u64 {
 /// once. Worked example: the start position from White's view (king e1, orient 7) has the pair
 /// of own pawns a2, b2, oriented h2 and g2, ids 7 and 6: index 7 · 6 / 2 + 6 = 27.
 ///
-/// `delta` re-pairs only the pawns on the squares a move changes; perspectives are refreshed
-/// only when their own king changes side.
+/// `delta` re-pairs only the pawns on the squares a move changes, and returns at once from a
+/// move that takes, puts or moves no pawn and is no king move (most moves); perspectives are
+/// refreshed only when their own king changes side.
 ///
 /// **Picture** ([`pawn_pair_place`]): three sheets by the pair's colours (own–own, own–their,
 /// their–their), each an 8 × 8 grid of tiles, the square of the pair's lower id (the own pawn of
@@ -159,9 +160,22 @@ impl FeatureBlock for PawnPairs3Wide {
     }
 
     fn delta(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
-        let changed = decompose(board, mv).changed_squares();
+        let changes = decompose(board, mv);
+        let pawns_move = changes
+            .removed()
+            .iter()
+            .chain(changes.added())
+            .any(|p| p.role == Role::Pawn);
+        // Most moves touch no pawn: only a king changing side (a refresh) changes anything.
+        if !pawns_move && mv.role != Role::King {
+            return;
+        }
+        let changed = changes.changed_squares();
         let after = board.play(mv);
         let orient = orientations_after(board, &after, out);
+        if !pawns_move {
+            return;
+        }
         let pawns0 = board.by_role[Role::Pawn.index()] & PAWN_RANKS;
         let pawns1 = after.by_role[Role::Pawn.index()] & PAWN_RANKS;
         for p in Color::ALL {
