@@ -1,14 +1,10 @@
-//! Attack sets: on the board's occupancy (shakmaty's magic bitboards) for enumerating threats,
-//! and on an empty board (`const` tables) for the layout's offsets and ranks.
+//! Attack sets: on the board's occupancy for enumerating threats (sliders from
+//! [`crate::sliders`]' small tables, the others from the empty-board tables), and on an empty
+//! board (`const` tables) for the layout's offsets and ranks.
 
 use plugin_api::{Color, Role, Square};
-use shakmaty::{Bitboard, Square as SSquare, attacks};
 
-#[inline(always)]
-fn ssq(sq: Square) -> SSquare {
-    // Every caller passes a board square (below 64).
-    SSquare::new(u32::from(sq))
-}
+use crate::sliders::{bishop_attacks, rook_attacks};
 
 /// Ranks 2–7, where pawns stand in legal positions (the layouts know no pawn elsewhere).
 pub const PAWN_RANKS: u64 = 0x00ff_ffff_ffff_ff00;
@@ -17,32 +13,28 @@ pub const PAWN_RANKS: u64 = 0x00ff_ffff_ffff_ff00;
 /// capture squares; never called for kings, which are no attackers in these layouts).
 #[inline(always)]
 pub fn attacks(color: Color, role: Role, sq: Square, occupied: u64) -> u64 {
-    let s = ssq(sq);
     match role {
         Role::Pawn => PAWN_ATTACKS[color.index()][sq as usize],
-        Role::Knight => attacks::knight_attacks(s).0,
-        Role::Bishop => attacks::bishop_attacks(s, Bitboard(occupied)).0,
-        Role::Rook => attacks::rook_attacks(s, Bitboard(occupied)).0,
-        Role::Queen => attacks::queen_attacks(s, Bitboard(occupied)).0,
-        Role::King => attacks::king_attacks(s).0,
+        Role::Bishop => bishop_attacks(sq, occupied),
+        Role::Rook => rook_attacks(sq, occupied),
+        Role::Queen => bishop_attacks(sq, occupied) | rook_attacks(sq, occupied),
+        Role::Knight | Role::King => PSEUDO[role as usize][sq as usize],
     }
 }
 
 /// The squares a bishop and a rook on `sq` attack with `occupied` as blockers (every slider's
-/// attacks from `sq`, and the sliders that see `sq`: the relation is symmetric), each looked up
-/// only if asked (`want`): a look-up is a likely cache miss in the tables, and most squares
-/// have no slider on their lines.
+/// attacks from `sq`, and the sliders that see `sq`: the relation is symmetric), each computed
+/// only if asked (`want`: most squares have no slider on some of their lines).
 #[inline(always)]
 pub fn slider_attacks(sq: Square, occupied: u64, want: (bool, bool)) -> (u64, u64) {
-    let (s, o) = (ssq(sq), Bitboard(occupied));
     (
         if want.0 {
-            attacks::bishop_attacks(s, o).0
+            bishop_attacks(sq, occupied)
         } else {
             0
         },
         if want.1 {
-            attacks::rook_attacks(s, o).0
+            rook_attacks(sq, occupied)
         } else {
             0
         },
@@ -50,10 +42,22 @@ pub fn slider_attacks(sq: Square, occupied: u64, want: (bool, bool)) -> (u64, u6
 }
 
 /// The squares beyond `through` on the line from `from` through it, up to the board's edge
-/// (empty if the two squares share no line or are one square).
+/// (empty if the two squares share no line or are one square): the ray from `through` in the
+/// direction from `from` to it, from a table of 4.5 KiB (one of 32 KiB by square pair missed the
+/// cache inside the accumulator's loop).
 #[inline(always)]
 pub fn ray_beyond(from: Square, through: Square) -> u64 {
-    RAY_BEYOND[from as usize][through as usize]
+    let (df, dr) = (
+        (through & 7) as i8 - (from & 7) as i8,
+        (through >> 3) as i8 - (from >> 3) as i8,
+    );
+    // Not on one line: the centre row of the table, which is empty.
+    let aligned = df == 0 || dr == 0 || df == dr || df == -dr;
+    let direction = match aligned {
+        true => ((df.signum() + 1) * 3 + dr.signum() + 1) as usize,
+        false => 4,
+    };
+    RAYS[direction][through as usize]
 }
 
 /// The capture squares of a pawn of `color` on `sq`.
@@ -136,30 +140,24 @@ static PSEUDO: [[u64; 64]; 6] = {
     t
 };
 
-/// [`ray_beyond`] by square pair.
-static RAY_BEYOND: [[u64; 64]; 64] = {
-    let mut t = [[0u64; 64]; 64];
-    let mut from = 0;
-    while from < 64 {
-        let mut through = 0;
-        while through < 64 {
-            let (df, dr) = (
-                (through % 8) as i8 - (from % 8) as i8,
-                (through / 8) as i8 - (from / 8) as i8,
-            );
-            // On one line: same file, rank or diagonal.
-            if from != through && (df == 0 || dr == 0 || df == dr || df == -dr) {
-                let (sf, sr) = (df.signum(), dr.signum());
-                let (mut f, mut r) = ((through % 8) as i8 + sf, (through / 8) as i8 + sr);
-                while f >= 0 && f < 8 && r >= 0 && r < 8 {
-                    t[from][through] |= 1u64 << (r * 8 + f);
-                    f += sf;
-                    r += sr;
-                }
+/// The ray from a square to the board's edge (the square left out), by direction
+/// `(sign Δfile + 1) · 3 + sign Δrank + 1` (4, no direction, is empty) and square.
+static RAYS: [[u64; 64]; 9] = {
+    let mut t = [[0u64; 64]; 9];
+    let mut d = 0;
+    while d < 9 {
+        let (sf, sr) = ((d / 3) as i8 - 1, (d % 3) as i8 - 1);
+        let mut sq = 0;
+        while d != 4 && sq < 64 {
+            let (mut f, mut r) = ((sq % 8) as i8 + sf, (sq / 8) as i8 + sr);
+            while f >= 0 && f < 8 && r >= 0 && r < 8 {
+                t[d][sq] |= 1u64 << (r * 8 + f);
+                f += sf;
+                r += sr;
             }
-            through += 1;
+            sq += 1;
         }
-        from += 1;
+        d += 1;
     }
     t
 };
@@ -179,6 +177,11 @@ static PAWN_ATTACKS: [[u64; 64]; 2] = {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use shakmaty::{Square as SSquare, attacks};
+
+    fn ssq(sq: Square) -> SSquare {
+        SSquare::new(u32::from(sq))
+    }
 
     #[test]
     fn the_ray_beyond_a_square_is_what_a_slider_sees_through_it_on_an_empty_board() {
@@ -201,16 +204,23 @@ mod tests {
     #[test]
     fn empty_board_tables_equal_shakmaty() {
         for sq in 0..64u8 {
-            for role in [
-                Role::Knight,
-                Role::Bishop,
-                Role::Rook,
-                Role::Queen,
-                Role::King,
+            let s = ssq(sq);
+            let empty = shakmaty::Bitboard(0);
+            for (role, theirs) in [
+                (Role::Knight, attacks::knight_attacks(s)),
+                (Role::Bishop, attacks::bishop_attacks(s, empty)),
+                (Role::Rook, attacks::rook_attacks(s, empty)),
+                (Role::Queen, attacks::queen_attacks(s, empty)),
+                (Role::King, attacks::king_attacks(s)),
             ] {
                 assert_eq!(
                     pseudo_attacks(Color::White, role, sq),
+                    theirs.0,
+                    "{role:?} on {sq}"
+                );
+                assert_eq!(
                     attacks(Color::White, role, sq, 0),
+                    theirs.0,
                     "{role:?} on {sq}"
                 );
             }

@@ -17,6 +17,7 @@ mod full_threats;
 mod king_side;
 pub mod layout;
 mod pawn_pairs;
+mod sliders;
 
 pub use full_threats::{FullThreats, for_each_threat};
 pub use layout::{THREAT_FEATURES, threat_index, threat_place};
