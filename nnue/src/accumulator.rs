@@ -29,8 +29,9 @@
 //! `src/nnue/nnue_accumulator.cpp` at 762dd1da9): the child is the parent, less group 0 of the
 //! position before the move (the cache's entry of the old king square, brought up to date),
 //! plus group 0 of the position after it (the entry of the new king square), plus group 1's
-//! delta rows. When group 1 asks too (threats: the king changing side), the child is the cache's
-//! group 0 plus every row of group 1.
+//! delta rows, on boards of at least [`MIN_PIECES_FOR_HYBRID`] pieces, as Stockfish. When group
+//! 1 asks too (threats: the king changing side), or the board has fewer pieces, the child is the
+//! cache's group 0 plus every row of group 1.
 
 use std::fmt;
 
@@ -47,6 +48,13 @@ use super::simd::Kernels;
 
 /// Default number of plies a stack holds beyond its root.
 pub const DEFAULT_MAX_PLY: usize = 256;
+
+/// The fewest pieces on the board after a king move for the hybrid update (Stockfish's
+/// `MIN_PC_COUNT_HYBRID`, `AccumulatorStack::evaluate_side` in `src/nnue/nnue_accumulator.cpp`
+/// at 762dd1da9): with fewer, group 1 has few rows, and refreshing it whole costs less than the
+/// second cache refresh and the passes that a hybrid update adds (4% of `host eval --games` on
+/// today's shape at AVX-512 VNNI, where random games reach sparse boards).
+pub const MIN_PIECES_FOR_HYBRID: u32 = 15;
 
 /// Log entry bit: the change was an increment (undo decrements).
 const LOG_INC: u32 = 1 << 30;
@@ -572,6 +580,7 @@ impl<'a> AccumulatorStack<'a> {
         if self.groups.len() == 2
             && !stale(&self.groups[1])
             && self.cache.is_some()
+            && after.occupied().count_ones() >= MIN_PIECES_FOR_HYBRID
             && let (Some(old), Some(new)) = (before.king(p), after.king(p))
         {
             return self.king_move_child(p, (before, old), (after, new));
@@ -659,8 +668,9 @@ impl<'a> AccumulatorStack<'a> {
     /// The hybrid update of a king move that refreshes group 0 alone (Stockfish's
     /// `update_accumulator_hybrid`): group 0 of `before` with `p`'s king on `old` and of
     /// `after` with it on `new`, both from the cache (each entry brought up to its board), and
-    /// ply + 1 = ply − the first + the second + group 1's delta rows. Always through the cache:
-    /// even two missed entries cost fewer rows than a refresh of both groups.
+    /// ply + 1 = ply − the first + the second + group 1's delta rows. Taken whenever the board
+    /// keeps [`MIN_PIECES_FOR_HYBRID`] pieces, even when the entries miss: then the rows of a
+    /// refresh of both groups outnumber those of two cache refreshes.
     fn king_move_child(
         &mut self,
         p: Color,

@@ -128,7 +128,9 @@ pub mod shape;
 mod simd;
 pub mod stockfish;
 
-pub use accumulator::{AccumulatorStack, DEFAULT_MAX_PLY, EvalError, StackStats};
+pub use accumulator::{
+    AccumulatorStack, DEFAULT_MAX_PLY, EvalError, MIN_PIECES_FOR_HYBRID, StackStats,
+};
 pub use aligned::{ALIGN, AlignedVec, Element};
 pub use arrange::Arranged;
 pub use first_layer::{FirstLayer, OutOfRange, RowLists, StoredRun, WeightType};
