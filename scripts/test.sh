@@ -70,6 +70,8 @@ export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# The docs' links checked too: a renamed or private item leaves no link dangling.
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --locked
 # Every test of the workspace, the module-graph check among them (tools/layering: no crate's
 # modules import one another in a circle, and the plugin ABI reaches nothing of the host's side).
 cargo test --workspace --locked

@@ -9,7 +9,7 @@
 //!   halves concatenated side to move first, a hidden layer 2·L1 → L2 and an output neuron;
 //! - Stockfish's shapes ([`Arch::sfnnv5`]): a PSQT term summed beside the accumulator, layer
 //!   stacks chosen by piece count, the pairwise product of each accumulator's halves, squared
-//!   and plain clipped ReLUs with a skip output ([`stacks`]), and today's ([`Arch::sfnnv16`]:
+//!   and plain clipped ReLUs with a skip output ([`forward`]), and today's ([`Arch::sfnnv16`]:
 //!   the product clipped at 255, per-layer activation shifts, a skip difference, a dense output
 //!   layer); Stockfish's own `.nnue` files of 15.1 and of today read and written exactly
 //!   ([`stockfish`]), any feature set in any of these shapes.
@@ -25,7 +25,7 @@
 //!   time, all giving the same integers; `NNUE_SIMD=scalar|avx2|avx512|avx512vnni` forces one.
 //! - [`reference`](mod@reference): a naive evaluation written from the specification, for tests.
 //!
-//! ## The quantized forward pass (the thesis's shape; other shapes: [`stacks`])
+//! ## The quantized forward pass (the thesis's shape; other shapes: [`forward`])
 //!
 //! For each perspective p, `acc_p = b1 + Σ W1[i]` over the distinct active indices i of p, in
 //! 16-bit wrapping arithmetic. With stm the side to move and opp the other side:

@@ -131,7 +131,7 @@ impl RefreshCache {
     }
 
     /// Whether the next refresh should go through [`refresh`](Self::refresh); when not, the
-    /// caller sums every row itself (see [`Credit`]).
+    /// caller sums every row itself (see `Credit`).
     #[inline]
     pub fn engaged(&mut self) -> bool {
         let engaged = self.credit.engaged();

@@ -10,7 +10,7 @@
 //! - `depth=D`: the search to depth D.
 //!
 //! Scores are the side to move's, in centipawns (every evaluator converts its network's units,
-//! [`ScoreUnits`](super::evaluation::ScoreUnits)).
+//! [`ScoreUnits`](super::units::ScoreUnits)).
 
 use std::fmt;
 use std::str::FromStr;

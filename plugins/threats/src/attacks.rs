@@ -1,5 +1,5 @@
 //! Attack sets: on the board's occupancy for enumerating threats (sliders from
-//! [`crate::sliders`]' small tables, the others from the empty-board tables), and on an empty
+//! `sliders`' small tables, the others from the empty-board tables), and on an empty
 //! board (`const` tables) for the layout's offsets and ranks.
 
 use plugin_api::{Color, Role, Square};

@@ -702,7 +702,7 @@ impl Manifest {
     }
 
     /// Parses and validates manifest text; `path` names it in errors and anchors relative paths.
-    /// Each kind of table is read by its own part of [`Reader`]: the datasets, the evaluations,
+    /// Each kind of table is read by its own part of `Reader`: the datasets, the evaluations,
     /// then each experiment (which names them), then the cluster's resources.
     pub fn parse(text: &str, path: &Path) -> Result<Manifest> {
         let file: ManifestFile = toml::from_str(text).map_err(|e| {

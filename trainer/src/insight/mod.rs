@@ -7,7 +7,7 @@
 //! - histograms of the weights of every layer and of both clipped layers' activations;
 //! - [`html`]: Markdown reports as one self-contained HTML page.
 //!
-//! [`write`] makes all of them for one network into a folder (`trainer viz`, and every
+//! [`write()`] makes all of them for one network into a folder (`trainer viz`, and every
 //! feature set of a `trainer run` report).
 
 pub mod attribution;
@@ -41,14 +41,14 @@ pub enum Neurons {
     List(Vec<usize>),
 }
 
-/// What [`write`] measured and drew.
+/// What [`write()`] measured and drew.
 #[derive(Clone, Debug)]
 pub struct Insight {
     /// The neurons drawn, in order.
     pub neurons: Vec<usize>,
     /// The attribution, when positions were given.
     pub attribution: Option<Attribution>,
-    /// The section as Markdown, its image links starting with [`write`]'s `link`.
+    /// The section as Markdown, its image links starting with [`write()`]'s `link`.
     pub markdown: String,
 }
 
