@@ -436,6 +436,13 @@ impl<'a> AccumulatorStack<'a> {
                 self.all_in_range(&self.active)?;
                 self.rows.extend_single(ty, &self.active, &[]);
             }
+            // Binary terms of several types (today's shape): every index is a row, no count
+            // to look up.
+            None if self.counts.is_empty() => {
+                self.all_in_range(&self.active)?;
+                let w1 = net.w1();
+                self.active.iter().for_each(|&i| self.rows.add(w1, i));
+            }
             _ => {
                 for k in 0..self.active.len() {
                     let index = self.active[k];
