@@ -430,26 +430,16 @@ impl<'a> AccumulatorStack<'a> {
         set.active_terms(board, p, mask, &mut self.active)?;
         let base = p.index() * self.n;
         self.rows.clear();
-        match net.w1().single_type() {
-            // Binary terms of a layer of one type: the indices are the rows.
-            Some(ty) if self.counts.is_empty() => {
-                self.all_in_range(&self.active)?;
-                self.rows.extend_single(ty, &self.active, &[]);
-            }
-            // Binary terms of several types (today's shape): every index is a row, no count
-            // to look up.
-            None if self.counts.is_empty() => {
-                self.all_in_range(&self.active)?;
-                let w1 = net.w1();
-                self.active.iter().for_each(|&i| self.rows.add(w1, i));
-            }
-            _ => {
-                for k in 0..self.active.len() {
-                    let index = self.active[k];
-                    let counted = self.is_counted(index);
-                    if self.bump(p, base, index, ply > 0, counted)? == 1 {
-                        self.rows.add(net.w1(), index);
-                    }
+        if self.counts.is_empty() {
+            // Binary terms: every index is a row, no count to look up.
+            self.all_in_range(&self.active)?;
+            self.rows.extend(net.w1(), &self.active, &[]);
+        } else {
+            for k in 0..self.active.len() {
+                let index = self.active[k];
+                let counted = self.is_counted(index);
+                if self.bump(p, base, index, ply > 0, counted)? == 1 {
+                    self.rows.add(net.w1(), index);
                 }
             }
         }
@@ -608,13 +598,7 @@ impl<'a> AccumulatorStack<'a> {
             // rows themselves.
             let (added, removed) = (self.delta.added(p), self.delta.removed(p));
             self.all_in_range(added.iter().chain(removed))?;
-            match w1.single_type() {
-                Some(ty) => self.rows.extend_single(ty, added, removed),
-                None => {
-                    added.iter().for_each(|&i| self.rows.add(w1, i));
-                    removed.iter().for_each(|&i| self.rows.sub(w1, i));
-                }
-            }
+            self.rows.extend(w1, added, removed);
             return Ok(());
         }
         let split = self.groups.len() > 1;

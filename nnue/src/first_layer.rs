@@ -349,11 +349,24 @@ impl RowLists {
         self.end[ty.slot()] = self.end[ty.slot()].max(row + 1);
     }
 
-    /// Lists the rows `added` and `removed` of a layer of [one type](FirstLayer::single_type)
-    /// `ty`, whose storage rows are the indices (each below the layer's rows, checked by the
-    /// caller): no look-up per row.
+    /// Lists the rows of features `added` and `removed` of `layer` (each below its rows,
+    /// checked by the caller): the indices themselves when the layer stores every row in
+    /// [one type](FirstLayer::single_type), no look-up per row; else each located.
     #[inline]
-    pub fn extend_single(&mut self, ty: WeightType, added: &[u32], removed: &[u32]) {
+    pub fn extend(&mut self, layer: &FirstLayer, added: &[u32], removed: &[u32]) {
+        match layer.single_type() {
+            Some(ty) => self.extend_single(ty, added, removed),
+            None => {
+                added.iter().for_each(|&i| self.add(layer, i));
+                removed.iter().for_each(|&i| self.sub(layer, i));
+            }
+        }
+    }
+
+    /// Lists the rows `added` and `removed` of a layer of one type `ty`, whose storage rows are
+    /// the indices.
+    #[inline]
+    fn extend_single(&mut self, ty: WeightType, added: &[u32], removed: &[u32]) {
         let slot = ty.slot();
         let mut end = self.end[slot];
         // Pushed one by one: a handful of rows, which a copy routine would cost more than.

@@ -202,8 +202,7 @@ impl RefreshCache {
         let w1 = net.w1();
         self.rows.clear();
         let rows = if from_entry {
-            self.add.iter().for_each(|&i| self.rows.add(w1, i));
-            self.sub.iter().for_each(|&i| self.rows.sub(w1, i));
+            self.rows.extend(w1, &self.add, &self.sub);
             kernels.update_in_place_and_copy(entry, dst, w1, &self.rows);
             let mut start = [0i32; crate::shape::MAX_BUCKETS];
             start[..b].copy_from_slice(psqt_entry);
@@ -217,7 +216,7 @@ impl RefreshCache {
             rows
         } else {
             set.active_terms(board, p, mask, &mut self.add)?;
-            self.add.iter().for_each(|&i| self.rows.add(w1, i));
+            self.rows.extend(w1, &self.add, &[]);
             kernels.update_and_copy(dst, entry, net.b1(), w1, &self.rows);
             let zero = [0i32; crate::shape::MAX_BUCKETS];
             let rows = net.psqt_rows();

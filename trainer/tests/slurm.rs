@@ -190,6 +190,22 @@ fn local_run(cluster: &Cluster, manifest: &Path, out: &Path) {
     assert!(o.status.success(), "{}", text(&o));
 }
 
+/// `manifest` run locally into `dir/local` and through Slurm into `dir/slurm`, both of which
+/// must succeed: the two output folders and the Slurm run's log.
+fn local_and_slurm_runs(
+    cluster: &Cluster,
+    manifest: &Path,
+    dir: &Path,
+) -> (PathBuf, PathBuf, String) {
+    let local = dir.join("local");
+    local_run(cluster, manifest, &local);
+    let out = dir.join("slurm");
+    let o = slurm_run(cluster, manifest, &out, &[]);
+    let log = text(&o);
+    assert!(o.status.success(), "{log}");
+    (local, out, log)
+}
+
 /// `trainer run --executor slurm` in the manifest's folder (a relative `out` is inside it).
 fn slurm_run(cluster: &Cluster, manifest: &Path, out: &Path, extra: &[&str]) -> Output {
     trainer(cluster)
@@ -220,13 +236,7 @@ fn a_manifest_runs_through_slurm_as_it_runs_locally_and_resumes_after_scancel() 
     let dir = tempfile::tempdir().unwrap();
     let m = manifest(dir.path(), 2, "");
 
-    let local = dir.path().join("local");
-    local_run(&cluster, &m, &local);
-
-    let out = dir.path().join("slurm");
-    let o = slurm_run(&cluster, &m, &out, &[]);
-    let log = text(&o);
-    assert!(o.status.success(), "{log}");
+    let (local, out, log) = local_and_slurm_runs(&cluster, &m, dir.path());
     assert!(log.contains("5 stage(s), 0 done, 5 to submit"), "{log}");
     assert!(
         log.contains("2 training run(s) of tiny submitted as array job"),
@@ -344,12 +354,7 @@ fn a_data_ladder_runs_through_slurm_as_it_runs_locally() {
         ),
     )
     .unwrap();
-    let local = dir.path().join("local");
-    local_run(&cluster, &m, &local);
-    let out = dir.path().join("slurm");
-    let o = slurm_run(&cluster, &m, &out, &[]);
-    let log = text(&o);
-    assert!(o.status.success(), "{log}");
+    let (local, out, log) = local_and_slurm_runs(&cluster, &m, dir.path());
     // The data, two rungs of two training runs, an evaluation and a report each, the ladder.
     assert!(log.contains("10 stage(s), 0 done, 10 to submit"), "{log}");
     let ladder =

@@ -150,6 +150,8 @@ impl FeatureBlock for FullThreats {
 
     fn delta(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
         let changes = decompose(board, mv);
+        // The pieces after the move, from the changes at hand (`Board::play` would decompose
+        // the move a second time): all the orientations need.
         let mut after = *board;
         changes
             .removed()
@@ -178,7 +180,9 @@ impl FeatureBlock for FullThreats {
     }
 }
 
-/// The colour and role of the piece on `sq` of `board` (which must hold a non-king piece there).
+/// The colour and role of the piece on `sq` of `board` (which must hold a piece there; a king
+/// reads as one): [`Board::piece_at`] for a square known to be occupied, without its `Option`
+/// and its test of the other colour, as the delta asks it for every threat it lists.
 #[inline(always)]
 fn victim_on(board: &Board, sq: Square) -> Piece {
     let bit = 1u64 << sq;

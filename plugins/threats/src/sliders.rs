@@ -5,7 +5,7 @@
 //! block looks up a few attack sets per move inside the accumulator's update loop, which streams
 //! tens of megabytes of first-layer rows through the caches. There the 800 KiB rook table of the
 //! magics misses on nearly every look-up (a profile of `host eval --games` on a network of
-//! today's shape put 40% of `Full_Threats::delta` on the instruction after that load). These
+//! today's shape put 29% of `Full_Threats::delta`'s samples on the instruction after that load). These
 //! tables take 10 KiB: a line's occupancy is gathered into six bits with one multiplication and
 //! the attacks read from a table of the first rank (or the a-file), a few instructions that hit
 //! the first-level cache.
