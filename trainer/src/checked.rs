@@ -138,9 +138,16 @@ impl TryFrom<f64> for PositiveReal {
 number_forms!(f64 => PositiveReal => f64);
 
 /// A number in `0..=1` (lambda, skip rates).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "f64", into = "f64")]
 pub struct UnitReal(pub f64);
+
+impl UnitReal {
+    /// Whether it is 0 (settings that are off at 0 are left out of stored configurations).
+    pub fn is_zero(&self) -> bool {
+        self.0 == 0.0
+    }
+}
 
 impl TryFrom<f64> for UnitReal {
     type Error = String;

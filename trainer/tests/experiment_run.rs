@@ -276,6 +276,29 @@ fn bad_manifests_name_the_file_the_line_and_the_key() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("training lr 0.0005, γ 0.99"),
+        "{}",
+        text(&o)
+    );
+    // The field's recipe, listed as it will train.
+    let recipe = format!(
+        "{ok}optimizer = \"adamw\"\nlr_schedule = \"cosine\"\nlr_floor = 0.05\nwarmup_steps = 100\nlambda_end = 0.75\nmax_grad_norm = 2.0\nepochs = 50\npatience = 4\n"
+    );
+    std::fs::write(&path, &recipe).unwrap();
+    let o = trainer()
+        .arg("run")
+        .arg("--check")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    for part in [
+        "up to 50 epochs of 100000000 positions, until 4 without improvement",
+        "adamw (decay 0.01), cosine to 0.05·lr, warm-up 100 steps, λ 1 → 0.75, gradient norm ≤ 2",
+    ] {
+        assert!(text(&o).contains(part), "'{part}' not in {}", text(&o));
+    }
 
     let tournament_without_limit = format!(
         "{data}[evaluation.e]\ntournament = {{ rounds = 1, openings = \"{}\" }}\n[[experiment]]\nname = \"x\"\nfeature_sets = [\"all\"]\ndata = \"d\"\nevaluation = \"e\"\n",
@@ -392,6 +415,35 @@ fn bad_manifests_name_the_file_the_line_and_the_key() {
         (
             format!("{ok}i8_blocks = [\"nosuch\"]\n"),
             vec!["m.toml: experiment 'x': i8_blocks:", "nosuch"],
+        ),
+        // The field's recipe: each key checked by its type, or by the rule between keys.
+        (
+            format!("{ok}lr_schedule = \"linear\"\n"),
+            vec!["m.toml:8: lr_schedule:", "one-cycle"],
+        ),
+        (
+            format!("{ok}patience = 0\n"),
+            vec!["m.toml:8: patience:", "positive"],
+        ),
+        (
+            format!("{ok}min_delta = -1\n"),
+            vec!["m.toml:8: min_delta:", "between 0 and 1"],
+        ),
+        (
+            format!("{ok}lambda_end = 2\n"),
+            vec!["m.toml:8: lambda_end:", "between 0 and 1"],
+        ),
+        (
+            format!("{ok}max_grad_norm = 0\n"),
+            vec!["m.toml:8: max_grad_norm:", "above 0"],
+        ),
+        (
+            format!("{ok}weight_decay = 0.1\n"),
+            vec!["m.toml:5", "weight_decay: only the adamw optimizer"],
+        ),
+        (
+            format!("{ok}optimizer = \"ranger\"\n"),
+            vec!["m.toml:8: optimizer:", "adamw"],
         ),
     ];
     for (manifest, needles) in cases {

@@ -286,6 +286,72 @@ fn bad_settings_are_one_line_errors() {
             "between 0 and 1",
         ),
         (vec!["train", "--spec", "all"], "--in <FILE>"),
+        (
+            vec![
+                "train",
+                "--spec",
+                "all",
+                "--patience",
+                "0",
+                "--in",
+                "a",
+                "--val",
+                "b",
+                "--out",
+                "c",
+            ],
+            "--patience",
+        ),
+        (
+            vec![
+                "train",
+                "--spec",
+                "all",
+                "--lr-schedule",
+                "linear",
+                "--in",
+                "a",
+                "--val",
+                "b",
+                "--out",
+                "c",
+            ],
+            "--lr-schedule",
+        ),
+        (
+            vec![
+                "train",
+                "--spec",
+                "all",
+                "--weight-decay",
+                "0.1",
+                "--in",
+                "a",
+                "--val",
+                "b",
+                "--out",
+                "c",
+            ],
+            "weight_decay: only the adamw optimizer",
+        ),
+        (
+            vec![
+                "train",
+                "--spec",
+                "all",
+                "--method",
+                "pqr",
+                "--lambda-end",
+                "0.5",
+                "--in",
+                "a",
+                "--val",
+                "b",
+                "--out",
+                "c",
+            ],
+            "lambda_end: only the score method",
+        ),
     ] {
         let o = run(&args);
         assert!(!o.status.success(), "{args:?} accepted");
@@ -294,6 +360,32 @@ fn bad_settings_are_one_line_errors() {
         assert!(
             err.starts_with("error: ") && err.contains(needle),
             "{args:?}: {err}"
+        );
+    }
+}
+
+/// The field's recipe is on the command line: every setting of it is listed by `--help`.
+#[test]
+fn the_recipe_settings_are_options() {
+    let o = run(&["train", "--help"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let help = String::from_utf8_lossy(&o.stdout);
+    for option in [
+        "--optimizer",
+        "adamw",
+        "--weight-decay",
+        "--lr-schedule",
+        "one-cycle",
+        "--lr-floor",
+        "--warmup-steps",
+        "--lambda-end",
+        "--max-grad-norm",
+        "--patience",
+        "--min-delta",
+    ] {
+        assert!(
+            help.contains(option),
+            "{option} missing from --help:\n{help}"
         );
     }
 }

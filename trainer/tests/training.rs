@@ -15,7 +15,7 @@ use nnue::Shape;
 use nnue::{Kernels, Nnue, SimdLevel};
 use plugin_api::FeatureSet;
 use tch::Device;
-use trainer::checked::{Count, L1Width};
+use trainer::checked::{Count, L1Width, Positive, PositiveFraction, UnitReal};
 use trainer::data::filter::FilterConfig;
 use trainer::data::synthetic::random_games;
 use trainer::data::{self, Format, Sample};
@@ -26,7 +26,9 @@ use trainer::train::loss::{PqrLoss, ScoreLoss};
 use trainer::train::objective::Method;
 use trainer::train::quant::{float_outputs, quantized_outputs, summarize};
 use trainer::train::run::{DataFile, Runtime, TrainConfig, TrainError, TrainState, train};
+use trainer::train::schedule::LrSchedule;
 use trainer::train::settings::TrainSettings;
+use trainer::train::stop::StopRule;
 
 fn write(path: &Path, samples: &[Sample]) {
     let mut w = data::create_writer(path, Format::Binpack).unwrap();
@@ -79,7 +81,7 @@ fn config(d: &Data, epochs: u64) -> TrainConfig {
     c.epochs = epochs;
     c.epoch_size = 16 * 1024;
     c.batch_size = 1024;
-    c.lr = 2e-3;
+    c.lr = PositiveFraction(2e-3);
     c.shuffle_buffer = 8192;
     c.seed = 7;
     c
@@ -201,7 +203,7 @@ fn an_interrupted_run_resumes_to_the_same_final_state() {
     assert!(refused.to_string().contains("--resume"), "{refused}");
     // A different configuration is refused.
     let mut other = config(&d, 3);
-    other.lr = 1e-3;
+    other.lr = PositiveFraction(1e-3);
     let refused = train(
         other,
         &set,
@@ -250,6 +252,142 @@ fn an_interrupted_run_resumes_to_the_same_final_state() {
     );
 }
 
+/// A run over few positions (500) over-fits: with a patience it stops before its cap, hands
+/// over its best epoch's network (the last one kept too), and a run killed in the middle and
+/// resumed ends exactly as the uninterrupted one.
+#[test]
+fn a_converging_run_stops_keeps_its_best_epoch_and_resumes_exactly() {
+    let d = data(500);
+    let set = set("all");
+    let converging = || {
+        let mut c = config(&d, 40);
+        c.stop = StopRule {
+            patience: Some(Positive(3)),
+            min_delta: UnitReal(0.0),
+        };
+        c.lr = PositiveFraction(1e-3);
+        c.epoch_size = 8 * 1024;
+        c
+    };
+    let whole = d.dir.path().join("whole");
+    let outcome = train(converging(), &set, &quiet(&whole)).unwrap();
+    let losses: Vec<f64> = outcome.state.history.iter().map(|m| m.val_loss).collect();
+    let epochs = outcome.state.epoch;
+    assert!(epochs < 40, "no plateau within the cap: {losses:?}");
+    // The best epoch is the lowest validation loss, three epochs before the end (no later one
+    // improved on it).
+    let best = outcome.best_epoch;
+    assert_eq!(epochs, best + 3, "{losses:?}");
+    assert!(
+        best > 1,
+        "the test should see a best epoch superseded: {losses:?}"
+    );
+    let lowest = losses.iter().cloned().fold(f64::INFINITY, f64::min);
+    assert_eq!(losses[best as usize - 1], lowest, "{losses:?}");
+    assert!(losses[epochs as usize - 1] > lowest);
+    assert_eq!(
+        outcome.net,
+        whole.join(format!("nets/epoch-{best:04}.nnue"))
+    );
+    assert_eq!(
+        outcome.last,
+        whole.join(format!("nets/epoch-{epochs:04}.nnue"))
+    );
+    assert!(outcome.net.exists() && outcome.last.exists());
+    // The superseded bests were not kept: the best and the last networks only.
+    assert_eq!(std::fs::read_dir(whole.join("nets")).unwrap().count(), 2);
+    // The best epoch's network is that epoch's weights: it evaluates the validation positions
+    // differently from the last one's.
+    assert_ne!(
+        std::fs::read(&outcome.net).unwrap(),
+        std::fs::read(&outcome.last).unwrap()
+    );
+
+    // Killed in the epoch after the best one, resumed: the same epochs, best and networks.
+    let cut = d.dir.path().join("cut");
+    let stopped = train(
+        converging(),
+        &set,
+        &Runtime {
+            stop_after_steps: Some(best * 8 + 3),
+            ..quiet(&cut)
+        },
+    );
+    assert!(matches!(stopped, Err(TrainError::Interrupted { .. })));
+    let resumed = train(
+        converging(),
+        &set,
+        &Runtime {
+            resume: true,
+            ..quiet(&cut)
+        },
+    )
+    .unwrap();
+    assert_eq!(resumed.state.epoch, epochs);
+    assert_eq!(resumed.best_epoch, best);
+    let a = fingerprint(&whole.join("checkpoint.ckpt"));
+    let b = fingerprint(&cut.join("checkpoint.ckpt"));
+    assert_eq!(a.0.history, b.0.history);
+    assert!(a.1 == b.1, "the resumed run ends with other weights");
+    for (x, y) in [(&outcome.net, &resumed.net), (&outcome.last, &resumed.last)] {
+        assert!(
+            std::fs::read(x).unwrap() == std::fs::read(y).unwrap(),
+            "{} differs",
+            y.display()
+        );
+    }
+    // A converged run asked again does nothing more; a longer patience continues it.
+    let again = train(
+        converging(),
+        &set,
+        &Runtime {
+            resume: true,
+            ..quiet(&cut)
+        },
+    )
+    .unwrap();
+    assert_eq!(again.state.epoch, epochs);
+    let mut patient = converging();
+    patient.stop.patience = Some(Positive(4));
+    let longer = train(
+        patient,
+        &set,
+        &Runtime {
+            resume: true,
+            ..quiet(&cut)
+        },
+    )
+    .unwrap();
+    assert!(longer.state.epoch > epochs);
+}
+
+/// The field's recipe on the same data: AdamW, a cosine schedule with warm-up, λ moving to
+/// 0.5, gradient clipping. The learning rate of each epoch is the schedule's and the run learns.
+#[test]
+fn the_fields_recipe_trains() {
+    let d = data(20_000);
+    let set = set("all");
+    let mut c = config(&d, 3);
+    c.lr_schedule = LrSchedule::Cosine;
+    c.lr_floor = UnitReal(0.1);
+    c.warmup_steps = 8;
+    c.lambda_end = Some(UnitReal(0.5));
+    c.adam.weight_decay = 0.01;
+    c.adam.max_grad_norm = Some(2.0);
+    let schedule = c.schedule();
+    let out = d.dir.path().join("recipe");
+    let outcome = train(c, &set, &quiet(&out)).unwrap();
+    let h = &outcome.state.history;
+    // Epoch e's recorded rate is the schedule's at its first step: warm-up, then cosine.
+    assert!((h[0].lr - 2e-3 / 8.0).abs() < 1e-12, "{}", h[0].lr);
+    assert_eq!(h[1].lr, schedule.lr_at(16));
+    assert_eq!(h[2].lr, schedule.lr_at(32));
+    assert!(h[2].lr < h[1].lr);
+    // Validated against λ = 0.5 throughout (results are noisier targets than scores).
+    assert!(h[2].val_loss < h[0].val_loss, "{h:?}");
+    assert!(h[2].val_loss < 0.7 * h[2].val_constant, "{h:?}");
+}
+
 #[test]
 fn pqr_training_from_scratch_and_from_a_checkpoint() {
     let d = data(150_000);
@@ -259,7 +397,7 @@ fn pqr_training_from_scratch_and_from_a_checkpoint() {
         c.method = Method::Pqr(PqrLoss::default());
         c.epoch_size = 40 * 1024;
         c.val_size = 2000;
-        c.lr = 1e-3;
+        c.lr = PositiveFraction(1e-3);
         c.init = init;
         let out = d.dir.path().join(name);
         train(c, &set, &quiet(&out)).unwrap()
@@ -362,7 +500,7 @@ fn todays_stockfish_shape_with_threat_inputs_learns_on_stockfish_labelled_data()
     c.epochs = 1;
     c.epoch_size = 50 * 1024;
     c.batch_size = 1024;
-    c.lr = 2e-3;
+    c.lr = PositiveFraction(2e-3);
     c.shuffle_buffer = 8192;
     c.seed = 5;
     c.i8_blocks = vec!["full_threats".into(), "pp_3wide".into()];

@@ -110,7 +110,7 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
                 }
             }
             println!(
-                "{}: {} feature set(s) x {} run(s), {}, {} epochs of {} positions, data {}, evaluation '{}'",
+                "{}: {} feature set(s) x {} run(s), {}, {}, data {}, evaluation '{}', training {}",
                 e.name,
                 e.feature_sets.len(),
                 e.settings.runs,
@@ -126,8 +126,7 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
                             .join(", ")
                     ),
                 },
-                e.settings.epochs,
-                e.settings.epoch_positions,
+                e.settings.length_label(),
                 e.data_label()
                     + &e.val_data
                         .iter()
@@ -141,7 +140,16 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
                         .map(|v| v.name.as_str())
                         .collect::<Vec<_>>()
                         .join(", "),
-                }
+                },
+                [
+                    vec![
+                        format!("lr {}", e.settings.lr),
+                        format!("γ {}", e.settings.gamma)
+                    ],
+                    e.settings.recipe_extras()
+                ]
+                .concat()
+                .join(", ")
             );
         }
         for group in manifest.selected_ladders(&selected) {

@@ -74,6 +74,9 @@ pub struct TrainArgs {
 impl TrainArgs {
     /// The run's configuration for a feature set of `n` features.
     pub fn config(&self, n: usize) -> Result<TrainConfig> {
+        self.settings
+            .check()
+            .map_err(|e| anyhow::anyhow!("{}", e.0))?;
         let mut config = self.settings.config(
             &self.spec,
             n,
@@ -106,9 +109,23 @@ pub fn run_train(args: &TrainArgs, set: &FeatureSet) -> Result<()> {
     };
     match train(config, set, &rt) {
         Ok(outcome) => {
-            let last = outcome.state.history.last();
+            let history = &outcome.state.history;
+            let last = history.last();
+            let best = outcome
+                .best_epoch
+                .checked_sub(1)
+                .and_then(|k| history.get(k as usize));
+            let stopped = if outcome.state.epoch < args.settings.epochs.0 {
+                format!(
+                    ", stopped before the cap of {}: no improvement for {} epochs",
+                    args.settings.epochs.0,
+                    outcome.state.epoch - outcome.best_epoch
+                )
+            } else {
+                String::new()
+            };
             println!(
-                "trained {} epochs ({} positions{}); validation loss {} (constant predictor {}); network {}",
+                "trained {} epochs ({} positions{}{stopped}); best epoch {}: validation loss {} (constant predictor {}); network {} (last epoch: {})",
                 outcome.state.epoch,
                 last.map_or(0, |m| m.positions),
                 if args.settings.method == MethodName::Pqr {
@@ -116,9 +133,11 @@ pub fn run_train(args: &TrainArgs, set: &FeatureSet) -> Result<()> {
                 } else {
                     ""
                 },
-                last.map_or("-".into(), |m| format!("{:.6}", m.val_loss)),
-                last.map_or("-".into(), |m| format!("{:.6}", m.val_constant)),
-                outcome.net.display()
+                outcome.best_epoch,
+                best.map_or("-".into(), |m| format!("{:.6}", m.val_loss)),
+                best.map_or("-".into(), |m| format!("{:.6}", m.val_constant)),
+                outcome.net.display(),
+                outcome.last.display()
             );
             Ok(())
         }

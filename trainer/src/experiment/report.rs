@@ -128,7 +128,7 @@ pub fn markdown(r: &ExperimentReport) -> String {
     };
     let _ = writeln!(
         out,
-        "Networks {layers}, {} training, batch {}, lr {}, γ {}, {} epochs of {} positions, {} run(s) per feature set, data `{}`.\n",
+        "Networks {layers}, {} training, batch {}, lr {}, γ {}{}, {}, {} run(s) per feature set, data `{}`.\n",
         match s.method {
             MethodName::Score => "score-target",
             MethodName::Pqr => "PQR",
@@ -136,8 +136,11 @@ pub fn markdown(r: &ExperimentReport) -> String {
         s.batch_size,
         s.lr,
         s.gamma,
-        s.epochs,
-        s.epoch_positions,
+        s.recipe_extras()
+            .iter()
+            .map(|p| format!(", {p}"))
+            .collect::<String>(),
+        s.length_label(),
         s.runs,
         r.data
     );

@@ -95,7 +95,11 @@ impl DataRecord {
 /// What a finished training run leaves.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct TrainRecord {
+    /// Epochs trained.
     epochs: u64,
+    /// The epoch handed over: the one of lowest validation loss (1-based).
+    best_epoch: u64,
+    /// Its network.
     net: PathBuf,
     min_val_loss: f64,
     val_losses: Vec<f64>,
@@ -883,9 +887,8 @@ fn train_one(
     let init_digest = init.as_deref().map(file_digest).transpose()?;
     let config = train_config(entry, set.training_size() as usize, run, data, init)?;
     let fs = &entry.name;
-    // The number of epochs is not part of the key: asking for more continues the run.
-    let mut keyed = config.clone();
-    keyed.epochs = 0;
+    // The run's identity: asking for more epochs or another patience continues the run.
+    let mut keyed = config.identity();
     keyed.init = None;
     let layouts: Vec<String> = nnue::BlockInfo::of_set(set)
         .iter()
@@ -900,7 +903,8 @@ fn train_one(
         .collect::<Result<_>>()?;
     keyed.train.clear();
     keyed.val.clear();
-    let key = key_of(&("train-v2", &keyed, &layouts, &init_digest, &data));
+    // v3: the record's network is the best epoch's (v2's was the last epoch's).
+    let key = key_of(&("train-v3", &keyed, &layouts, &init_digest, &data));
     let dir = stage_dir(
         &options.out,
         "train",
@@ -909,9 +913,9 @@ fn train_one(
     );
     let label = format!("{fs} run {run}/{}", e.settings.runs);
     let found = |record: Option<TrainRecord>| {
-        record
-            .map(|r| r.read(&options.out))
-            .filter(|r| r.epochs >= config.epochs && r.net.exists())
+        record.map(|r| r.read(&options.out)).filter(|r| {
+            (r.epochs >= config.epochs || config.stop.converged(&r.val_losses)) && r.net.exists()
+        })
     };
     if let Some(record) = found(options.lookup.done::<TrainRecord>(&dir)?) {
         options
@@ -932,11 +936,10 @@ fn train_one(
         &e.name,
         "train",
         &format!(
-            "{label}: {} -> {}, {} epochs of {} positions, into {}",
+            "{label}: {} -> {}, {}, into {}",
             set.size(),
             entry.settings.layers_label(),
-            config.epochs,
-            config.epoch_size,
+            entry.settings.length_label(),
             dir.display()
         ),
     );
@@ -956,6 +959,7 @@ fn train_one(
     let history = &outcome.state.history;
     let record = TrainRecord {
         epochs: outcome.state.epoch,
+        best_epoch: outcome.best_epoch,
         net: outcome.net.clone(),
         min_val_loss: history
             .iter()

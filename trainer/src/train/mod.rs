@@ -2,14 +2,16 @@
 //! of [`crate::model`].
 //!
 //! - [`settings`]: every training setting, declared once (default, option, manifest key);
-//! - [`run`]: the training loop (epochs, learning-rate decay, validation, checkpoints, resume,
-//!   metrics, plots, exports) and its configuration;
+//! - [`run`]: the training loop (epochs, validation, checkpoints, resume, metrics, plots,
+//!   exports, the best epoch handed over) and its configuration;
 //! - [`loss`]: the score-target loss in WDL space (with the game-result interpolation) and the
 //!   PQR loss, and the losses of the best constant predictors;
 //! - [`objective`]: batches of either method on a device, one optimizer step;
 //! - [`diagnostics`]: dead and saturated units, gradient norms (what shows a network that does
 //!   not learn);
-//! - [`optim`]: Adam with a state that checkpoints exactly;
+//! - [`optim`]: Adam (and AdamW, gradient-norm clipping) with a state that checkpoints exactly;
+//! - [`schedule`]: the learning rate and λ at every step (step, cosine, one-cycle, warm-up);
+//! - [`stop`]: the best epoch and training to convergence;
 //! - [`psqt_init`]: the PSQT weights' starting piece values, from the blocks' geometry;
 //! - [`checkpoint`]: the checkpoint file and atomic writes;
 //! - [`export`]: quantization to the `host` network format, and back;
@@ -26,7 +28,9 @@ pub mod optim;
 pub mod psqt_init;
 pub mod quant;
 pub mod run;
+pub mod schedule;
 pub mod settings;
+pub mod stop;
 
 /// Makes glibc keep large freed blocks for reuse instead of returning them to the system: every
 /// training step allocates tensors of tens of megabytes, and mapping fresh pages for each (glibc's

@@ -202,6 +202,9 @@ pub fn train_step_with(
     drop(forward);
     model.zero_grad();
     look(&grads.tensors);
+    if let Some(max) = adam.config.max_grad_norm {
+        grads.clip_norm(max);
+    }
     adam.step_gradients(&mut model.params_mut(), &grads, lr, scales);
     model.clip();
     loss.detach()

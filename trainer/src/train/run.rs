@@ -1,5 +1,7 @@
-//! The training loop: epochs of Adam steps with a decaying learning rate, weight clipping, a
-//! validation loss per epoch, atomic checkpoints, resuming, metrics, plots and exports.
+//! The training loop: epochs of optimizer steps on the [schedule](super::schedule), weight
+//! clipping, a validation loss per epoch, atomic checkpoints, resuming, metrics, plots and
+//! exports, until the epoch cap or the [stop rule](super::stop); the best epoch's network is
+//! the run's result.
 //!
 //! ## Output folder
 //!
@@ -9,7 +11,7 @@
 //! | `metrics.csv`, `metrics.jsonl` | one row per finished epoch ([`EpochMetrics`]: losses, dead and saturated units, gradient norms) |
 //! | `loss.svg` | training and validation loss per epoch, and the constant predictor's |
 //! | `units.svg` | dead and saturated units of both clipped layers per epoch ([`super::diagnostics`]) |
-//! | `nets/epoch-NNNN.nnue` | the quantized network of chosen epochs (`nnue` format) |
+//! | `nets/epoch-NNNN.nnue` | the quantized network of the best epoch so far, of the last one, and of those asked for (`nnue` format); a best epoch superseded leaves only if asked for |
 //!
 //! Everything is rewritten atomically after each epoch, the checkpoint first: a run killed at
 //! any moment loses at most the epoch in progress, and `--resume` continues from the
@@ -23,7 +25,8 @@
 //! deterministic (libtorch's matrix products on a fixed thread count, and this crate's first
 //! layer, whose sums have a fixed order), so a CPU run repeats exactly, and a resumed run
 //! continues exactly as an uninterrupted one: epoch e is the same whether it follows epoch e−1
-//! in the same process or in a resumed one.
+//! in the same process or in a resumed one. The learning rate and λ are functions of the step
+//! and the stop rule one of the validation losses, so they continue exactly too.
 
 use anyhow::{Context, Result, bail};
 use std::fmt;
@@ -41,11 +44,15 @@ use super::diagnostics::{GradientNormSum, GradientNorms, UnitHealth, gradient_co
 use super::export::{
     CALIBRATION_POSITIONS, calibration_activations, dequantize, export, narrow_rows, network_blocks,
 };
+use super::loss::ScoreLoss;
 use super::objective::{Batch, Method, PqrBatch, ScoreBatch, evaluate, train_step_with};
 use super::optim::{Adam, AdamConfig, layer_rates};
 use super::psqt_init::psqt_piece_values;
+use super::schedule::{LrSchedule, Schedule};
+use super::stop::StopRule;
 use crate::analysis::plot::{self, Series, SeriesKind};
 use crate::atomic_file::{write_atomic, write_atomic_with};
+use crate::checked::{PositiveFraction, UnitReal};
 use crate::data::filter::FilterConfig;
 use crate::data::{ErrorPolicy, Format};
 use crate::loader::{
@@ -109,16 +116,34 @@ pub struct TrainConfig {
     pub val_size: u64,
     /// Position filters (training and validation).
     pub filter: FilterConfig,
-    /// Epochs to train.
+    /// Epochs to train: the cap when a stop rule ends the run earlier.
     pub epochs: u64,
+    /// When the run stops before its epoch cap and which epoch it hands over (not written when
+    /// it is the default, so the stage keys of runs without it stay as they were; not part of
+    /// the run's [identity](Self::identity)).
+    #[serde(default, skip_serializing_if = "StopRule::is_default")]
+    pub stop: StopRule,
     /// Positions (triplets for PQR) per epoch, rounded up to whole batches.
     pub epoch_size: u64,
     /// Positions (triplets) per step.
     pub batch_size: usize,
-    /// Learning rate of the first epoch.
-    pub lr: f64,
-    /// Learning-rate factor per epoch (γ).
-    pub gamma: f64,
+    /// Learning rate of the first epoch (the schedule's peak).
+    pub lr: PositiveFraction,
+    /// Learning-rate factor per epoch (γ) of the `step` schedule.
+    pub gamma: PositiveFraction,
+    /// How the learning rate moves over the run ([`Schedule`]; `step` is not written).
+    #[serde(default, skip_serializing_if = "LrSchedule::is_default")]
+    pub lr_schedule: LrSchedule,
+    /// The cosine schedule's last learning rate as a fraction of `lr` (0 is not written).
+    #[serde(default, skip_serializing_if = "UnitReal::is_zero")]
+    pub lr_floor: UnitReal,
+    /// Steps of linear warm-up (0, none, is not written).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub warmup_steps: u64,
+    /// λ at the run's last step, reached linearly from the loss's λ (`None`, a constant λ, is
+    /// not written).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lambda_end: Option<UnitReal>,
     /// Adam's hyperparameters.
     pub adam: AdamConfig,
     /// The hidden weights learn at `lr · min(1, hidden_lr_width / L1)` ([`layer_rates`]);
@@ -178,12 +203,8 @@ impl TrainConfig {
         if self.batch_size == 0 || self.epoch_size == 0 || self.epochs == 0 || self.val_size == 0 {
             bail!("batch size, epoch size, epochs and validation size must be positive");
         }
-        if !(self.lr > 0.0 && self.lr.is_finite() && self.gamma > 0.0 && self.gamma <= 1.0) {
-            bail!(
-                "learning rate {} must be positive and gamma {} in (0, 1]",
-                self.lr,
-                self.gamma
-            );
+        if self.lambda_end.is_some() && !matches!(self.method, Method::Score(_)) {
+            bail!("lambda_end: only the score method mixes scores and results (λ)");
         }
         match &self.method {
             Method::Score(l) => l.check().map_err(anyhow::Error::msg)?,
@@ -205,9 +226,48 @@ impl TrainConfig {
         self.epoch_size.div_ceil(self.batch_size as u64)
     }
 
-    /// The learning rate of epoch `epoch` (0-based): lr · γ^epoch.
-    pub fn lr_at(&self, epoch: u64) -> f64 {
-        self.lr * self.gamma.powi(epoch.min(i32::MAX as u64) as i32)
+    /// The learning rate and λ at every step of the run.
+    pub fn schedule(&self) -> Schedule {
+        let lambda = match &self.method {
+            Method::Score(loss) => loss.lambda,
+            Method::Pqr(_) => 1.0,
+        };
+        Schedule {
+            kind: self.lr_schedule,
+            lr: self.lr.0,
+            gamma: self.gamma.0,
+            floor: self.lr_floor.0,
+            warmup: self.warmup_steps,
+            steps_per_epoch: self.steps_per_epoch(),
+            total_steps: self.epochs.saturating_mul(self.steps_per_epoch()),
+            lambda_start: lambda,
+            lambda_end: self.lambda_end.map_or(lambda, |l| l.0),
+        }
+    }
+
+    /// Whether the schedule depends on the run's length (its epoch cap): then the cap is part
+    /// of the run's identity, since a longer run's early steps differ.
+    fn length_shapes_schedule(&self) -> bool {
+        self.lr_schedule != LrSchedule::Step || self.lambda_end.is_some()
+    }
+
+    /// What makes a run the run it is: the configuration without how long it trains (the epoch
+    /// cap, unless the schedule depends on it, and the stop rule) and which networks it exports.
+    /// A checkpoint continues only under the same identity ([`Self::resume_mismatch`]), and the
+    /// experiment cache keys a run by it, so asking for more epochs or another patience
+    /// continues a run instead of starting it again.
+    pub fn identity(&self) -> TrainConfig {
+        TrainConfig {
+            epochs: if self.length_shapes_schedule() {
+                self.epochs
+            } else {
+                0
+            },
+            stop: StopRule::default(),
+            export_every: 0,
+            export_epochs: Vec::new(),
+            ..self.clone()
+        }
     }
 
     /// Whether a network is exported after epoch `epoch` (1-based).
@@ -219,17 +279,21 @@ impl TrainConfig {
 
     /// Why a checkpoint of `stored` cannot be continued with this configuration, if it cannot.
     pub fn resume_mismatch(&self, stored: &TrainConfig) -> Option<String> {
-        let mut a = serde_json::to_value(self).ok()?;
-        let mut b = serde_json::to_value(stored).ok()?;
-        for key in ["epochs", "export_every", "export_epochs"] {
-            a.as_object_mut()?.remove(key);
-            b.as_object_mut()?.remove(key);
-        }
+        let a = serde_json::to_value(self.identity()).ok()?;
+        let b = serde_json::to_value(stored.identity()).ok()?;
         let (a, b) = (a.as_object()?, b.as_object()?);
         let differ: Vec<String> = a
             .keys()
+            .chain(b.keys().filter(|k| !a.contains_key(*k)))
             .filter(|k| a.get(*k) != b.get(*k))
-            .map(|k| format!("{k} (checkpoint {}, now {})", b[k.as_str()], a[k.as_str()]))
+            .map(|k| {
+                let shown = |v: Option<&serde_json::Value>| v.map_or("-".into(), |v| v.to_string());
+                format!(
+                    "{k} (checkpoint {}, now {})",
+                    shown(b.get(k.as_str())),
+                    shown(a.get(k.as_str()))
+                )
+            })
             .collect();
         (!differ.is_empty()).then(|| differ.join("; "))
     }
@@ -426,8 +490,17 @@ impl From<anyhow::Error> for TrainError {
 pub struct TrainOutcome {
     /// The final state (as in the checkpoint).
     pub state: TrainState,
-    /// The network of the last epoch.
+    /// The epoch handed over (1-based): the one of lowest validation loss ([`StopRule::best`]).
+    pub best_epoch: u64,
+    /// The network of the best epoch: the run's result.
     pub net: PathBuf,
+    /// The network of the last epoch (the same file when the last is the best).
+    pub last: PathBuf,
+}
+
+/// Whether a count is 0 (settings that are off at 0 are left out of stored configurations).
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// The initial weights of a run: a checkpoint's or a network file's (own format), on `device`.
@@ -460,11 +533,12 @@ pub fn load_init(path: &Path, shape: &Shape, device: Device) -> Result<Model> {
 /// (`batches`) two ahead of the step.
 type Prefetch = Background<Batch, String>;
 
-/// The loader's batches converted by `convert` on a helper thread, at most `limit` examples.
+/// The loader's batches converted by `convert` (called in order, once per batch) on a helper
+/// thread, at most `limit` examples.
 fn prefetch<K: Examples>(
     loader: Loader<K>,
     limit: Option<u64>,
-    convert: impl Fn(K::Batch) -> Batch + Send + 'static,
+    mut convert: impl FnMut(K::Batch) -> Batch + Send + 'static,
 ) -> Result<Prefetch> {
     Background::spawn("batches", 2, move |out| {
         let mut sent = 0u64;
@@ -472,7 +546,7 @@ fn prefetch<K: Examples>(
             if limit.is_some_and(|l| sent >= l) {
                 break;
             }
-            let batch = item.map(&convert).map_err(|e| e.to_string());
+            let batch = item.map(&mut convert).map_err(|e| e.to_string());
             sent += batch.as_ref().map_or(0, |b| b.len() as u64);
             if out.send(batch).is_err() {
                 break;
@@ -537,9 +611,19 @@ fn batches(
         keep_last: epoch.is_none(),
         ..LoaderConfig::default()
     };
+    // λ of each training step from the schedule; the validation targets use the last one, so
+    // that every epoch's validation loss measures the same target.
+    let schedule = config.schedule();
+    let first_step = epoch.map(|e| e.saturating_mul(config.steps_per_epoch()));
+    let mut k = 0u64;
     match config.method {
         Method::Score(loss) => prefetch(BatchLoader::new(loader, set.clone())?, limit, move |b| {
-            Batch::Score(ScoreBatch::new(&b, &loss))
+            let lambda = match first_step {
+                Some(first) => schedule.lambda_at(first + k),
+                None => schedule.lambda_end,
+            };
+            k += 1;
+            Batch::Score(ScoreBatch::new(&b, &ScoreLoss { lambda, ..loss }))
         }),
         Method::Pqr(_) => {
             let loader = LoaderConfig {
@@ -748,107 +832,169 @@ pub fn write_metrics(out: &Path, history: &[EpochMetrics]) -> Result<()> {
 }
 
 /// Trains (or continues training) a network as `config` says, with `set` the feature set built
-/// from the plugins (its size must be `config.shape.n`).
+/// from the plugins (its size must be `config.shape.n`): epochs until the cap or the stop rule,
+/// then the best epoch's network handed over.
 pub fn train(
     config: TrainConfig,
     set: &FeatureSet,
     rt: &Runtime,
 ) -> Result<TrainOutcome, TrainError> {
-    config.check()?;
-    if set.training_size() as usize != config.shape.n || set.name() != config.feature_set {
-        return Err(TrainError::Failed(format!(
-            "the feature set '{}' has {} features; the configuration says '{}' with N = {}",
-            set.name(),
-            set.training_size(),
-            config.feature_set,
-            config.shape.n
-        )));
+    let mut run = Run::start_or_resume(config, set, rt)?;
+    while !run.finished() {
+        run.epoch()?;
     }
-    let io = |what: &Path, e: std::io::Error| format!("cannot create {}: {e}", what.display());
-    std::fs::create_dir_all(rt.out.join("nets")).map_err(|e| io(&rt.out, e))?;
-    let ckpt_path = rt.checkpoint_path();
-    let blocks =
-        network_blocks(set, &config.i8_blocks).map_err(|e| TrainError::Failed(format!("{e:#}")))?;
-    let narrow =
-        narrow_rows(set.plain_name(), &blocks).map_err(|e| TrainError::Failed(format!("{e:#}")))?;
-    let records: Vec<BlockRecord> = blocks.iter().map(BlockRecord::from_info).collect();
+    run.finish()
+}
 
-    let (mut model, mut adam, mut state) = if ckpt_path.exists() {
-        if !rt.resume {
+/// A run in progress: its model, optimizer and state, and what every epoch needs. Its three
+/// steps each hold their part: [`start_or_resume`](Self::start_or_resume) (a fresh model or
+/// the checkpoint's, under the same [identity](TrainConfig::identity)), [`epoch`](Self::epoch)
+/// (train, validate, checkpoint, export) and [`finish`](Self::finish) (the best and the last
+/// epoch's networks).
+struct Run<'a> {
+    config: TrainConfig,
+    set: &'a FeatureSet,
+    rt: &'a Runtime,
+    model: Model,
+    adam: Adam,
+    state: TrainState,
+    /// The exported networks' blocks (with their weight types).
+    blocks: Vec<BlockInfo>,
+    /// The validation batches, on the device.
+    val: Vec<Batch>,
+    /// The validation loss of the best constant predictor.
+    val_constant: f64,
+    schedule: Schedule,
+    /// Each parameter's factor of the learning rate.
+    rates: Vec<f64>,
+    /// Optimizer steps taken in this process (for [`Runtime::stop_after_steps`]).
+    steps_here: u64,
+}
+
+impl<'a> Run<'a> {
+    /// A fresh run, or the output folder's checkpoint continued (with `rt.resume`).
+    fn start_or_resume(
+        config: TrainConfig,
+        set: &'a FeatureSet,
+        rt: &'a Runtime,
+    ) -> Result<Run<'a>, TrainError> {
+        config.check()?;
+        if set.training_size() as usize != config.shape.n || set.name() != config.feature_set {
             return Err(TrainError::Failed(format!(
-                "{} already holds a checkpoint: pass --resume to continue it, or choose another output folder",
-                rt.out.display()
+                "the feature set '{}' has {} features; the configuration says '{}' with N = {}",
+                set.name(),
+                set.training_size(),
+                config.feature_set,
+                config.shape.n
             )));
         }
-        let loaded = checkpoint::read::<TrainState>(&ckpt_path)?;
-        if let Some(why) = config.resume_mismatch(&loaded.state.config) {
-            return Err(TrainError::Failed(format!(
-                "cannot resume {}: the configuration differs from the checkpoint's: {why}",
-                ckpt_path.display()
-            )));
-        }
-        if loaded.state.blocks != records {
-            return Err(TrainError::Failed(format!(
-                "cannot resume {}: the feature blocks' identities differ from the loaded plugins'",
-                ckpt_path.display()
-            )));
-        }
-        let model = loaded.model(&config.shape, rt.device)?;
-        let adam = loaded.adam(config.adam, loaded.state.step, rt.device);
-        let mut state = loaded.state;
-        state.config = config.clone();
-        (model, adam, state)
-    } else {
-        let model = match &config.init {
-            Some(path) => load_init(path, &config.shape, rt.device)?,
-            None => {
-                let mut model = Model::new(config.shape.clone(), config.seed, rt.device);
-                model.init_psqt(&psqt_piece_values(set));
-                // Virtual features start at zero: the factorized network starts as the plain one.
-                model.zero_first_layer_rows(set.size() as usize);
-                model
+        let io = |what: &Path, e: std::io::Error| format!("cannot create {}: {e}", what.display());
+        std::fs::create_dir_all(rt.out.join("nets")).map_err(|e| io(&rt.out, e))?;
+        let ckpt_path = rt.checkpoint_path();
+        let blocks = network_blocks(set, &config.i8_blocks)?;
+        let narrow = narrow_rows(set.plain_name(), &blocks)?;
+        let records: Vec<BlockRecord> = blocks.iter().map(BlockRecord::from_info).collect();
+
+        let (mut model, adam, state) = if ckpt_path.exists() {
+            if !rt.resume {
+                return Err(TrainError::Failed(format!(
+                    "{} already holds a checkpoint: pass --resume to continue it, or choose another output folder",
+                    rt.out.display()
+                )));
             }
+            let loaded = checkpoint::read::<TrainState>(&ckpt_path)?;
+            if let Some(why) = config.resume_mismatch(&loaded.state.config) {
+                return Err(TrainError::Failed(format!(
+                    "cannot resume {}: the configuration differs from the checkpoint's: {why}",
+                    ckpt_path.display()
+                )));
+            }
+            if loaded.state.blocks != records {
+                return Err(TrainError::Failed(format!(
+                    "cannot resume {}: the feature blocks' identities differ from the loaded plugins'",
+                    ckpt_path.display()
+                )));
+            }
+            let model = loaded.model(&config.shape, rt.device)?;
+            let adam = loaded.adam(config.adam, loaded.state.step, rt.device);
+            let mut state = loaded.state;
+            state.config = config.clone();
+            (model, adam, state)
+        } else {
+            let model = match &config.init {
+                Some(path) => load_init(path, &config.shape, rt.device)?,
+                None => {
+                    let mut model = Model::new(config.shape.clone(), config.seed, rt.device);
+                    model.init_psqt(&psqt_piece_values(set));
+                    // Virtual features start at zero: the factorized network starts as the
+                    // plain one.
+                    model.zero_first_layer_rows(set.size() as usize);
+                    model
+                }
+            };
+            let adam = Adam::new(config.adam, &model.params());
+            let state = TrainState {
+                config: config.clone(),
+                blocks: records,
+                epoch: 0,
+                step: 0,
+                history: Vec::new(),
+            };
+            (model, adam, state)
         };
-        let adam = Adam::new(config.adam, &model.params());
-        let state = TrainState {
-            config: config.clone(),
-            blocks: records,
-            epoch: 0,
-            step: 0,
-            history: Vec::new(),
+        model.narrow_rows = narrow;
+        let (val, val_constant) = validation_set(&config, set, rt)?;
+        let rates = layer_rates(
+            model.params().len(),
+            config.shape.l1,
+            config.hidden_lr_width,
+        );
+        let run = Run {
+            schedule: config.schedule(),
+            config,
+            set,
+            rt,
+            model,
+            adam,
+            state,
+            blocks,
+            val,
+            val_constant,
+            rates,
+            steps_here: 0,
         };
-        (model, adam, state)
-    };
-    model.narrow_rows = narrow;
-
-    let (val, val_constant) = validation_set(&config, set, rt)?;
-    let export_now = |model: &Model, epoch: u64| -> Result<()> {
-        let inputs: Vec<&SparseInput> = val.iter().map(Batch::input).collect();
-        let x = calibration_activations(model, &inputs, CALIBRATION_POSITIONS);
-        export(model, set, blocks.clone(), &x, &rt.net_path(epoch)).map(|_| ())
-    };
-    // A kill between the checkpoint and the export of its epoch leaves the export missing.
-    if state.epoch > 0 && config.exports_at(state.epoch) && !rt.net_path(state.epoch).exists() {
-        export_now(&model, state.epoch)?;
-    }
-    if state.epoch >= config.epochs {
-        write_metrics(&rt.out, &state.history)?;
-        let net = rt.net_path(state.epoch);
-        if !net.exists() {
-            export_now(&model, state.epoch)?;
-        }
-        return Ok(TrainOutcome { state, net });
+        // A kill between the checkpoint and the exports of its epoch leaves them missing: the
+        // model is still that epoch's.
+        run.export_epoch()?;
+        Ok(run)
     }
 
-    let steps = config.steps_per_epoch();
-    let rates = layer_rates(
-        model.params().len(),
-        config.shape.l1,
-        config.hidden_lr_width,
-    );
-    let mut steps_here = 0u64;
-    for epoch in state.epoch..config.epochs {
-        let lr = config.lr_at(epoch);
+    /// Whether the run is over: the epoch cap reached, or the stop rule met.
+    fn finished(&self) -> bool {
+        self.state.epoch >= self.config.epochs || self.config.stop.converged(&self.val_losses())
+    }
+
+    /// The validation loss of every finished epoch.
+    fn val_losses(&self) -> Vec<f64> {
+        self.state.history.iter().map(|m| m.val_loss).collect()
+    }
+
+    /// The best epoch so far (1-based; 0 before the first).
+    fn best_epoch(&self) -> u64 {
+        self.config
+            .stop
+            .best(&self.val_losses())
+            .map_or(0, |k| k as u64 + 1)
+    }
+
+    /// Trains the next epoch, validates, saves the checkpoint and the metrics, and exports what
+    /// this epoch must leave.
+    fn epoch(&mut self) -> Result<(), TrainError> {
+        let (config, rt) = (&self.config, self.rt);
+        let epoch = self.state.epoch;
+        let steps = config.steps_per_epoch();
+        let first_step = epoch * steps;
+        let lr = self.schedule.lr_at(first_step);
         let pb = progress_bar(rt, steps * config.batch_size as u64);
         pb.set_prefix(format!("epoch {}/{}", epoch + 1, config.epochs));
         let start = Instant::now();
@@ -856,31 +1002,33 @@ pub fn train(
         let mut grad_norms = GradientNormSum::new(rt.device);
         let mut seen = 0u64;
         let mut step = 0u64;
-        for batch in batches(&config, set, Some(epoch), rt.loader_threads)? {
+        for batch in batches(config, self.set, Some(epoch), rt.loader_threads)? {
             if step == steps {
                 break;
             }
             let batch = batch?.to_device(rt.device);
             let loss = train_step_with(
-                &mut model,
-                &mut adam,
+                &mut self.model,
+                &mut self.adam,
                 &config.method,
                 &batch,
-                lr,
-                &rates,
+                self.schedule.lr_at(first_step + step),
+                &self.rates,
                 |g| grad_norms.add(g),
             );
             loss_sum += loss.to_kind(Kind::Double) * batch.len() as f64;
             seen += batch.len() as u64;
             step += 1;
-            steps_here += 1;
+            self.steps_here += 1;
             pb.inc(batch.len() as u64);
             if step.is_multiple_of(16) && rt.progress {
                 pb.set_message(format!("loss {:.6}", loss.double_value(&[])));
             }
-            if rt.stop_after_steps.is_some_and(|s| steps_here >= s) {
+            if rt.stop_after_steps.is_some_and(|s| self.steps_here >= s) {
                 pb.abandon();
-                return Err(TrainError::Interrupted { step: adam.step });
+                return Err(TrainError::Interrupted {
+                    step: self.adam.step,
+                });
             }
         }
         pb.finish_and_clear();
@@ -892,31 +1040,60 @@ pub fn train(
         }
         let seconds = start.elapsed().as_secs_f64();
         let train_loss = loss_sum.double_value(&[]) / seen.max(1) as f64;
-        let val_loss = evaluate(&model, &config.method, &val);
-        let units = UnitHealth::measure(&model, &val);
-        let positions = state.history.last().map_or(0, |m| m.positions) + seen;
+        let val_loss = evaluate(&self.model, &config.method, &self.val);
+        let units = UnitHealth::measure(&self.model, &self.val);
+        let positions = self.state.history.last().map_or(0, |m| m.positions) + seen;
         let metrics = EpochMetrics {
             epoch: epoch + 1,
             positions,
             train_loss,
             val_loss,
-            val_constant,
+            val_constant: self.val_constant,
             lr,
             seconds,
             per_second: seen as f64 / seconds.max(1e-9),
             units,
             gradients: grad_norms.mean(),
         };
-        if rt.log {
+        self.log(&metrics);
+        self.state.history.push(metrics);
+        self.state.epoch = epoch + 1;
+        self.state.step = self.adam.step;
+        write_atomic(
+            &rt.checkpoint_path(),
+            &checkpoint::encode(&self.state, &self.model, &self.adam)?,
+        )?;
+        write_metrics(&rt.out, &self.state.history)?;
+        let previous_best = self.state.history[..self.state.history.len() - 1]
+            .iter()
+            .map(|m| m.val_loss)
+            .collect::<Vec<_>>();
+        let previous_best = self.config.stop.best(&previous_best).map(|k| k as u64 + 1);
+        self.export_epoch()?;
+        // A best epoch superseded leaves its network only where it was asked for.
+        if let Some(old) = previous_best
+            && old != self.best_epoch()
+            && !self.config.exports_at(old)
+        {
+            let _ = std::fs::remove_file(rt.net_path(old));
+        }
+        Ok(())
+    }
+
+    /// The epoch's line on standard error, and a warning after a first epoch that learnt
+    /// nothing.
+    fn log(&self, m: &EpochMetrics) {
+        let config = &self.config;
+        if self.rt.log {
             eprintln!(
                 "epoch {}/{}: train loss {:.6}, validation loss {:.6} (constant predictor {:.6}), lr {:.3e}, {:.0} {}/s",
-                epoch + 1,
+                m.epoch,
                 config.epochs,
-                train_loss,
-                val_loss,
-                val_constant,
-                lr,
-                metrics.per_second,
+                m.train_loss,
+                m.val_loss,
+                m.val_constant,
+                m.lr,
+                m.per_second,
                 if matches!(config.method, Method::Pqr(_)) {
                     "triplets"
                 } else {
@@ -924,24 +1101,61 @@ pub fn train(
                 }
             );
         }
-        if epoch == 0 && val_loss.partial_cmp(&val_constant) != Some(std::cmp::Ordering::Less) {
+        if m.epoch == 1 && m.val_loss.partial_cmp(&m.val_constant) != Some(std::cmp::Ordering::Less)
+        {
+            let u = &m.units;
             eprintln!(
-                "warning: after its first epoch the network does not beat the constant predictor (validation loss {val_loss:.6} against {val_constant:.6}): it is not learning. Hidden units dead {:.0}%, saturated {:.0}%; first-layer units dead {:.0}%, saturated {:.0}% (see metrics.csv)",
-                100.0 * units.hidden_dead,
-                100.0 * units.hidden_saturated,
-                100.0 * units.l1_dead,
-                100.0 * units.l1_saturated
+                "warning: after its first epoch the network does not beat the constant predictor (validation loss {:.6} against {:.6}): it is not learning. Hidden units dead {:.0}%, saturated {:.0}%; first-layer units dead {:.0}%, saturated {:.0}% (see metrics.csv)",
+                m.val_loss,
+                m.val_constant,
+                100.0 * u.hidden_dead,
+                100.0 * u.hidden_saturated,
+                100.0 * u.l1_dead,
+                100.0 * u.l1_saturated
             );
         }
-        state.history.push(metrics);
-        state.epoch = epoch + 1;
-        state.step = adam.step;
-        write_atomic(&ckpt_path, &checkpoint::encode(&state, &model, &adam)?)?;
-        write_metrics(&rt.out, &state.history)?;
-        if config.exports_at(epoch + 1) {
-            export_now(&model, epoch + 1)?;
-        }
     }
-    let net = rt.net_path(state.epoch);
-    Ok(TrainOutcome { state, net })
+
+    /// Exports the current epoch's network if it is the best so far, asked for, or the last,
+    /// and not yet written.
+    fn export_epoch(&self) -> Result<(), TrainError> {
+        let epoch = self.state.epoch;
+        let wanted = self.config.exports_at(epoch) || epoch == self.best_epoch() || self.finished();
+        if epoch > 0 && wanted && !self.rt.net_path(epoch).exists() {
+            let inputs: Vec<&SparseInput> = self.val.iter().map(Batch::input).collect();
+            let x = calibration_activations(&self.model, &inputs, CALIBRATION_POSITIONS);
+            export(
+                &self.model,
+                self.set,
+                self.blocks.clone(),
+                &x,
+                &self.rt.net_path(epoch),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The run's result: the best epoch's network, and the last one's.
+    fn finish(self) -> Result<TrainOutcome, TrainError> {
+        write_metrics(&self.rt.out, &self.state.history)?;
+        self.export_epoch()?;
+        let last = self.rt.net_path(self.state.epoch);
+        let mut best_epoch = self.best_epoch();
+        let mut net = self.rt.net_path(best_epoch);
+        if !net.exists() {
+            // A checkpoint of a run from before the best epoch was kept.
+            eprintln!(
+                "warning: the network of epoch {best_epoch}, the best, was not kept; handing over the last epoch's, {}",
+                last.display()
+            );
+            net = last.clone();
+            best_epoch = self.state.epoch;
+        }
+        Ok(TrainOutcome {
+            state: self.state,
+            best_epoch,
+            net,
+            last,
+        })
+    }
 }

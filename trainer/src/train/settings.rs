@@ -15,11 +15,18 @@ use super::loss::{PqrLoss, ScoreLoss, Wdl};
 use super::objective::Method;
 use super::optim::AdamConfig;
 use super::run::{DataFile, TrainConfig};
+use super::schedule::LrSchedule;
+use super::stop::StopRule;
 use crate::checked::{Count, L1Width, Positive, PositiveFraction, PositiveReal, UnitReal};
 use crate::data::filter::FilterConfig;
 use crate::invalid_setting::InvalidSetting;
 use crate::loader::LoaderConfig;
 use nnue::Shape;
+
+/// Whether a count is 0 (left out of the settings' stored form).
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
 
 /// The most positions (triplets) in one batch.
 pub const MAX_BATCH_SIZE: u64 = 1 << 22;
@@ -50,7 +57,13 @@ pub enum OptimizerName {
     /// Adam, but a step updates only the first-layer rows of the batch's indices (PyTorch's
     /// SparseAdam): a step's cost no longer grows with N (king-relative sets, small batches).
     SparseAdam,
+    /// Adam with decoupled weight decay (PyTorch's AdamW; bullet's optimizer, decay 0.01 unless
+    /// `weight_decay` says otherwise).
+    Adamw,
 }
+
+/// bullet's AdamW decay (`AdamWParams::default`, `decay: 0.01`).
+pub const ADAMW_DEFAULT_DECAY: f64 = 0.01;
 
 /// A fitted win-rate model σ((e − a) / b) for target and output alike: `A,B` on the command
 /// line, `[a, b]` in a manifest.
@@ -214,9 +227,41 @@ pub struct TrainSettings {
     /// far as at L1 = W whatever the width (wider layers otherwise overshoot and die).
     #[arg(long, value_name = "W", default_value_t = TrainSettings::default().hidden_lr_width)]
     pub hidden_lr_width: Positive,
-    /// Learning-rate factor per epoch.
+    /// Learning-rate factor per epoch (the step schedule's).
     #[arg(long, default_value_t = TrainSettings::default().gamma)]
     pub gamma: PositiveFraction,
+    /// How the learning rate moves: step (lr * gamma^epoch), cosine (down to lr_floor * lr at
+    /// the epoch cap, bullet's) or one-cycle (nnue-pytorch's: up from lr/25, down to lr/1250).
+    #[arg(long, value_enum, default_value_t = TrainSettings::default().lr_schedule)]
+    #[serde(skip_serializing_if = "LrSchedule::is_default")]
+    pub lr_schedule: LrSchedule,
+    /// The cosine schedule's last learning rate, as a fraction of lr.
+    #[arg(long, default_value_t = TrainSettings::default().lr_floor)]
+    #[serde(skip_serializing_if = "UnitReal::is_zero")]
+    pub lr_floor: UnitReal,
+    /// Steps of linear warm-up at the start (for one-cycle: its rising phase, 20% of the steps
+    /// when 0).
+    #[arg(long, value_name = "STEPS", default_value_t = TrainSettings::default().warmup_steps)]
+    #[serde(skip_serializing_if = "is_zero")]
+    pub warmup_steps: u64,
+    /// AdamW's decoupled weight decay per step (optimizer adamw only; 0.01 by default, bullet's).
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weight_decay: Option<UnitReal>,
+    /// Scale each step's gradient down to this norm when it is larger (nnue-pytorch clips at 2).
+    #[arg(long, value_name = "NORM")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_grad_norm: Option<PositiveReal>,
+    /// Train to convergence: stop once the validation loss has not improved for this many
+    /// epochs (epochs is then the cap); the best epoch's network is handed over either way.
+    #[arg(long, value_name = "EPOCHS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patience: Option<Positive>,
+    /// The least fall of the validation loss that counts as an improvement (for patience and
+    /// for the best epoch).
+    #[arg(long, default_value_t = TrainSettings::default().min_delta)]
+    #[serde(skip_serializing_if = "UnitReal::is_zero")]
+    pub min_delta: UnitReal,
     /// Positions (triplets) per optimizer step.
     #[arg(long, default_value_t = TrainSettings::default().batch_size)]
     pub batch_size: Count<MAX_BATCH_SIZE>,
@@ -260,9 +305,15 @@ pub struct TrainSettings {
     /// Exponent of the score loss.
     #[arg(long, default_value_t = TrainSettings::default().power)]
     pub power: PositiveReal,
-    /// Weight of the score in the target lambda*W(score) + (1 - lambda)*result (1: scores only).
+    /// Weight of the score in the target lambda*W(score) + (1 - lambda)*result (1: scores only);
+    /// with lambda_end, its value at the first step.
     #[arg(long, default_value_t = TrainSettings::default().lambda)]
     pub lambda: UnitReal,
+    /// Lambda at the last step of the epoch cap, reached linearly from lambda (nnue-pytorch's
+    /// start_lambda/end_lambda); validation uses it throughout.
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lambda_end: Option<UnitReal>,
     /// Scale of the target's win rate sigma(score / S) (the reference code's 410).
     #[arg(long, default_value_t = TrainSettings::default().target_scale, conflicts_with = "wdl")]
     pub target_scale: PositiveReal,
@@ -296,6 +347,13 @@ impl Default for TrainSettings {
             lr: PositiveFraction(5e-4),
             hidden_lr_width: Positive(128),
             gamma: PositiveFraction(0.99),
+            lr_schedule: LrSchedule::Step,
+            lr_floor: UnitReal(0.0),
+            warmup_steps: 0,
+            weight_decay: None,
+            max_grad_norm: None,
+            patience: None,
+            min_delta: UnitReal(0.0),
             batch_size: Count(LoaderConfig::default().batch_size as u64),
             epochs: Count(256),
             epoch_positions: Count(100_000_000),
@@ -311,6 +369,7 @@ impl Default for TrainSettings {
             skip_rate: UnitReal(0.0),
             power: PositiveReal(loss.power),
             lambda: UnitReal(loss.lambda),
+            lambda_end: None,
             target_scale: PositiveReal(target.target_b),
             output_scale: PositiveReal(target.output_b),
             wdl: None,
@@ -326,6 +385,15 @@ impl TrainSettings {
         self.arch()
             .check(self.l1.0 as usize)
             .map_err(|e| format!("arch: {e}"))?;
+        if self.weight_decay.is_some() && self.optimizer != OptimizerName::Adamw {
+            return Err(
+                "weight_decay: only the adamw optimizer decays weights (optimizer = \"adamw\")"
+                    .into(),
+            );
+        }
+        if self.lambda_end.is_some() && self.method != MethodName::Score {
+            return Err("lambda_end: only the score method mixes scores and results".into());
+        }
         if let (Some(min), Some(max)) = (self.min_ply, self.max_ply)
             && min > max
         {
@@ -404,6 +472,50 @@ impl TrainSettings {
         }
     }
 
+    /// How long a run trains, for messages and reports: `256 epochs of 100000000 positions`,
+    /// or with a patience `up to 256 epochs of 100000000 positions, until 4 without
+    /// improvement`.
+    pub fn length_label(&self) -> String {
+        let epochs = format!(
+            "{} epochs of {} positions",
+            self.epochs, self.epoch_positions
+        );
+        match self.patience {
+            None => epochs,
+            Some(p) => format!("up to {epochs}, until {p} without improvement"),
+        }
+    }
+
+    /// The parts of the training recipe that differ from the thesis's (Adam, `step` schedule,
+    /// a constant λ, no clipping of the gradient), for messages and reports: `adamw (decay
+    /// 0.01)`, `cosine to 0.1·lr`, `warm-up 100 steps`, `λ 1 → 0.75`, `gradient norm ≤ 2`.
+    pub fn recipe_extras(&self) -> Vec<String> {
+        let mut parts = Vec::new();
+        match self.optimizer {
+            OptimizerName::Adam => {}
+            OptimizerName::SparseAdam => parts.push("sparse-adam".to_string()),
+            OptimizerName::Adamw => parts.push(format!(
+                "adamw (decay {})",
+                self.weight_decay.map_or(ADAMW_DEFAULT_DECAY, |d| d.0)
+            )),
+        }
+        match self.lr_schedule {
+            LrSchedule::Step => {}
+            LrSchedule::Cosine => parts.push(format!("cosine to {}·lr", self.lr_floor)),
+            LrSchedule::OneCycle => parts.push("one-cycle".to_string()),
+        }
+        if self.warmup_steps > 0 {
+            parts.push(format!("warm-up {} steps", self.warmup_steps));
+        }
+        if let Some(end) = self.lambda_end {
+            parts.push(format!("λ {} → {end}", self.lambda));
+        }
+        if let Some(norm) = self.max_grad_norm {
+            parts.push(format!("gradient norm ≤ {norm}"));
+        }
+        parts
+    }
+
     /// The network's shape for a feature set of `n` features.
     pub fn shape(&self, n: usize) -> Shape {
         Shape::new(n, self.l1.0 as usize, self.arch())
@@ -427,12 +539,25 @@ impl TrainSettings {
             val_size: self.val_positions.0,
             filter: self.filter(),
             epochs: self.epochs.0,
+            stop: StopRule {
+                patience: self.patience,
+                min_delta: self.min_delta,
+            },
             epoch_size: self.epoch_positions.0,
             batch_size: self.batch_size.0 as usize,
-            lr: self.lr.0,
-            gamma: self.gamma.0,
+            lr: self.lr,
+            gamma: self.gamma,
+            lr_schedule: self.lr_schedule,
+            lr_floor: self.lr_floor,
+            warmup_steps: self.warmup_steps,
+            lambda_end: self.lambda_end,
             adam: AdamConfig {
                 sparse_first_layer: self.optimizer == OptimizerName::SparseAdam,
+                weight_decay: match self.optimizer {
+                    OptimizerName::Adamw => self.weight_decay.map_or(ADAMW_DEFAULT_DECAY, |d| d.0),
+                    _ => 0.0,
+                },
+                max_grad_norm: self.max_grad_norm.map(|n| n.0),
                 ..AdamConfig::default()
             },
             hidden_lr_width: Some(self.hidden_lr_width.0),
