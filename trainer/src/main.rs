@@ -135,30 +135,50 @@ fn run(args: Args) -> Result<()> {
     }
 }
 
-/// libtorch's OpenMP threads spin for a while after each parallel region by default; on a
-/// machine with few cores (or shared with other work) they take the CPU from the threads that
-/// have work, and training steps become several times slower. libgomp reads `OMP_WAIT_POLICY`
-/// when it is loaded, before `main`, so the program runs itself again with the passive policy
-/// when the variable is not set (the user's own setting is kept).
+/// The environment libtorch reads when it is loaded or first used, set where the user has not
+/// set it, by running the program again with it (the user's own settings are kept):
+///
+/// - `OMP_WAIT_POLICY=PASSIVE`: libtorch's OpenMP threads spin for a while after each parallel
+///   region by default; on a machine with few cores (or shared with other work) they take the
+///   CPU from the threads that have work, and training steps become several times slower.
+///   libgomp reads it when it is loaded, before `main`.
+/// - `MKL_CBWR=AVX2` and `ATEN_CPU_CAPABILITY=avx2` (on a CPU with AVX2): the same numbers on
+///   every x86-64 machine. MKL, inside libtorch, picks its matrix kernels by CPU (AVX-512 ones
+///   on Intel, AVX2 ones on AMD), and ATen its vectorised reductions (the losses' sums); both
+///   change a run's rounding, so one manifest gave other validation losses and ratings on an
+///   Intel machine than on an AMD one. Pinned to their AVX2 versions (MKL's conditional
+///   numerical reproducibility), a CPU run is the same wherever it runs. Measured on the 2-core
+///   AMD EPYC (BENCHMARKS.md, "Training: the same numbers on every x86-64 CPU"): the pinned
+///   weights are the unpinned ones to the bit, and MKL's AVX-512 branch gives other networks.
 #[cfg(unix)]
-fn passive_openmp() {
+fn pinned_environment() {
     use std::os::unix::process::CommandExt;
-    if std::env::var_os("OMP_WAIT_POLICY").is_some() {
+    let mut wanted = vec![("OMP_WAIT_POLICY", "PASSIVE")];
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        wanted.push(("MKL_CBWR", "AVX2"));
+        wanted.push(("ATEN_CPU_CAPABILITY", "avx2"));
+    }
+    let missing: Vec<(&str, &str)> = wanted
+        .into_iter()
+        .filter(|(name, _)| std::env::var_os(name).is_none())
+        .collect();
+    if missing.is_empty() {
         return;
     }
     let Ok(exe) = std::env::current_exe() else {
         return;
     };
-    // `exec` returns only on failure; then go on with the default policy.
+    // `exec` returns only on failure; then go on without them.
     let _ = std::process::Command::new(exe)
         .args(std::env::args_os().skip(1))
-        .env("OMP_WAIT_POLICY", "PASSIVE")
+        .envs(missing)
         .exec();
 }
 
 fn main() -> ExitCode {
     #[cfg(unix)]
-    passive_openmp();
+    pinned_environment();
     match run(cli::parse_args::<Args>()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

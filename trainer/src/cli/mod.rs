@@ -125,9 +125,22 @@ pub struct FilterArgs {
     /// Drop positions whose |score| is above this.
     #[arg(long, value_name = "SCORE")]
     pub max_score: Option<i32>,
-    /// Drop each remaining position with this probability (0..1).
+    /// Drop each remaining position with this probability (0..1; nnue-pytorch's random skip N
+    /// is N/(N+1)).
     #[arg(long, value_name = "P", default_value_t = 0.0)]
     pub skip_rate: f64,
+    /// nnue-pytorch's WDL skip: keep a position with the probability that its score (in
+    /// Stockfish's internal units) gives its game's result.
+    #[arg(long)]
+    pub wdl_skip: bool,
+    /// nnue-pytorch's soft early-ply skip up to this ply (its default 20): early positions kept
+    /// with probabilities from 0.1 at ply 0 to 1.
+    #[arg(long, value_name = "PLY")]
+    pub early_skip_ply: Option<u16>,
+    /// nnue-pytorch's piece-count ("smart") skip: steer the positions' piece counts toward its
+    /// target distribution (few with under 8 pieces).
+    #[arg(long)]
+    pub piece_count_skip: bool,
     /// Seed of the random skipping (and of the loader's shuffling).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -143,6 +156,9 @@ impl FilterArgs {
             max_ply: self.max_ply,
             max_score: self.max_score,
             skip_rate: self.skip_rate,
+            wdl_skip: self.wdl_skip,
+            early_skip_ply: self.early_skip_ply,
+            piece_count_skip: self.piece_count_skip,
             seed: self.seed,
         };
         c.check().map_err(|e| e.0)?;

@@ -53,7 +53,7 @@ use super::stop::StopRule;
 use crate::analysis::plot::{self, Series, SeriesKind};
 use crate::atomic_file::{write_atomic, write_atomic_with};
 use crate::checked::{PositiveFraction, UnitReal};
-use crate::data::filter::FilterConfig;
+use crate::data::filter::{FilterConfig, FilterCounts};
 use crate::data::{ErrorPolicy, Format};
 use crate::loader::{
     Background, BatchLoader, Examples, Input, Loader, LoaderConfig, TripletLoader,
@@ -530,8 +530,9 @@ pub fn load_init(path: &Path, shape: &Shape, device: Device) -> Result<Model> {
 }
 
 /// Batches of one epoch (or the validation set) as tensors, converted on a helper thread
-/// (`batches`) two ahead of the step.
-type Prefetch = Background<Batch, String>;
+/// (`batches`) two ahead of the step, with what the loader's filters had dropped by the time
+/// the latest batch was sent (read ahead included).
+type Prefetch = Background<Batch, String, FilterCounts>;
 
 /// The loader's batches converted by `convert` (called in order, once per batch) on a helper
 /// thread, at most `limit` examples.
@@ -542,10 +543,12 @@ fn prefetch<K: Examples>(
 ) -> Result<Prefetch> {
     Background::spawn("batches", 2, move |out| {
         let mut sent = 0u64;
-        for item in loader {
+        let mut loader = loader;
+        while let Some(item) = loader.next() {
             if limit.is_some_and(|l| sent >= l) {
                 break;
             }
+            *out.report() = loader.report().filter;
             let batch = item.map(&mut convert).map_err(|e| e.to_string());
             sent += batch.as_ref().map_or(0, |b| b.len() as u64);
             if out.send(batch).is_err() {
@@ -591,9 +594,20 @@ fn batches(
         .iter()
         .map(DataFile::input)
         .collect::<Result<Vec<_>, _>>()?;
-    let filter = FilterConfig {
-        seed,
-        ..config.filter.clone()
+    // nnue-pytorch's skips shape what is trained on; the validation set is scored whole (the
+    // rules that define a usable position, quiet and ply window, apply to both).
+    let filter = match epoch {
+        Some(_) => FilterConfig {
+            seed,
+            ..config.filter.clone()
+        },
+        None => FilterConfig {
+            seed,
+            wdl_skip: false,
+            early_skip_ply: None,
+            piece_count_skip: false,
+            ..config.filter.clone()
+        },
     };
     let batch_size = match epoch {
         Some(_) => config.batch_size,
@@ -1002,7 +1016,8 @@ impl<'a> Run<'a> {
         let mut grad_norms = GradientNormSum::new(rt.device);
         let mut seen = 0u64;
         let mut step = 0u64;
-        for batch in batches(config, self.set, Some(epoch), rt.loader_threads)? {
+        let mut loaded = batches(config, self.set, Some(epoch), rt.loader_threads)?;
+        for batch in loaded.by_ref() {
             if step == steps {
                 break;
             }
@@ -1032,6 +1047,8 @@ impl<'a> Run<'a> {
             }
         }
         pb.finish_and_clear();
+        let filtered = loaded.report();
+        drop(loaded);
         if step < steps {
             return Err(TrainError::Failed(format!(
                 "the training data ran out after {seen} positions in epoch {} (no position passes the filters?)",
@@ -1055,7 +1072,7 @@ impl<'a> Run<'a> {
             units,
             gradients: grad_norms.mean(),
         };
-        self.log(&metrics);
+        self.log(&metrics, &filtered);
         self.state.history.push(metrics);
         self.state.epoch = epoch + 1;
         self.state.step = self.adam.step;
@@ -1080,13 +1097,14 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    /// The epoch's line on standard error, and a warning after a first epoch that learnt
+    /// The epoch's line on standard error (with the shares of the positions the loader's
+    /// filters dropped, read ahead included), and a warning after a first epoch that learnt
     /// nothing.
-    fn log(&self, m: &EpochMetrics) {
+    fn log(&self, m: &EpochMetrics, filtered: &FilterCounts) {
         let config = &self.config;
         if self.rt.log {
             eprintln!(
-                "epoch {}/{}: train loss {:.6}, validation loss {:.6} (constant predictor {:.6}), lr {:.3e}, {:.0} {}/s",
+                "epoch {}/{}: train loss {:.6}, validation loss {:.6} (constant predictor {:.6}), lr {:.3e}, {:.0} {}/s{}",
                 m.epoch,
                 config.epochs,
                 m.train_loss,
@@ -1098,6 +1116,11 @@ impl<'a> Run<'a> {
                     "triplets"
                 } else {
                     "positions"
+                },
+                if filtered.dropped() > 0 {
+                    format!("; loader {}", filtered.shares())
+                } else {
+                    String::new()
                 }
             );
         }

@@ -299,9 +299,21 @@ pub struct TrainSettings {
     /// Skip positions with |score| above this.
     #[arg(skip)]
     pub max_score: Option<Positive>,
-    /// Probability of skipping any other position.
+    /// Probability of skipping any other position (nnue-pytorch's random skip N: N/(N+1)).
     #[arg(skip = TrainSettings::default().skip_rate)]
     pub skip_rate: UnitReal,
+    /// nnue-pytorch's WDL skip (keep with the probability that the score gives the result).
+    #[arg(skip)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub wdl_skip: bool,
+    /// nnue-pytorch's soft early-ply skip, up to this ply (its default: 20).
+    #[arg(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub early_skip_ply: Option<u16>,
+    /// nnue-pytorch's piece-count ("smart") skip.
+    #[arg(skip)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub piece_count_skip: bool,
     /// Exponent of the score loss.
     #[arg(long, default_value_t = TrainSettings::default().power)]
     pub power: PositiveReal,
@@ -367,6 +379,9 @@ impl Default for TrainSettings {
             max_ply: None,
             max_score: None,
             skip_rate: UnitReal(0.0),
+            wdl_skip: false,
+            early_skip_ply: None,
+            piece_count_skip: false,
             power: PositiveReal(loss.power),
             lambda: UnitReal(loss.lambda),
             lambda_end: None,
@@ -449,6 +464,9 @@ impl TrainSettings {
             max_ply: self.max_ply,
             max_score: self.max_score.map(|m| m.0.min(i32::MAX as u64) as i32),
             skip_rate: self.skip_rate.0,
+            wdl_skip: self.wdl_skip,
+            early_skip_ply: self.early_skip_ply,
+            piece_count_skip: self.piece_count_skip,
             seed: 0,
         }
     }
@@ -487,8 +505,9 @@ impl TrainSettings {
     }
 
     /// The parts of the training recipe that differ from the thesis's (Adam, `step` schedule,
-    /// a constant λ, no clipping of the gradient), for messages and reports: `adamw (decay
-    /// 0.01)`, `cosine to 0.1·lr`, `warm-up 100 steps`, `λ 1 → 0.75`, `gradient norm ≤ 2`.
+    /// a constant λ, no clipping of the gradient, none of nnue-pytorch's skips), for messages
+    /// and reports: `adamw (decay 0.01)`, `cosine to 0.1·lr`, `warm-up 100 steps`, `λ 1 →
+    /// 0.75`, `gradient norm ≤ 2`, `WDL skip`, `early-ply skip to 20`, `piece-count skip`.
     pub fn recipe_extras(&self) -> Vec<String> {
         let mut parts = Vec::new();
         match self.optimizer {
@@ -512,6 +531,15 @@ impl TrainSettings {
         }
         if let Some(norm) = self.max_grad_norm {
             parts.push(format!("gradient norm ≤ {norm}"));
+        }
+        if self.wdl_skip {
+            parts.push("WDL skip".to_string());
+        }
+        if let Some(ply) = self.early_skip_ply {
+            parts.push(format!("early-ply skip to {ply}"));
+        }
+        if self.piece_count_skip {
+            parts.push("piece-count skip".to_string());
         }
         parts
     }
