@@ -13,7 +13,8 @@
 //! | 4 | `u32` CRC-32 of every byte before it |
 //!
 //! Tensors: the model's `w1 b1 w2 b2 w3 b3`, then Adam's first moments `m.w1 ...` and second
-//! moments `v.w1 ...`. `f32` values are stored bit for bit, so a resumed run continues from
+//! moments `v.w1 ...`, and for RangerLite its other first moments `n.w1 ...` and slow weights
+//! `s.w1 ...`. `f32` values are stored bit for bit, so a resumed run continues from
 //! exactly the state that was saved.
 //!
 //! Checkpoints are written with [`crate::atomic_file::write_atomic`]: a run killed while saving
@@ -90,10 +91,12 @@ pub fn encode<S: Serialize>(
 ) -> Result<Vec<u8>, CheckpointError> {
     let mut entries = Vec::new();
     let mut values: Vec<Vec<f32>> = Vec::new();
-    let groups: [(&str, Vec<&Tensor>); 3] = [
+    let groups: [(&str, Vec<&Tensor>); 5] = [
         ("", model.params()),
         ("m.", adam.m.iter().collect()),
         ("v.", adam.v.iter().collect()),
+        ("n.", adam.n.iter().collect()),
+        ("s.", adam.slow.iter().collect()),
     ];
     let names = param_names(&model.shape);
     for (prefix, tensors) in groups {
@@ -136,6 +139,10 @@ pub struct Loaded<S> {
     pub m: Vec<Tensor>,
     /// Adam's second moments, in the same order.
     pub v: Vec<Tensor>,
+    /// RangerLite's second first moments, in the same order (none for Adam).
+    pub n: Vec<Tensor>,
+    /// RangerLite's slow weights, in the same order (none for Adam).
+    pub slow: Vec<Tensor>,
 }
 
 impl<S> Loaded<S> {
@@ -173,6 +180,8 @@ impl<S> Loaded<S> {
             step,
             m: self.m.iter().map(|t| t.to_device(device)).collect(),
             v: self.v.iter().map(|t| t.to_device(device)).collect(),
+            n: self.n.iter().map(|t| t.to_device(device)).collect(),
+            slow: self.slow.iter().map(|t| t.to_device(device)).collect(),
         }
     }
 }
@@ -242,7 +251,7 @@ pub fn decode<S: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<Loaded<S>, C
     }
     let params: Vec<(String, Tensor)> = tensors
         .iter()
-        .filter(|(n, _)| !n.starts_with("m.") && !n.starts_with("v."))
+        .filter(|(n, _)| !n.contains('.'))
         .map(|(n, t)| (n.clone(), t.shallow_clone()))
         .collect();
     let take = |prefix: &str| -> Result<Vec<Tensor>, CheckpointError> {
@@ -260,11 +269,19 @@ pub fn decode<S: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<Loaded<S>, C
     };
     let m = take("m.")?;
     let v = take("v.")?;
+    // RangerLite's state, when the run has it.
+    let ranger = tensors.iter().any(|(n, _)| n.starts_with("s."));
+    let (n, slow) = match ranger {
+        true => (take("n.")?, take("s.")?),
+        false => (Vec::new(), Vec::new()),
+    };
     Ok(Loaded {
         state: header.state,
         params,
         m,
         v,
+        n,
+        slow,
     })
 }
 

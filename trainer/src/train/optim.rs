@@ -10,6 +10,20 @@
 //! With a weight decay λ it is AdamW (PyTorch's `torch.optim.AdamW`, bullet's default optimizer
 //! with λ = 0.01): each parameter first shrinks by `p ← p · (1 − lr·λ)`, decoupled from the
 //! moments, then takes Adam's step.
+//!
+//! With [`AdamConfig::ranger`] it is nnue-pytorch's default optimizer, RangerLite as its
+//! `rangerlite` mode runs it (`model/optimizers/ranger_lite.py` and `rangerlite_wrapper.py` at
+//! 9f72946: positive-negative momentum with `pnm_momentum` 1, lookahead every 5 steps with
+//! α 0.5, no norm loss, no weight decay, ε 1e-7). Two first moments take turns, step t updating
+//! the one of its parity with β1²; the step uses both:
+//!
+//! ```text
+//! v ← β2·v + (1 − β2)·g²                       m_t ← β1²·m_t + (1 − β1²)·g   (m_t: m if t odd, n if even)
+//! p ← p − lr / (1 − β1^(2⌈t/2⌉)) · (2·m_t − m_other) / √5 / (√v / √(1 − β2^t) + ε)
+//! every 5th step: p ← ½·p + ½·slow, slow ← p
+//! ```
+//!
+//! Validation and export use the slow weights, as nnue-pytorch's `eval()` swaps them in.
 
 use tch::Tensor;
 
@@ -61,7 +75,19 @@ pub struct AdamConfig {
     /// 2.0). `None`: no clipping (not written).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_grad_norm: Option<f64>,
+    /// nnue-pytorch's RangerLite instead of Adam (module docs; off is not written).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ranger: bool,
 }
+
+/// RangerLite's `pnm_momentum` (nnue-pytorch's default, Ranger21's value).
+const PNM_MOMENTUM: f64 = 1.0;
+/// RangerLite's lookahead merges every this many steps.
+const LOOKAHEAD_STEPS: u64 = 5;
+/// RangerLite's lookahead blend α: `p ← α·p + (1 − α)·slow`.
+const LOOKAHEAD_ALPHA: f64 = 0.5;
+/// RangerLite's ε.
+pub const RANGER_EPS: f64 = 1e-7;
 
 /// Whether a setting is 0 (left out of stored configurations).
 fn is_zero(v: &f64) -> bool {
@@ -77,6 +103,7 @@ impl Default for AdamConfig {
             sparse_first_layer: false,
             weight_decay: 0.0,
             max_grad_norm: None,
+            ranger: false,
         }
     }
 }
@@ -92,16 +119,34 @@ pub struct Adam {
     pub m: Vec<Tensor>,
     /// Second moments, one per parameter.
     pub v: Vec<Tensor>,
+    /// RangerLite's second first moment (of even steps), one per parameter; empty for Adam.
+    pub n: Vec<Tensor>,
+    /// RangerLite's slow (lookahead) weights, one per parameter; empty for Adam.
+    pub slow: Vec<Tensor>,
 }
 
 impl Adam {
-    /// Fresh state (zero moments) for `params`.
+    /// Fresh state (zero moments; RangerLite's slow weights are the parameters) for `params`.
     pub fn new(config: AdamConfig, params: &[&Tensor]) -> Adam {
+        let ranger = |f: &dyn Fn(&Tensor) -> Tensor| match config.ranger {
+            true => params.iter().map(|p| f(p)).collect(),
+            false => Vec::new(),
+        };
         Adam {
             config,
             step: 0,
             m: params.iter().map(|p| p.zeros_like()).collect(),
             v: params.iter().map(|p| p.zeros_like()).collect(),
+            n: ranger(&|p| p.zeros_like()),
+            slow: ranger(&|p| tch::no_grad(|| p.detach().copy())),
+        }
+    }
+
+    /// Swaps the parameters with RangerLite's slow weights (for validation and export, and
+    /// back); nothing for Adam. The swap is of the tensors themselves, so twice is nothing.
+    pub fn swap_slow(&mut self, params: &mut [&mut Tensor]) {
+        for (p, s) in params.iter_mut().zip(&mut self.slow) {
+            std::mem::swap(&mut **p, s);
         }
     }
 
@@ -122,12 +167,64 @@ impl Adam {
         lr: f64,
         scales: &[f64],
     ) {
+        if self.config.ranger {
+            let dense;
+            let mut tensors: Vec<&Tensor> = grads.tensors.iter().collect();
+            if let Some(rows) = &grads.w1_rows {
+                dense = dense_rows(&grads.tensors[0], rows, params[0].size()[0] as usize);
+                tensors[0] = &dense;
+            }
+            self.ranger_step(params, &tensors, lr, scales);
+            return;
+        }
         let w1_rows = match (&grads.w1_rows, &grads.w1_touched) {
             (Some(rows), _) => Some(W1Rows::Listed(rows)),
             (None, Some(rows)) if self.config.sparse_first_layer => Some(W1Rows::Touched(rows)),
             _ => None,
         };
         self.step_with(params, &grads.tensors, w1_rows, lr, scales);
+    }
+
+    /// RangerLite's update (module docs) of `params` with dense gradients, with libtorch's
+    /// operations on any device.
+    fn ranger_step(
+        &mut self,
+        params: &mut [&mut Tensor],
+        grads: &[&Tensor],
+        lr: f64,
+        scales: &[f64],
+    ) {
+        self.step += 1;
+        let c = self.config;
+        let t = self.step;
+        let bc2_sqrt = (1.0 - c.beta2.powi(t as i32)).sqrt();
+        let effective = t.div_ceil(2) * 2;
+        let bc1 = 1.0 - c.beta1.powi(effective as i32);
+        let noise_norm = ((1.0 + PNM_MOMENTUM).powi(2) + PNM_MOMENTUM.powi(2)).sqrt();
+        let beta1_sq = c.beta1 * c.beta1;
+        tch::no_grad(|| {
+            for (i, (p, g)) in params.iter_mut().zip(grads).enumerate() {
+                let v = &mut self.v[i];
+                let _ = v.g_mul_scalar_(c.beta2);
+                let _ = v.addcmul_(&(*g * (1.0 - c.beta2)), g);
+                let denom = v.sqrt() / bc2_sqrt + c.eps;
+                let (own, other) = match t % 2 {
+                    1 => (&mut self.m[i], &self.n[i]),
+                    _ => (&mut self.n[i], &self.m[i]),
+                };
+                let _ = own.g_mul_scalar_(beta1_sq);
+                let _ = own.g_add_(&(*g * (1.0 - beta1_sq)));
+                let pnm = (&*own * (1.0 + PNM_MOMENTUM) - other * PNM_MOMENTUM) / noise_norm;
+                let _ = p.addcdiv_(&(pnm * (-lr * scales[i] / bc1)), &denom);
+            }
+            if t.is_multiple_of(LOOKAHEAD_STEPS) {
+                for (p, slow) in params.iter_mut().zip(&mut self.slow) {
+                    let _ = p.g_mul_scalar_(LOOKAHEAD_ALPHA);
+                    let _ = p.g_add_(&(&*slow * (1.0 - LOOKAHEAD_ALPHA)));
+                    slow.copy_(p);
+                }
+            }
+        });
     }
 
     /// [`step`](Self::step) with parameter `i` at the learning rate `lr · scales[i]`.
@@ -138,6 +235,11 @@ impl Adam {
         lr: f64,
         scales: &[f64],
     ) {
+        if self.config.ranger {
+            let grads: Vec<&Tensor> = grads.iter().collect();
+            self.ranger_step(params, &grads, lr, scales);
+            return;
+        }
         self.step_with(params, grads, None, lr, scales);
     }
 
@@ -530,6 +632,42 @@ mod tests {
         adam.step(&mut [&mut q], std::slice::from_ref(&g), 0.1);
         adam.step(&mut [&mut q], std::slice::from_ref(&g), 0.1);
         assert!((q.double_value(&[0]) - 0.8).abs() < 1e-7);
+    }
+
+    #[test]
+    fn ranger_is_rangerlites_update() {
+        // RangerLite (lr 0.1, betas 0.9/0.999, eps 1e-7, pnm 1, lookahead 5 × 0.5) on p = 1
+        // with the gradient 0.5 every step, worked out from ranger_lite.py's arithmetic.
+        let config = AdamConfig {
+            ranger: true,
+            eps: RANGER_EPS,
+            ..AdamConfig::default()
+        };
+        let mut p = Tensor::from_slice(&[1.0f64]);
+        let mut adam = Adam::new(config, &[&p]);
+        let g = Tensor::from_slice(&[0.5f64]);
+        let (b1, b2, eps, lr) = (0.9f64, 0.999f64, 1e-7, 0.1);
+        let (mut m, mut n, mut v, mut q, slow) = (0.0f64, 0.0f64, 0.0f64, 1.0f64, 1.0f64);
+        for t in 1..=5u64 {
+            adam.step(&mut [&mut p], std::slice::from_ref(&g), lr);
+            v = b2 * v + (1.0 - b2) * 0.25;
+            let denom = v.sqrt() / (1.0 - b2.powi(t as i32)).sqrt() + eps;
+            let (own, other) = if t % 2 == 1 { (&mut m, n) } else { (&mut n, m) };
+            *own = b1 * b1 * *own + (1.0 - b1 * b1) * 0.5;
+            let pnm = (2.0 * *own - other) / 5f64.sqrt();
+            let bc1 = 1.0 - b1.powi((t.div_ceil(2) * 2) as i32);
+            q -= lr / bc1 * pnm / denom;
+            if t == 5 {
+                q = 0.5 * q + 0.5 * slow;
+            }
+            let got = p.double_value(&[0]);
+            assert!((got - q).abs() < 1e-12, "step {t}: {got} vs {q}");
+        }
+        // After the merge the slow weights are the parameters; before it they were the start.
+        assert!((adam.slow[0].double_value(&[0]) - q).abs() < 1e-12);
+        let mut params = [&mut p];
+        adam.swap_slow(&mut params);
+        assert!((params[0].double_value(&[0]) - q).abs() < 1e-12);
     }
 
     #[test]

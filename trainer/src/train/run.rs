@@ -963,7 +963,7 @@ impl<'a> Run<'a> {
             config.shape.l1,
             config.hidden_lr_width,
         );
-        let run = Run {
+        let mut run = Run {
             schedule: config.schedule(),
             config,
             set,
@@ -1057,8 +1057,11 @@ impl<'a> Run<'a> {
         }
         let seconds = start.elapsed().as_secs_f64();
         let train_loss = loss_sum.double_value(&[]) / seen.max(1) as f64;
+        // RangerLite's slow weights are the ones validated (and exported), as nnue-pytorch's.
+        self.adam.swap_slow(&mut self.model.params_mut());
         let val_loss = evaluate(&self.model, &config.method, &self.val);
         let units = UnitHealth::measure(&self.model, &self.val);
+        self.adam.swap_slow(&mut self.model.params_mut());
         let positions = self.state.history.last().map_or(0, |m| m.positions) + seen;
         let metrics = EpochMetrics {
             epoch: epoch + 1,
@@ -1141,25 +1144,28 @@ impl<'a> Run<'a> {
 
     /// Exports the current epoch's network if it is the best so far, asked for, or the last,
     /// and not yet written.
-    fn export_epoch(&self) -> Result<(), TrainError> {
+    fn export_epoch(&mut self) -> Result<(), TrainError> {
         let epoch = self.state.epoch;
         let wanted = self.config.exports_at(epoch) || epoch == self.best_epoch() || self.finished();
         if epoch > 0 && wanted && !self.rt.net_path(epoch).exists() {
+            self.adam.swap_slow(&mut self.model.params_mut());
             let inputs: Vec<&SparseInput> = self.val.iter().map(Batch::input).collect();
             let x = calibration_activations(&self.model, &inputs, CALIBRATION_POSITIONS);
-            export(
+            let written = export(
                 &self.model,
                 self.set,
                 self.blocks.clone(),
                 &x,
                 &self.rt.net_path(epoch),
-            )?;
+            );
+            self.adam.swap_slow(&mut self.model.params_mut());
+            written?;
         }
         Ok(())
     }
 
     /// The run's result: the best epoch's network, and the last one's.
-    fn finish(self) -> Result<TrainOutcome, TrainError> {
+    fn finish(mut self) -> Result<TrainOutcome, TrainError> {
         write_metrics(&self.rt.out, &self.state.history)?;
         self.export_epoch()?;
         let last = self.rt.net_path(self.state.epoch);

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::loss::{PqrLoss, ScoreLoss, Wdl};
 use super::objective::Method;
-use super::optim::AdamConfig;
+use super::optim::{AdamConfig, RANGER_EPS};
 use super::run::{DataFile, TrainConfig};
 use super::schedule::LrSchedule;
 use super::stop::StopRule;
@@ -60,6 +60,9 @@ pub enum OptimizerName {
     /// Adam with decoupled weight decay (PyTorch's AdamW; bullet's optimizer, decay 0.01 unless
     /// `weight_decay` says otherwise).
     Adamw,
+    /// nnue-pytorch's default, RangerLite: positive-negative momentum and a lookahead every 5
+    /// steps, validated and exported with its slow weights.
+    Ranger,
 }
 
 /// bullet's AdamW decay (`AdamWParams::default`, `decay: 0.01`).
@@ -517,6 +520,7 @@ impl TrainSettings {
                 "adamw (decay {})",
                 self.weight_decay.map_or(ADAMW_DEFAULT_DECAY, |d| d.0)
             )),
+            OptimizerName::Ranger => parts.push("ranger".to_string()),
         }
         match self.lr_schedule {
             LrSchedule::Step => {}
@@ -586,6 +590,11 @@ impl TrainSettings {
                     _ => 0.0,
                 },
                 max_grad_norm: self.max_grad_norm.map(|n| n.0),
+                ranger: self.optimizer == OptimizerName::Ranger,
+                eps: match self.optimizer {
+                    OptimizerName::Ranger => RANGER_EPS,
+                    _ => AdamConfig::default().eps,
+                },
                 ..AdamConfig::default()
             },
             hidden_lr_width: Some(self.hidden_lr_width.0),

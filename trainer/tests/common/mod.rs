@@ -21,6 +21,8 @@ pub fn fingerprint(path: &Path) -> (TrainState, Vec<Vec<f32>>) {
         .map(|(_, t)| t)
         .chain(&loaded.m)
         .chain(&loaded.v)
+        .chain(&loaded.n)
+        .chain(&loaded.slow)
         .map(tensor_to_vec)
         .collect();
     (state, tensors)
