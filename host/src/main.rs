@@ -133,7 +133,8 @@ enum NetCommand {
         /// Seed of the weights.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Blocks whose first-layer rows are stored as i8.
+        /// Blocks whose first-layer rows are stored as i8 (with --arch sfnnv16 Stockfish's,
+        /// full_threats,pp_3wide, unless given; `none` for none).
         #[arg(long = "i8-blocks", value_name = "BLOCK,...", value_delimiter = ',')]
         i8_blocks: Vec<String>,
         /// Output file (this project's format).

@@ -172,6 +172,22 @@ fn random_networks_are_written_with_their_weight_types_and_searched() {
 {text}"
         );
     }
+    // Stockfish's shape of today keeps its i8 blocks without being told; `none` keeps none.
+    let today = dir.path().join("today.nnue");
+    let info_of = |extra: &[&str]| {
+        run_ok(
+            host()
+                .args([
+                    "net", "random", "--spec", spec, "--l1", "64", "--arch", "sfnnv16",
+                ])
+                .args(extra)
+                .arg("--out")
+                .arg(&today),
+        );
+        String::from_utf8(run_ok(host().args(["net", "info", "--net"]).arg(&today)).stdout).unwrap()
+    };
+    assert!(info_of(&[]).contains("W1 bytes\t7003136"));
+    assert!(info_of(&["--i8-blocks", "none"]).contains(&format!("W1 bytes\t{}", 86_896 * 128)));
     let out = run_ok(host().args(["bench", "--depth", "3", "--net"]).arg(&net));
     let last = String::from_utf8(out.stdout).unwrap();
     assert!(last.trim_end().ends_with("nps"), "{last}");

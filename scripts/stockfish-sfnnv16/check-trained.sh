@@ -1,7 +1,8 @@
 #!/bin/sh
 # A network trained here in Stockfish's shape of today, checked against Stockfish's own code at
-# 762dd1da9: `trainer train --spec halfka_v2_hm^+full_threats+pp_3wide --arch sfnnv16 --l1 1024
-# --i8-blocks full_threats,pp_3wide` on self-play data, exported (the factorizer folded),
+# 762dd1da9: `trainer train --spec halfka_v2_hm^+full_threats+pp_3wide --arch sfnnv16 --l1 1024`
+# (threat and pair rows i8 by default, as Stockfish stores them) on self-play data, exported (the
+# factorizer folded),
 # converted with `host net convert --format stockfish`, then every stack's PSQT and positional
 # sums and the evaluation of positions the network never saw (scripts/stockfish-nnue's
 # gen_positions.py with SEED, less those Position::set refuses), and the evaluation after every
@@ -19,7 +20,7 @@ PY="$ROOT/.venv/bin/python"; [ -x "$PY" ] || PY=python3
 # 2. Training in today's shape, and the conversion.
 rm -rf "$WORK/run"
 "$TRAINER" train --spec 'halfka_v2_hm^+full_threats+pp_3wide' --arch sfnnv16 --l1 1024 \
-    --i8-blocks full_threats,pp_3wide --epochs 2 --epoch-size 60000 --batch-size 4096 \
+    --epochs 2 --epoch-size 60000 --batch-size 4096 \
     --val-size 5000 --lr 1e-3 --in "$WORK/train.binpack" --val "$WORK/val.binpack" --out "$WORK/run"
 "$HOST" net convert --in "$WORK/run/nets/epoch-0002.nnue" --out "$WORK/trained.nnue" --format stockfish
 sha256sum "$WORK/trained.nnue"

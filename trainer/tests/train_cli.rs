@@ -203,6 +203,57 @@ fn i8_blocks_are_exported_as_i8_and_a_stray_name_is_refused() {
     );
 }
 
+/// `--arch sfnnv16` trains the rows in the types Stockfish stores (threat and pair rows `i8`)
+/// without being told, so the network converts to Stockfish's format and loads back with the
+/// same values; `--i8-blocks none` keeps every row `i16`, and the conversion's refusal names
+/// the option.
+#[test]
+fn todays_shape_is_exportable_to_stockfishs_format_by_default() {
+    let f = files();
+    let train_today = |name: &str, extra: &[&str]| {
+        let out = f.dir.path().join(name);
+        let mut args = train_args(&f, &out, 1, 2);
+        let at = |key: &str| args.iter().position(|a| a == key).unwrap() + 1;
+        let (spec, l1) = (at("--spec"), at("--l1"));
+        args[spec] = "halfka_v2_hm+full_threats+pp_3wide".into();
+        args[l1] = "64".into();
+        args.extend(["--arch", "sfnnv16"].iter().map(|s| s.to_string()));
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let o = run(&args);
+        assert!(o.status.success(), "{}", text(&o));
+        Nnue::load(&out.join("nets/epoch-0001.nnue"), &registry()).unwrap()
+    };
+    let nnue = train_today("today", &[]);
+    let net = nnue.network();
+    let types: Vec<WeightType> = net.blocks().iter().map(|b| b.weight_type).collect();
+    assert_eq!(types, [WeightType::I16, WeightType::I8, WeightType::I8]);
+    let bytes = nnue::encode(&net, nnue::NetFormat::Stockfish, None).unwrap();
+    let path = f.dir.path().join("today.nnue");
+    std::fs::write(&path, &bytes).unwrap();
+    let back = Nnue::load(&path, &registry()).unwrap();
+    assert!(
+        back.network().w1() == net.w1(),
+        "the first layer changed on the way"
+    );
+
+    let wide = train_today("wide", &["--i8-blocks", "none"]);
+    let types: Vec<WeightType> = wide
+        .network()
+        .blocks()
+        .iter()
+        .map(|b| b.weight_type)
+        .collect();
+    assert_eq!(types, [WeightType::I16; 3]);
+    let refused = nnue::encode(&wide.network(), nnue::NetFormat::Stockfish, None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("--i8-blocks full_threats,pp_3wide")
+            && refused.contains("trainer train --arch sfnnv16"),
+        "{refused}"
+    );
+}
+
 #[test]
 fn killed_runs_resume_to_the_uninterrupted_state() {
     let f = files();

@@ -39,6 +39,23 @@ pub fn random(
     let set = registry.feature_set(spec).map_err(|e| e.to_string())?;
     host::nnue::check_sizes(u64::from(set.size()), l1 as u64, l2 as u64)
         .map_err(|e| format!("cannot make a network of '{spec}': {e}"))?;
+    let arch = Arch::preset(arch, l2).ok_or_else(|| {
+        format!(
+            "--arch: unknown shape '{arch}' (presets: {})",
+            host::nnue::shape::PRESETS.join(", ")
+        )
+    })?;
+    // Today's shape keeps Stockfish's i8 blocks unless told otherwise; those of the set.
+    let named = i8_blocks;
+    let i8_blocks: Vec<String> = host::nnue::stockfish::i8_blocks_for(&arch, named)
+        .into_iter()
+        .filter(|b| {
+            !named.is_empty()
+                || set
+                    .operands()
+                    .any(|o| o.descriptor.name.as_str() == b.as_str())
+        })
+        .collect();
     if let Some(stray) = i8_blocks.iter().find(|b| {
         !set.operands()
             .any(|o| o.descriptor.name.as_str() == b.as_str())
@@ -47,15 +64,9 @@ pub fn random(
             "--i8-blocks: '{stray}' is not a block of the feature set '{spec}'"
         ));
     }
-    let arch = Arch::preset(arch, l2).ok_or_else(|| {
-        format!(
-            "--arch: unknown shape '{arch}' (presets: {})",
-            host::nnue::shape::PRESETS.join(", ")
-        )
-    })?;
     let mut parts = NetworkParts::synthetic_arch(&set, l1, &arch, seed);
     parts.blocks =
-        BlockInfo::of_set_with_i8(&set, i8_blocks).map_err(|e| format!("--i8-blocks: {e}"))?;
+        BlockInfo::of_set_with_i8(&set, &i8_blocks).map_err(|e| format!("--i8-blocks: {e}"))?;
     let net = Network::from_parts(parts)
         .map_err(|e| format!("cannot make a network of '{spec}': {e}"))?;
     write_network(&net, output, NetFormat::Own).map_err(|e| e.to_string())

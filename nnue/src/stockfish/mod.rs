@@ -213,6 +213,14 @@ impl Generation {
             Generation::Sfnnv16 => "SFNNv16 (Stockfish's of today)",
         }
     }
+
+    /// The name of the shape preset of this generation ([`crate::shape::PRESETS`]).
+    pub fn preset(self) -> &'static str {
+        match self {
+            Generation::Sfnnv5 => "sfnnv5",
+            Generation::Sfnnv16 => "sfnnv16",
+        }
+    }
 }
 
 /// The layer stack's hash of `arch` at width `l1` (`nnue_architecture.h`'s
@@ -638,6 +646,32 @@ pub fn decode(
     })?)
 }
 
+/// The value of an `--i8-blocks` list that asks for no `i8` block (an empty list asks for the
+/// shape's own: [`i8_blocks_for`]).
+pub const NO_I8_BLOCKS: &str = "none";
+
+/// The blocks whose first-layer rows a network of shape `arch` stores as `i8`: those `named`;
+/// when none are named, those Stockfish's format stores as `i8` (FullThreats, PP_3Wide) where
+/// `arch` is today's shape (SFNNv16 at any widths), so that such a network converts to
+/// Stockfish's format; `[none]` for none. One rule for `trainer train` and `host net random`.
+pub fn i8_blocks_for(arch: &Arch, named: &[String]) -> Vec<String> {
+    if named.len() == 1 && named[0] == NO_I8_BLOCKS {
+        return Vec::new();
+    }
+    if !named.is_empty() {
+        return named.to_vec();
+    }
+    let widths = (arch.hidden.len() == 2).then(|| (arch.hidden[0].width, arch.hidden[1].width));
+    match widths {
+        Some((l2, l3)) if *arch == Generation::Sfnnv16.arch(l2, l3) => BLOCKS
+            .iter()
+            .filter(|&&(_, _, t)| t == WeightType::I8)
+            .map(|&(name, _, _)| name.to_string())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// The format generation that holds `net`, or why none does (a clause).
 pub fn generation_of(net: &Network) -> Result<Generation, String> {
     let arch = net.arch();
@@ -661,11 +695,25 @@ pub fn generation_of(net: &Network) -> Result<Generation, String> {
     let types: Vec<WeightType> = net.blocks().iter().map(|b| b.weight_type).collect();
     let wanted: Vec<WeightType> = generation.blocks().iter().map(|&(_, _, t)| t).collect();
     if types != wanted {
+        let i8_names: Vec<&str> = generation
+            .blocks()
+            .iter()
+            .filter(|&&(_, _, t)| t == WeightType::I8)
+            .map(|&(name, _, _)| name)
+            .collect();
+        let hint = match i8_names.is_empty() {
+            true => format!("train it with `--i8-blocks {NO_I8_BLOCKS}`"),
+            false => format!(
+                "train it with `--i8-blocks {}`, the default of `trainer train --arch {}`",
+                i8_names.join(","),
+                generation.preset()
+            ),
+        };
         return Err(format!(
-            "Stockfish's {} format stores the first layer's rows as {}; this network's are {}",
+            "Stockfish's {} format stores the first layer's rows as {}; this network's are {} ({hint})",
             generation.name(),
             join(&wanted),
-            join(&types)
+            join(&types),
         ));
     }
     if !net.l1().is_multiple_of(64) || net.l1() > MAX_L1 {
@@ -748,6 +796,30 @@ pub fn encode(net: &Network, description: &str) -> Result<Vec<u8>, EncodeError> 
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn todays_shape_keeps_stockfishs_i8_blocks_unless_told_otherwise() {
+        use super::*;
+        let named = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let today = Arch::sfnnv16();
+        assert_eq!(
+            i8_blocks_for(&today, &[]),
+            named(&["full_threats", "pp_3wide"])
+        );
+        let mut wider = Generation::Sfnnv16.arch(64, 32);
+        assert_eq!(i8_blocks_for(&wider, &[]).len(), 2);
+        assert!(i8_blocks_for(&today, &named(&[NO_I8_BLOCKS])).is_empty());
+        assert_eq!(
+            i8_blocks_for(&today, &named(&["full_threats"])),
+            named(&["full_threats"])
+        );
+        assert!(i8_blocks_for(&Arch::sfnnv5(), &[]).is_empty());
+        assert!(i8_blocks_for(&Arch::thesis(32), &[]).is_empty());
+        wider.stacks = 1;
+        assert!(i8_blocks_for(&wider, &[]).is_empty(), "not today's shape");
+        assert_eq!(Generation::Sfnnv16.preset(), "sfnnv16");
+        assert!(crate::shape::PRESETS.contains(&Generation::Sfnnv5.preset()));
+    }
+
     use super::*;
 
     #[test]

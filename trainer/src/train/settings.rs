@@ -340,7 +340,8 @@ pub struct TrainSettings {
     #[arg(long, value_name = "A,B")]
     pub wdl: Option<WdlModel>,
     /// Blocks whose first-layer weights are stored as `i8` (trained within ±1, as nnue-pytorch
-    /// does for Stockfish's threat weights): half the engine's memory traffic per row.
+    /// does for Stockfish's threat weights): half the engine's memory traffic per row. With
+    /// `--arch sfnnv16` Stockfish's (full_threats,pp_3wide) unless given; `none` for none.
     #[arg(long = "i8-blocks", value_name = "BLOCK,...", value_delimiter = ',')]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub i8_blocks: Vec<String>,
@@ -426,12 +427,20 @@ impl TrainSettings {
     /// Checks that a loaded plugin provides every block of `i8_blocks` (a feature set without
     /// one of them ignores it, so a misspelt name would otherwise go unnoticed).
     pub fn check_i8_blocks(&self, registry: &PluginRegistry) -> Result<(), InvalidSetting> {
-        for name in &self.i8_blocks {
+        for name in &self.i8_blocks() {
             registry
                 .block(name)
                 .map_err(|e| format!("i8_blocks: {e}"))?;
         }
         Ok(())
+    }
+
+    /// The blocks trained as `i8` rows: those of `i8_blocks`, or for Stockfish's shape of
+    /// today (`arch = "sfnnv16"`) its threat and pair blocks when none are named, so that the
+    /// network converts to Stockfish's format (`none` names none;
+    /// [`nnue::stockfish::i8_blocks_for`]).
+    pub fn i8_blocks(&self) -> Vec<String> {
+        nnue::stockfish::i8_blocks_for(&self.arch(), &self.i8_blocks)
     }
 
     /// The training method and its loss.
@@ -603,7 +612,7 @@ impl TrainSettings {
             init: None,
             export_every: 0,
             export_epochs: Vec::new(),
-            i8_blocks: self.i8_blocks.clone(),
+            i8_blocks: self.i8_blocks(),
         }
     }
 }
