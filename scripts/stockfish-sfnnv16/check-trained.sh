@@ -6,8 +6,8 @@
 # converted with `host net convert --format stockfish`, then every stack's PSQT and positional
 # sums and the evaluation of positions the network never saw (scripts/stockfish-nnue's
 # gen_positions.py with SEED, less those Position::set refuses), and the evaluation after every
-# move of the 15.1 vectors' games, compared value for value between host and the harness
-# (build.sh) loading the converted file.
+# move of the 15.1 vectors' games and of three 400-ply games (long_games.py), compared value
+# for value between host and the harness (build.sh) loading the converted file.
 #   usage: scripts/stockfish-sfnnv16/check-trained.sh SF16_NNUE_BINARY [WORKDIR] [SEED]
 # Needs target/release/{trainer,host} (cargo build --release) and python-chess (.venv).
 set -eu
@@ -37,3 +37,12 @@ grep -v '^#' "$ROOT/host/tests/data/stockfish-15.1/games.tsv" | cut -f1,2 > "$WO
 "$HOST" eval --net "$WORK/trained.nnue" --games "$WORK/games.txt" > "$WORK/host-games.tsv"
 cmp "$WORK/stockfish-games.tsv" "$WORK/host-games.tsv"
 echo "$(wc -l < "$WORK/games.txt") games, $(cut -f3 "$WORK/host-games.tsv" | tr ',' '\n' | wc -l) evaluations: identical"
+# 5. Games longer than Stockfish's accumulator stack (400 plies: the harness restarts it).
+"$PY" "$HERE/long_games.py" 3 400 400 > "$WORK/long.txt"
+"$HARNESS" games "$WORK/trained.nnue" < "$WORK/long.txt" | grep -v '^#' > "$WORK/stockfish-long.tsv"
+"$HOST" eval --net "$WORK/trained.nnue" --games "$WORK/long.txt" > "$WORK/host-long.tsv"
+cmp "$WORK/stockfish-long.tsv" "$WORK/host-long.tsv"
+SF_SUM=$("$HARNESS" bench "$WORK/trained.nnue" 1 < "$WORK/long.txt" | sed 's/.*checksum //')
+HOST_SUM=$("$HOST" eval --net "$WORK/trained.nnue" --games "$WORK/long.txt" --repeat 1 | tail -1 | sed 's/.*checksum //')
+[ "$SF_SUM" = "$HOST_SUM" ] || { echo "bench checksums differ: $SF_SUM vs $HOST_SUM" >&2; exit 1; }
+echo "3 games of 400 plies, $(cut -f3 "$WORK/host-long.tsv" | tr ',' '\n' | wc -l) evaluations: identical (bench checksum $SF_SUM both)"

@@ -16,6 +16,9 @@
 //                                               also `sf16_nnue NET bench REPEATS`, the order of
 //                                               the 15.1 harness that bench.sh runs
 //
+// Games of any length: the accumulator stack restarts every MAX_PLY plies, as a search restarts
+// it at each root.
+//
 // The network's members are private; `private` is defined `public` for Stockfish's headers only
 // in this file (the layout is unchanged), so that the harness reaches the feature transformer
 // and the layer stacks as `trace_evaluate` does.
@@ -264,6 +267,18 @@ int nnue_value(const Network& net, const Position& pos, AccumulatorStack& stack,
     return int(psqt) + int(positional);
 }
 
+// The accumulator stack holds MAX_PLY pushes (AccumulatorStack::MaxSize = MAX_PLY + 1): a game
+// longer than that restarts it at the current position, as a search restarts it at each new root
+// (search.cpp: accumulatorStack.reset()); the next evaluation refreshes from the cache.
+void restart_if_full(AccumulatorStack& stack, int& pushed) {
+    if (pushed == MAX_PLY)
+    {
+        stack.reset();
+        pushed = 0;
+    }
+    ++pushed;
+}
+
 void positions(const std::string& path) {
     auto net    = load_network(path);
     auto caches = std::make_unique<AccumulatorCaches>(*net);
@@ -339,9 +354,11 @@ void games(const std::string& path) {
         std::vector<int>                        values{nnue_value(*net, pos, *stack, *caches)};
         std::vector<std::unique_ptr<StateInfo>> states;
         std::ostringstream                      moves;
+        int                                     pushed = 0;
         for (Move m : g.moves)
         {
             states.push_back(std::make_unique<StateInfo>());
+            restart_if_full(*stack, pushed);
             Dirties& dirties = stack->push();
             pos.do_move(m, *states.back(), pos.gives_check(m), dirties, nullptr, nullptr);
             int value = nnue_value(*net, pos, *stack, *caches);
@@ -384,8 +401,10 @@ void bench(const std::string& path, int repeats) {
             stack->reset();
             sum += nnue_value(*net, pos, *stack, *caches);
             ++positions;
+            int pushed = 0;
             for (std::size_t i = 0; i < g.moves.size(); ++i)
             {
+                restart_if_full(*stack, pushed);
                 Dirties& dirties = stack->push();
                 pos.do_move(g.moves[i], states[i + 1], pos.gives_check(g.moves[i]), dirties,
                             nullptr, nullptr);
