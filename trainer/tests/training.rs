@@ -361,17 +361,21 @@ fn a_converging_run_stops_keeps_its_best_epoch_and_resumes_exactly() {
     assert!(longer.state.epoch > epochs);
 }
 
-/// nnue-pytorch's optimizer, RangerLite: the run learns, its slow weights are what is validated
-/// and exported, and a run killed in its second epoch resumes to the same bytes (its second
-/// moments and slow weights are in the checkpoint).
+/// nnue-pytorch's optimizer, RangerLite, with its skipping at load: the run learns, its slow
+/// weights are what is validated and exported, and a run killed in its second epoch resumes to
+/// the same bytes (its second moments and slow weights are in the checkpoint; the skips' state
+/// starts again with each epoch's loader, seeded by the epoch).
 #[test]
 fn ranger_learns_and_resumes_exactly() {
-    let d = data(20_000);
+    let d = data(60_000);
     let set = set("all");
     let ranger = || {
         let mut c = config(&d, 3);
         c.adam.ranger = true;
         c.adam.eps = trainer::train::optim::RANGER_EPS;
+        c.filter.wdl_skip = true;
+        c.filter.early_skip_ply = Some(20);
+        c.filter.piece_count_skip = true;
         c
     };
     let whole = d.dir.path().join("whole");

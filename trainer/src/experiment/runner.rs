@@ -874,6 +874,23 @@ fn train_config(
     Ok(config)
 }
 
+/// The key of a training stage: the run's [identity](TrainConfig::identity) (so asking for
+/// more epochs or another patience continues the run), with its initial weights, data files
+/// and blocks' layouts by content instead of by path.
+fn train_key(
+    config: &TrainConfig,
+    layouts: &[String],
+    init_digest: Option<&str>,
+    data: &[(String, String)],
+) -> String {
+    let mut keyed = config.identity();
+    keyed.init = None;
+    keyed.train.clear();
+    keyed.val.clear();
+    // v3: the record's network is the best epoch's (v2's was the last epoch's).
+    key_of(&("train-v3", &keyed, layouts, &init_digest, data))
+}
+
 /// Trains (or resumes, or finds finished) run `run` of `entry`.
 fn train_one(
     e: &Experiment,
@@ -887,24 +904,18 @@ fn train_one(
     let init_digest = init.as_deref().map(file_digest).transpose()?;
     let config = train_config(entry, set.training_size() as usize, run, data, init)?;
     let fs = &entry.name;
-    // The run's identity: asking for more epochs or another patience continues the run.
-    let mut keyed = config.identity();
-    keyed.init = None;
     let layouts: Vec<String> = nnue::BlockInfo::of_set(set)
         .iter()
         .map(|b| format!("{}:{}:{}", b.name, b.layout_version, b.layout_id))
         .collect();
     // The data by identity, not by path (see `file_identity`).
-    let data: Vec<(String, &str)> = config
+    let data: Vec<(String, String)> = config
         .train
         .iter()
         .chain(&config.val)
-        .map(|f| Ok((file_identity(&f.path, &options.out)?, f.format.as_str())))
+        .map(|f| Ok((file_identity(&f.path, &options.out)?, f.format.clone())))
         .collect::<Result<_>>()?;
-    keyed.train.clear();
-    keyed.val.clear();
-    // v3: the record's network is the best epoch's (v2's was the last epoch's).
-    let key = key_of(&("train-v3", &keyed, &layouts, &init_digest, &data));
+    let key = train_key(&config, &layouts, init_digest.as_deref(), &data);
     let dir = stage_dir(
         &options.out,
         "train",
@@ -979,4 +990,69 @@ fn train_one(
 /// The default output root for a manifest: `runs/` beside it.
 pub fn default_out(manifest: &Path) -> PathBuf {
     manifest.parent().unwrap_or(Path::new("")).join("runs")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checked::{Positive, UnitReal};
+    use crate::train::settings::TrainSettings;
+
+    /// A training stage's key, pinned: an accidental change of a run's identity (a new setting
+    /// written into runs that do not use it, a renamed field) fails here; a deliberate one is a
+    /// visible edit of this value.
+    #[test]
+    fn the_training_key_of_a_fixed_run_is_pinned() {
+        let settings = TrainSettings {
+            l1: crate::checked::L1Width(128),
+            l2: crate::checked::Count(16),
+            epochs: crate::checked::Count(12),
+            ..TrainSettings::default()
+        };
+        let config = settings.config("all", 768, Vec::new(), Vec::new());
+        let layouts = vec!["all:1:0123456789abcdef".to_string()];
+        let data = vec![("data/d-1/train.binpack".to_string(), "binpack".to_string())];
+        let key = train_key(&config, &layouts, None, &data);
+        assert_eq!(key, GOLDEN_TRAIN_KEY);
+        // The settings added since (issue 44) leave no trace in runs that do not use them, so
+        // those runs kept the identity they had (only the tag moved to v3).
+        let identity = serde_json::to_string(&config.identity()).unwrap();
+        for added in [
+            "stop",
+            "lr_schedule",
+            "lr_floor",
+            "warmup_steps",
+            "lambda_end",
+            "weight_decay",
+            "max_grad_norm",
+            "ranger",
+            "wdl_skip",
+            "early_skip_ply",
+            "piece_count_skip",
+        ] {
+            assert!(!identity.contains(added), "{added} in {identity}");
+        }
+        // How long it trains is not its identity: more epochs or a patience continue it.
+        let longer = TrainSettings {
+            epochs: crate::checked::Count(40),
+            patience: Some(Positive(3)),
+            min_delta: UnitReal(1e-4),
+            ..settings.clone()
+        };
+        let longer = longer.config("all", 768, Vec::new(), Vec::new());
+        assert_eq!(train_key(&longer, &layouts, None, &data), key);
+        // Everything else is: the recipe, the data, the layouts.
+        let recipe = TrainSettings {
+            lr_schedule: crate::train::schedule::LrSchedule::Cosine,
+            ..settings.clone()
+        };
+        let recipe = recipe.config("all", 768, Vec::new(), Vec::new());
+        assert_ne!(train_key(&recipe, &layouts, None, &data), key);
+        let other = vec![("data/d-2/train.binpack".to_string(), "binpack".to_string())];
+        assert_ne!(train_key(&config, &layouts, None, &other), key);
+        assert_ne!(train_key(&config, &[], None, &data), key);
+    }
+
+    /// [`the_training_key_of_a_fixed_run_is_pinned`]'s run's key.
+    const GOLDEN_TRAIN_KEY: &str = "de97245b43303046";
 }
