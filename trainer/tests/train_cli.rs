@@ -323,84 +323,27 @@ fn killed_runs_resume_to_the_uninterrupted_state() {
 /// file is read; so is a missing option.
 #[test]
 fn bad_settings_are_one_line_errors() {
+    // `trainer train --spec all OPTIONS --in a --val b --out c`.
+    let with = |options: &[&'static str]| -> Vec<&'static str> {
+        [
+            &["train", "--spec", "all"],
+            options,
+            &["--in", "a", "--val", "b", "--out", "c"],
+        ]
+        .concat()
+    };
     for (args, needle) in [
-        (
-            vec![
-                "train", "--spec", "all", "--l1", "100", "--in", "a", "--val", "b", "--out", "c",
-            ],
-            "multiple of 32",
-        ),
-        (
-            vec![
-                "train", "--spec", "all", "--gamma", "1.5", "--in", "a", "--val", "b", "--out", "c",
-            ],
-            "between 0 and 1",
-        ),
+        (with(&["--l1", "100"]), "multiple of 32"),
+        (with(&["--gamma", "1.5"]), "between 0 and 1"),
         (vec!["train", "--spec", "all"], "--in <FILE>"),
+        (with(&["--patience", "0"]), "--patience"),
+        (with(&["--lr-schedule", "linear"]), "--lr-schedule"),
         (
-            vec![
-                "train",
-                "--spec",
-                "all",
-                "--patience",
-                "0",
-                "--in",
-                "a",
-                "--val",
-                "b",
-                "--out",
-                "c",
-            ],
-            "--patience",
-        ),
-        (
-            vec![
-                "train",
-                "--spec",
-                "all",
-                "--lr-schedule",
-                "linear",
-                "--in",
-                "a",
-                "--val",
-                "b",
-                "--out",
-                "c",
-            ],
-            "--lr-schedule",
-        ),
-        (
-            vec![
-                "train",
-                "--spec",
-                "all",
-                "--weight-decay",
-                "0.1",
-                "--in",
-                "a",
-                "--val",
-                "b",
-                "--out",
-                "c",
-            ],
+            with(&["--weight-decay", "0.1"]),
             "weight_decay: only the adamw optimizer",
         ),
         (
-            vec![
-                "train",
-                "--spec",
-                "all",
-                "--method",
-                "pqr",
-                "--lambda-end",
-                "0.5",
-                "--in",
-                "a",
-                "--val",
-                "b",
-                "--out",
-                "c",
-            ],
+            with(&["--method", "pqr", "--lambda-end", "0.5"]),
             "lambda_end: only the score method",
         ),
     ] {

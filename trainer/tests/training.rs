@@ -96,6 +96,14 @@ fn quiet(out: &Path) -> Runtime {
     }
 }
 
+/// [`quiet`], continuing the folder's checkpoint.
+fn resuming(out: &Path) -> Runtime {
+    Runtime {
+        resume: true,
+        ..quiet(out)
+    }
+}
+
 fn set(spec: &str) -> FeatureSet {
     registry().feature_set(spec).unwrap()
 }
@@ -204,26 +212,10 @@ fn an_interrupted_run_resumes_to_the_same_final_state() {
     // A different configuration is refused.
     let mut other = config(&d, 3);
     other.lr = PositiveFraction(1e-3);
-    let refused = train(
-        other,
-        &set,
-        &Runtime {
-            resume: true,
-            ..quiet(&cut)
-        },
-    )
-    .unwrap_err();
+    let refused = train(other, &set, &resuming(&cut)).unwrap_err();
     assert!(refused.to_string().contains("lr"), "{refused}");
 
-    train(
-        config(&d, 3),
-        &set,
-        &Runtime {
-            resume: true,
-            ..quiet(&cut)
-        },
-    )
-    .unwrap();
+    train(config(&d, 3), &set, &resuming(&cut)).unwrap();
     let a = fingerprint(&whole.join("checkpoint.ckpt"));
     let b = fingerprint(&cut.join("checkpoint.ckpt"));
     assert_eq!(a.0.history, b.0.history);
@@ -236,15 +228,7 @@ fn an_interrupted_run_resumes_to_the_same_final_state() {
     );
 
     // More epochs may be added to a finished run.
-    let longer = train(
-        config(&d, 4),
-        &set,
-        &Runtime {
-            resume: true,
-            ..quiet(&cut)
-        },
-    )
-    .unwrap();
+    let longer = train(config(&d, 4), &set, &resuming(&cut)).unwrap();
     assert_eq!(longer.state.epoch, 4);
     assert_eq!(
         fingerprint(&cut.join("checkpoint.ckpt")).0.history[..3],
@@ -314,15 +298,7 @@ fn a_converging_run_stops_keeps_its_best_epoch_and_resumes_exactly() {
         },
     );
     assert!(matches!(stopped, Err(TrainError::Interrupted { .. })));
-    let resumed = train(
-        converging(),
-        &set,
-        &Runtime {
-            resume: true,
-            ..quiet(&cut)
-        },
-    )
-    .unwrap();
+    let resumed = train(converging(), &set, &resuming(&cut)).unwrap();
     assert_eq!(resumed.state.epoch, epochs);
     assert_eq!(resumed.best_epoch, best);
     let a = fingerprint(&whole.join("checkpoint.ckpt"));
@@ -337,27 +313,11 @@ fn a_converging_run_stops_keeps_its_best_epoch_and_resumes_exactly() {
         );
     }
     // A converged run asked again does nothing more; a longer patience continues it.
-    let again = train(
-        converging(),
-        &set,
-        &Runtime {
-            resume: true,
-            ..quiet(&cut)
-        },
-    )
-    .unwrap();
+    let again = train(converging(), &set, &resuming(&cut)).unwrap();
     assert_eq!(again.state.epoch, epochs);
     let mut patient = converging();
     patient.stop.patience = Some(Positive(4));
-    let longer = train(
-        patient,
-        &set,
-        &Runtime {
-            resume: true,
-            ..quiet(&cut)
-        },
-    )
-    .unwrap();
+    let longer = train(patient, &set, &resuming(&cut)).unwrap();
     assert!(longer.state.epoch > epochs);
 }
 
@@ -398,15 +358,7 @@ fn ranger_learns_and_resumes_exactly() {
         },
     );
     assert_eq!(stopped.unwrap_err(), TrainError::Interrupted { step: 23 });
-    let resumed = train(
-        ranger(),
-        &set,
-        &Runtime {
-            resume: true,
-            ..quiet(&cut)
-        },
-    )
-    .unwrap();
+    let resumed = train(ranger(), &set, &resuming(&cut)).unwrap();
     let (a, b) = (
         fingerprint(&whole.join("checkpoint.ckpt")),
         fingerprint(&cut.join("checkpoint.ckpt")),
