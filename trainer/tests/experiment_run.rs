@@ -545,6 +545,7 @@ fn the_repositorys_manifest_is_valid() {
     assert!(o.status.success(), "{out}");
     for name in [
         "default:",
+        "default-converged: 3 feature set(s) x 1 run(s), 128 -> 16 -> 1, up to 60 epochs of 100000 positions, until 3 without improvement",
         "baseline-1024x64:",
         "axes:",
         "pairwise:",
