@@ -68,9 +68,10 @@ impl TryFrom<i64> for L1Width {
 
     fn try_from(v: i64) -> Result<Self, String> {
         let max = nnue::MAX_L1;
-        if v <= 0 || v % 32 != 0 || v as u64 > max as u64 {
+        let multiple = nnue::L1_MULTIPLE as i64;
+        if v <= 0 || v % multiple != 0 || v as u64 > max as u64 {
             return Err(format!(
-                "l1 must be a positive multiple of 32 up to {max}, not {v}"
+                "l1 must be a positive multiple of {multiple} up to {max}, not {v}"
             ));
         }
         Ok(L1Width(v as u64))

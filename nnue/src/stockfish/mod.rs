@@ -672,17 +672,29 @@ pub fn i8_blocks_for(arch: &Arch, named: &[String]) -> Vec<String> {
     }
 }
 
-/// The format generation that holds `net`, or why none does (a clause).
-pub fn generation_of(net: &Network) -> Result<Generation, String> {
+/// Why no Stockfish format holds a network: its shape, feature set, weight types or width, as a
+/// clause (with the option that would make one where there is one).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotStockfish(String);
+
+impl From<String> for NotStockfish {
+    fn from(why: String) -> Self {
+        NotStockfish(why)
+    }
+}
+
+/// The format generation that holds `net`, or why none does.
+pub fn generation_of(net: &Network) -> Result<Generation, NotStockfish> {
     let arch = net.arch();
     let widths = (arch.hidden.len() == 2).then(|| (arch.hidden[0].width, arch.hidden[1].width));
     let generation = [Generation::Sfnnv5, Generation::Sfnnv16]
         .into_iter()
         .find(|g| widths.is_some_and(|(l2, l3)| *arch == g.arch(l2, l3)))
         .ok_or_else(|| {
-            format!(
+            NotStockfish(format!(
                 "Stockfish's formats hold the sfnnv5 and sfnnv16 shapes (at any widths); this network's shape is '{arch}'"
-            )
+            ))
         })?;
     if net.feature_set() != generation.feature_set() {
         return Err(format!(
@@ -690,7 +702,8 @@ pub fn generation_of(net: &Network) -> Result<Generation, String> {
             generation.name(),
             generation.feature_set(),
             net.feature_set()
-        ));
+        )
+        .into());
     }
     let types: Vec<WeightType> = net.blocks().iter().map(|b| b.weight_type).collect();
     let wanted: Vec<WeightType> = generation.blocks().iter().map(|&(_, _, t)| t).collect();
@@ -714,10 +727,11 @@ pub fn generation_of(net: &Network) -> Result<Generation, String> {
             generation.name(),
             join(&wanted),
             join(&types),
-        ));
+        )
+        .into());
     }
     if !net.l1().is_multiple_of(64) || net.l1() > MAX_L1 {
-        return Err(format!("L1 {} is not a multiple of 64", net.l1()));
+        return Err(format!("L1 {} is not a multiple of 64", net.l1()).into());
     }
     Ok(generation)
 }
@@ -732,14 +746,14 @@ fn join(types: &[WeightType]) -> String {
 
 /// Why a network cannot be written in Stockfish's formats, as a clause; `None` if it can.
 pub fn unsupported(net: &Network) -> Option<String> {
-    generation_of(net).err()
+    generation_of(net).err().map(|e| e.to_string())
 }
 
 /// The Stockfish file of `net` with `description`, in the generation its shape is: SFNNv5's
 /// with raw tensors (what Stockfish 15.1 reads), or SFNNv16's with LEB128 (what Stockfish of
 /// today reads); an error (a clause) for another shape ([`unsupported`]).
 pub fn encode(net: &Network, description: &str) -> Result<Vec<u8>, EncodeError> {
-    let generation = generation_of(net).map_err(EncodeError::Stockfish)?;
+    let generation = generation_of(net).map_err(|e| EncodeError::Stockfish(e.to_string()))?;
     let (l1, arch) = (net.l1(), net.arch());
     let mut out = Vec::new();
     let u32s = |out: &mut Vec<u8>, v: u32| out.extend_from_slice(&v.to_le_bytes());
