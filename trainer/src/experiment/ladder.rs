@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use super::report::ExperimentReport;
 use crate::analysis::plot::{self, Curve};
+use crate::analysis::spread::{self, mean_sd};
 use crate::atomic_file::write_atomic;
 
 /// One feature set at one rung.
@@ -105,6 +106,7 @@ pub fn ladder(group: &str, data: &str, rungs: &[(u64, &ExperimentReport)]) -> La
             };
             let losses: Vec<f64> = row.runs.iter().map(|r| r.min_val_loss).collect();
             let (loss, loss_sd) = mean_sd(&losses);
+            let loss_sd = loss_sd.unwrap_or(f64::NAN);
             let rating = rated.and_then(|k| row.elo.get(k)?.clone());
             points.push(Point {
                 positions,
@@ -198,17 +200,6 @@ fn crossings(
     out
 }
 
-/// Mean and sample standard deviation (NaN for fewer than two values).
-fn mean_sd(values: &[f64]) -> (f64, f64) {
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    if values.len() < 2 {
-        return (mean, f64::NAN);
-    }
-    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (mean, var.sqrt())
-}
-
 /// The least-squares line y = slope·x + intercept through `xy`: (slope, intercept); NaN for
 /// fewer than two distinct x.
 fn least_squares(xy: &[(f64, f64)]) -> (f64, f64) {
@@ -264,9 +255,8 @@ pub fn markdown(l: &Ladder) -> String {
         md,
         "## Validation loss\n\nEach run's lowest validation loss over its epochs, mean ± one standard deviation over the runs.\n"
     );
-    table(&mut md, &|p| match p.loss_sd.is_finite() {
-        true => format!("{:.6} ± {:.6}", p.loss, p.loss_sd),
-        false => format!("{:.6}", p.loss),
+    table(&mut md, &|p| {
+        spread::label(p.loss, p.loss_sd.is_finite().then_some(p.loss_sd))
     });
     if let Some((ev, reference)) = &l.evaluation {
         let _ = writeln!(

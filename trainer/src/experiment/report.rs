@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use super::evaluate::{EvaluationResult, PuzzleScore};
 use crate::analysis::plot::{self, Series, SeriesKind};
+use crate::analysis::spread::mean_sd_label;
 use crate::atomic_file::write_atomic;
 use crate::train::settings::{MethodName, TrainSettings};
 
@@ -208,13 +209,6 @@ pub fn markdown(r: &ExperimentReport) -> String {
     let _ = writeln!(out, "{header}\n{rule}");
     for row in &r.rows {
         let losses: Vec<f64> = row.runs.iter().map(|r| r.min_val_loss).collect();
-        let mean = losses.iter().sum::<f64>() / losses.len() as f64;
-        let sd = if losses.len() > 1 {
-            (losses.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (losses.len() - 1) as f64)
-                .sqrt()
-        } else {
-            0.0
-        };
         let mut cells = String::new();
         for (ev, elo) in r.evaluations.iter().zip(&row.elo) {
             if ev.ratings.is_none() {
@@ -242,12 +236,11 @@ pub fn markdown(r: &ExperimentReport) -> String {
         };
         let _ = writeln!(
             out,
-            "| {} | {} | {:.6} | {:.6} ± {:.6} |{cells} {} |{nps} {} |",
+            "| {} | {} | {:.6} | {} |{cells} {} |{nps} {} |",
             row.feature_set,
             row.features,
             row.best().min_val_loss,
-            mean,
-            sd,
+            mean_sd_label(&losses),
             puzzles,
             hms(row.runs.iter().map(|r| r.seconds).sum())
         );
