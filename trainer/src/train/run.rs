@@ -55,6 +55,7 @@ use crate::atomic_file::{write_atomic, write_atomic_with};
 use crate::checked::{PositiveFraction, UnitReal};
 use crate::data::filter::{FilterConfig, FilterCounts};
 use crate::data::{ErrorPolicy, Format};
+use crate::invalid_setting::InvalidSetting;
 use crate::loader::{
     Background, BatchLoader, Examples, Input, Loader, LoaderConfig, TripletLoader,
 };
@@ -203,9 +204,7 @@ impl TrainConfig {
         if self.batch_size == 0 || self.epoch_size == 0 || self.epochs == 0 || self.val_size == 0 {
             bail!("batch size, epoch size, epochs and validation size must be positive");
         }
-        if self.lambda_end.is_some() && !matches!(self.method, Method::Score(_)) {
-            bail!("lambda_end: only the score method mixes scores and results (λ)");
-        }
+        check_lambda_end(&self.method, self.lambda_end).map_err(anyhow::Error::new)?;
         match &self.method {
             Method::Score(l) => l.check().map_err(anyhow::Error::msg)?,
             Method::Pqr(l) => {
@@ -297,6 +296,18 @@ impl TrainConfig {
             .collect();
         (!differ.is_empty()).then(|| differ.join("; "))
     }
+}
+
+/// λ moves only where there is one: the score method's mix of scores and results (the one
+/// rule for the settings and the configuration).
+pub fn check_lambda_end(
+    method: &Method,
+    lambda_end: Option<UnitReal>,
+) -> Result<(), InvalidSetting> {
+    if lambda_end.is_some() && !matches!(method, Method::Score(_)) {
+        return Err("lambda_end: only the score method mixes scores and results (λ)".into());
+    }
+    Ok(())
 }
 
 /// The metrics of one finished epoch.

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::loss::{PqrLoss, ScoreLoss, Wdl};
 use super::objective::Method;
 use super::optim::{AdamConfig, RANGER_EPS};
-use super::run::{DataFile, TrainConfig};
+use super::run::{DataFile, TrainConfig, check_lambda_end};
 use super::schedule::LrSchedule;
 use super::stop::StopRule;
 use crate::checked::{Count, L1Width, Positive, PositiveFraction, PositiveReal, UnitReal};
@@ -410,9 +410,7 @@ impl TrainSettings {
                     .into(),
             );
         }
-        if self.lambda_end.is_some() && self.method != MethodName::Score {
-            return Err("lambda_end: only the score method mixes scores and results".into());
-        }
+        check_lambda_end(&self.method(), self.lambda_end)?;
         if let (Some(min), Some(max)) = (self.min_ply, self.max_ply)
             && min > max
         {
