@@ -143,13 +143,14 @@ fn run(args: Args) -> Result<()> {
 ///   CPU from the threads that have work, and training steps become several times slower.
 ///   libgomp reads it when it is loaded, before `main`.
 /// - `MKL_CBWR=AVX2` and `ATEN_CPU_CAPABILITY=avx2` (on a CPU with AVX2): the same numbers on
-///   every x86-64 machine. MKL, inside libtorch, picks its matrix kernels by CPU (AVX-512 ones
-///   on Intel, AVX2 ones on AMD), and ATen its vectorised reductions (the losses' sums); both
-///   change a run's rounding, so one manifest gave other validation losses and ratings on an
-///   Intel machine than on an AMD one. Pinned to their AVX2 versions (MKL's conditional
-///   numerical reproducibility), a CPU run is the same wherever it runs. Measured on the 2-core
-///   AMD EPYC (BENCHMARKS.md, "Training: the same numbers on every x86-64 CPU"): the pinned
-///   weights are the unpinned ones to the bit, and MKL's AVX-512 branch gives other networks.
+///   every x86-64 machine. MKL, inside libtorch, picks its matrix kernels by CPU (vendor and
+///   instruction set), and ATen its vector width; MKL's choice changes a run's rounding, so one
+///   manifest gave other validation losses and ratings on an Intel machine than on an AMD one.
+///   Pinned to their AVX2 versions (MKL's conditional numerical reproducibility, which
+///   promises the same results on every CPU with the branch's instructions), a CPU run does not
+///   depend on the CPU it runs on. Measured on the 2-core AMD EPYC (BENCHMARKS.md, "Training:
+///   the same numbers on every x86-64 CPU"): MKL's own choice gave other networks than its
+///   reproducible branches, whose AVX2 and AVX-512 versions gave the same bytes.
 #[cfg(unix)]
 fn pinned_environment() {
     use std::os::unix::process::CommandExt;
