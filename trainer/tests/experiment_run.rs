@@ -165,6 +165,25 @@ fn runs_a_manifest_end_to_end_caches_and_resumes_after_kills() {
         assert!(l.iter().all(|v| v.is_finite() && *v > 0.0), "{fs}: {l:?}");
     }
     for row in json["rows"].as_array().unwrap() {
+        // The network that played is the run's best epoch's.
+        let run = &row["runs"][0];
+        let losses: Vec<f64> = run["val_losses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        let lowest = losses.iter().cloned().fold(f64::INFINITY, f64::min);
+        let best = run["best_epoch"].as_u64().unwrap();
+        assert_eq!(losses[best as usize - 1], lowest, "{run}");
+        assert_eq!(run["min_val_loss"].as_f64(), Some(lowest));
+        assert!(
+            run["net"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("nets/epoch-{best:04}.nnue")),
+            "{run}"
+        );
         let acc = row["puzzles"]["accuracy"].as_f64().unwrap();
         assert!((0.0..=1.0).contains(&acc), "{acc}");
         assert_eq!(row["puzzles"]["puzzles"].as_u64(), Some(20));

@@ -395,6 +395,7 @@ mod tests {
                         .map(|(k, &l)| RunSummary {
                             run: k as u64 + 1,
                             net: format!("{name}-{k}.nn").into(),
+                            best_epoch: 1,
                             min_val_loss: l,
                             val_losses: vec![l],
                             seconds: 1.0,

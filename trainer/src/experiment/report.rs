@@ -21,9 +21,11 @@ use crate::train::settings::{MethodName, TrainSettings};
 pub struct RunSummary {
     /// Run number, from 1.
     pub run: u64,
-    /// Its final network.
+    /// The network it hands over: its best epoch's.
     pub net: PathBuf,
-    /// Lowest validation loss over the epochs.
+    /// That epoch (1-based; `val_losses` has one entry per epoch trained).
+    pub best_epoch: u64,
+    /// Lowest validation loss over the epochs (the best epoch's).
     pub min_val_loss: f64,
     /// Validation loss after each epoch.
     pub val_losses: Vec<f64>,

@@ -390,6 +390,7 @@ fn trained_rows(
             runs.push(RunSummary {
                 run,
                 net: record.net.clone(),
+                best_epoch: record.best_epoch,
                 min_val_loss: record.min_val_loss,
                 val_losses: record.val_losses.clone(),
                 seconds: record.seconds,
