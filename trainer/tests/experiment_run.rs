@@ -302,7 +302,7 @@ fn bad_manifests_name_the_file_the_line_and_the_key() {
     );
     // The field's recipe, listed as it will train.
     let recipe = format!(
-        "{ok}optimizer = \"adamw\"\nlr_schedule = \"cosine\"\nlr_floor = 0.05\nwarmup_steps = 100\nlambda_end = 0.75\nmax_grad_norm = 2.0\nepochs = 50\npatience = 4\nwdl_skip = true\nearly_skip_ply = 20\npiece_count_skip = true\n"
+        "{ok}optimizer = \"adamw\"\nlr_schedule = \"cosine\"\nlr_floor = 0.05\nwarmup_steps = 100\nlambda_end = 0.75\nmax_grad_norm = 2.0\nepochs = 50\npatience = 4\nwdl_skip = true\nearly_skip_ply = 20\npiece_count_skip = true\nswa_from = 40\n"
     );
     std::fs::write(&path, &recipe).unwrap();
     let o = trainer()
@@ -314,7 +314,7 @@ fn bad_manifests_name_the_file_the_line_and_the_key() {
     assert!(o.status.success(), "{}", text(&o));
     for part in [
         "up to 50 epochs of 100000000 positions, until 4 without improvement",
-        "adamw (decay 0.01), cosine to 0.05·lr, warm-up 100 steps, λ 1 → 0.75, gradient norm ≤ 2, WDL skip, early-ply skip to 20, piece-count skip",
+        "adamw (decay 0.01), cosine to 0.05·lr, warm-up 100 steps, λ 1 → 0.75, gradient norm ≤ 2, WDL skip, early-ply skip to 20, piece-count skip, weights averaged from epoch 40",
     ] {
         assert!(text(&o).contains(part), "'{part}' not in {}", text(&o));
     }
@@ -471,6 +471,10 @@ fn bad_manifests_name_the_file_the_line_and_the_key() {
         (
             format!("{ok}wdl_skip = 1\n"),
             vec!["m.toml:8: wdl_skip:"],
+        ),
+        (
+            format!("{ok}epochs = 4\nswa_from = 5\n"),
+            vec!["m.toml:5", "swa_from: epoch 5 is after the last epoch (4)"],
         ),
     ];
     for (manifest, needles) in cases {

@@ -346,6 +346,10 @@ fn bad_settings_are_one_line_errors() {
             with(&["--method", "pqr", "--lambda-end", "0.5"]),
             "lambda_end: only the score method",
         ),
+        (
+            with(&["--epochs", "10", "--swa-from", "11"]),
+            "swa_from: epoch 11 is after the last epoch (10)",
+        ),
     ] {
         let o = run(&args);
         assert!(!o.status.success(), "{args:?} accepted");
@@ -376,6 +380,10 @@ fn the_recipe_settings_are_options() {
         "--max-grad-norm",
         "--patience",
         "--min-delta",
+        "--swa-from",
+        "--wdl-skip",
+        "--early-skip-ply",
+        "--piece-count-skip",
     ] {
         assert!(
             help.contains(option),

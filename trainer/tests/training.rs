@@ -377,6 +377,53 @@ fn tensor_differs(a: &tch::Tensor, b: &tch::Tensor) -> bool {
     (a - b).abs().max().double_value(&[]) > 0.0
 }
 
+/// Stochastic weight averaging from epoch 2 of 3: the checkpoint's average is the mean of the
+/// weights epochs 2 and 3 ended with, each epoch from 2 validates and exports it, and a run
+/// continued from epoch 2 ends as the uninterrupted one.
+#[test]
+fn weights_averaged_from_an_epoch_are_handed_over_and_resume() {
+    let d = data(20_000);
+    let set = set("all");
+    let averaging = |epochs: u64| {
+        let mut c = config(&d, epochs);
+        c.swa_from = Some(2);
+        c
+    };
+    let whole = d.dir.path().join("whole");
+    let outcome = train(averaging(3), &set, &quiet(&whole)).unwrap();
+    // The same run stopped after epoch 2 (its weights then), then continued to 3.
+    let cut = d.dir.path().join("cut");
+    train(averaging(2), &set, &quiet(&cut)).unwrap();
+    let at_two = checkpoint::read::<TrainState>(&cut.join("checkpoint.ckpt")).unwrap();
+    assert_eq!(
+        at_two.average.len(),
+        at_two.params.len(),
+        "averaged from epoch 2"
+    );
+    let continued = train(averaging(3), &set, &resuming(&cut)).unwrap();
+    let (a, b) = (
+        fingerprint(&whole.join("checkpoint.ckpt")),
+        fingerprint(&cut.join("checkpoint.ckpt")),
+    );
+    assert_eq!(a.0.history, b.0.history);
+    assert!(a.1 == b.1, "the continued run ends with other weights");
+    assert!(std::fs::read(&outcome.last).unwrap() == std::fs::read(&continued.last).unwrap());
+    // The average after epoch 3 is the mean of epoch 2's and epoch 3's weights.
+    let at_three = checkpoint::read::<TrainState>(&whole.join("checkpoint.ckpt")).unwrap();
+    for ((avg, (_, two)), (_, three)) in at_three
+        .average
+        .iter()
+        .zip(&at_two.params)
+        .zip(&at_three.params)
+    {
+        let mean = (two + three) / 2.0;
+        let gap = (avg - mean).abs().max().double_value(&[]);
+        assert!(gap < 1e-6, "average off by {gap}");
+    }
+    // Epoch 3 validated the average, not its own weights: they differ.
+    assert!(tensor_differs(&at_three.average[0], &at_three.params[0].1));
+}
+
 /// The field's recipe on the same data: AdamW, a cosine schedule with warm-up, λ moving to
 /// 0.5, gradient clipping. The learning rate of each epoch is the schedule's and the run learns.
 #[test]

@@ -1030,6 +1030,7 @@ mod tests {
             "wdl_skip",
             "early_skip_ply",
             "piece_count_skip",
+            "swa_from",
         ] {
             assert!(!identity.contains(added), "{added} in {identity}");
         }

@@ -13,8 +13,8 @@
 //! | 4 | `u32` CRC-32 of every byte before it |
 //!
 //! Tensors: the model's `w1 b1 w2 b2 w3 b3`, then Adam's first moments `m.w1 ...` and second
-//! moments `v.w1 ...`, and for RangerLite its other first moments `n.w1 ...` and slow weights
-//! `s.w1 ...`. `f32` values are stored bit for bit, so a resumed run continues from
+//! moments `v.w1 ...`, for RangerLite its other first moments `n.w1 ...` and slow weights
+//! `s.w1 ...`, and for stochastic weight averaging the average `a.w1 ...`. `f32` values are stored bit for bit, so a resumed run continues from
 //! exactly the state that was saved.
 //!
 //! Checkpoints are written with [`crate::atomic_file::write_atomic`]: a run killed while saving
@@ -91,12 +91,13 @@ pub fn encode<S: Serialize>(
 ) -> Result<Vec<u8>, CheckpointError> {
     let mut entries = Vec::new();
     let mut values: Vec<Vec<f32>> = Vec::new();
-    let groups: [(&str, Vec<&Tensor>); 5] = [
+    let groups: [(&str, Vec<&Tensor>); 6] = [
         ("", model.params()),
         ("m.", adam.m.iter().collect()),
         ("v.", adam.v.iter().collect()),
         ("n.", adam.n.iter().collect()),
         ("s.", adam.slow.iter().collect()),
+        ("a.", adam.average.iter().collect()),
     ];
     let names = param_names(&model.shape);
     for (prefix, tensors) in groups {
@@ -143,6 +144,8 @@ pub struct Loaded<S> {
     pub n: Vec<Tensor>,
     /// RangerLite's slow weights, in the same order (none for Adam).
     pub slow: Vec<Tensor>,
+    /// The stochastic weight average, in the same order (none before or without it).
+    pub average: Vec<Tensor>,
 }
 
 impl<S> Loaded<S> {
@@ -182,6 +185,7 @@ impl<S> Loaded<S> {
             v: self.v.iter().map(|t| t.to_device(device)).collect(),
             n: self.n.iter().map(|t| t.to_device(device)).collect(),
             slow: self.slow.iter().map(|t| t.to_device(device)).collect(),
+            average: self.average.iter().map(|t| t.to_device(device)).collect(),
         }
     }
 }
@@ -275,6 +279,11 @@ pub fn decode<S: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<Loaded<S>, C
         true => (take("n.")?, take("s.")?),
         false => (Vec::new(), Vec::new()),
     };
+    // The stochastic weight average, when the run has one yet.
+    let average = match tensors.iter().any(|(n, _)| n.starts_with("a.")) {
+        true => take("a.")?,
+        false => Vec::new(),
+    };
     Ok(Loaded {
         state: header.state,
         params,
@@ -282,6 +291,7 @@ pub fn decode<S: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<Loaded<S>, C
         v,
         n,
         slow,
+        average,
     })
 }
 

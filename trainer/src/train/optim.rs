@@ -123,6 +123,9 @@ pub struct Adam {
     pub n: Vec<Tensor>,
     /// RangerLite's slow (lookahead) weights, one per parameter; empty for Adam.
     pub slow: Vec<Tensor>,
+    /// The stochastic weight average of the weights validated at the end of each epoch since
+    /// the run's `swa_from` ([`Adam::average_in`]); empty before it, or without it.
+    pub average: Vec<Tensor>,
 }
 
 impl Adam {
@@ -139,6 +142,32 @@ impl Adam {
             v: params.iter().map(|p| p.zeros_like()).collect(),
             n: ranger(&|p| p.zeros_like()),
             slow: ranger(&|p| tch::no_grad(|| p.detach().copy())),
+            average: Vec::new(),
+        }
+    }
+
+    /// Adds `params` (the weights an epoch ends with, as validated) to the stochastic weight
+    /// average of `before` earlier epochs' weights, with equal weights: PyTorch's
+    /// `AveragedModel.update_parameters`, `avg ← avg + (p − avg) / (n + 1)`, which
+    /// nnue-pytorch's `ExplicitSWA` (`trainer/callbacks.py` at 9f72946) calls at the end of each
+    /// epoch from `swa_start_epoch`.
+    pub fn average_in(&mut self, params: &[&Tensor], before: u64) {
+        tch::no_grad(|| {
+            if before == 0 || self.average.is_empty() {
+                self.average = params.iter().map(|p| p.detach().copy()).collect();
+                return;
+            }
+            for (avg, p) in self.average.iter_mut().zip(params) {
+                let _ = avg.g_add_(&((*p - &*avg) / (before + 1) as f64));
+            }
+        });
+    }
+
+    /// Swaps the parameters with the stochastic weight average (for validation and export, and
+    /// back); nothing without one.
+    pub fn swap_average(&mut self, params: &mut [&mut Tensor]) {
+        for (p, a) in params.iter_mut().zip(&mut self.average) {
+            std::mem::swap(&mut **p, a);
         }
     }
 
@@ -632,6 +661,24 @@ mod tests {
         adam.step(&mut [&mut q], std::slice::from_ref(&g), 0.1);
         adam.step(&mut [&mut q], std::slice::from_ref(&g), 0.1);
         assert!((q.double_value(&[0]) - 0.8).abs() < 1e-7);
+    }
+
+    #[test]
+    fn the_weight_average_is_averagedmodels_equal_average() {
+        // AveragedModel.update_parameters with the default avg_fn: after p = 1, 2, 6 the average
+        // is (1 + 2 + 6) / 3 = 3, one update at a time.
+        let mut adam = Adam::new(AdamConfig::default(), &[]);
+        for (before, value) in [(0u64, 1.0f64), (1, 2.0), (2, 6.0)] {
+            let p = Tensor::from_slice(&[value]);
+            adam.average_in(&[&p], before);
+        }
+        assert!((adam.average[0].double_value(&[0]) - 3.0).abs() < 1e-12);
+        // Swapped in and out.
+        let mut p = Tensor::from_slice(&[5.0f64]);
+        adam.swap_average(&mut [&mut p]);
+        assert_eq!(p.double_value(&[0]), 3.0);
+        adam.swap_average(&mut [&mut p]);
+        assert_eq!(p.double_value(&[0]), 5.0);
     }
 
     #[test]

@@ -145,6 +145,11 @@ pub struct TrainConfig {
     /// not written).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lambda_end: Option<UnitReal>,
+    /// Stochastic weight averaging from this epoch (1-based) on: each epoch from it hands over
+    /// the average of its and the earlier averaged epochs' weights (`None`, none, is not
+    /// written).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swa_from: Option<u64>,
     /// Adam's hyperparameters.
     pub adam: AdamConfig,
     /// The hidden weights learn at `lr · min(1, hidden_lr_width / L1)` ([`layer_rates`]);
@@ -242,6 +247,14 @@ impl TrainConfig {
             lambda_start: lambda,
             lambda_end: self.lambda_end.map_or(lambda, |l| l.0),
         }
+    }
+
+    /// How many epochs the stochastic weight average holds before epoch `epoch` (1-based) is
+    /// added to it; `None` where that epoch is not averaged.
+    pub fn swa_before(&self, epoch: u64) -> Option<u64> {
+        self.swa_from
+            .filter(|&from| epoch >= from)
+            .map(|from| epoch - from)
     }
 
     /// Whether the schedule depends on the run's length (its epoch cap): then the cap is part
@@ -1068,11 +1081,18 @@ impl<'a> Run<'a> {
         }
         let seconds = start.elapsed().as_secs_f64();
         let train_loss = loss_sum.double_value(&[]) / seen.max(1) as f64;
-        // RangerLite's slow weights are the ones validated (and exported), as nnue-pytorch's.
-        self.adam.swap_slow(&mut self.model.params_mut());
-        let val_loss = evaluate(&self.model, &config.method, &self.val);
-        let units = UnitHealth::measure(&self.model, &self.val);
-        self.adam.swap_slow(&mut self.model.params_mut());
+        // From `swa_from` on, the epoch's weights join the average that it hands over.
+        if let Some(before) = config.swa_before(epoch + 1) {
+            self.adam.swap_slow(&mut self.model.params_mut());
+            self.adam.average_in(&self.model.params(), before);
+            self.adam.swap_slow(&mut self.model.params_mut());
+        }
+        let (val_loss, units) = self.on_handed_over(|run| {
+            (
+                evaluate(&run.model, &run.config.method, &run.val),
+                UnitHealth::measure(&run.model, &run.val),
+            )
+        });
         let positions = self.state.history.last().map_or(0, |m| m.positions) + seen;
         let metrics = EpochMetrics {
             epoch: epoch + 1,
@@ -1159,20 +1179,31 @@ impl<'a> Run<'a> {
         let epoch = self.state.epoch;
         let wanted = self.config.exports_at(epoch) || epoch == self.best_epoch() || self.finished();
         if epoch > 0 && wanted && !self.rt.net_path(epoch).exists() {
-            self.adam.swap_slow(&mut self.model.params_mut());
-            let inputs: Vec<&SparseInput> = self.val.iter().map(Batch::input).collect();
-            let x = calibration_activations(&self.model, &inputs, CALIBRATION_POSITIONS);
-            let written = export(
-                &self.model,
-                self.set,
-                self.blocks.clone(),
-                &x,
-                &self.rt.net_path(epoch),
-            );
-            self.adam.swap_slow(&mut self.model.params_mut());
-            written?;
+            self.on_handed_over(|run| {
+                let inputs: Vec<&SparseInput> = run.val.iter().map(Batch::input).collect();
+                let x = calibration_activations(&run.model, &inputs, CALIBRATION_POSITIONS);
+                export(
+                    &run.model,
+                    run.set,
+                    run.blocks.clone(),
+                    &x,
+                    &run.rt.net_path(epoch),
+                )
+            })?;
         }
         Ok(())
+    }
+
+    /// `f` on the network the current epoch hands over, swapped into the model: RangerLite's
+    /// slow weights (nnue-pytorch validates and saves them), and from `swa_from` on the
+    /// stochastic weight average; the training weights are swapped back after.
+    fn on_handed_over<R>(&mut self, f: impl FnOnce(&Self) -> R) -> R {
+        self.adam.swap_slow(&mut self.model.params_mut());
+        self.adam.swap_average(&mut self.model.params_mut());
+        let result = f(self);
+        self.adam.swap_average(&mut self.model.params_mut());
+        self.adam.swap_slow(&mut self.model.params_mut());
+        result
     }
 
     /// The run's result: the best epoch's network, and the last one's.

@@ -265,6 +265,12 @@ pub struct TrainSettings {
     #[arg(long, default_value_t = TrainSettings::default().min_delta)]
     #[serde(skip_serializing_if = "UnitReal::is_zero")]
     pub min_delta: UnitReal,
+    /// Stochastic weight averaging from this epoch on: each epoch from it hands over (and
+    /// validates) the equal average of its weights and those of the averaged epochs before it
+    /// (nnue-pytorch's --swa-start-epoch is this minus 1).
+    #[arg(long, value_name = "EPOCH")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swa_from: Option<Positive>,
     /// Positions (triplets) per optimizer step.
     #[arg(long, default_value_t = TrainSettings::default().batch_size)]
     pub batch_size: Count<MAX_BATCH_SIZE>,
@@ -370,6 +376,7 @@ impl Default for TrainSettings {
             max_grad_norm: None,
             patience: None,
             min_delta: UnitReal(0.0),
+            swa_from: None,
             batch_size: Count(LoaderConfig::default().batch_size as u64),
             epochs: Count(256),
             epoch_positions: Count(100_000_000),
@@ -411,6 +418,15 @@ impl TrainSettings {
             );
         }
         check_lambda_end(&self.method(), self.lambda_end)?;
+        if let Some(from) = self.swa_from
+            && from.0 > self.epochs.0
+        {
+            return Err(format!(
+                "swa_from: epoch {from} is after the last epoch ({}): nothing would be averaged",
+                self.epochs
+            )
+            .into());
+        }
         if let (Some(min), Some(max)) = (self.min_ply, self.max_ply)
             && min > max
         {
@@ -552,6 +568,9 @@ impl TrainSettings {
         if self.piece_count_skip {
             parts.push("piece-count skip".to_string());
         }
+        if let Some(from) = self.swa_from {
+            parts.push(format!("weights averaged from epoch {from}"));
+        }
         parts
     }
 
@@ -590,6 +609,7 @@ impl TrainSettings {
             lr_floor: self.lr_floor,
             warmup_steps: self.warmup_steps,
             lambda_end: self.lambda_end,
+            swa_from: self.swa_from.map(|e| e.0),
             adam: AdamConfig {
                 sparse_first_layer: self.optimizer == OptimizerName::SparseAdam,
                 weight_decay: match self.optimizer {

@@ -23,6 +23,7 @@ pub fn fingerprint(path: &Path) -> (TrainState, Vec<Vec<f32>>) {
         .chain(&loaded.v)
         .chain(&loaded.n)
         .chain(&loaded.slow)
+        .chain(&loaded.average)
         .map(tensor_to_vec)
         .collect();
     (state, tensors)
