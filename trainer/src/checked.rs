@@ -39,6 +39,13 @@ macro_rules! number_forms {
     };
 }
 
+/// Whether a setting holds its zero: settings that are off at zero are left out of stored
+/// configurations (`#[serde(skip_serializing_if = "crate::checked::is_zero")]`), so that the
+/// keys of runs without them stay what they were.
+pub fn is_zero<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}
+
 /// A positive integer (the widths, sizes and counts of the manifest).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "i64", into = "u64")]
@@ -142,13 +149,6 @@ number_forms!(f64 => PositiveReal => f64);
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "f64", into = "f64")]
 pub struct UnitReal(pub f64);
-
-impl UnitReal {
-    /// Whether it is 0 (settings that are off at 0 are left out of stored configurations).
-    pub fn is_zero(&self) -> bool {
-        self.0 == 0.0
-    }
-}
 
 impl TryFrom<f64> for UnitReal {
     type Error = String;

@@ -45,21 +45,17 @@ pub fn random(
             host::nnue::shape::PRESETS.join(", ")
         )
     })?;
-    // Today's shape keeps Stockfish's i8 blocks unless told otherwise; those of the set.
+    let in_set = |b: &String| {
+        set.operands()
+            .any(|o| o.descriptor.name.as_str() == b.as_str())
+    };
+    // Today's shape keeps Stockfish's i8 blocks unless told otherwise: those of the set.
     let named = i8_blocks;
     let i8_blocks: Vec<String> = host::nnue::stockfish::i8_blocks_for(&arch, named)
         .into_iter()
-        .filter(|b| {
-            !named.is_empty()
-                || set
-                    .operands()
-                    .any(|o| o.descriptor.name.as_str() == b.as_str())
-        })
+        .filter(|b| !named.is_empty() || in_set(b))
         .collect();
-    if let Some(stray) = i8_blocks.iter().find(|b| {
-        !set.operands()
-            .any(|o| o.descriptor.name.as_str() == b.as_str())
-    }) {
+    if let Some(stray) = i8_blocks.iter().find(|b| !in_set(b)) {
         return Err(format!(
             "--i8-blocks: '{stray}' is not a block of the feature set '{spec}'"
         ));

@@ -214,6 +214,23 @@ impl Generation {
         }
     }
 
+    /// The blocks this generation's format stores as `i8` rows (none for 15.1's).
+    pub fn i8_block_names(self) -> Vec<&'static str> {
+        self.blocks()
+            .iter()
+            .filter(|&&(_, _, t)| t == WeightType::I8)
+            .map(|&(name, _, _)| name)
+            .collect()
+    }
+
+    /// The generation whose layer stacks `arch` is (at any widths), if any.
+    pub fn of_arch(arch: &Arch) -> Option<Generation> {
+        let widths = (arch.hidden.len() == 2).then(|| (arch.hidden[0].width, arch.hidden[1].width));
+        [Generation::Sfnnv5, Generation::Sfnnv16]
+            .into_iter()
+            .find(|g| widths.is_some_and(|(l2, l3)| *arch == g.arch(l2, l3)))
+    }
+
     /// The name of the shape preset of this generation ([`crate::shape::PRESETS`]).
     pub fn preset(self) -> &'static str {
         match self {
@@ -661,15 +678,9 @@ pub fn i8_blocks_for(arch: &Arch, named: &[String]) -> Vec<String> {
     if !named.is_empty() {
         return named.to_vec();
     }
-    let widths = (arch.hidden.len() == 2).then(|| (arch.hidden[0].width, arch.hidden[1].width));
-    match widths {
-        Some((l2, l3)) if *arch == Generation::Sfnnv16.arch(l2, l3) => BLOCKS
-            .iter()
-            .filter(|&&(_, _, t)| t == WeightType::I8)
-            .map(|&(name, _, _)| name.to_string())
-            .collect(),
-        _ => Vec::new(),
-    }
+    Generation::of_arch(arch).map_or_else(Vec::new, |g| {
+        g.i8_block_names().into_iter().map(String::from).collect()
+    })
 }
 
 /// Why no Stockfish format holds a network: its shape, feature set, weight types or width, as a
@@ -687,11 +698,7 @@ impl From<String> for NotStockfish {
 /// The format generation that holds `net`, or why none does.
 pub fn generation_of(net: &Network) -> Result<Generation, NotStockfish> {
     let arch = net.arch();
-    let widths = (arch.hidden.len() == 2).then(|| (arch.hidden[0].width, arch.hidden[1].width));
-    let generation = [Generation::Sfnnv5, Generation::Sfnnv16]
-        .into_iter()
-        .find(|g| widths.is_some_and(|(l2, l3)| *arch == g.arch(l2, l3)))
-        .ok_or_else(|| {
+    let generation = Generation::of_arch(arch).ok_or_else(|| {
             NotStockfish(format!(
                 "Stockfish's formats hold the sfnnv5 and sfnnv16 shapes (at any widths); this network's shape is '{arch}'"
             ))
@@ -708,12 +715,7 @@ pub fn generation_of(net: &Network) -> Result<Generation, NotStockfish> {
     let types: Vec<WeightType> = net.blocks().iter().map(|b| b.weight_type).collect();
     let wanted: Vec<WeightType> = generation.blocks().iter().map(|&(_, _, t)| t).collect();
     if types != wanted {
-        let i8_names: Vec<&str> = generation
-            .blocks()
-            .iter()
-            .filter(|&&(_, _, t)| t == WeightType::I8)
-            .map(|&(name, _, _)| name)
-            .collect();
+        let i8_names = generation.i8_block_names();
         let hint = match i8_names.is_empty() {
             true => format!("train it with `--i8-blocks {NO_I8_BLOCKS}`"),
             false => format!(
@@ -810,9 +812,10 @@ pub fn encode(net: &Network, description: &str) -> Result<Vec<u8>, EncodeError> 
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn todays_shape_keeps_stockfishs_i8_blocks_unless_told_otherwise() {
-        use super::*;
         let named = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let today = Arch::sfnnv16();
         assert_eq!(
@@ -833,8 +836,6 @@ mod tests {
         assert_eq!(Generation::Sfnnv16.preset(), "sfnnv16");
         assert!(crate::shape::PRESETS.contains(&Generation::Sfnnv5.preset()));
     }
-
-    use super::*;
 
     #[test]
     fn hashes_are_stockfish_15_1s() {

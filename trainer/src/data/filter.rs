@@ -88,6 +88,17 @@ impl FilterConfig {
         }
     }
 
+    /// The same rules without nnue-pytorch's skips (rules 6–8): what a validation set is
+    /// scored on, whole, while the skips shape what is trained on.
+    pub fn without_skips(&self) -> FilterConfig {
+        FilterConfig {
+            wdl_skip: false,
+            early_skip_ply: None,
+            piece_count_skip: false,
+            ..self.clone()
+        }
+    }
+
     /// Checks the values (a skip rate in 0..=1, a non-empty ply window).
     pub fn check(&self) -> Result<(), InvalidSetting> {
         if !(0.0..=1.0).contains(&self.skip_rate) {

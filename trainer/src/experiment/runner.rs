@@ -925,9 +925,9 @@ fn train_one(
     );
     let label = format!("{fs} run {run}/{}", e.settings.runs);
     let found = |record: Option<TrainRecord>| {
-        record.map(|r| r.read(&options.out)).filter(|r| {
-            (r.epochs >= config.epochs || config.stop.converged(&r.val_losses)) && r.net.exists()
-        })
+        record
+            .map(|r| r.read(&options.out))
+            .filter(|r| config.finished_after(r.epochs, &r.val_losses) && r.net.exists())
     };
     if let Some(record) = found(options.lookup.done::<TrainRecord>(&dir)?) {
         options

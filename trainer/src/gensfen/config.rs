@@ -207,13 +207,8 @@ pub struct GameSettings {
     /// Drop positions written before (by Zobrist key), Stockfish's `gensfen` way: a table of
     /// this many MiB of keys, one slot per key modulo its size (0: keep duplicates).
     #[arg(long, value_name = "MB", default_value_t = GameSettings::default().dedup_mb)]
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::checked::is_zero")]
     pub dedup_mb: usize,
-}
-
-/// Whether a setting is 0 (left out of the configuration's record, as before it existed).
-fn is_zero(v: &usize) -> bool {
-    *v == 0
 }
 
 impl Default for GameSettings {

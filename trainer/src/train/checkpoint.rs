@@ -14,8 +14,8 @@
 //!
 //! Tensors: the model's `w1 b1 w2 b2 w3 b3`, then Adam's first moments `m.w1 ...` and second
 //! moments `v.w1 ...`, for RangerLite its other first moments `n.w1 ...` and slow weights
-//! `s.w1 ...`, and for stochastic weight averaging the average `a.w1 ...`. `f32` values are stored bit for bit, so a resumed run continues from
-//! exactly the state that was saved.
+//! `s.w1 ...`, and for stochastic weight averaging the average `a.w1 ...`. `f32` values are
+//! stored bit for bit, so a resumed run continues from exactly the state that was saved.
 //!
 //! Checkpoints are written with [`crate::atomic_file::write_atomic`]: a run killed while saving
 //! resumes from the previous checkpoint, never from a torn one.
@@ -273,14 +273,14 @@ pub fn decode<S: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<Loaded<S>, C
     };
     let m = take("m.")?;
     let v = take("v.")?;
-    // RangerLite's state, when the run has it.
-    let ranger = tensors.iter().any(|(n, _)| n.starts_with("s."));
-    let (n, slow) = match ranger {
+    // The optimizer's optional state: RangerLite's (its two groups together), the stochastic
+    // weight average; none where the run has none.
+    let has = |prefix: &str| tensors.iter().any(|(n, _)| n.starts_with(prefix));
+    let (n, slow) = match has("s.") {
         true => (take("n.")?, take("s.")?),
         false => (Vec::new(), Vec::new()),
     };
-    // The stochastic weight average, when the run has one yet.
-    let average = match tensors.iter().any(|(n, _)| n.starts_with("a.")) {
+    let average = match has("a.") {
         true => take("a.")?,
         false => Vec::new(),
     };

@@ -68,7 +68,7 @@ pub struct AdamConfig {
     pub sparse_first_layer: bool,
     /// AdamW's decoupled weight decay λ (0: plain Adam, and not written, as above). Every
     /// parameter decays every step, the rows sparse Adam leaves alone included.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::checked::is_zero")]
     pub weight_decay: f64,
     /// The largest norm of a step's whole gradient (all parameters as one vector): a larger one
     /// is scaled down to it (PyTorch's `clip_grad_norm_`, nnue-pytorch's `gradient_clip_val`
@@ -88,11 +88,6 @@ const LOOKAHEAD_STEPS: u64 = 5;
 const LOOKAHEAD_ALPHA: f64 = 0.5;
 /// RangerLite's ε.
 pub const RANGER_EPS: f64 = 1e-7;
-
-/// Whether a setting is 0 (left out of stored configurations).
-fn is_zero(v: &f64) -> bool {
-    *v == 0.0
-}
 
 impl Default for AdamConfig {
     fn default() -> Self {
@@ -166,17 +161,13 @@ impl Adam {
     /// Swaps the parameters with the stochastic weight average (for validation and export, and
     /// back); nothing without one.
     pub fn swap_average(&mut self, params: &mut [&mut Tensor]) {
-        for (p, a) in params.iter_mut().zip(&mut self.average) {
-            std::mem::swap(&mut **p, a);
-        }
+        swap_tensors(params, &mut self.average);
     }
 
     /// Swaps the parameters with RangerLite's slow weights (for validation and export, and
-    /// back); nothing for Adam. The swap is of the tensors themselves, so twice is nothing.
+    /// back); nothing for Adam.
     pub fn swap_slow(&mut self, params: &mut [&mut Tensor]) {
-        for (p, s) in params.iter_mut().zip(&mut self.slow) {
-            std::mem::swap(&mut **p, s);
-        }
+        swap_tensors(params, &mut self.slow);
     }
 
     /// One update of `params` with their gradients `grads` (same order) and learning rate `lr`.
@@ -197,12 +188,8 @@ impl Adam {
         scales: &[f64],
     ) {
         if self.config.ranger {
-            let dense;
-            let mut tensors: Vec<&Tensor> = grads.tensors.iter().collect();
-            if let Some(rows) = &grads.w1_rows {
-                dense = dense_rows(&grads.tensors[0], rows, params[0].size()[0] as usize);
-                tensors[0] = &dense;
-            }
+            let w1 = grads.dense_w1(params[0].size()[0] as usize);
+            let tensors: Vec<&Tensor> = std::iter::once(&w1).chain(&grads.tensors[1..]).collect();
             self.ranger_step(params, &tensors, lr, scales);
             return;
         }
@@ -324,6 +311,14 @@ impl Adam {
                 libtorch_step(p, m, v, g, c, -step_size * scale, bc2_sqrt);
             }
         });
+    }
+}
+
+/// Swaps each parameter with the tensor of `others` in its place (none where `others` is
+/// empty): the tensors themselves, so twice is nothing.
+fn swap_tensors(params: &mut [&mut Tensor], others: &mut [Tensor]) {
+    for (p, o) in params.iter_mut().zip(others) {
+        std::mem::swap(&mut **p, o);
     }
 }
 

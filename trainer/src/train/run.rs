@@ -122,7 +122,7 @@ pub struct TrainConfig {
     /// When the run stops before its epoch cap and which epoch it hands over (not written when
     /// it is the default, so the stage keys of runs without it stay as they were; not part of
     /// the run's [identity](Self::identity)).
-    #[serde(default, skip_serializing_if = "StopRule::is_default")]
+    #[serde(default, skip_serializing_if = "crate::checked::is_zero")]
     pub stop: StopRule,
     /// Positions (triplets for PQR) per epoch, rounded up to whole batches.
     pub epoch_size: u64,
@@ -133,13 +133,13 @@ pub struct TrainConfig {
     /// Learning-rate factor per epoch (γ) of the `step` schedule.
     pub gamma: PositiveFraction,
     /// How the learning rate moves over the run ([`Schedule`]; `step` is not written).
-    #[serde(default, skip_serializing_if = "LrSchedule::is_default")]
+    #[serde(default, skip_serializing_if = "crate::checked::is_zero")]
     pub lr_schedule: LrSchedule,
     /// The cosine schedule's last learning rate as a fraction of `lr` (0 is not written).
-    #[serde(default, skip_serializing_if = "UnitReal::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::checked::is_zero")]
     pub lr_floor: UnitReal,
     /// Steps of linear warm-up (0, none, is not written).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::checked::is_zero")]
     pub warmup_steps: u64,
     /// λ at the run's last step, reached linearly from the loss's λ (`None`, a constant λ, is
     /// not written).
@@ -280,6 +280,13 @@ impl TrainConfig {
             export_epochs: Vec::new(),
             ..self.clone()
         }
+    }
+
+    /// Whether a run that has trained `epochs` epochs with these validation losses is over: its
+    /// epoch cap reached, or the stop rule met. The one rule for the training loop and the
+    /// experiment cache.
+    pub fn finished_after(&self, epochs: u64, val_losses: &[f64]) -> bool {
+        epochs >= self.epochs || self.stop.converged(val_losses)
     }
 
     /// Whether a network is exported after epoch `epoch` (1-based).
@@ -522,11 +529,6 @@ pub struct TrainOutcome {
     pub last: PathBuf,
 }
 
-/// Whether a count is 0 (settings that are off at 0 are left out of stored configurations).
-fn is_zero(v: &u64) -> bool {
-    *v == 0
-}
-
 /// The initial weights of a run: a checkpoint's or a network file's (own format), on `device`.
 pub fn load_init(path: &Path, shape: &Shape, device: Device) -> Result<Model> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -627,10 +629,7 @@ fn batches(
         },
         None => FilterConfig {
             seed,
-            wdl_skip: false,
-            early_skip_ply: None,
-            piece_count_skip: false,
-            ..config.filter.clone()
+            ..config.filter.without_skips()
         },
     };
     let batch_size = match epoch {
@@ -1009,7 +1008,8 @@ impl<'a> Run<'a> {
 
     /// Whether the run is over: the epoch cap reached, or the stop rule met.
     fn finished(&self) -> bool {
-        self.state.epoch >= self.config.epochs || self.config.stop.converged(&self.val_losses())
+        self.config
+            .finished_after(self.state.epoch, &self.val_losses())
     }
 
     /// The validation loss of every finished epoch.
@@ -1107,6 +1107,7 @@ impl<'a> Run<'a> {
             gradients: grad_norms.mean(),
         };
         self.log(&metrics, &filtered);
+        let previous_best = self.best_epoch();
         self.state.history.push(metrics);
         self.state.epoch = epoch + 1;
         self.state.step = self.adam.step;
@@ -1115,18 +1116,13 @@ impl<'a> Run<'a> {
             &checkpoint::encode(&self.state, &self.model, &self.adam)?,
         )?;
         write_metrics(&rt.out, &self.state.history)?;
-        let previous_best = self.state.history[..self.state.history.len() - 1]
-            .iter()
-            .map(|m| m.val_loss)
-            .collect::<Vec<_>>();
-        let previous_best = self.config.stop.best(&previous_best).map(|k| k as u64 + 1);
         self.export_epoch()?;
         // A best epoch superseded leaves its network only where it was asked for.
-        if let Some(old) = previous_best
-            && old != self.best_epoch()
-            && !self.config.exports_at(old)
+        if previous_best > 0
+            && previous_best != self.best_epoch()
+            && !self.config.exports_at(previous_best)
         {
-            let _ = std::fs::remove_file(rt.net_path(old));
+            let _ = std::fs::remove_file(rt.net_path(previous_best));
         }
         Ok(())
     }

@@ -33,14 +33,6 @@ pub enum LrSchedule {
     OneCycle,
 }
 
-impl LrSchedule {
-    /// Whether this is the default (not written into stored configurations, so that their
-    /// keys stay what they were before schedules existed).
-    pub fn is_default(&self) -> bool {
-        *self == LrSchedule::default()
-    }
-}
-
 /// nnue-pytorch's `one_cycle_start_div`: the one-cycle schedule starts at `lr / 25`.
 pub const ONE_CYCLE_START_DIV: f64 = 25.0;
 /// nnue-pytorch's `one_cycle_final_div`: it ends at `lr / 25 / 50`.

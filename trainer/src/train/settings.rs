@@ -23,11 +23,6 @@ use crate::invalid_setting::InvalidSetting;
 use crate::loader::LoaderConfig;
 use nnue::Shape;
 
-/// Whether a count is 0 (left out of the settings' stored form).
-fn is_zero(v: &u64) -> bool {
-    *v == 0
-}
-
 /// The most positions (triplets) in one batch.
 pub const MAX_BATCH_SIZE: u64 = 1 << 22;
 /// The most epochs of a run.
@@ -236,16 +231,16 @@ pub struct TrainSettings {
     /// How the learning rate moves: step (lr * gamma^epoch), cosine (down to lr_floor * lr at
     /// the epoch cap, bullet's) or one-cycle (nnue-pytorch's: up from lr/25, down to lr/1250).
     #[arg(long, value_enum, default_value_t = TrainSettings::default().lr_schedule)]
-    #[serde(skip_serializing_if = "LrSchedule::is_default")]
+    #[serde(skip_serializing_if = "crate::checked::is_zero")]
     pub lr_schedule: LrSchedule,
     /// The cosine schedule's last learning rate, as a fraction of lr.
     #[arg(long, default_value_t = TrainSettings::default().lr_floor)]
-    #[serde(skip_serializing_if = "UnitReal::is_zero")]
+    #[serde(skip_serializing_if = "crate::checked::is_zero")]
     pub lr_floor: UnitReal,
     /// Steps of linear warm-up at the start (for one-cycle: its rising phase, 20% of the steps
     /// when 0).
     #[arg(long, value_name = "STEPS", default_value_t = TrainSettings::default().warmup_steps)]
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::checked::is_zero")]
     pub warmup_steps: u64,
     /// AdamW's decoupled weight decay per step (optimizer adamw only; 0.01 by default, bullet's).
     #[arg(long)]
@@ -263,7 +258,7 @@ pub struct TrainSettings {
     /// The least fall of the validation loss that counts as an improvement (for patience and
     /// for the best epoch).
     #[arg(long, default_value_t = TrainSettings::default().min_delta)]
-    #[serde(skip_serializing_if = "UnitReal::is_zero")]
+    #[serde(skip_serializing_if = "crate::checked::is_zero")]
     pub min_delta: UnitReal,
     /// Stochastic weight averaging from this epoch on: each epoch from it hands over (and
     /// validates) the equal average of its weights and those of the averaged epochs before it

@@ -19,17 +19,11 @@ pub struct StopRule {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub patience: Option<Positive>,
     /// The least fall of the validation loss that counts as an improvement.
-    #[serde(default, skip_serializing_if = "UnitReal::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::checked::is_zero")]
     pub min_delta: UnitReal,
 }
 
 impl StopRule {
-    /// Whether the rule is the default one (train to the cap, any fall improves): left out of
-    /// stored configurations.
-    pub fn is_default(&self) -> bool {
-        *self == StopRule::default()
-    }
-
     /// The best epoch (0-based index into `val_losses`): the lowest loss, the first of equals.
     /// `None` for no epochs.
     pub fn best(&self, val_losses: &[f64]) -> Option<usize> {
