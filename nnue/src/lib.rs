@@ -149,4 +149,4 @@ pub use scales::{ACTIVATION_CLIP, HIDDEN_ONE, HIDDEN_SHIFT, OUTPUT_ONE, OUTPUT_S
 pub use shape::{
     Activation, Arch, ArchError, BucketRule, FtOutput, Hidden, OutputRule, Shape, Skip,
 };
-pub use simd::{Kernels, SIMD_ENV, SimdError, SimdLevel};
+pub use simd::{Kernels, SIMD_ENV, SimdError, SimdLevel, TEST_SIMD_ENV};

@@ -17,6 +17,12 @@ use super::scales::ACTIVATION_CLIP;
 /// `avx512vnni` (unset or empty: the best the CPU has).
 pub const SIMD_ENV: &str = "NNUE_SIMD";
 
+/// Environment variable naming a kernel version the tests must compare (`avx2`, `avx512vnni`,
+/// ...): where it is set, a test on a machine that cannot run that version fails, naming it,
+/// instead of silently comparing fewer versions ([`SimdLevel::under_test`]).
+/// `scripts/test.sh` asks for `avx2` unless told otherwise.
+pub const TEST_SIMD_ENV: &str = "NNUE_TEST_SIMD";
+
 /// A version of the kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SimdLevel {
@@ -97,6 +103,33 @@ impl SimdLevel {
         }
     }
 
+    /// The versions a test compares: every one this CPU runs; an error naming
+    /// [`TEST_SIMD_ENV`] when that variable asks for a version this CPU cannot run.
+    pub fn under_test() -> Result<Vec<SimdLevel>, SimdError> {
+        let demanded = std::env::var(TEST_SIMD_ENV).ok();
+        Self::levels_under_test(demanded.as_deref(), &Self::supported())
+    }
+
+    /// [`under_test`](Self::under_test) for a demanded version (`None` or empty: none) and the
+    /// versions a CPU runs.
+    fn levels_under_test(
+        demanded: Option<&str>,
+        supported: &[SimdLevel],
+    ) -> Result<Vec<SimdLevel>, SimdError> {
+        if let Some(name) = demanded.map(str::trim).filter(|d| !d.is_empty()) {
+            let level = name
+                .parse::<SimdLevel>()
+                .map_err(|e| SimdError::TestEnv(Box::new(e)))?;
+            if !supported.contains(&level) {
+                return Err(SimdError::TestEnv(Box::new(SimdError::Unsupported {
+                    level,
+                    supported: supported.to_vec(),
+                })));
+            }
+        }
+        Ok(supported.to_vec())
+    }
+
     /// `Ok(self)` if supported, else a one-line error.
     pub fn check(self) -> Result<SimdLevel, SimdError> {
         if self.is_supported() {
@@ -130,6 +163,9 @@ pub enum SimdError {
     /// [`SIMD_ENV`] names a version that cannot be used.
     #[error("{SIMD_ENV}: {0}")]
     Env(Box<SimdError>),
+    /// [`TEST_SIMD_ENV`] names a version the tests cannot compare here.
+    #[error("{TEST_SIMD_ENV}: {0}")]
+    TestEnv(Box<SimdError>),
 }
 
 /// `scalar, avx2`: the names of `levels`.
@@ -774,7 +810,7 @@ mod tests {
                 let mut lists = RowLists::with_capacity(9);
                 add.iter().for_each(|&i| lists.add(&w1, i));
                 sub.iter().for_each(|&i| lists.sub(&w1, i));
-                for level in SimdLevel::supported() {
+                for level in SimdLevel::under_test().unwrap_or_else(|e| panic!("{e}")) {
                     let kernels = Kernels::new(level).unwrap();
                     let mut got = vec![0i16; l1];
                     kernels.update(&mut got, &src, &w1, &lists);
@@ -805,7 +841,7 @@ mod tests {
             clipped_relu_scalar(&acc, &mut expected);
             assert_eq!(&expected[..5], &[0, 127, 127, 127, 0]);
             #[cfg(target_arch = "x86_64")]
-            for level in SimdLevel::supported() {
+            for level in SimdLevel::under_test().unwrap_or_else(|e| panic!("{e}")) {
                 let mut got = vec![0u8; l1];
                 // SAFETY: the level is supported; lengths agree and are multiples of 32.
                 unsafe {
@@ -818,6 +854,32 @@ mod tests {
                 assert_eq!(got, expected, "{level} l1={l1}");
             }
         }
+    }
+
+    #[test]
+    fn a_demanded_test_level_that_the_cpu_lacks_is_an_error() {
+        use SimdLevel::*;
+        let amd_without_avx512 = [Scalar, Avx2];
+        let compared = SimdLevel::levels_under_test(None, &amd_without_avx512).unwrap();
+        assert_eq!(compared, amd_without_avx512);
+        let compared = SimdLevel::levels_under_test(Some(" avx2 "), &amd_without_avx512);
+        assert_eq!(compared.unwrap(), amd_without_avx512);
+        let err = SimdLevel::levels_under_test(Some("avx512vnni"), &amd_without_avx512)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "NNUE_TEST_SIMD: this CPU cannot run the avx512vnni kernels (supported: scalar, avx2)"
+        );
+        let err = SimdLevel::levels_under_test(Some("sse9"), &SimdLevel::ALL).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("NNUE_TEST_SIMD: unknown kernel version 'sse9'")
+        );
+        assert_eq!(
+            SimdLevel::levels_under_test(Some(""), &SimdLevel::ALL).unwrap(),
+            SimdLevel::ALL
+        );
     }
 
     #[test]

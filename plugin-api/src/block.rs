@@ -535,7 +535,9 @@ pub fn piece_block_active<I: Into<Option<u32>>>(
 
 /// `delta` for a block in which every piece contributes one index of its own (or none, see
 /// [`piece_block_active`]): the move's piece removals and additions (see [`decompose`]) mapped
-/// through `index` for both perspectives.
+/// through `index` for both perspectives. An addition whose index a removal holds cancels with
+/// it (a piece moving along the line a count block counts it on), so the lists are exactly the
+/// difference and the host does no row update that another takes back.
 #[inline]
 pub fn piece_block_delta<I: Into<Option<u32>>>(
     board: &Board,
@@ -552,7 +554,9 @@ pub fn piece_block_delta<I: Into<Option<u32>>>(
         }
         for &piece in changes.added() {
             if let Some(ix) = index(RelativePiece::new(p, piece)).into() {
-                out.added[p.index()].push(ix);
+                if !out.removed[p.index()].take(ix) {
+                    out.added[p.index()].push(ix);
+                }
             }
         }
     }

@@ -9,7 +9,9 @@
 //! - every index emitted by `active` and `delta` is below the block's size;
 //! - the counts maintained from `delta` (plus refreshes where asked) equal a full recomputation
 //!   with `active` (as multisets: a block may emit an index several times);
-//! - a `delta` never removes an index whose count is already zero;
+//! - a `delta` never removes an index whose count is already zero, and never both adds and
+//!   removes one index for one perspective (a change that a later one takes back cancels), so
+//!   its lists are exactly the difference between the two boards' multisets;
 //! - for blocks that promise it, Black's indices of a board equal White's indices of the
 //!   colour-flipped mirror;
 //! - blocks keep their [`RefreshTrigger`] promise (no refresh for `Never`, refreshes only when
@@ -411,6 +413,12 @@ impl<'s> Tracker<'s> {
                 self.totals[pi] = self.scratch.len();
                 continue;
             }
+            if let Some(ix) = common_index(self.delta.added(p), self.delta.removed(p)) {
+                return Err(format!(
+                    "{p:?}: delta() both added and removed index {ix} (a change that a later \
+                     one takes back must cancel)"
+                ));
+            }
             let counts = &mut self.counts[pi];
             for &ix in self.delta.added(p) {
                 if ix >= size {
@@ -444,6 +452,11 @@ impl<'s> Tracker<'s> {
         }
         Ok(())
     }
+}
+
+/// An index that both lists hold, if any (the lists are short: a move's changes).
+fn common_index(added: &[u32], removed: &[u32]) -> Option<u32> {
+    added.iter().copied().find(|ix| removed.contains(ix))
 }
 
 fn pick_move(pos: &Chess, rng: &mut ChaCha8Rng) -> Option<shakmaty::Move> {

@@ -3,7 +3,7 @@
 use plugin_api::conformance::{check_blocks, ConformanceError, Settings};
 use plugin_api::{
     decompose, piece_block_active, piece_block_delta, BlockDescriptor, Board, Color, FeatureBlock,
-    IndexList, Move, MoveDelta, RefreshTrigger, RelativePiece,
+    IndexList, Move, MoveDelta, PieceOnSquare, RefreshTrigger, RelativePiece, Role,
 };
 
 fn square_index(p: RelativePiece) -> u32 {
@@ -42,6 +42,37 @@ impl FeatureBlock for ForgetsCaptures {
             for &a in changes.added() {
                 out.added[p.index()].push(square_index(RelativePiece::new(p, a)));
             }
+        }
+    }
+}
+
+/// Counts right, but its delta adds and removes one index (the own king's) on every move: the
+/// work of a change that a later one takes back, left uncancelled.
+struct AddsAndRemovesOneIndex;
+impl FeatureBlock for AddsAndRemovesOneIndex {
+    const NAME: &'static str = "adds_and_removes";
+    const DESCRIPTION: &'static str = "broken: a delta that is not the exact difference";
+    const SIZE: u32 = 768;
+    const MAX_ACTIVE: u32 = 32;
+    const MAX_DELTA: u32 = 6;
+    fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
+        piece_block_active(board, perspective, out, square_index);
+    }
+    fn delta(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
+        piece_block_delta(board, mv, out, square_index);
+        for p in Color::ALL {
+            // Active before the move and after it: the king of the side not moving.
+            let waiting = board.turn.other();
+            let king = square_index(RelativePiece::new(
+                p,
+                PieceOnSquare {
+                    square: board.king(waiting).expect("a king"),
+                    color: waiting,
+                    role: Role::King,
+                },
+            ));
+            out.added[p.index()].push(king);
+            out.removed[p.index()].push(king);
         }
     }
 }
@@ -166,6 +197,18 @@ fn an_index_beyond_the_size_fails() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("index 7") && err.contains("size 700"), "{err}");
+}
+
+#[test]
+fn a_delta_that_adds_and_removes_one_index_fails() {
+    // Its counts agree with `active` after every move: only the exactness check can catch it.
+    let err = check_blocks(&[BlockDescriptor::of::<AddsAndRemovesOneIndex>()], quick())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("block 'adds_and_removes'") && err.contains("both added and removed index"),
+        "{err}"
+    );
 }
 
 #[test]

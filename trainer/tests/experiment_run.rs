@@ -10,6 +10,8 @@ mod browser;
 mod output;
 #[path = "common/paths.rs"]
 mod paths;
+#[path = "common/stages.rs"]
+mod stages;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -224,9 +226,11 @@ fn runs_a_manifest_end_to_end_caches_and_resumes_after_kills() {
     let games = tournament_pgn(&clean);
     assert_eq!(games.matches("[Result ").count(), 14, "{out}");
 
-    // A rerun redoes nothing.
+    // A rerun redoes nothing: no stage folder's file is written again.
+    let before = stages::stage_files(&clean);
     let again = text(&run_to_end(&manifest, &clean));
     assert_eq!(again.matches("(cached").count(), 8, "{again}");
+    assert_eq!(stages::stage_files(&clean), before, "{again}");
     assert_eq!(report_json(&clean), json);
 
     // Killed in the middle of the second training run, then in the tournament.
@@ -1015,11 +1019,12 @@ runs = 2
         .collect();
     assert_eq!(trained.len(), 4, "{trained:?}");
     assert!(text(&first).contains("ladder: "), "{}", text(&first));
-    // A rerun reuses the dataset, every rung and the ladder.
+    // A rerun reuses the dataset, every rung and the ladder: no stage folder's file is
+    // written again.
+    let before = stages::stage_files(&out);
     let again = run_to_end(&manifest, &out);
     let said = text(&again);
-    assert!(!said.contains("positions, into"), "{said}");
-    assert!(!said.contains("generating"), "{said}");
+    assert_eq!(stages::stage_files(&out), before, "{said}");
     assert!(said.contains("(cached"), "{said}");
     assert_eq!(
         std::fs::read_to_string(reports.join("ladder.md")).unwrap(),

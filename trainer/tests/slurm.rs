@@ -11,6 +11,8 @@
 mod output;
 #[path = "common/paths.rs"]
 mod paths;
+#[path = "common/stages.rs"]
+mod stages;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -331,10 +333,12 @@ fn a_manifest_runs_through_slurm_as_it_runs_locally_and_resumes_after_scancel() 
     assert!((1..5).contains(&done), "{counts}");
     assert!(!log.contains("data:tiny submitted"), "{log}");
     assert_eq!(normalized_report(&cut), normalized_report(&local));
+    let before = stages::stage_files(&cut);
     let o = slurm_run(&cluster, &m, Path::new("cut"), &[]);
     let log = text(&o);
     assert!(o.status.success(), "{log}");
     assert!(log.contains("5 stage(s), 5 done, 0 to submit"), "{log}");
+    assert_eq!(stages::stage_files(&cut), before, "{log}");
 }
 
 /// A data ladder through Slurm: the training runs of a rung (one array job) cut the rung's
