@@ -142,15 +142,38 @@ impl FitOptions {
     }
 }
 
-/// Whether a rating is a maximum-likelihood estimate or a bound for a perfect score.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Whether a rating is a maximum-likelihood estimate or a bound for a perfect score. Shown and
+/// stored as the sign before the number: nothing, `>` or `<`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Bound {
     /// The maximum-likelihood estimate.
+    #[default]
+    #[serde(rename = "")]
     Exact,
     /// A floor: the player won every game against the rated players (shown `>`).
+    #[serde(rename = ">")]
     AtLeast,
     /// A ceiling: the player lost every game against the rated players (shown `<`).
+    #[serde(rename = "<")]
     AtMost,
+}
+
+impl Bound {
+    /// Whether the rating is the estimate itself.
+    pub fn is_exact(self) -> bool {
+        self == Bound::Exact
+    }
+}
+
+/// The sign written before a rating: nothing, `>` or `<`.
+impl std::fmt::Display for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Bound::Exact => "",
+            Bound::AtLeast => ">",
+            Bound::AtMost => "<",
+        })
+    }
 }
 
 /// One player's line of the rating list.
@@ -1040,9 +1063,7 @@ pub fn pairwise(games: &[GameResult], a: &str, b: &str) -> Option<Pairwise> {
 fn rating_cell(p: &PlayerRating) -> String {
     match (p.rating, p.bound) {
         (None, _) => "?".to_string(),
-        (Some(r), Bound::Exact) => format!("{r:.1}"),
-        (Some(r), Bound::AtLeast) => format!(">{r:.1}"),
-        (Some(r), Bound::AtMost) => format!("<{r:.1}"),
+        (Some(r), bound) => format!("{bound}{r:.1}"),
     }
 }
 

@@ -138,6 +138,34 @@ pub struct Failures {
     pub stalls: u32,
 }
 
+impl Failures {
+    /// Games lost by any failure.
+    pub fn total(&self) -> u32 {
+        self.crashes + self.time_forfeits + self.illegal_moves + self.stalls
+    }
+
+    /// Counts a game lost by `termination`, if it is a failure.
+    fn count(&mut self, termination: Termination) {
+        match termination {
+            Termination::Crash => self.crashes += 1,
+            Termination::TimeForfeit => self.time_forfeits += 1,
+            Termination::IllegalMove => self.illegal_moves += 1,
+            Termination::Stalled => self.stalls += 1,
+            _ => {}
+        }
+    }
+}
+
+/// The failures of two sets of games together (a tournament played in batches).
+impl std::ops::AddAssign for Failures {
+    fn add_assign(&mut self, other: Failures) {
+        self.crashes += other.crashes;
+        self.time_forfeits += other.time_forfeits;
+        self.illegal_moves += other.illegal_moves;
+        self.stalls += other.stalls;
+    }
+}
+
 /// W/D/L of `first` against `second`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PairingResult {
@@ -511,14 +539,7 @@ fn count_failure(failures: &mut [Failures], game: &TournamentGame) {
         Outcome::BlackWins => game.white,
         _ => return,
     };
-    let f = &mut failures[loser];
-    match game.record.termination {
-        Termination::Crash => f.crashes += 1,
-        Termination::TimeForfeit => f.time_forfeits += 1,
-        Termination::IllegalMove => f.illegal_moves += 1,
-        Termination::Stalled => f.stalls += 1,
-        _ => {}
-    }
+    failures[loser].count(game.record.termination);
 }
 
 fn progress_bar(enabled: bool, total: usize) -> ProgressBar {

@@ -31,6 +31,7 @@ pub mod checked;
 pub mod data;
 pub mod digest;
 pub mod experiment;
+pub mod file_names;
 pub mod gensfen;
 pub mod insight;
 pub mod invalid_setting;

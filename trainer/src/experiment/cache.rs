@@ -18,16 +18,7 @@ pub const DONE: &str = "done.json";
 
 /// A stage's folder: `root/kind/name-key`.
 pub fn stage_dir(root: &Path, kind: &str, name: &str, key: &str) -> PathBuf {
-    let safe: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.+".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let safe = crate::file_names::safe_file_name(name);
     root.join(kind).join(format!("{safe}-{key}"))
 }
 

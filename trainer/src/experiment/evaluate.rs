@@ -45,8 +45,9 @@ pub struct RatedPlayer {
     /// 95% error against the reference (NaN for a bound).
     #[serde(with = "any_float")]
     pub error95: f64,
-    /// `">"` or `"<"` for a perfect or zero score (the rating is a bound), else empty.
-    pub bound: String,
+    /// Whether the rating is a bound (a perfect or zero score); stored as `">"`, `"<"` or `""`.
+    #[serde(default)]
+    pub bound: rating::Bound,
     /// Games played.
     pub games: u32,
     /// Score, percent.
@@ -544,10 +545,7 @@ fn tournament_stage(
             let batch = tournament_batch(experiment, &tournament, (i, n), (progress, lookup))?;
             games.extend(batch.games);
             for (f, b) in failures.iter_mut().zip(batch.failures) {
-                f.crashes += b.crashes;
-                f.time_forfeits += b.time_forfeits;
-                f.illegal_moves += b.illegal_moves;
-                f.stalls += b.stalls;
+                *f += b;
             }
         }
         games.sort_by_key(|g| g.number);
@@ -595,11 +593,7 @@ fn tournament_stage(
             name: p.name.clone(),
             elo: p.rating.unwrap_or(f64::NAN),
             error95: p.error().unwrap_or(f64::NAN),
-            bound: match p.bound {
-                rating::Bound::Exact => String::new(),
-                rating::Bound::AtLeast => ">".into(),
-                rating::Bound::AtMost => "<".into(),
-            },
+            bound: p.bound,
             games: p.games,
             score_percent: p.score_percent(),
             is_reference: Some(p.name.as_str()) == reference,
@@ -622,7 +616,7 @@ fn tournament_stage(
         .failures
         .iter()
         .enumerate()
-        .filter(|(_, f)| f.crashes + f.time_forfeits + f.illegal_moves + f.stalls > 0)
+        .filter(|(_, f)| f.total() > 0)
         .map(|(i, f)| {
             format!(
                 "{}: {} crash(es), {} time loss(es), {} illegal move(s), {} stall(s)",

@@ -12,6 +12,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use arena::rating::Bound;
+
 use super::report::ExperimentReport;
 use crate::analysis::plot::{self, Curve};
 use crate::analysis::spread::{self, mean_sd};
@@ -32,8 +34,8 @@ pub struct Point {
     pub elo: f64,
     /// Its 95% error (NaN if unknown).
     pub elo_error95: f64,
-    /// `>` or `<` where the score was perfect or zero, else empty.
-    pub bound: String,
+    /// Whether its Elo is a bound (a perfect or zero score).
+    pub bound: Bound,
 }
 
 /// One feature set's curve with its fitted slopes.
@@ -51,11 +53,30 @@ pub struct Line {
     pub elo_at_10x: f64,
 }
 
+/// What two curves are compared by (written `loss` or `Elo`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Measure {
+    /// The validation loss: lower is ahead.
+    #[serde(rename = "loss")]
+    Loss,
+    /// The Elo against the reference: higher is ahead.
+    Elo,
+}
+
+impl std::fmt::Display for Measure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Measure::Loss => "loss",
+            Measure::Elo => "Elo",
+        })
+    }
+}
+
 /// Two curves crossing between two rungs.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Crossover {
-    /// `loss` or `Elo`.
-    pub measure: String,
+    /// What they are compared by.
+    pub measure: Measure,
     /// The one behind at the smaller rung and ahead at the larger.
     pub rising: String,
     /// The other.
@@ -121,7 +142,7 @@ pub fn ladder(group: &str, data: &str, rungs: &[(u64, &ExperimentReport)]) -> La
         let fit = |y: &dyn Fn(&Point) -> f64| {
             let xy: Vec<(f64, f64)> = points
                 .iter()
-                .filter(|p| p.bound.is_empty() && y(p).is_finite())
+                .filter(|p| p.bound.is_exact() && y(p).is_finite())
                 .map(|p| ((p.positions as f64).log2(), y(p)))
                 .collect();
             least_squares(&xy)
@@ -143,8 +164,8 @@ pub fn ladder(group: &str, data: &str, rungs: &[(u64, &ExperimentReport)]) -> La
             // Loss: lower is ahead; Elo: higher is ahead.
             let loss = |p: &Point| (-p.loss, p.loss_sd);
             let elo = |p: &Point| (p.elo, p.elo_error95);
-            crossovers.extend(crossings("loss", a, b, &loss));
-            crossovers.extend(crossings("Elo", a, b, &elo));
+            crossovers.extend(crossings(Measure::Loss, a, b, &loss));
+            crossovers.extend(crossings(Measure::Elo, a, b, &elo));
         }
     }
     Ladder {
@@ -159,7 +180,7 @@ pub fn ladder(group: &str, data: &str, rungs: &[(u64, &ExperimentReport)]) -> La
 /// Where `a` and `b` change places by `measure` (`value` of a point: how far ahead, and its
 /// error), between consecutive rungs both have.
 fn crossings(
-    measure: &str,
+    measure: Measure,
     a: &Line,
     b: &Line,
     value: &dyn Fn(&Point) -> (f64, f64),
@@ -168,7 +189,7 @@ fn crossings(
         .points
         .iter()
         .zip(&b.points)
-        .filter(|(p, q)| p.positions == q.positions && p.bound.is_empty() && q.bound.is_empty())
+        .filter(|(p, q)| p.positions == q.positions && p.bound.is_exact() && q.bound.is_exact())
         .map(|(p, q)| {
             let ((va, ea), (vb, eb)) = (value(p), value(q));
             let error = (ea.powi(2) + eb.powi(2)).sqrt();
@@ -189,7 +210,7 @@ fn crossings(
             false => (&b.name, &a.name),
         };
         out.push(Crossover {
-            measure: measure.to_string(),
+            measure,
             rising: rising.clone(),
             falling: falling.clone(),
             between: (n0, n1),
@@ -265,7 +286,7 @@ pub fn markdown(l: &Ladder) -> String {
         );
         table(
             &mut md,
-            &|p| match (p.bound.is_empty(), p.elo.is_finite()) {
+            &|p| match (p.bound.is_exact(), p.elo.is_finite()) {
                 (false, _) => format!("{}{:+.0}", p.bound, p.elo),
                 (true, true) => format!("{:+.1} ± {:.1}", p.elo, p.elo_error95),
                 (true, false) => "—".to_string(),
@@ -330,7 +351,7 @@ pub fn write(l: &Ladder, dir: &Path) -> Result<()> {
                 points: line
                     .points
                     .iter()
-                    .filter(|p| p.bound.is_empty())
+                    .filter(|p| p.bound.is_exact())
                     .map(|p| {
                         let (v, e) = y(p);
                         (p.positions as f64, v, e)
@@ -374,7 +395,7 @@ mod tests {
             name: name.to_string(),
             elo,
             error95,
-            bound: String::new(),
+            bound: Bound::Exact,
             games: 64,
             score_percent: 50.0,
             is_reference: false,
@@ -466,7 +487,11 @@ mod tests {
             assert!(c.beyond_noise, "{c:?}");
         }
         // Elo: -40 at 200k, +110 at 400k: the lines cross at 2^(log2 200k + 40/150).
-        let elo = l.crossovers.iter().find(|c| c.measure == "Elo").unwrap();
+        let elo = l
+            .crossovers
+            .iter()
+            .find(|c| c.measure == Measure::Elo)
+            .unwrap();
         assert!((elo.at - 200_000.0 * 2f64.powf(40.0 / 150.0)).abs() < 1e-6);
         let dir = tempfile::tempdir().unwrap();
         write(&l, dir.path()).unwrap();

@@ -997,11 +997,7 @@ impl Reader<'_> {
                 .collect();
         let name = e_name.get_ref().trim().to_string();
         let name_place = place(e_name.span().start);
-        if name.is_empty()
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-        {
+        if !crate::file_names::is_plain_name(&name) {
             bail!("{name_place}: name: '{name}' must be letters, digits, '-', '_' or '.'");
         }
         if experiments.iter().any(|x| x.name == name) {
@@ -1233,11 +1229,7 @@ fn sweep_cells(
                 toml::Value::String(t) => t.clone(),
                 _ => bail!("{at}: sweep.{key}: values must be numbers, booleans or names"),
             };
-            if label.is_empty()
-                || !label
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-            {
+            if !crate::file_names::is_plain_name(&label) {
                 bail!(
                     "{at}: sweep.{key}: '{label}' cannot be part of a cell's name (letters, digits, '-', '_' or '.')"
                 );

@@ -95,13 +95,42 @@ pub struct ExperimentReport {
 pub struct DataSummary {
     /// Its name in the manifest.
     pub name: String,
-    /// "train" (networks train on it), "val" (its validation files score every network) or
-    /// "train, val" (both).
-    pub role: String,
+    /// What the experiment reads it for.
+    pub role: DataRole,
     /// Positions generated (0 for files named in the manifest).
     pub positions: u64,
     /// Seconds its generation took (0 for files).
     pub seconds: f64,
+}
+
+/// What an experiment reads a dataset for (written `train`, `val` or `train, val`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum DataRole {
+    /// Networks train on it.
+    #[serde(rename = "train")]
+    Train,
+    /// Its validation files score every network.
+    #[serde(rename = "val")]
+    Val,
+    /// Both.
+    #[serde(rename = "train, val")]
+    TrainAndVal,
+}
+
+impl DataRole {
+    /// The role of a dataset the networks train on (`trains`) and/or validate on.
+    pub fn of(trains: bool, validates: bool) -> DataRole {
+        match (trains, validates) {
+            (true, true) => DataRole::TrainAndVal,
+            (true, false) => DataRole::Train,
+            (false, _) => DataRole::Val,
+        }
+    }
+
+    /// Whether its validation files score every network.
+    pub fn validates(self) -> bool {
+        self != DataRole::Train
+    }
 }
 
 /// A short label of an evaluation: its name and move limit (`threats-time, go movetime 40`).
@@ -148,8 +177,8 @@ pub fn markdown(r: &ExperimentReport) -> String {
         r.data
     );
     for d in &r.datasets {
-        let _ = match (d.role.as_str(), d.positions) {
-            ("val", _) => writeln!(
+        let _ = match (d.role, d.positions) {
+            (DataRole::Val, _) => writeln!(
                 out,
                 "- `{}`: its validation set scores every network",
                 d.name
@@ -161,7 +190,7 @@ pub fn markdown(r: &ExperimentReport) -> String {
                 d.name,
                 d.positions,
                 d.seconds,
-                match role.contains("val") {
+                match role.validates() {
                     true => "; its validation set scores every network",
                     false => "",
                 }

@@ -19,7 +19,7 @@ use super::ladder;
 use super::lookup::{Claim, Lookup, Missing, lock_stage};
 use super::manifest::{DataSource, Dataset, Entry, Experiment, GenerateTable, Manifest};
 use super::prefix;
-use super::report::{self, DataSummary, ExperimentReport, FeatureSetRow, RunSummary};
+use super::report::{self, DataRole, DataSummary, ExperimentReport, FeatureSetRow, RunSummary};
 use super::stages::{self, StageId};
 use crate::data::Format;
 use crate::gensfen::{self, GensfenConfig, Labeler, Target};
@@ -473,15 +473,10 @@ fn run_experiment(
                 name: name.clone(),
                 positions: r.positions,
                 seconds: r.seconds,
-                role: match (
+                role: DataRole::of(
                     e.data.iter().any(|d| &d.name == name),
                     e.val_data.as_ref().is_some_and(|v| &v.name == name),
-                ) {
-                    (true, true) => "train, val",
-                    (true, false) => "train",
-                    (false, _) => "val",
-                }
-                .to_string(),
+                ),
             })
             .collect(),
         false => Vec::new(),
@@ -544,7 +539,7 @@ fn look_inside(
     announce(&e.name, "insight", &row.feature_set);
     let nnue = nnue::Nnue::load(&row.best().net, registry)?;
     let trained = insight::attribution::trained_features(nnue.features(), &data.train, None)?;
-    let folder = insight::folder_name(&row.feature_set);
+    let folder = crate::file_names::safe_file_name(&row.feature_set);
     let result = insight::write(
         &nnue.network(),
         nnue.features(),

@@ -103,7 +103,7 @@ pub fn run(
                 let after = jobs_of(group.iter().flat_map(|&j| &graph[j].needs), &jobs);
                 let list = List {
                     ids: group.iter().map(|&j| graph[j].id.clone()).collect(),
-                    log: file_name_of(&format!("train:{experiment}")),
+                    log: crate::file_names::safe_file_name(&format!("train:{experiment}")),
                 };
                 let job = sbatch(&Job::List(list.clone()), &after)?;
                 eprintln!(
@@ -255,20 +255,7 @@ fn writable(dir: &Path) -> Result<()> {
 
 /// A stage's name as a file name.
 fn file_name(id: &StageId) -> String {
-    file_name_of(&id.to_string())
-}
-
-/// A stage's name (or the start of one) as a file name.
-fn file_name_of(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.+".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    crate::file_names::safe_file_name(&id.to_string())
 }
 
 /// The log of `id`'s job `job`.
@@ -337,7 +324,7 @@ fn array_of(manifest: &Manifest, id: &StageId) -> Result<Option<Array>> {
         }
         _ => return Ok(None),
     };
-    let log = format!("{}parts", file_name_of(&prefix));
+    let log = format!("{}parts", crate::file_names::safe_file_name(&prefix));
     Ok((count > 1).then_some(Array { prefix, count, log }))
 }
 

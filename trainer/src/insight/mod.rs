@@ -159,20 +159,6 @@ fn histogram(values: impl Iterator<Item = f64> + Clone, bins: usize) -> Vec<(f64
         .collect()
 }
 
-/// A folder name for a feature set (`k*all^` → `k_all_`).
-pub fn folder_name(feature_set: &str) -> String {
-    feature_set
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "+-_".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 /// Draws and measures `net` (bound to `set`) into `dir`: `neuron-K.svg` per neuron,
 /// `features.svg` (every feature's weight RMS), `weights.svg` (weight histograms per layer) and,
 /// with `samples`, `attribution.svg`, `activations.svg` and `attribution.json` (`trained`:
