@@ -127,9 +127,9 @@ enum NetCommand {
         /// Hidden width (of the thesis's shape).
         #[arg(long, default_value_t = 32)]
         l2: usize,
-        /// The shape after the first layer: a preset (thesis, sfnnv5).
-        #[arg(long, default_value = "thesis")]
-        arch: String,
+        /// The shape after the first layer: a preset (thesis, sfnnv5, sfnnv16).
+        #[arg(long, default_value_t = host::nnue::Preset::Thesis)]
+        arch: host::nnue::Preset,
         /// Seed of the weights.
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -219,7 +219,7 @@ fn main() -> ExitCode {
                 output,
             } => cli::net::random(
                 args.plugin_dir.as_deref(),
-                (spec, arch),
+                (spec, *arch),
                 [*l1, *l2],
                 *seed,
                 i8_blocks,

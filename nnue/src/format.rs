@@ -514,7 +514,7 @@ pub enum EncodeError {
 /// The thesis file of `net`: its feature-set name as stored, NUL, N, L1, L2, tensors. The
 /// format holds the thesis's shape only.
 pub fn encode_thesis(net: &Network) -> Result<Vec<u8>, EncodeError> {
-    if net.arch().preset_name() != Some("thesis") {
+    if net.arch().preset() != Some(crate::shape::Preset::Thesis) {
         return Err(EncodeError::ThesisShape(net.arch().to_string()));
     }
     let mut out = Vec::new();
@@ -733,8 +733,8 @@ fn version_of(arch: &Arch) -> u32 {
             .hidden
             .iter()
             .any(|h| h.shift != crate::scales::HIDDEN_SHIFT);
-    match (arch.preset_name(), newer) {
-        (Some("thesis"), _) => THESIS_SHAPE_VERSION,
+    match (arch.preset(), newer) {
+        (Some(crate::shape::Preset::Thesis), _) => THESIS_SHAPE_VERSION,
         (_, false) => SHAPE_VERSION,
         (_, true) => FORMAT_VERSION,
     }

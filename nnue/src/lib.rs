@@ -147,6 +147,7 @@ pub use network::{
 pub use refresh_cache::{CacheStats, RefreshCache};
 pub use scales::{ACTIVATION_CLIP, HIDDEN_ONE, HIDDEN_SHIFT, OUTPUT_ONE, OUTPUT_SHIFT, SCORE_ONE};
 pub use shape::{
-    Activation, Arch, ArchError, BucketRule, FtOutput, Hidden, OutputRule, Shape, Skip,
+    Activation, Arch, ArchError, BucketRule, FtOutput, Hidden, OutputRule, Preset, Shape, Skip,
+    UnknownPreset,
 };
 pub use simd::{Kernels, SIMD_ENV, SimdError, SimdLevel, TEST_SIMD_ENV};

@@ -255,8 +255,67 @@ pub struct Arch {
     pub output: OutputRule,
 }
 
-/// The names [`Arch::preset`] knows.
-pub const PRESETS: [&str; 3] = ["thesis", "sfnnv5", "sfnnv16"];
+/// The shapes after the first layer that have a name: the thesis's (at any L2), Stockfish
+/// 15.1's (`sfnnv5`) and Stockfish's of today (`sfnnv16`). Parsed from and shown as its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Preset {
+    /// The thesis's: one hidden layer of width L2, one stack, no PSQT.
+    Thesis,
+    /// Stockfish 15.1's (SFNNv5).
+    Sfnnv5,
+    /// Stockfish's of today (SFNNv16).
+    Sfnnv16,
+}
+
+impl Preset {
+    /// Every preset.
+    pub const ALL: [Preset; 3] = [Preset::Thesis, Preset::Sfnnv5, Preset::Sfnnv16];
+
+    /// Its name on command lines, in manifests and in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Thesis => "thesis",
+            Preset::Sfnnv5 => "sfnnv5",
+            Preset::Sfnnv16 => "sfnnv16",
+        }
+    }
+
+    /// Its shape (the thesis's with hidden width `l2`; the others have their own widths).
+    pub fn arch(self, l2: usize) -> Arch {
+        match self {
+            Preset::Thesis => Arch::thesis(l2),
+            Preset::Sfnnv5 => Arch::sfnnv5(),
+            Preset::Sfnnv16 => Arch::sfnnv16(),
+        }
+    }
+
+    /// `thesis, sfnnv5, sfnnv16`: the names, for messages.
+    pub fn names() -> String {
+        Self::ALL.map(Preset::name).join(", ")
+    }
+}
+
+impl fmt::Display for Preset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A name that is no [`Preset`]. `Display`: one line listing the names.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown shape '{0}' (expected {names})", names = Preset::names())]
+pub struct UnknownPreset(pub String);
+
+impl std::str::FromStr for Preset {
+    type Err = UnknownPreset;
+    fn from_str(s: &str) -> Result<Preset, UnknownPreset> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| UnknownPreset(s.to_string()))
+    }
+}
 
 impl Arch {
     fn default_ft_output() -> FtOutput {
@@ -332,25 +391,11 @@ impl Arch {
         }
     }
 
-    /// A preset by name (`thesis` with hidden width `l2`, `sfnnv5`, `sfnnv16`); `None` for
-    /// another name.
-    pub fn preset(name: &str, l2: usize) -> Option<Arch> {
-        match name {
-            "thesis" => Some(Arch::thesis(l2)),
-            "sfnnv5" => Some(Arch::sfnnv5()),
-            "sfnnv16" => Some(Arch::sfnnv16()),
-            _ => None,
-        }
-    }
-
-    /// The name of the preset this shape is ([`PRESETS`]: the thesis's at any L2), if it is
-    /// one: for names in messages and for the file formats' choice of version, never for what
-    /// a network computes.
-    pub fn preset_name(&self) -> Option<&'static str> {
+    /// The preset this shape is (the thesis's at any L2), if it is one: for names in messages
+    /// and for the file formats' choice of version, never for what a network computes.
+    pub fn preset(&self) -> Option<Preset> {
         let l2 = self.hidden.first().map_or(0, |h| h.width);
-        PRESETS
-            .into_iter()
-            .find(|&name| Arch::preset(name, l2).as_ref() == Some(self))
+        Preset::ALL.into_iter().find(|p| p.arch(l2) == *self)
     }
 
     /// The width of the first hidden layer's input for first-layer width `l1`.
@@ -557,8 +602,8 @@ impl fmt::Display for Shape {
     /// `768 -> 512, ` and the [`Arch`] (for the thesis's shape `768 -> 512 -> 32 -> 1`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} -> {}", self.n, self.l1)?;
-        match self.arch.preset_name() {
-            Some("thesis") => write!(f, " -> {} -> 1", self.l2()),
+        match self.arch.preset() {
+            Some(Preset::Thesis) => write!(f, " -> {} -> 1", self.l2()),
             _ => write!(f, ", {}", self.arch),
         }
     }
@@ -586,12 +631,12 @@ mod tests {
         let arch = Arch::sfnnv5();
         assert_eq!(arch.layers(1024), vec![(1024, 16), (30, 32), (32, 1)]);
         assert!(arch.check(1024).is_ok());
-        assert_eq!(arch.preset_name(), Some("sfnnv5"));
+        assert_eq!(arch.preset(), Some(Preset::Sfnnv5));
         assert_eq!(Arch::thesis(32).layers(256), vec![(512, 32), (32, 1)]);
-        assert_eq!(Arch::thesis(32).preset_name(), Some("thesis"));
+        assert_eq!(Arch::thesis(32).preset(), Some(Preset::Thesis));
         let mut stacked = Arch::thesis(32);
         stacked.stacks = 8;
-        assert_eq!(stacked.preset_name(), None);
+        assert_eq!(stacked.preset(), None);
     }
 
     #[test]
@@ -599,7 +644,7 @@ mod tests {
         let arch = Arch::sfnnv16();
         assert_eq!(arch.layers(1024), vec![(1024, 32), (64, 32), (128, 1)]);
         assert!(arch.check(1024).is_ok());
-        assert_eq!(arch.preset_name(), Some("sfnnv16"));
+        assert_eq!(arch.preset(), Some(Preset::Sfnnv16));
         // The table form reads back, and the older shapes keep their exact serialization.
         let json = serde_json::to_string(&arch).unwrap();
         assert!(json.contains(r#""skip":"difference""#), "{json}");

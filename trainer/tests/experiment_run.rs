@@ -638,7 +638,12 @@ fn an_experiment_trains_each_feature_set_in_each_listed_shape() {
     assert_eq!(entries[1].settings.shape(768).arch, nnue::Arch::sfnnv5());
     assert_eq!(entries[2].settings.shape(768).arch.stacks, 2);
     assert_eq!(
-        entries[0].settings.shape(768).arch.preset_name(),
+        entries[0]
+            .settings
+            .shape(768)
+            .arch
+            .preset()
+            .map(|p| p.name()),
         Some("thesis")
     );
     assert_eq!(entries[3].feature_set, "halfka_v2_hm^");

@@ -6,7 +6,7 @@ use std::path::Path;
 use plugin_api::PluginRegistry;
 
 use host::nnue::{
-    Arch, BlockInfo, NetFormat, Network, NetworkParts, Nnue, stockfish, write_network,
+    BlockInfo, NetFormat, Network, NetworkParts, Nnue, Preset, stockfish, write_network,
 };
 
 /// `host net convert --in FILE --out FILE [--format own|thesis|stockfish]`: reads any format,
@@ -29,7 +29,7 @@ pub fn convert(
 /// the shape of preset `arch`, in this project's format.
 pub fn random(
     plugin_dir: Option<&Path>,
-    (spec, arch): (&str, &str),
+    (spec, preset): (&str, Preset),
     [l1, l2]: [usize; 2],
     seed: u64,
     i8_blocks: &[String],
@@ -39,12 +39,7 @@ pub fn random(
     let set = registry.feature_set(spec).map_err(|e| e.to_string())?;
     host::nnue::check_sizes(u64::from(set.size()), l1 as u64, l2 as u64)
         .map_err(|e| format!("cannot make a network of '{spec}': {e}"))?;
-    let arch = Arch::preset(arch, l2).ok_or_else(|| {
-        format!(
-            "--arch: unknown shape '{arch}' (presets: {})",
-            host::nnue::shape::PRESETS.join(", ")
-        )
-    })?;
+    let arch = preset.arch(l2);
     let in_set = |b: &String| {
         set.operands()
             .any(|o| o.descriptor.name.as_str() == b.as_str())

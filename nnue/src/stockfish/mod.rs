@@ -231,11 +231,11 @@ impl Generation {
             .find(|g| widths.is_some_and(|(l2, l3)| *arch == g.arch(l2, l3)))
     }
 
-    /// The name of the shape preset of this generation ([`crate::shape::PRESETS`]).
-    pub fn preset(self) -> &'static str {
+    /// The shape preset of this generation.
+    pub fn preset(self) -> crate::shape::Preset {
         match self {
-            Generation::Sfnnv5 => "sfnnv5",
-            Generation::Sfnnv16 => "sfnnv16",
+            Generation::Sfnnv5 => crate::shape::Preset::Sfnnv5,
+            Generation::Sfnnv16 => crate::shape::Preset::Sfnnv16,
         }
     }
 }
@@ -833,8 +833,10 @@ mod tests {
         assert!(i8_blocks_for(&Arch::thesis(32), &[]).is_empty());
         wider.stacks = 1;
         assert!(i8_blocks_for(&wider, &[]).is_empty(), "not today's shape");
-        assert_eq!(Generation::Sfnnv16.preset(), "sfnnv16");
-        assert!(crate::shape::PRESETS.contains(&Generation::Sfnnv5.preset()));
+        assert_eq!(Generation::Sfnnv16.preset().name(), "sfnnv16");
+        for g in [Generation::Sfnnv5, Generation::Sfnnv16] {
+            assert_eq!(Generation::of_arch(&g.preset().arch(32)), Some(g));
+        }
     }
 
     #[test]

@@ -22,9 +22,9 @@ pub struct BenchArgs {
     /// Hidden width (of the thesis's shape).
     #[arg(long, default_value_t = TrainSettings::default().l2.0 as usize)]
     pub l2: usize,
-    /// Shapes to measure at each L1 (comma-separated presets: thesis, sfnnv5).
-    #[arg(long, value_delimiter = ',', default_values_t = [String::from("thesis")])]
-    pub arch: Vec<String>,
+    /// Shapes to measure at each L1 (comma-separated presets: thesis, sfnnv5, sfnnv16).
+    #[arg(long, value_delimiter = ',', default_values_t = [nnue::Preset::Thesis])]
+    pub arch: Vec<nnue::Preset>,
     /// Positions per batch.
     #[arg(long, default_value_t = TrainSettings::default().batch_size.0 as usize)]
     pub batch_size: usize,
@@ -64,15 +64,10 @@ pub fn run(args: &BenchArgs, set: &FeatureSet) -> Result<()> {
         tch::get_num_threads()
     );
     let mut archs = Vec::new();
-    for name in &args.arch {
-        let arch = nnue::Arch::preset(name, args.l2).ok_or_else(|| {
-            anyhow::anyhow!(
-                "--arch: '{name}' is not a shape preset (known: {})",
-                nnue::shape::PRESETS.join(", ")
-            )
-        })?;
-        println!("{name}: {arch}");
-        archs.push((name, arch));
+    for &preset in &args.arch {
+        let arch = preset.arch(args.l2);
+        println!("{preset}: {arch}");
+        archs.push((preset.name(), arch));
     }
     for &l1 in &args.l1 {
         for (name, arch) in &archs {

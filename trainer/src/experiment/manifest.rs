@@ -989,7 +989,7 @@ impl Reader<'_> {
                 .enumerate()
                 .map(|(k, a)| {
                     let label = match &a {
-                        ArchSetting::Preset(p) => String::from(p.clone()),
+                        ArchSetting::Preset(p) => p.name().to_string(),
                         ArchSetting::Table(_) => format!("arch{}", k + 1),
                     };
                     (label, a)

@@ -153,8 +153,8 @@ pub fn markdown(r: &ExperimentReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "## Experiment `{}`\n", r.experiment);
     // The thesis's shape as the reports have always written it.
-    let layers = match (s.arch().preset_name(), r.shapes.is_empty()) {
-        (Some("thesis"), true) => format!("(N → {}) × 2 → {} → 1", s.l1, s.l2),
+    let layers = match (s.arch().preset(), r.shapes.is_empty()) {
+        (Some(nnue::Preset::Thesis), true) => format!("(N → {}) × 2 → {} → 1", s.l1, s.l2),
         (_, true) => format!("N → {}", s.layers_label()),
         (_, false) => format!("N → {}, in each shape below", s.l1),
     };

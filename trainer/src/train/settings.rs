@@ -110,13 +110,13 @@ impl std::str::FromStr for WdlModel {
     }
 }
 
-/// The network's shape after the first layer: a preset's name ([`nnue::shape::PRESETS`]:
-/// `thesis`, `sfnnv5`) or, in a manifest, a table of [`nnue::Arch`]'s keys.
+/// The network's shape after the first layer: a preset ([`nnue::Preset`], by name) or, in a
+/// manifest, a table of [`nnue::Arch`]'s keys.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ArchSetting {
     /// A preset by name.
-    Preset(ArchPreset),
+    Preset(nnue::Preset),
     /// Every part spelt out.
     Table(nnue::Arch),
 }
@@ -125,7 +125,7 @@ impl ArchSetting {
     /// The shape it names, the thesis's hidden width being `l2`.
     pub fn resolve(&self, l2: usize) -> nnue::Arch {
         match self {
-            ArchSetting::Preset(p) => nnue::Arch::preset(&p.0, l2).expect("checked preset name"),
+            ArchSetting::Preset(p) => p.arch(l2),
             ArchSetting::Table(a) => a.clone(),
         }
     }
@@ -163,33 +163,9 @@ impl std::str::FromStr for ArchSetting {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        ArchPreset::try_from(s.to_string()).map(ArchSetting::Preset)
-    }
-}
-
-/// The name of a preset shape, checked.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct ArchPreset(String);
-
-impl TryFrom<String> for ArchPreset {
-    type Error = String;
-
-    fn try_from(s: String) -> Result<Self, String> {
-        if nnue::shape::PRESETS.contains(&s.as_str()) {
-            Ok(ArchPreset(s))
-        } else {
-            Err(format!(
-                "'{s}' is not a shape preset (known: {}; a manifest may also give a table)",
-                nnue::shape::PRESETS.join(", ")
-            ))
-        }
-    }
-}
-
-impl From<ArchPreset> for String {
-    fn from(p: ArchPreset) -> String {
-        p.0
+        s.parse::<nnue::Preset>()
+            .map(ArchSetting::Preset)
+            .map_err(|e| format!("{e}; a manifest may also give a table"))
     }
 }
 
@@ -505,8 +481,8 @@ impl TrainSettings {
     /// The layers after the input, for messages: `512 -> 32 -> 1`, or L1 and the shape.
     pub fn layers_label(&self) -> String {
         let arch = self.arch();
-        match arch.preset_name() {
-            Some("thesis") => format!("{} -> {} -> 1", self.l1.0, self.l2.0),
+        match arch.preset() {
+            Some(nnue::Preset::Thesis) => format!("{} -> {} -> 1", self.l1.0, self.l2.0),
             _ => format!("{}, {arch}", self.l1.0),
         }
     }
@@ -690,7 +666,7 @@ mod tests {
         assert!(
             parse("arch = \"sfnnv6\"")
                 .unwrap_err()
-                .contains("not a shape preset")
+                .contains("unknown shape 'sfnnv6' (expected thesis, sfnnv5, sfnnv16)")
         );
         assert!(
             parse("arch = { stacks = 2 }")
