@@ -101,7 +101,7 @@ pub fn read_book(path: &Path) -> Result<Vec<BookPosition>, BookError> {
         let line = line.map_err(|reason| BookError::Read {
             path: path.to_path_buf(),
             line: line_no,
-            reason,
+            reason: reason.to_string(),
         })?;
         let t = line.trim();
         if t.is_empty() || t.starts_with('#') {

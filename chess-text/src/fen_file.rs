@@ -74,7 +74,7 @@ pub fn fen_lines(
             };
             let line = match line {
                 Ok(line) => line,
-                Err(reason) => return Some(Err(err(reason))),
+                Err(reason) => return Some(Err(err(reason.to_string()))),
             };
             let text = line.split('\t').next().unwrap_or("").trim();
             let header = !seen_position && text.eq_ignore_ascii_case("fen");

@@ -27,4 +27,4 @@ pub mod lines;
 pub use epd::{BookError, BookPosition, parse_epd, read_book};
 pub use fen::{FenError, legal_position, parse_fen, parse_position};
 pub use fen_file::{FenFileError, FenLine, fen_lines};
-pub use lines::{EXCERPT_CHARS, MAX_LINE_BYTES, bounded_lines, excerpt};
+pub use lines::{EXCERPT_CHARS, LineError, MAX_LINE_BYTES, bounded_lines, excerpt};

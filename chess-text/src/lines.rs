@@ -25,10 +25,25 @@ pub fn excerpt(text: &str, max_chars: usize) -> Cow<'_, str> {
     }
 }
 
+/// Why a line of text could not be read. `Display`: one line, for the caller to prefix with the
+/// file and line number.
+#[derive(Debug, thiserror::Error)]
+pub enum LineError {
+    /// A line longer than [`MAX_LINE_BYTES`] (the rest of it is never read).
+    #[error("line longer than {MAX_LINE_BYTES} bytes")]
+    TooLong,
+    /// A line that is not UTF-8.
+    #[error("line is not UTF-8 text")]
+    NotUtf8,
+    /// The reader failed.
+    #[error("cannot read: {0}")]
+    Read(#[from] std::io::Error),
+}
+
 /// The lines of `reader` without their line ends, each at most [`MAX_LINE_BYTES`] long. A read
 /// error or a longer line is an `Err` item that ends the stream (the rest of an over-long line is
 /// never read); a line that is not UTF-8 is an `Err` item too.
-pub fn bounded_lines(mut reader: impl BufRead) -> impl Iterator<Item = Result<String, String>> {
+pub fn bounded_lines(mut reader: impl BufRead) -> impl Iterator<Item = Result<String, LineError>> {
     let mut done = false;
     std::iter::from_fn(move || {
         if done {
@@ -40,7 +55,7 @@ pub fn bounded_lines(mut reader: impl BufRead) -> impl Iterator<Item = Result<St
             Ok(0) => return None,
             Ok(_) if buf.last() != Some(&b'\n') && buf.len() > MAX_LINE_BYTES => {
                 done = true;
-                Err(format!("line longer than {MAX_LINE_BYTES} bytes"))
+                Err(LineError::TooLong)
             }
             Ok(_) => {
                 if buf.last() == Some(&b'\n') {
@@ -49,11 +64,11 @@ pub fn bounded_lines(mut reader: impl BufRead) -> impl Iterator<Item = Result<St
                         buf.pop();
                     }
                 }
-                String::from_utf8(buf).map_err(|_| "line is not UTF-8 text".to_string())
+                String::from_utf8(buf).map_err(|_| LineError::NotUtf8)
             }
             Err(e) => {
                 done = true;
-                Err(format!("cannot read: {e}"))
+                Err(LineError::Read(e))
             }
         };
         Some(item)
@@ -75,7 +90,9 @@ mod tests {
 
     #[test]
     fn lines_are_bounded_and_an_endless_one_ends_the_stream() {
-        let lines: Vec<_> = bounded_lines(&b"a\r\nb\n\nc"[..]).collect();
+        let lines: Vec<_> = bounded_lines(&b"a\r\nb\n\nc"[..])
+            .map(|l| l.map_err(|e| e.to_string()))
+            .collect();
         assert_eq!(
             lines,
             [
@@ -89,9 +106,15 @@ mod tests {
         assert_eq!(bounded_lines(&exact[..]).count(), 1);
         let endless = std::io::BufReader::new(std::io::repeat(0));
         let lines: Vec<_> = bounded_lines(endless).collect();
+        assert!(matches!(lines[..], [Err(LineError::TooLong)]), "{lines:?}");
         assert_eq!(
-            lines,
-            [Err(format!("line longer than {MAX_LINE_BYTES} bytes"))]
+            LineError::TooLong.to_string(),
+            format!("line longer than {MAX_LINE_BYTES} bytes")
+        );
+        let not_text: Vec<_> = bounded_lines(&b"ok\n\xff\n"[..]).collect();
+        assert!(
+            matches!(not_text[1], Err(LineError::NotUtf8)),
+            "{not_text:?}"
         );
     }
 }

@@ -53,7 +53,7 @@ fn read(path: &Path) -> Result<Vec<Game>, String> {
                 excerpt(text, EXCERPT_CHARS)
             )
         };
-        let line = line.map_err(|e| at(e, ""))?;
+        let line = line.map_err(|e| at(e.to_string(), ""))?;
         if line.trim().is_empty() || line.starts_with('#') {
             continue;
         }
