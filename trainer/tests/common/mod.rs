@@ -28,3 +28,17 @@ pub fn fingerprint(path: &Path) -> (TrainState, Vec<Vec<f32>>) {
         .collect();
     (state, tensors)
 }
+
+/// Asserts that the run `what` ended as `expected` did: the same history (timings aside) and
+/// the same tensors (both as [`fingerprint`] reads them).
+pub fn assert_same_end(
+    expected: &(TrainState, Vec<Vec<f32>>),
+    got: &(TrainState, Vec<Vec<f32>>),
+    what: &str,
+) {
+    assert_eq!(
+        got.0.history, expected.0.history,
+        "{what}: loss curves differ"
+    );
+    assert!(got.1 == expected.1, "{what} ends with other weights");
+}
