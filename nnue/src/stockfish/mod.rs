@@ -746,14 +746,9 @@ fn join(types: &[WeightType]) -> String {
         .join(", ")
 }
 
-/// Why a network cannot be written in Stockfish's formats, as a clause; `None` if it can.
-pub fn unsupported(net: &Network) -> Option<String> {
-    generation_of(net).err().map(|e| e.to_string())
-}
-
 /// The Stockfish file of `net` with `description`, in the generation its shape is: SFNNv5's
 /// with raw tensors (what Stockfish 15.1 reads), or SFNNv16's with LEB128 (what Stockfish of
-/// today reads); an error (a clause) for another shape ([`unsupported`]).
+/// today reads); an error (a clause) for another shape ([`generation_of`]).
 pub fn encode(net: &Network, description: &str) -> Result<Vec<u8>, EncodeError> {
     let generation = generation_of(net).map_err(|e| EncodeError::Stockfish(e.to_string()))?;
     let (l1, arch) = (net.l1(), net.arch());
