@@ -20,14 +20,15 @@ cd "$(dirname "$0")/../.."
 EXP=ladder-converged
 DATA=ladder-qsearch-8m
 if [ "${1:-}" = --carry ]; then
-    # Here: the labeller's network, gzipped, in the data stage's own folder (its key is the
-    # manifest's), and the paths to carry.
+    # Here: the data stage's folder (its key is the manifest's; the labeller's network goes
+    # there on the device, from ladder-carry.sh's gzipped copy), and the paths to carry.
     d=$(ls -d runs/data/$DATA-* 2>/dev/null | head -1)
-    [ -n "$d" ] && [ -s "$d/label-net.nnue" ] || { echo "run 'trainer run experiments.toml --stage data:$DATA' first" >&2; exit 1; }
+    [ -n "$d" ] || { echo "run 'trainer run experiments.toml --stage data:$DATA' first" >&2; exit 1; }
+    [ -s .dev-carry/label-net.nnue.gz ] || { echo "run scripts/gpu/ladder-carry.sh first" >&2; exit 1; }
     mkdir -p .dev-carry/ladder
-    gzip -9 -c "$d/label-net.nnue" > ".dev-carry/ladder/label-net.nnue.gz"
     echo "$d" > .dev-carry/ladder/data-dir
-    rm -f .dev-carry/label-net.nnue .dev-carry/label-net.nnue.gz
+    # A dry run of ladder.sh leaves the network unpacked beside its .gz: too large to carry.
+    rm -f .dev-carry/label-net.nnue .dev-carry/ladder/label-net.nnue.gz
     # Every file of ../shared that experiments.toml names (a manifest loads whole).
     grep -o '\.\./shared/[^"]*' experiments.toml | sort -u | while read -r f; do
         g=.dev-carry/${f#../}
@@ -60,7 +61,7 @@ echo "$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2); $(da
 mkdir -p ../shared && cp -rn "$C/shared/." ../shared/
 d=$(cat "$C/ladder/data-dir")
 mkdir -p "$d"
-[ -s "$d/label-net.nnue" ] || gunzip -c "$C/ladder/label-net.nnue.gz" > "$d/label-net.nnue"
+[ -s "$d/label-net.nnue" ] || gunzip -c "$C/label-net.nnue.gz" > "$d/label-net.nnue"
 T="$C/trainer --plugin-dir $C"
 step() { # NAME COMMAND...: runs it within the time left, and says how long it took
     local name=$1 s rc; shift
