@@ -19,9 +19,10 @@ use host::engine::bench::{self, BenchConfig};
 use host::engine::evaluation::EvalSource;
 use serde::{Deserialize, Serialize};
 
-use super::cache::{file_digest, key_of, stage_dir};
+use super::cache::file_digest;
 use super::lookup::{Claim, Lookup};
 use super::manifest::{Evaluation, LimitTable, PuzzlesTable, SpeedTable, TournamentTable};
+use super::stage_key::StageKey;
 
 /// A trained network taking part in the evaluation.
 #[derive(Clone, Debug)]
@@ -276,8 +277,7 @@ fn speed_stage(
     digests: &[(String, String)],
     (out_root, lookup): (&Path, &Lookup),
 ) -> Result<Vec<SpeedResult>> {
-    let key = key_of(&("speed-v1", digests, speed));
-    let dir = stage_dir(out_root, "speed", experiment, &key);
+    let dir = StageKey::speed(digests, speed).dir(out_root, experiment);
     let _held = match lookup.claim_saying(&dir, format_args!("[{experiment}] speed"))? {
         Claim::Held(lock) => lock,
         Claim::Done(record) => return Ok(record),
@@ -345,17 +345,7 @@ fn tournament_dir(
     reference: Option<&str>,
     out_root: &Path,
 ) -> Result<PathBuf> {
-    let mut extra_digests = Vec::new();
-    for text in &t.players {
-        let path = Path::new(text);
-        extra_digests.push(if path.is_file() {
-            file_digest(path)?
-        } else {
-            text.clone()
-        });
-    }
-    let key = key_of(&("tournament-v1", digests, &extra_digests, t, reference));
-    Ok(stage_dir(out_root, "tournament", experiment, &key))
+    Ok(StageKey::tournament(t, digests, reference, out_root)?.dir(out_root, experiment))
 }
 
 /// The tournament `t` of `players` in its stage folder `dir`, ready to play (its openings
@@ -668,8 +658,7 @@ fn puzzle_stage(
     out_root: &Path,
     (progress, lookup): (bool, &Lookup),
 ) -> Result<PuzzleScore> {
-    let key = key_of(&("puzzles-v1", digest, pz));
-    let dir = stage_dir(out_root, "puzzles", &player.name, &key);
+    let dir = StageKey::puzzles(pz, digest, out_root)?.dir(out_root, &player.name);
     let what = format_args!("[{experiment}] puzzles {}", player.name);
     let _held = match lookup.claim_saying::<PuzzleScore>(&dir, what)? {
         Claim::Held(lock) => lock,

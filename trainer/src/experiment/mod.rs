@@ -11,4 +11,5 @@ pub mod prefix;
 pub mod report;
 pub mod runner;
 pub mod slurm;
+pub mod stage_key;
 pub mod stages;

@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::cache::{file_identity, key_of, read_path, stage_dir, stored_path};
+use super::cache::{read_path, stored_path};
 use super::lookup::{Claim, Lookup};
+use super::stage_key::StageKey;
 use crate::data::{self, Format, ReadOptions};
 
 /// What a cut rung's stage records.
@@ -24,6 +25,15 @@ struct RungRecord {
     /// The positions it holds.
     positions: u64,
 }
+
+/// The stage folder of the first `n` positions of `dataset`'s training files `train`: its
+/// training file is [`RUNG_FILE`] inside.
+pub fn rung_dir(dataset: &str, train: &[PathBuf], n: u64, out: &Path) -> Result<PathBuf> {
+    Ok(StageKey::first_positions(train, n, out)?.dir(out, &format!("{dataset}-first{n}")))
+}
+
+/// A rung's training file in its stage folder.
+pub const RUNG_FILE: &str = "train.binpack";
 
 /// The training file holding the first `n` positions of `dataset`'s training files `train`
 /// (read in order) in a stage folder under the output folder `out`, cut now unless a run cut
@@ -36,23 +46,18 @@ pub fn first_positions(
     n: u64,
     (out, lookup): (&Path, &Lookup),
 ) -> Result<PathBuf> {
-    let identities: Vec<String> = train
-        .iter()
-        .map(|p| file_identity(p, out))
-        .collect::<Result<_>>()?;
-    let key = key_of(&("first-positions-v1", &identities, n));
-    let dir = stage_dir(out, "data", &format!("{dataset}-first{n}"), &key);
+    let dir = rung_dir(dataset, train, n, out)?;
     let what = format_args!("[{experiment}] data: the first {n} positions of {dataset}");
     let _held = match lookup.claim_saying::<RungRecord>(&dir, what)? {
         Claim::Done(record) => return Ok(read_path(&record.train, out)),
         Claim::Held(lock) => lock,
     };
-    let file = dir.join("train.binpack");
+    let file = dir.join(RUNG_FILE);
     eprintln!(
         "==> [{experiment}] data: the first {n} positions of {dataset} into {}",
         file.display()
     );
-    let partial = dir.join(format!("train.binpack.partial-{}", std::process::id()));
+    let partial = dir.join(format!("{RUNG_FILE}.partial-{}", std::process::id()));
     let written = copy_first(train, n, &partial)?;
     if written < n {
         let _ = std::fs::remove_file(&partial);

@@ -13,13 +13,14 @@ use plugin_api::{FeatureSet, PluginRegistry};
 use serde::{Deserialize, Serialize};
 use tch::Device;
 
-use super::cache::{file_digest, file_identity, key_of, read_path, stage_dir, stored_path};
+use super::cache::{read_path, stored_path};
 use super::evaluate::{self, EvaluationResult, Player};
 use super::ladder;
 use super::lookup::{Claim, Lookup, Missing, lock_stage};
 use super::manifest::{DataSource, Dataset, Entry, Experiment, GenerateTable, Manifest};
 use super::prefix;
 use super::report::{self, DataRole, DataSummary, ExperimentReport, FeatureSetRow, RunSummary};
+use super::stage_key::StageKey;
 use super::stages::{self, StageId};
 use crate::data::Format;
 use crate::gensfen::{self, GensfenConfig, Labeler, Target};
@@ -274,7 +275,7 @@ pub fn run_stage<'a>(
             for d in std::iter::once(&entry.data).chain(&e.val_data) {
                 records.push((d.name.clone(), ensure_data(&e.name, d, options)?));
             }
-            let data = training_data(e, &entry, &records, options)?;
+            let data = training_data_cut(e, &entry, &records, options)?;
             train_run(manifest, e, &entry, *run, &data, registry, options)?;
         }
         StageId::Evaluate {
@@ -379,7 +380,7 @@ fn trained_rows(
     let mut rows = Vec::new();
     let mut entry_data = Vec::new();
     for entry in e.entries() {
-        let data = training_data(e, &entry, records, options)?;
+        let data = training_data_cut(e, &entry, records, options)?;
         let set = registry
             .feature_set(&entry.feature_set)
             .map_err(|err| err.to_string())
@@ -578,7 +579,7 @@ fn train_run(
                 .into_iter()
                 .find(|x| x.name == entry.name)
                 .expect("checked when parsing");
-            let source_data = training_data(source, &theirs, &source_records, options)?;
+            let source_data = training_data_cut(source, &theirs, &source_records, options)?;
             Some(
                 train_run(
                     manifest,
@@ -637,13 +638,14 @@ fn experiment_data(e: &Experiment, options: &RunOptions) -> Result<Vec<(String, 
 }
 
 /// What `entry` trains and is validated on: its dataset's training files (their first
-/// `train_positions`, cut once, when it is set), and the validation files of the experiment's
-/// `val_data` if it names one, else its dataset's.
+/// `train_positions` when it is set: the file `rung` gives for the dataset, its files and the
+/// count), and the validation files of the experiment's `val_data` if it names one, else its
+/// dataset's.
 fn training_data(
     e: &Experiment,
     entry: &Entry,
     records: &[(String, DataRecord)],
-    options: &RunOptions,
+    rung: impl FnOnce(&str, &[PathBuf], u64) -> Result<PathBuf>,
 ) -> Result<DataRecord> {
     let find = |name: &str| {
         &records
@@ -657,23 +659,113 @@ fn training_data(
         data.val = find(&v.name).val.clone();
     }
     if let Some(n) = entry.train_positions {
-        let place = (options.out.as_path(), &options.lookup);
-        let rung = prefix::first_positions(&e.name, &entry.data.name, &data.train, n, place)?;
-        data.train = vec![rung];
+        data.train = vec![rung(&entry.data.name, &data.train, n)?];
     }
     Ok(data)
 }
 
-/// The folder of a generated dataset's stage: its key is the generation's settings (threads
-/// aside: they change only the speed, never the files).
-fn data_dir(d: &Dataset, g: &GenerateTable, options: &RunOptions) -> PathBuf {
-    let mut keyed = g.clone();
-    keyed.threads = 0;
-    stage_dir(
-        &options.out,
-        "data",
-        &d.name,
-        &key_of(&("gensfen-v1", &keyed)),
+/// [`training_data`] as a run trains on it: a rung cut now unless done.
+fn training_data_cut(
+    e: &Experiment,
+    entry: &Entry,
+    records: &[(String, DataRecord)],
+    options: &RunOptions,
+) -> Result<DataRecord> {
+    training_data(e, entry, records, |dataset, train, n| {
+        let place = (options.out.as_path(), &options.lookup);
+        prefix::first_positions(&e.name, dataset, train, n, place)
+    })
+}
+
+/// The folder of every stage of the experiments `selected` whose key the manifest alone
+/// decides, in the order of [`stages::graph`], each with its stage's name: every generated
+/// dataset's, every ladder rung's (named `RUN rung` after the first run that cuts it), and
+/// every training run's that does not start from another run's network (an `init_from`
+/// run's key holds that network's digest, as an evaluation's holds its players'). Nothing is
+/// computed or read but the manifest's own input files.
+pub fn planned_folders(
+    manifest: &Manifest,
+    registry: &PluginRegistry,
+    selected: &[&Experiment],
+    out: &Path,
+) -> Result<Vec<(String, PathBuf)>> {
+    let planned = |d: &Dataset| -> Result<(String, DataRecord)> {
+        let (train, val) = match &d.source {
+            DataSource::Files { train, val } => (train.clone(), val.clone()),
+            DataSource::Generate(g) => {
+                let (train, val) = generated_files(&data_dir(d, g, out)?, g);
+                (train, vec![val])
+            }
+        };
+        let record = DataRecord {
+            train,
+            val,
+            positions: 0,
+            seconds: 0.0,
+        };
+        Ok((d.name.clone(), record))
+    };
+    let mut folders: Vec<(String, PathBuf)> = Vec::new();
+    for stage in stages::graph(manifest, selected)? {
+        let name = stage.id.to_string();
+        match &stage.id {
+            StageId::Data { dataset } => {
+                let d = manifest.dataset(dataset)?;
+                if let Some(g) = generation(d) {
+                    folders.push((name, data_dir(d, g, out)?));
+                }
+            }
+            StageId::Train {
+                experiment,
+                entry,
+                run,
+            } => {
+                let e = manifest.experiment(experiment)?;
+                let entry = e
+                    .entries()
+                    .into_iter()
+                    .find(|x| &x.name == entry)
+                    .expect("the graph's networks are the experiment's");
+                if e.init_from.is_some() {
+                    continue;
+                }
+                let records: Vec<(String, DataRecord)> = std::iter::once(&entry.data)
+                    .chain(&e.val_data)
+                    .map(planned)
+                    .collect::<Result<_>>()?;
+                let mut rung = None;
+                let data = training_data(e, &entry, &records, |dataset, train, n| {
+                    let dir = prefix::rung_dir(dataset, train, n, out)?;
+                    rung = Some(dir.clone());
+                    Ok(dir.join(prefix::RUNG_FILE))
+                })?;
+                if let Some(dir) = rung.filter(|d| folders.iter().all(|(_, f)| f != d)) {
+                    folders.push((format!("{name} rung"), dir));
+                }
+                let set = registry
+                    .feature_set(&entry.feature_set)
+                    .map_err(|err| anyhow!("{err}"))?;
+                let config = train_config(&entry, set.training_size() as usize, *run, &data, None)?;
+                folders.push((name, train_dir(e, &entry, &set, *run, &config, out)?));
+            }
+            _ => {}
+        }
+    }
+    Ok(folders)
+}
+
+/// The folder of a generated dataset's stage under the output folder `out` (its
+/// [`StageKey::data`]).
+fn data_dir(d: &Dataset, g: &GenerateTable, out: &Path) -> Result<PathBuf> {
+    Ok(StageKey::data(g, out)?.dir(out, &d.name))
+}
+
+/// The training and validation files a dataset generated with `g` into its folder `dir` holds.
+fn generated_files(dir: &Path, g: &GenerateTable) -> (Vec<PathBuf>, PathBuf) {
+    let n = g.shard_count();
+    (
+        (0..n).map(|i| shard_file(dir, i, n)).collect(),
+        dir.join("val.binpack"),
     )
 }
 
@@ -773,7 +865,7 @@ fn ensure_shard(d: &Dataset, shard: u64, options: &RunOptions) -> Result<()> {
     let g = generation(d)
         .filter(|g| shard < g.shard_count())
         .ok_or_else(|| anyhow!("dataset '{}' has no shard {shard}", d.name))?;
-    let dir = data_dir(d, g, options);
+    let dir = data_dir(d, g, &options.out)?;
     let file = shard_file(&dir, shard, g.shard_count());
     if options.lookup.probing() {
         return match gensfen::is_complete(&file) {
@@ -803,7 +895,7 @@ fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<Da
         }
         DataSource::Generate(g) => g,
     };
-    let dir = data_dir(d, g, options);
+    let dir = data_dir(d, g, &options.out)?;
     let what = format_args!("[{experiment}] data: {}", d.name);
     let _held = match options.lookup.claim_saying::<DataRecord>(&dir, what)? {
         Claim::Held(lock) => lock,
@@ -818,7 +910,7 @@ fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<Da
         positions += generate_shard(experiment, (d, &g), &dir, i, options)?;
     }
     // Validation games come from another seed: no game is in both sets.
-    let val = dir.join("val.binpack");
+    let (train, val) = generated_files(&dir, &g);
     announce(
         experiment,
         "data",
@@ -839,7 +931,7 @@ fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<Da
         .map_err(anyhow::Error::msg)?
         .positions;
     let record = DataRecord {
-        train: (0..n).map(|i| shard_file(&dir, i, n)).collect(),
+        train,
         val: vec![val],
         positions,
         seconds: started.elapsed().as_secs_f64(),
@@ -870,21 +962,26 @@ fn train_config(
     Ok(config)
 }
 
-/// The key of a training stage: the run's [identity](TrainConfig::identity) (so asking for
-/// more epochs or another patience continues the run), with its initial weights, data files
-/// and blocks' layouts by content instead of by path.
-fn train_key(
+/// Each block of `set` as a training stage's key holds it: `name:layout_version:layout_id`.
+fn layouts_of(set: &FeatureSet) -> Vec<String> {
+    nnue::BlockInfo::of_set(set)
+        .iter()
+        .map(|b| format!("{}:{}:{}", b.name, b.layout_version, b.layout_id))
+        .collect()
+}
+
+/// The folder of run `run` of `entry` of `e` (feature set `set`) trained as `config`, under
+/// the output folder `out`.
+fn train_dir(
+    e: &Experiment,
+    entry: &Entry,
+    set: &FeatureSet,
+    run: u64,
     config: &TrainConfig,
-    layouts: &[String],
-    init_digest: Option<&str>,
-    data: &[(String, String)],
-) -> String {
-    let mut keyed = config.identity();
-    keyed.init = None;
-    keyed.train.clear();
-    keyed.val.clear();
-    // v3: the record's network is the best epoch's (v2's was the last epoch's).
-    key_of(&("train-v3", &keyed, layouts, &init_digest, data))
+    out: &Path,
+) -> Result<PathBuf> {
+    let name = format!("{}-{}-run{run}", e.name, entry.name);
+    Ok(StageKey::train(config, layouts_of(set), out)?.dir(out, &name))
 }
 
 /// Trains (or resumes, or finds finished) run `run` of `entry`.
@@ -897,27 +994,9 @@ fn train_one(
     init: Option<PathBuf>,
     options: &RunOptions,
 ) -> Result<TrainRecord> {
-    let init_digest = init.as_deref().map(file_digest).transpose()?;
     let config = train_config(entry, set.training_size() as usize, run, data, init)?;
     let fs = &entry.name;
-    let layouts: Vec<String> = nnue::BlockInfo::of_set(set)
-        .iter()
-        .map(|b| format!("{}:{}:{}", b.name, b.layout_version, b.layout_id))
-        .collect();
-    // The data by identity, not by path (see `file_identity`).
-    let data: Vec<(String, String)> = config
-        .train
-        .iter()
-        .chain(&config.val)
-        .map(|f| Ok((file_identity(&f.path, &options.out)?, f.format.clone())))
-        .collect::<Result<_>>()?;
-    let key = train_key(&config, &layouts, init_digest.as_deref(), &data);
-    let dir = stage_dir(
-        &options.out,
-        "train",
-        &format!("{}-{fs}-run{run}", e.name),
-        &key,
-    );
+    let dir = train_dir(e, entry, set, run, &config, &options.out)?;
     let label = format!("{fs} run {run}/{}", e.settings.runs);
     let found = |record: Option<TrainRecord>| {
         record
@@ -986,70 +1065,4 @@ fn train_one(
 /// The default output root for a manifest: `runs/` beside it.
 pub fn default_out(manifest: &Path) -> PathBuf {
     manifest.parent().unwrap_or(Path::new("")).join("runs")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::checked::{Positive, UnitReal};
-    use crate::train::settings::TrainSettings;
-
-    /// A training stage's key, pinned: an accidental change of a run's identity (a new setting
-    /// written into runs that do not use it, a renamed field) fails here; a deliberate one is a
-    /// visible edit of this value.
-    #[test]
-    fn the_training_key_of_a_fixed_run_is_pinned() {
-        let settings = TrainSettings {
-            l1: crate::checked::L1Width(128),
-            l2: crate::checked::Count(16),
-            epochs: crate::checked::Count(12),
-            ..TrainSettings::default()
-        };
-        let config = settings.config("all", 768, Vec::new(), Vec::new());
-        let layouts = vec!["all:1:0123456789abcdef".to_string()];
-        let data = vec![("data/d-1/train.binpack".to_string(), "binpack".to_string())];
-        let key = train_key(&config, &layouts, None, &data);
-        assert_eq!(key, GOLDEN_TRAIN_KEY);
-        // The settings added since (issue 44) leave no trace in runs that do not use them, so
-        // those runs kept the identity they had (only the tag moved to v3).
-        let identity = serde_json::to_string(&config.identity()).unwrap();
-        for added in [
-            "stop",
-            "lr_schedule",
-            "lr_floor",
-            "warmup_steps",
-            "lambda_end",
-            "weight_decay",
-            "max_grad_norm",
-            "ranger",
-            "wdl_skip",
-            "early_skip_ply",
-            "piece_count_skip",
-            "swa_from",
-        ] {
-            assert!(!identity.contains(added), "{added} in {identity}");
-        }
-        // How long it trains is not its identity: more epochs or a patience continue it.
-        let longer = TrainSettings {
-            epochs: crate::checked::Count(40),
-            patience: Some(Positive(3)),
-            min_delta: UnitReal(1e-4),
-            ..settings.clone()
-        };
-        let longer = longer.config("all", 768, Vec::new(), Vec::new());
-        assert_eq!(train_key(&longer, &layouts, None, &data), key);
-        // Everything else is: the recipe, the data, the layouts.
-        let recipe = TrainSettings {
-            lr_schedule: crate::train::schedule::LrSchedule::Cosine,
-            ..settings.clone()
-        };
-        let recipe = recipe.config("all", 768, Vec::new(), Vec::new());
-        assert_ne!(train_key(&recipe, &layouts, None, &data), key);
-        let other = vec![("data/d-2/train.binpack".to_string(), "binpack".to_string())];
-        assert_ne!(train_key(&config, &layouts, None, &other), key);
-        assert_ne!(train_key(&config, &[], None, &data), key);
-    }
-
-    /// [`the_training_key_of_a_fixed_run_is_pinned`]'s run's key.
-    const GOLDEN_TRAIN_KEY: &str = "de97245b43303046";
 }
