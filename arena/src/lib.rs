@@ -3,6 +3,7 @@
 //! pentanomial statistics, and puzzle accuracy. Used by `trainer run` and by the `arena` binary.
 
 pub mod game;
+pub mod move_limit;
 pub mod openings;
 pub mod pgn;
 pub mod puzzles;

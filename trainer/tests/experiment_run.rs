@@ -365,8 +365,31 @@ fn bad_manifests_name_the_file_the_line_and_the_key() {
             vec!["m.toml:2", "no such file"],
         ),
         (
-            tournament_without_limit,
+            tournament_without_limit.clone(),
             vec!["m.toml:5", "exactly one of nodes"],
+        ),
+        // The move limit's keys are arena's (arena::move_limit), read by the same rule.
+        (
+            tournament_without_limit.replace("rounds = 1,", "rounds = 1, nodes = 5, depth = 3,"),
+            vec!["m.toml:5", "exactly one of nodes, depth, movetime, tc"],
+        ),
+        (
+            tournament_without_limit.replace("rounds = 1,", "rounds = 1, nodes = 5, round = 3,"),
+            vec!["m.toml:5", "unknown key `round`"],
+        ),
+        (
+            tournament_without_limit.replace("rounds = 1,", "rounds = 1, tc = \"0+1\","),
+            vec!["m.toml:5", "tc: '0+1' is not a time control"],
+        ),
+        (
+            tournament_without_limit.replace("rounds = 1,", "rounds = 1, nodes = 0,"),
+            vec!["m.toml:5", "nonzero"],
+        ),
+        (
+            tournament_without_limit
+                .replace("tournament = {", "puzzles = {")
+                .replace("rounds = 1, openings", "tc = \"10+1\", file"),
+            vec!["m.toml:5", "evaluation.e.puzzles: tc is for games"],
         ),
         // What the stages would refuse later is refused here, with the stage's own limits.
         (format!("{ok}l1 = 16384\n"), vec!["m.toml:8: l1 must", "up to 8192"]),
@@ -541,6 +564,10 @@ fn bad_generation_tables_are_refused_by_check() {
         (
             table(", positions = 100"),
             vec!["data.g.generate: give exactly one of games and positions"],
+        ),
+        (
+            table(", labeler = \"cmd=/usr/games/stockfish\"").replace("nodes = 10", "depth = 3"),
+            vec!["data.g.generate.labeler: an external labeler searches a node count: give nodes"],
         ),
         (
             table(&format!(
@@ -1101,7 +1128,7 @@ fn two_runs_at_once_share_their_stages_without_corrupting_them() {
     let both = text(&a) + &text(&b);
     // The data were generated once: one run announced the generation, the other found them.
     assert_eq!(
-        both.matches("generating 40 training games").count(),
+        both.matches("generating 40 games of training data").count(),
         1,
         "{both}"
     );

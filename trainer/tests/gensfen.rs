@@ -315,6 +315,14 @@ fn bad_arguments_are_one_line_errors() {
         &["--games", "1", "--depth-min", "5", "--depth-max", "3"],
     );
     assert!(err.contains("depth range"), "{err}");
+    // Games or positions: the manifest's rule (gensfen::Target::of).
+    for target in [&[][..], &["--games", "1", "--positions", "5"][..]] {
+        let err = fails(&out, target);
+        assert!(
+            err.contains("give exactly one of games and positions"),
+            "{err}"
+        );
+    }
     // An existing file without a progress record is not overwritten.
     let existing = dir.path().join("keep.bin");
     std::fs::write(&existing, b"precious").unwrap();

@@ -2,11 +2,12 @@
 
 use std::fs::File;
 use std::io::BufWriter;
+use std::num::NonZeroU64;
 use std::path::PathBuf;
-use std::time::Duration;
 
+use arena::move_limit::{LimitArgs, MoveLimit};
 use arena::puzzles;
-use arena::uci::{EngineSpec, SearchLimit};
+use arena::uci::EngineSpec;
 
 /// Arguments of `arena puzzles`.
 #[derive(clap::Args, Debug)]
@@ -21,15 +22,10 @@ pub struct PuzzlesArgs {
     /// Only the first N puzzles.
     #[arg(long)]
     pub limit: Option<usize>,
-    /// Search each answer for this many nodes.
-    #[arg(long, conflicts_with_all = ["movetime", "depth"])]
-    pub nodes: Option<u64>,
-    /// Search each answer for this many milliseconds (default 100, the thesis's setting).
-    #[arg(long, conflicts_with = "depth")]
-    pub movetime: Option<u64>,
-    /// Search each answer to this depth.
-    #[arg(long)]
-    pub depth: Option<u32>,
+    /// How long each answer is searched: one of --nodes, --depth, --movetime (default: 100
+    /// milliseconds, the thesis's setting).
+    #[command(flatten)]
+    pub search: LimitArgs,
     /// Engine processes in parallel (0: one per core).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
@@ -51,12 +47,11 @@ pub fn run(args: PuzzlesArgs) -> Result<(), String> {
     if list.is_empty() {
         return Err(format!("{}: no puzzles", args.puzzles.display()));
     }
-    let limit = match (args.nodes, args.movetime, args.depth) {
-        (Some(n), _, _) => SearchLimit::Nodes(n),
-        (_, _, Some(d)) => SearchLimit::Depth(d),
-        (_, Some(ms), _) => SearchLimit::MoveTime(Duration::from_millis(ms)),
-        _ => SearchLimit::MoveTime(Duration::from_millis(100)),
-    };
+    let limit = match args.search.limit() {
+        Some(limit) => limit.for_one_search().map_err(|e| format!("--{e}"))?,
+        None => MoveLimit::MoveTime(NonZeroU64::new(100).expect("100 is not 0")),
+    }
+    .search_limit();
     let report = puzzles::solve_all(&spec, &list, limit, args.threads, !args.quiet)
         .map_err(|e| e.to_string())?;
     print!("{report}");

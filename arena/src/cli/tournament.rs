@@ -7,17 +7,14 @@ use std::time::Duration;
 use clap::ValueEnum;
 
 use arena::game::{Adjudication, DrawRule, GameSettings, ResignRule};
+use arena::move_limit::LimitArgs;
 use arena::openings::{self, OpeningOrder};
 use arena::rating::{self, Anchor, FitOptions, GameResult};
-use arena::time_control::TimeControl;
 use arena::tournament::{self, Format, TournamentConfig, TournamentOutcome};
-use arena::uci::{EngineSpec, SearchLimit};
+use arena::uci::EngineSpec;
 
 /// Arguments of `arena tournament`.
 #[derive(clap::Args, Debug)]
-#[command(group(
-    clap::ArgGroup::new("limit").required(true).args(["tc", "nodes", "movetime", "depth"])
-))]
 pub struct TournamentArgs {
     /// An engine: `name=X,cmd=PATH,arg=..,option.Hash=16`, `name=X,net=FILE` (host with that
     /// network), `cmd=host` (host, built-in evaluation), or just a network file. Repeat it.
@@ -45,18 +42,9 @@ pub struct TournamentArgs {
     /// Games played in parallel (0: one per core).
     #[arg(long, default_value_t = 1)]
     concurrency: usize,
-    /// Clock: SECONDS[+INCREMENT], e.g. 10+0.1 or 60.
-    #[arg(long, value_name = "TC")]
-    tc: Option<String>,
-    /// Fixed nodes per move.
-    #[arg(long)]
-    nodes: Option<u64>,
-    /// Fixed time per move in milliseconds.
-    #[arg(long, value_name = "MS")]
-    movetime: Option<u64>,
-    /// Fixed depth per move.
-    #[arg(long)]
-    depth: Option<u32>,
+    /// How long each move is searched: exactly one of --nodes, --depth, --movetime, --tc.
+    #[command(flatten)]
+    limit: LimitArgs,
     /// Grace beyond the clock before a time loss, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 100)]
     timemargin: u64,
@@ -108,19 +96,11 @@ fn config_from(args: &TournamentArgs) -> Result<TournamentConfig, String> {
         .iter()
         .map(|s| EngineSpec::parse(s).map_err(|e| e.to_string()))
         .collect::<Result<Vec<_>, _>>()?;
-    let limit = if let Some(tc) = &args.tc {
-        tc.parse::<TimeControl>()
-            .map_err(|e| format!("--tc: {e}"))?
-            .limit()
-    } else if let Some(n) = args.nodes {
-        SearchLimit::Nodes(n)
-    } else if let Some(ms) = args.movetime {
-        SearchLimit::MoveTime(Duration::from_millis(ms))
-    } else if let Some(d) = args.depth {
-        SearchLimit::Depth(d)
-    } else {
-        return Err("give one of --tc, --nodes, --movetime, --depth".to_string());
-    };
+    let limit = args
+        .limit
+        .limit()
+        .ok_or("give one of --tc, --nodes, --movetime, --depth")?
+        .search_limit();
     let mut game = GameSettings::new(limit);
     game.time_margin = Duration::from_millis(args.timemargin);
     game.adjudication = Adjudication {

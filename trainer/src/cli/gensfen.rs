@@ -3,14 +3,13 @@
 use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
 
-use clap::{ArgGroup, Args};
+use clap::Args;
 
 use trainer::data::Format;
 use trainer::gensfen::{self, GameSettings, GensfenConfig, LabelSettings, Labeler, Target};
 
 /// Arguments of `trainer gensfen`.
 #[derive(Args, Debug)]
-#[command(group(ArgGroup::new("target").required(true).args(["games", "positions"])))]
 pub struct GensfenArgs {
     /// Output file (.binpack, .bin, .txt/.csv or .compact); its progress record is OUT.progress.
     #[arg(long, value_name = "FILE")]
@@ -18,7 +17,7 @@ pub struct GensfenArgs {
     /// Format of the output, overriding its extension.
     #[arg(long, value_name = "FORMAT")]
     pub out_format: Option<Format>,
-    /// Play this many games (a shard plays those of its residue).
+    /// Play this many games (a shard plays those of its residue); or --positions.
     #[arg(long, value_name = "G")]
     pub games: Option<u64>,
     /// Write this many positions (split evenly over the shards; the last game is cut).
@@ -87,11 +86,7 @@ pub fn parse_shard(text: &str) -> Result<(u64, u64), String> {
 impl GensfenArgs {
     /// The library configuration.
     pub fn config(&self, plugin_dir: Option<&Path>) -> Result<GensfenConfig> {
-        let target = match (self.games, self.positions) {
-            (Some(g), None) => Target::Games(g),
-            (None, Some(p)) => Target::Positions(p),
-            _ => bail!("give exactly one of --games and --positions"),
-        };
+        let target = Target::of(self.games, self.positions).map_err(anyhow::Error::msg)?;
         let labeler = match (&self.labeler, self.label_nodes) {
             (Some(spec), Some(nodes)) => Labeler::Uci {
                 spec: spec.clone(),

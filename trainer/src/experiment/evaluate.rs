@@ -4,24 +4,22 @@
 
 use anyhow::{Context, Result, anyhow, bail};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use arena::game::{Adjudication, DrawRule, GameSettings, ResignRule};
 use arena::openings::{self, OpeningOrder};
 use arena::puzzles;
 use arena::rating::{self, Anchor, FitOptions, GameResult};
-use arena::time_control::TimeControl;
 use arena::tournament::{
     self, Failures, Format, TournamentConfig, TournamentGame, TournamentOutcome,
 };
-use arena::uci::{EngineSpec, SearchLimit};
+use arena::uci::EngineSpec;
 use host::engine::bench::{self, BenchConfig};
 use host::engine::evaluation::EvalSource;
 use serde::{Deserialize, Serialize};
 
 use super::cache::file_digest;
 use super::lookup::{Claim, Lookup};
-use super::manifest::{Evaluation, LimitTable, PuzzlesTable, SpeedTable, TournamentTable};
+use super::manifest::{Evaluation, PuzzlesTable, SpeedTable, TournamentTable};
 use super::stage_key::StageKey;
 
 /// A trained network taking part in the evaluation.
@@ -161,23 +159,6 @@ pub struct EvaluationResult {
     pub speed: Vec<SpeedResult>,
 }
 
-/// The search limit of a limit table (exactly one key is set; checked when parsing).
-fn search_limit(limit: &LimitTable) -> Result<SearchLimit> {
-    if let Some(n) = limit.nodes {
-        return Ok(SearchLimit::Nodes(n.0));
-    }
-    if let Some(d) = limit.depth {
-        return Ok(SearchLimit::Depth(d.0.min(u32::MAX as u64) as u32));
-    }
-    if let Some(ms) = limit.movetime {
-        return Ok(SearchLimit::MoveTime(Duration::from_millis(ms.0)));
-    }
-    if let Some(tc) = &limit.tc {
-        return Ok(tc.parse::<TimeControl>()?.limit());
-    }
-    Err(anyhow!("no move limit"))
-}
-
 /// `host` with `player`'s network, named after the player, with `hash` MiB.
 fn host_spec(player: &Player, hash: u64) -> Result<EngineSpec> {
     let mut spec = EngineSpec::host_with_net(&player.net).map_err(anyhow::Error::msg)?;
@@ -221,7 +202,7 @@ pub fn evaluate(
             out_root,
             (progress, lookup),
         )?;
-        result.limit = Some(search_limit(&t.limit())?.go_command());
+        result.limit = Some(t.limit.search_limit().go_command());
         result.ratings = t.pairs.is_empty().then_some(record.ratings);
         result.tournament_summary = Some(record.summary);
         result.pairs = record.pairs;
@@ -373,7 +354,7 @@ fn tournament_setup(
             names.join(", ")
         );
     }
-    let limit = search_limit(&t.limit())?;
+    let limit = t.limit.search_limit();
     let mut game = GameSettings::new(limit);
     // cutechess-cli's usual adjudication for engine testing.
     game.adjudication = Adjudication {
@@ -680,7 +661,7 @@ fn puzzle_stage(
     let report = puzzles::solve_all(
         &spec,
         &all,
-        search_limit(&pz.limit())?,
+        pz.limit.search_limit(),
         pz.threads as usize,
         progress,
     )

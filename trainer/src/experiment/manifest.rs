@@ -11,13 +11,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use arena::time_control::TimeControl;
+use arena::move_limit::MoveLimit;
 use arena::uci::EngineSpec;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 pub use crate::checked::Positive;
-use crate::gensfen::{GameSettings, LabelSettings};
+use crate::gensfen::{GameSettings, LabelSettings, Target};
 use crate::train::settings::{ArchSetting, TrainSettings};
 
 /// Where in the manifest a value came from: its file and 1-based line.
@@ -56,14 +56,10 @@ pub struct DataTable {
 /// `generate = { ... }` of a dataset: `trainer gensfen`'s settings.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct GenerateTable {
-    /// Games of training data (or `positions`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub games: Option<Positive>,
-    /// Positions of training data, the last game cut short (or `games`): a budget counted in
-    /// positions, as `trainer gensfen --positions`. (Not written when absent, so the stage
-    /// keys of datasets counted in games stay as they were.)
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub positions: Option<Positive>,
+    /// Games of training data, or positions (the last game cut short): `games` or
+    /// `positions`, as `trainer gensfen --games/--positions`.
+    #[serde(flatten)]
+    pub target: Target,
     /// Training data in this many shards (`trainer gensfen --shard i/N`, one file each, the
     /// games or positions split between them): one job each under the Slurm executor (an
     /// array job), one after another locally; the files are the same either way. (Not written
@@ -80,7 +76,8 @@ pub struct GenerateTable {
     pub net: Option<String>,
     /// Opening book (EPD), a random line per game.
     pub book: Option<String>,
-    /// An external UCI engine that plays and labels instead of `host` (`arena` engine spec).
+    /// An external UCI engine that plays and labels instead of `host` (`arena` engine spec),
+    /// searching `nodes` per move (which it then requires).
     pub labeler: Option<String>,
     /// The labeller apart from the player: `label` (a budget: static, qsearch, nodes=N,
     /// depth=D) and `label_net`, as `trainer gensfen`'s `--label` and `--label-net`.
@@ -113,14 +110,23 @@ impl GenerateTable {
         let val_games = required("val_games")?;
         let mut optional = |name: &str| take::<Positive>(&mut raw, name, place);
         let (games, positions) = (optional("games")?, optional("positions")?);
+        let target = Target::of(
+            games.map(|g| g.get_ref().0),
+            positions.map(|p| p.get_ref().0),
+        )
+        .map_err(|e| anyhow!("{at}: {key}: {e}"))?;
         let shards = optional("shards")?;
-        if games.is_some() == positions.is_some() {
-            bail!("{at}: {key}: give exactly one of games and positions");
-        }
         let (nodes, depth) = (optional("nodes")?, optional("depth")?);
         let mut text = |name: &str| take::<String>(&mut raw, name, place);
         let (net, book, labeler) = (text("net")?, text("book")?, text("labeler")?);
         let (label, label_net) = (text("label")?, text("label_net")?);
+        if let (Some(l), None) = (&labeler, &nodes) {
+            // As `trainer gensfen --labeler` requires `--label-nodes`: no silent default.
+            bail!(
+                "{}: {key}.labeler: an external labeler searches a node count: give nodes",
+                place(l.span().start)
+            );
+        }
         let budget = match label {
             Some(b) => Some(
                 b.get_ref()
@@ -138,8 +144,7 @@ impl GenerateTable {
         let seed = take::<u64>(&mut raw, "seed", place)?;
         let threads = take::<u32>(&mut raw, "threads", place)?;
         Ok(GenerateTable {
-            games: games.map(Spanned::into_inner),
-            positions: positions.map(Spanned::into_inner),
+            target,
             shards: shards.map(Spanned::into_inner),
             val_games,
             nodes: nodes.map(Spanned::into_inner),
@@ -165,22 +170,10 @@ impl GenerateTable {
     }
 }
 
-/// How moves are limited in games and puzzles: exactly one of the keys.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct LimitTable {
-    /// Nodes per move.
-    pub nodes: Option<Positive>,
-    /// Depth per move.
-    pub depth: Option<Positive>,
-    /// Milliseconds per move.
-    pub movetime: Option<Positive>,
-    /// Time control `base+increment` in seconds (games only).
-    pub tc: Option<String>,
-}
-
-/// `tournament = { ... }` of an evaluation.
+/// `tournament = { ... }` of an evaluation. (Its move limit is flattened into it, and refuses
+/// the keys the table does not declare, as `deny_unknown_fields` would, which serde does not
+/// allow beside `flatten`.)
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct TournamentTable {
     /// Game pairs (each opening with both colours) per pairing of players.
     pub rounds: Positive,
@@ -198,14 +191,9 @@ pub struct TournamentTable {
     /// Seed of the opening order.
     #[serde(default)]
     pub seed: u64,
-    /// Nodes per move.
-    pub nodes: Option<Positive>,
-    /// Depth per move.
-    pub depth: Option<Positive>,
-    /// Milliseconds per move.
-    pub movetime: Option<Positive>,
-    /// Time control `base+increment` in seconds.
-    pub tc: Option<String>,
+    /// How long each move is searched: one of `nodes`, `depth`, `movetime`, `tc`.
+    #[serde(flatten)]
+    pub limit: MoveLimit,
     /// Play only these pairings (`[["a", "b"], ...]`, player names) instead of a round robin:
     /// A/B comparisons, each reported head to head with its own error bars. (Not written when
     /// empty, so the stage keys of round robins stay as they were.)
@@ -255,16 +243,6 @@ impl TournamentTable {
     pub fn batch_count(&self) -> usize {
         self.batches.map_or(1, |b| b.0 as usize)
     }
-
-    /// The move limit keys.
-    pub fn limit(&self) -> LimitTable {
-        LimitTable {
-            nodes: self.nodes,
-            depth: self.depth,
-            movetime: self.movetime,
-            tc: self.tc.clone(),
-        }
-    }
 }
 
 /// One worker: the default of `concurrency` and of the puzzles' `threads`.
@@ -276,9 +254,8 @@ fn sixteen() -> Positive {
     Positive(16)
 }
 
-/// `puzzles = { ... }` of an evaluation.
+/// `puzzles = { ... }` of an evaluation (its move limit flattened into it, as a tournament's).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct PuzzlesTable {
     /// The puzzle file (`FEN,moves,rating,themes`).
     pub file: String,
@@ -287,24 +264,9 @@ pub struct PuzzlesTable {
     /// Parallel engines (0: one per core).
     #[serde(default = "one_worker")]
     pub threads: u64,
-    /// Nodes per move.
-    pub nodes: Option<Positive>,
-    /// Depth per move.
-    pub depth: Option<Positive>,
-    /// Milliseconds per move.
-    pub movetime: Option<Positive>,
-}
-
-impl PuzzlesTable {
-    /// The move limit keys.
-    pub fn limit(&self) -> LimitTable {
-        LimitTable {
-            nodes: self.nodes,
-            depth: self.depth,
-            movetime: self.movetime,
-            tc: None,
-        }
-    }
+    /// How long each answer is searched: one of `nodes`, `depth`, `movetime`.
+    #[serde(flatten)]
+    pub limit: MoveLimit,
 }
 
 /// `speed = { ... }` of an evaluation: each network's search speed, `host bench --net`.
@@ -883,40 +845,10 @@ impl Reader<'_> {
         let resolved = |p: &str, at: &dyn fmt::Display, key: &str| self.resolved(p, at, key);
         let mut evaluations = BTreeMap::new();
         for (name, table) in &file.evaluation {
-            let check_limit = |limit: &LimitTable, span: usize, key: &str, games: bool| {
-                let given = [
-                    limit.nodes.is_some(),
-                    limit.depth.is_some(),
-                    limit.movetime.is_some(),
-                    limit.tc.is_some(),
-                ]
-                .iter()
-                .filter(|&&b| b)
-                .count();
-                if given != 1 {
-                    bail!(
-                        "{}: evaluation.{name}.{key}: give exactly one of nodes, depth, movetime{}",
-                        place(span),
-                        if games { ", tc" } else { "" }
-                    );
-                }
-                if !games && limit.tc.is_some() {
-                    bail!(
-                        "{}: evaluation.{name}.{key}: tc is for games; use nodes, depth or movetime",
-                        place(span)
-                    );
-                }
-                if let Some(tc) = &limit.tc {
-                    tc.parse::<TimeControl>()
-                        .with_context(|| format!("{}: evaluation.{name}.{key}.tc", place(span)))?;
-                }
-                Ok(())
-            };
             let tournament = match &table.tournament {
                 Some(t) => {
                     let span = t.span().start;
                     let mut t = t.get_ref().clone();
-                    check_limit(&t.limit(), span, "tournament", true)?;
                     let at = place(span);
                     let key = format!("evaluation.{name}.tournament");
                     t.openings = resolved(&t.openings, &at, &format!("{key}.openings"))?;
@@ -933,7 +865,9 @@ impl Reader<'_> {
                 Some(p) => {
                     let span = p.span().start;
                     let mut p = p.get_ref().clone();
-                    check_limit(&p.limit(), span, "puzzles", false)?;
+                    p.limit
+                        .for_one_search()
+                        .map_err(|e| anyhow!("{}: evaluation.{name}.puzzles: {e}", place(span)))?;
                     let key = format!("evaluation.{name}.puzzles.file");
                     p.file = resolved(&p.file, &place(span), &key)?;
                     Some(p)
@@ -1275,8 +1209,11 @@ fn sweep_cells(
 /// counted in games or named by its files, whose size is known only once they exist.
 fn generation_positions(d: &Dataset) -> Option<u64> {
     match &d.source {
-        DataSource::Generate(g) if g.games.is_none() => g.positions.map(|p| p.0),
-        _ => None,
+        DataSource::Generate(g) => match g.target {
+            Target::Positions(p) => Some(p),
+            Target::Games(_) => None,
+        },
+        DataSource::Files { .. } => None,
     }
 }
 

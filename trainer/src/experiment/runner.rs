@@ -620,10 +620,11 @@ fn gensfen_config(
         label: g.label.clone(),
         ..GensfenConfig::default()
     };
-    if let Some(spec) = &g.labeler {
+    // The manifest refuses a labeler without nodes.
+    if let (Some(spec), Some(nodes)) = (&g.labeler, g.nodes) {
         c.labeler = Labeler::Uci {
             spec: spec.clone(),
-            nodes: g.nodes.map_or(5000, |n| n.0),
+            nodes: nodes.0,
         };
     }
     c
@@ -817,17 +818,6 @@ fn generate_shard(
     options: &RunOptions,
 ) -> Result<u64> {
     let n = g.shard_count();
-    let (target, what) = match (g.games, g.positions) {
-        (Some(games), _) => (
-            Target::Games(games.0),
-            format!("{} training games", games.0),
-        ),
-        (None, Some(p)) => (
-            Target::Positions(p.0),
-            format!("{} training positions", p.0),
-        ),
-        (None, None) => bail!("data.{}.generate: neither games nor positions", d.name),
-    };
     let path = shard_file(dir, i, n);
     // Shards of one dataset run at once (an array job), each held by its own lock.
     let _held = lock_stage(dir, &format!(".lock-shard-{i}"))?;
@@ -839,12 +829,13 @@ fn generate_shard(
         experiment,
         "data",
         &format!(
-            "{}: generating {what}{shard} into {}",
+            "{}: generating {} of training data{shard} into {}",
             d.name,
+            g.target,
             path.display()
         ),
     );
-    let mut config = gensfen_config(g, target, g.seed, options.plugin_dir.as_deref());
+    let mut config = gensfen_config(g, g.target, g.seed, options.plugin_dir.as_deref());
     config.shard = (i, n);
     let summary =
         gensfen::generate(&config, &path, options.progress).map_err(anyhow::Error::msg)?;

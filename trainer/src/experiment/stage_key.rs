@@ -195,14 +195,15 @@ impl StageKey {
                 data,
             } => key_of(&("train-v3", run, layouts, init, data)),
             StageKey::Speed { networks, speed } => key_of(&("speed-v1", networks, speed)),
-            // v2: openings and extra players' files by identity (v1: openings by path).
+            // v2: openings and extra players' files by identity (v1: openings by path), the
+            // move limit as its one key (v1: all four, three of them null).
             StageKey::Tournament {
                 networks,
                 extra,
                 table,
                 reference,
             } => key_of(&("tournament-v2", networks, extra, table, reference)),
-            // v2: the puzzle file by identity (v1: by path).
+            // v2: the puzzle file by identity (v1: by path), the move limit as its one key.
             StageKey::Puzzles { network, table } => key_of(&("puzzles-v2", network, table)),
         }
     }

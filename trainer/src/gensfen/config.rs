@@ -11,13 +11,38 @@ use host::engine::label::LabelBudget;
 use crate::data::Format;
 use crate::invalid_setting::InvalidSetting;
 
-/// How much to generate (per run; see the module docs for shards).
+/// How much to generate (per run; see the module docs for shards): `games` or `positions`, as
+/// the command line and a manifest's `generate` table both name it (serialized as that one
+/// key, `{"games": 1600}`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Target {
     /// Play games `0..G` (of the shard's residue).
     Games(u64),
     /// Write this many positions (split over the shards), stopping inside the last game.
     Positions(u64),
+}
+
+impl Target {
+    /// The target of exactly one of `games` and `positions`: the one rule of `trainer gensfen
+    /// --games/--positions` and a manifest's `generate` table.
+    pub fn of(games: Option<u64>, positions: Option<u64>) -> Result<Target, InvalidSetting> {
+        match (games, positions) {
+            (Some(g), None) => Ok(Target::Games(g)),
+            (None, Some(p)) => Ok(Target::Positions(p)),
+            _ => Err("give exactly one of games and positions".into()),
+        }
+    }
+}
+
+impl std::fmt::Display for Target {
+    /// `1600 games`, `37000 positions`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::Games(g) => write!(f, "{g} games"),
+            Target::Positions(p) => write!(f, "{p} positions"),
+        }
+    }
 }
 
 /// Who plays and labels the games.
