@@ -6,6 +6,7 @@
 //! the line and the key. Relative paths are relative to the manifest's folder.
 
 use super::engine_net::export_engine;
+use super::stage_kind::StageKind;
 use anyhow::{Context, Result, anyhow, bail};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -530,17 +531,14 @@ pub struct ClusterTable {
     /// Every job's.
     pub all: JobResources,
     /// Per kind of stage, over `all`.
-    pub kinds: BTreeMap<String, JobResources>,
+    pub kinds: BTreeMap<StageKind, JobResources>,
 }
 
-/// The kinds of stages `[cluster]` can set apart.
-pub const STAGE_KINDS: [&str; 4] = ["data", "train", "eval", "report"];
-
 impl ClusterTable {
-    /// The resources of a job of `kind` (one of [`STAGE_KINDS`]): the command line's
-    /// `overrides` over the kind's table over `[cluster]`'s.
-    pub fn resources(&self, kind: &str, overrides: &JobResources) -> JobResources {
-        let base = match self.kinds.get(kind) {
+    /// The resources of a job of `kind`: the command line's `overrides` over the kind's
+    /// table over `[cluster]`'s.
+    pub fn resources(&self, kind: StageKind, overrides: &JobResources) -> JobResources {
+        let base = match self.kinds.get(&kind) {
             Some(k) => k.over(&self.all),
             None => self.all.clone(),
         };
@@ -549,9 +547,9 @@ impl ClusterTable {
 
     fn read(mut raw: RawTable, place: &dyn Fn(usize) -> Place) -> Result<Self> {
         let mut kinds = BTreeMap::new();
-        for kind in STAGE_KINDS {
-            if let Some(k) = take::<JobResources>(&mut raw, kind, place)? {
-                kinds.insert(kind.to_string(), k.into_inner());
+        for kind in StageKind::ALL {
+            if let Some(k) = take::<JobResources>(&mut raw, kind.name(), place)? {
+                kinds.insert(kind, k.into_inner());
             }
         }
         Ok(ClusterTable {

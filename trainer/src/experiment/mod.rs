@@ -12,4 +12,5 @@ pub mod report;
 pub mod runner;
 pub mod slurm;
 pub mod stage_key;
+pub mod stage_kind;
 pub mod stages;

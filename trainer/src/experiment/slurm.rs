@@ -86,7 +86,7 @@ pub fn run(
         }
         let resources = manifest
             .cluster
-            .resources(kind(&stage.id), &slurm.overrides);
+            .resources(stage.id.kind(), &slurm.overrides);
         let mut sbatch = |job: &Job, after: &[String]| {
             sbatch_calls += 1;
             submit(job, after, &resources, (manifest, options, slurm), &logs)
@@ -131,7 +131,7 @@ pub fn run(
             eprintln!(
                 "==> slurm: {}0..{} submitted as array job {job}",
                 array.prefix,
-                array.count - 1
+                array.parts.len() - 1
             );
             after.push(job.clone());
             arrays.insert(i, (job, array));
@@ -179,9 +179,8 @@ pub fn run(
         let Some((job, array)) = arrays.get(&i) else {
             continue;
         };
-        for task in 0..array.count {
-            let id: StageId = format!("{}{task}", array.prefix).parse()?;
-            if !is_done(manifest, registry, &probe, &id)? {
+        for (task, id) in array.parts.iter().enumerate() {
+            if !is_done(manifest, registry, &probe, id)? {
                 bail!(
                     "--executor slurm: stage {id} failed (array job {job}): see {}{}",
                     logs.join(format!("{}-{job}_{task}.log", array.log))
@@ -234,16 +233,6 @@ fn is_done(
     }
 }
 
-/// The `[cluster]` section a stage takes its resources from.
-fn kind(id: &StageId) -> &'static str {
-    match id {
-        StageId::Data { .. } | StageId::DataShard { .. } => "data",
-        StageId::Train { .. } => "train",
-        StageId::Evaluate { .. } | StageId::EvaluateBatch { .. } => "eval",
-        StageId::Report { .. } | StageId::Ladder { .. } => "report",
-    }
-}
-
 /// Checks that the driver can write into `dir` (the shared folder's log folder).
 fn writable(dir: &Path) -> Result<()> {
     let probe = dir.join(format!(".writable-{}", std::process::id()));
@@ -292,10 +281,10 @@ struct List {
 /// tournament's batches (`eval:E:V:i`).
 #[derive(Clone, Debug)]
 struct Array {
+    /// The parts, task `i` running `parts[i]`.
+    parts: Vec<StageId>,
     /// The parts' stage ids without the task number.
     prefix: String,
-    /// How many.
-    count: u64,
     /// The logs' file name before Slurm's `-ARRAYJOB_TASK.log`.
     log: String,
 }
@@ -303,29 +292,30 @@ struct Array {
 /// The array job that must run before stage `id`, if it has parts: the shards of a dataset
 /// generated in shards, the batches of a tournament played in batches.
 fn array_of(manifest: &Manifest, id: &StageId) -> Result<Option<Array>> {
-    let (prefix, count) = match id {
+    let count = match id {
         StageId::Data { dataset } => match &manifest.dataset(dataset)?.source {
-            DataSource::Generate(g) => (format!("data:{dataset}:"), g.shard_count()),
+            DataSource::Generate(g) => g.shard_count(),
             DataSource::Files { .. } => return Ok(None),
         },
         StageId::Evaluate {
             experiment,
             evaluation,
-        } => {
-            let batches = manifest
-                .experiments
-                .iter()
-                .filter(|e| &e.name == experiment)
-                .flat_map(|e| &e.evaluations)
-                .find(|v| &v.name == evaluation)
-                .and_then(|v| v.tournament.as_ref())
-                .map_or(1, |t| t.batch_count() as u64);
-            (format!("eval:{experiment}:{evaluation}:"), batches)
-        }
+        } => manifest
+            .experiments
+            .iter()
+            .filter(|e| &e.name == experiment)
+            .flat_map(|e| &e.evaluations)
+            .find(|v| &v.name == evaluation)
+            .and_then(|v| v.tournament.as_ref())
+            .map_or(1, |t| t.batch_count() as u64),
         _ => return Ok(None),
     };
+    let parts: Vec<StageId> = (0..count).filter_map(|i| id.part(i)).collect();
+    let Some(prefix) = id.parts_prefix().filter(|_| parts.len() > 1) else {
+        return Ok(None);
+    };
     let log = format!("{}parts", crate::file_names::safe_file_name(&prefix));
-    Ok((count > 1).then_some(Array { prefix, count, log }))
+    Ok(Some(Array { parts, prefix, log }))
 }
 
 /// Submits `job` after the jobs `after`; returns its job id.
@@ -388,7 +378,7 @@ fn submit(
         .arg("--kill-on-invalid-dep=yes");
     match job {
         Job::Array(array) => {
-            sbatch.arg(format!("--array=0-{}", array.count - 1));
+            sbatch.arg(format!("--array=0-{}", array.parts.len() - 1));
         }
         Job::List(list) => {
             sbatch.arg(format!("--array=0-{}", list.ids.len() - 1));

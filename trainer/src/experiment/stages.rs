@@ -14,6 +14,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::manifest::{Entry, Experiment, Manifest};
+use super::stage_kind::StageKind;
 
 /// One stage, as `trainer run --stage` names it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,6 +70,45 @@ pub enum StageId {
         /// The sweep's name (the `[[experiment]]` table's).
         group: String,
     },
+}
+
+impl StageId {
+    /// Its kind.
+    pub fn kind(&self) -> StageKind {
+        match self {
+            StageId::Data { .. } | StageId::DataShard { .. } => StageKind::Data,
+            StageId::Train { .. } => StageKind::Train,
+            StageId::Evaluate { .. } | StageId::EvaluateBatch { .. } => StageKind::Eval,
+            StageId::Report { .. } | StageId::Ladder { .. } => StageKind::Report,
+        }
+    }
+
+    /// Its part `i`, for a stage that can run in parts (a dataset's shards, a tournament's
+    /// batches): the stage that finds its parts done.
+    pub fn part(&self, i: u64) -> Option<StageId> {
+        match self {
+            StageId::Data { dataset } => Some(StageId::DataShard {
+                dataset: dataset.clone(),
+                shard: i,
+            }),
+            StageId::Evaluate {
+                experiment,
+                evaluation,
+            } => Some(StageId::EvaluateBatch {
+                experiment: experiment.clone(),
+                evaluation: evaluation.clone(),
+                batch: i as usize,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Its parts' names without their number (`data:D:`), for a job that appends the
+    /// number of its array task.
+    pub fn parts_prefix(&self) -> Option<String> {
+        let first = self.part(0)?.to_string();
+        Some(first.strip_suffix('0').unwrap_or(&first).to_string())
+    }
 }
 
 impl fmt::Display for StageId {
@@ -285,6 +325,26 @@ fn add_experiment(manifest: &Manifest, e: &Experiment, stages: &mut Vec<Stage>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parts_are_named_as_they_parse() {
+        let data: StageId = "data:d".parse().unwrap();
+        assert_eq!(data.parts_prefix().as_deref(), Some("data:d:"));
+        assert_eq!(data.part(3), Some("data:d:3".parse().unwrap()));
+        let eval: StageId = "eval:e:v".parse().unwrap();
+        assert_eq!(eval.parts_prefix().as_deref(), Some("eval:e:v:"));
+        assert_eq!(eval.part(1), Some("eval:e:v:1".parse().unwrap()));
+        assert_eq!("report:e".parse::<StageId>().unwrap().part(0), None);
+        for (id, kind) in [
+            ("data:d:2", StageKind::Data),
+            ("train:e:n:1", StageKind::Train),
+            ("eval:e:v:0", StageKind::Eval),
+            ("ladder:g", StageKind::Report),
+        ] {
+            assert_eq!(id.parse::<StageId>().unwrap().kind(), kind);
+            assert!(id.starts_with(kind.name()) || kind == StageKind::Report);
+        }
+    }
 
     #[test]
     fn stage_names_round_trip_and_bad_ones_are_refused() {
