@@ -9,21 +9,12 @@ use super::network::{
     BlockInfo, LayerParts, Network, NetworkParts, Quantization, ShapeError, check_sizes,
     feature_count, term_runs,
 };
-use super::shape::{
-    Activation, Arch, BucketRule, FtOutput, Hidden, MAX_HIDDEN_LAYERS, OutputRule, Skip,
-};
+use super::shape::{Arch, Hidden, MAX_HIDDEN_LAYERS};
 
 /// The first eight bytes of a network file in this project's format.
 pub const MAGIC: [u8; 8] = *b"NNUEFSET";
-/// The newest format version this code reads and writes (version 3: the shape after the first
-/// layer; version 4: with activation shifts, the skip difference and the dense output of
-/// Stockfish's shape of today). A thesis-shaped network is still written as version 2 and
-/// another that version 3 expresses as version 3, byte for byte as before.
-pub const FORMAT_VERSION: u32 = 4;
-/// The version of shapes without the layer kinds of version 4.
-pub const SHAPE_VERSION: u32 = 3;
-/// The version a thesis-shaped network is written in.
-pub const THESIS_SHAPE_VERSION: u32 = 2;
+use crate::wire_code::WireCode;
+pub use crate::wire_code::{FORMAT_VERSION, SHAPE_VERSION, THESIS_SHAPE_VERSION};
 /// The oldest format version this code reads (version 1: every block `i16`).
 pub const OLDEST_FORMAT_VERSION: u32 = 1;
 /// Longest feature-set name a thesis file may start with.
@@ -642,29 +633,18 @@ fn own_header_fields(bytes: &[u8]) -> Result<OwnFields, DecodeError> {
     })
 }
 
-/// Reads a version-3 or version-4 shape: `u8` first-layer output (0 clipped ReLU, 1 pairwise,
-/// 2 pairwise clipped at 255), `u32` PSQT buckets, `u32` stacks, `u8` bucket rule (0 piece
-/// count), `u8` H hidden layers, H × (`u32` width, `u8` activation: 0 clipped ReLU, 1 squared and
-/// plain clipped ReLU, then in version 4 `u8` shift), `u8` skip (0 none, 1 extra output, 2
-/// difference), `u8` output rule (0 thesis, 1 Stockfish 15.1, 2 Stockfish of today), then in
-/// version 4 `u8` dense output (0, 1).
+/// Reads a version-3 or version-4 shape: `u8` first-layer output, `u32` PSQT buckets, `u32`
+/// stacks, `u8` bucket rule, `u8` H hidden layers, H × (`u32` width, `u8` activation, then in
+/// version 4 `u8` shift), `u8` skip, `u8` output rule, then in version 4 `u8` dense output (0,
+/// 1). Each kind's byte is its [`WireCode`], declared beside it in [`crate::shape`] (first-layer
+/// output 0 clipped ReLU, 1 pairwise, 2 pairwise clipped at 255; bucket rule 0 piece count;
+/// activation 0 clipped ReLU, 1 squared and plain clipped ReLU; skip 0 none, 1 extra output, 2
+/// difference; output rule 0 thesis, 1 Stockfish 15.1, 2 Stockfish of today).
 fn read_arch(c: &mut Cursor, version: u32) -> Result<Arch, DecodeError> {
-    let bad = |field: &'static str, code: u32| DecodeError::BadText {
-        field,
-        reason: format!("code {code} is not one this build knows"),
-    };
-    let ft_output = match c.take(1)?[0] {
-        0 => FtOutput::ClippedRelu,
-        1 => FtOutput::Pairwise,
-        2 => FtOutput::Pairwise255,
-        k => return Err(bad("first-layer output", k.into())),
-    };
+    let ft_output = read_code(c)?;
     let psqt_buckets = c.u32()? as usize;
     let stacks = c.u32()? as usize;
-    let bucket_rule = match c.take(1)?[0] {
-        0 => BucketRule::PieceCount,
-        k => return Err(bad("bucket rule", k.into())),
-    };
+    let bucket_rule = read_code(c)?;
     let layers = c.take(1)?[0] as usize;
     if layers == 0 || layers > MAX_HIDDEN_LAYERS {
         return Err(DecodeError::BadText {
@@ -675,11 +655,7 @@ fn read_arch(c: &mut Cursor, version: u32) -> Result<Arch, DecodeError> {
     let mut hidden = Vec::with_capacity(layers);
     for _ in 0..layers {
         let width = c.u32()? as usize;
-        let activation = match c.take(1)?[0] {
-            0 => Activation::ClippedRelu,
-            1 => Activation::SqrClippedRelu,
-            k => return Err(bad("activation", k.into())),
-        };
+        let activation = read_code(c)?;
         let shift = match version {
             SHAPE_VERSION => crate::scales::HIDDEN_SHIFT,
             _ => c.take(1)?[0].into(),
@@ -690,24 +666,14 @@ fn read_arch(c: &mut Cursor, version: u32) -> Result<Arch, DecodeError> {
             shift,
         });
     }
-    let skip = match c.take(1)?[0] {
-        0 => Skip::None,
-        1 => Skip::ExtraOutput,
-        2 => Skip::Difference,
-        k => return Err(bad("skip", k.into())),
-    };
-    let output = match c.take(1)?[0] {
-        0 => OutputRule::Thesis,
-        1 => OutputRule::Stockfish,
-        2 => OutputRule::StockfishScaled,
-        k => return Err(bad("output rule", k.into())),
-    };
+    let skip = read_code(c)?;
+    let output = read_code(c)?;
     let dense_output = match version {
         SHAPE_VERSION => false,
         _ => match c.take(1)?[0] {
             0 => false,
             1 => true,
-            k => return Err(bad("dense output", k.into())),
+            k => return Err(unknown_code("dense output", k)),
         },
     };
     Ok(Arch {
@@ -722,57 +688,60 @@ fn read_arch(c: &mut Cursor, version: u32) -> Result<Arch, DecodeError> {
     })
 }
 
-/// The own-format version that expresses `arch`: 2 for the thesis's shape, 3 without the layer
-/// kinds of version 4, else 4.
-fn version_of(arch: &Arch) -> u32 {
-    let newer = arch.ft_output == FtOutput::Pairwise255
-        || arch.skip == Skip::Difference
-        || arch.output == OutputRule::StockfishScaled
-        || arch.dense_output
-        || arch
-            .hidden
-            .iter()
-            .any(|h| h.shift != crate::scales::HIDDEN_SHIFT);
-    match (arch.preset(), newer) {
-        (Some(crate::shape::Preset::Thesis), _) => THESIS_SHAPE_VERSION,
-        (_, false) => SHAPE_VERSION,
-        (_, true) => FORMAT_VERSION,
+/// The error of a byte that stands for no value of `field` this build knows.
+fn unknown_code(field: &'static str, code: u8) -> DecodeError {
+    DecodeError::BadText {
+        field,
+        reason: format!("code {code} is not one this build knows"),
     }
+}
+
+/// Reads one kind's byte ([`WireCode`]).
+fn read_code<T: WireCode>(c: &mut Cursor) -> Result<T, DecodeError> {
+    let code = c.take(1)?[0];
+    T::from_code(code).ok_or_else(|| unknown_code(T::FIELD, code))
+}
+
+/// The own-format version that expresses `arch`: 2 for the thesis's shape, else the newest
+/// version any of its kinds needs ([`WireCode::since`]), 4 for activation shifts and the dense
+/// output.
+fn version_of(arch: &Arch) -> u32 {
+    if arch.preset() == Some(crate::shape::Preset::Thesis) {
+        return THESIS_SHAPE_VERSION;
+    }
+    let kinds = [
+        arch.ft_output.since(),
+        arch.bucket_rule.since(),
+        arch.skip.since(),
+        arch.output.since(),
+    ];
+    let layers = arch.hidden.iter().map(|h| match h.shift {
+        crate::scales::HIDDEN_SHIFT => h.activation.since(),
+        _ => FORMAT_VERSION,
+    });
+    let dense = match arch.dense_output {
+        true => FORMAT_VERSION,
+        false => SHAPE_VERSION,
+    };
+    kinds.into_iter().chain(layers).fold(dense, u32::max)
 }
 
 /// Appends a shape of `version` 3 or 4 (see [`read_arch`]).
 fn write_arch(arch: &Arch, version: u32, out: &mut Vec<u8>) {
-    out.push(match arch.ft_output {
-        FtOutput::ClippedRelu => 0,
-        FtOutput::Pairwise => 1,
-        FtOutput::Pairwise255 => 2,
-    });
+    out.push(arch.ft_output.code());
     out.extend_from_slice(&(arch.psqt_buckets as u32).to_le_bytes());
     out.extend_from_slice(&(arch.stacks as u32).to_le_bytes());
-    out.push(match arch.bucket_rule {
-        BucketRule::PieceCount => 0,
-    });
+    out.push(arch.bucket_rule.code());
     out.push(arch.hidden.len() as u8);
     for h in &arch.hidden {
         out.extend_from_slice(&(h.width as u32).to_le_bytes());
-        out.push(match h.activation {
-            Activation::ClippedRelu => 0,
-            Activation::SqrClippedRelu => 1,
-        });
+        out.push(h.activation.code());
         if version > SHAPE_VERSION {
             out.push(h.shift as u8);
         }
     }
-    out.push(match arch.skip {
-        Skip::None => 0,
-        Skip::ExtraOutput => 1,
-        Skip::Difference => 2,
-    });
-    out.push(match arch.output {
-        OutputRule::Thesis => 0,
-        OutputRule::Stockfish => 1,
-        OutputRule::StockfishScaled => 2,
-    });
+    out.push(arch.skip.code());
+    out.push(arch.output.code());
     if version > SHAPE_VERSION {
         out.push(u8::from(arch.dense_output));
     }

@@ -127,6 +127,7 @@ pub mod scales;
 pub mod shape;
 mod simd;
 pub mod stockfish;
+pub mod wire_code;
 
 pub use accumulator::{
     AccumulatorStack, DEFAULT_MAX_PLY, EvalError, MIN_PIECES_FOR_HYBRID, StackStats,

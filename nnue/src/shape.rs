@@ -30,6 +30,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::scales::HIDDEN_SHIFT;
+use crate::wire_code::{FORMAT_VERSION, SHAPE_VERSION, WireCode};
 
 /// The largest number of buckets the [`BucketRule::PieceCount`] rule can tell apart.
 pub const MAX_BUCKETS: usize = 32;
@@ -55,6 +56,23 @@ pub enum FtOutput {
     Pairwise255,
 }
 
+impl WireCode for FtOutput {
+    const FIELD: &'static str = "first-layer output";
+    const ALL: &'static [Self] = &[
+        FtOutput::ClippedRelu,
+        FtOutput::Pairwise,
+        FtOutput::Pairwise255,
+    ];
+
+    fn wire(self) -> (u8, u32) {
+        match self {
+            FtOutput::ClippedRelu => (0, SHAPE_VERSION),
+            FtOutput::Pairwise => (1, SHAPE_VERSION),
+            FtOutput::Pairwise255 => (2, FORMAT_VERSION),
+        }
+    }
+}
+
 impl FtOutput {
     /// Whether the first layer multiplies each accumulator's halves.
     pub fn is_pairwise(self) -> bool {
@@ -74,6 +92,18 @@ pub enum Activation {
     /// many outputs as inputs.
     #[serde(rename = "sqr-crelu")]
     SqrClippedRelu,
+}
+
+impl WireCode for Activation {
+    const FIELD: &'static str = "activation";
+    const ALL: &'static [Self] = &[Activation::ClippedRelu, Activation::SqrClippedRelu];
+
+    fn wire(self) -> (u8, u32) {
+        match self {
+            Activation::ClippedRelu => (0, SHAPE_VERSION),
+            Activation::SqrClippedRelu => (1, SHAPE_VERSION),
+        }
+    }
 }
 
 impl Activation {
@@ -141,6 +171,19 @@ pub enum Skip {
     Difference,
 }
 
+impl WireCode for Skip {
+    const FIELD: &'static str = "skip";
+    const ALL: &'static [Self] = &[Skip::None, Skip::ExtraOutput, Skip::Difference];
+
+    fn wire(self) -> (u8, u32) {
+        match self {
+            Skip::None => (0, SHAPE_VERSION),
+            Skip::ExtraOutput => (1, SHAPE_VERSION),
+            Skip::Difference => (2, FORMAT_VERSION),
+        }
+    }
+}
+
 impl Serialize for Skip {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -183,6 +226,17 @@ pub enum BucketRule {
     PieceCount,
 }
 
+impl WireCode for BucketRule {
+    const FIELD: &'static str = "bucket rule";
+    const ALL: &'static [Self] = &[BucketRule::PieceCount];
+
+    fn wire(self) -> (u8, u32) {
+        match self {
+            BucketRule::PieceCount => (0, SHAPE_VERSION),
+        }
+    }
+}
+
 impl BucketRule {
     /// The bucket of a position with `pieces` pieces among `k` buckets (0 for k ≤ 1).
     #[inline]
@@ -215,6 +269,23 @@ pub enum OutputRule {
     /// (`nnue_architecture.h:118-131`, `network.cpp` `Network::evaluate` at 762dd1da9).
     #[serde(rename = "stockfish-scaled")]
     StockfishScaled,
+}
+
+impl WireCode for OutputRule {
+    const FIELD: &'static str = "output rule";
+    const ALL: &'static [Self] = &[
+        OutputRule::Thesis,
+        OutputRule::Stockfish,
+        OutputRule::StockfishScaled,
+    ];
+
+    fn wire(self) -> (u8, u32) {
+        match self {
+            OutputRule::Thesis => (0, SHAPE_VERSION),
+            OutputRule::Stockfish => (1, SHAPE_VERSION),
+            OutputRule::StockfishScaled => (2, FORMAT_VERSION),
+        }
+    }
 }
 
 /// Everything of a network's shape after the feature set and L1.
