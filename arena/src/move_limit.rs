@@ -28,6 +28,11 @@ pub enum MoveLimit {
     Clock(TimeControl),
 }
 
+/// A clock where one search must be limited on its own (puzzles).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("tc is for games; use nodes, depth or movetime")]
+pub struct ClockIsForGames;
+
 /// The keys, in the order they are listed in messages.
 const KEYS: [&str; 4] = ["nodes", "depth", "movetime", "tc"];
 
@@ -46,11 +51,10 @@ impl MoveLimit {
         }
     }
 
-    /// The limit if it can limit one search on its own, as puzzles need (a clock cannot):
-    /// otherwise the one-line reason.
-    pub fn for_one_search(self) -> Result<MoveLimit, String> {
+    /// The limit if it can limit one search on its own, as puzzles need (a clock cannot).
+    pub fn for_one_search(self) -> Result<MoveLimit, ClockIsForGames> {
         match self {
-            MoveLimit::Clock(_) => Err("tc is for games; use nodes, depth or movetime".to_string()),
+            MoveLimit::Clock(_) => Err(ClockIsForGames),
             other => Ok(other),
         }
     }
@@ -193,11 +197,9 @@ mod tests {
                 black_inc: Duration::from_secs(1),
             }
         );
-        assert!(
-            clock
-                .for_one_search()
-                .unwrap_err()
-                .contains("tc is for games")
+        assert_eq!(
+            clock.for_one_search().unwrap_err().to_string(),
+            "tc is for games; use nodes, depth or movetime"
         );
         let ms = table(r#"{"rounds": 2, "movetime": 50}"#).unwrap().limit;
         assert_eq!(ms.for_one_search(), Ok(ms));
