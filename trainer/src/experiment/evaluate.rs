@@ -500,34 +500,7 @@ fn tournament_stage(
         },
         pgn_path.display()
     );
-    let outcome = if n == 1 {
-        // A tournament cut short is played again from the start: remove its partial PGN.
-        if pgn_path.exists() {
-            std::fs::remove_file(&pgn_path)
-                .with_context(|| format!("cannot remove {}", pgn_path.display()))?;
-        }
-        let mut config = tournament.config.clone();
-        config.pgn = Some(pgn_path.clone());
-        tournament::run(&config, progress).map_err(anyhow::Error::msg)?
-    } else {
-        let mut games = Vec::new();
-        let mut failures = vec![Failures::default(); names.len()];
-        for i in 0..n {
-            let batch = tournament_batch(experiment, &tournament, (i, n), (progress, lookup))?;
-            games.extend(batch.games);
-            for (f, b) in failures.iter_mut().zip(batch.failures) {
-                *f += b;
-            }
-        }
-        games.sort_by_key(|g| g.number);
-        tournament::write_pgn(&pgn_path, &tournament.config, &games)
-            .with_context(|| format!("cannot write {}", pgn_path.display()))?;
-        TournamentOutcome {
-            players: names.clone(),
-            games,
-            failures,
-        }
-    };
+    let outcome = play(experiment, &tournament, n, &pgn_path, (progress, lookup))?;
     let config = &tournament.config;
     let games: Vec<GameResult> = outcome
         .games
@@ -570,6 +543,76 @@ fn tournament_stage(
             is_reference: Some(p.name.as_str()) == reference,
         })
         .collect();
+    let mut summary = summary_of(&outcome, config, &pgn_path);
+    summary.push_str(&fit_note);
+    let pairs = t
+        .pairs
+        .iter()
+        .filter_map(|[a, b]| rating::pairwise(&games, b, a))
+        .map(|p| PairResult {
+            a: p.b,
+            b: p.a,
+            wins: p.wins,
+            draws: p.draws,
+            losses: p.losses,
+            elo: p.elo,
+            error95: p.error,
+            los: p.los,
+        })
+        .collect();
+    let record = TournamentRecord {
+        ratings,
+        summary,
+        pairs,
+    };
+    lookup.mark_done(dir, &record)?;
+    Ok(record)
+}
+
+/// Plays `tournament` into `pgn_path`: whole, or in its `n` batches one after another (each found played when
+/// done), merged in schedule order.
+fn play(
+    experiment: &str,
+    tournament: &Tournament,
+    n: usize,
+    pgn_path: &Path,
+    (progress, lookup): (bool, &Lookup),
+) -> Result<TournamentOutcome> {
+    let names = &tournament.names;
+    Ok(if n == 1 {
+        // A tournament cut short is played again from the start: remove its partial PGN.
+        if pgn_path.exists() {
+            std::fs::remove_file(pgn_path)
+                .with_context(|| format!("cannot remove {}", pgn_path.display()))?;
+        }
+        let mut config = tournament.config.clone();
+        config.pgn = Some(pgn_path.to_path_buf());
+        tournament::run(&config, progress).map_err(anyhow::Error::msg)?
+    } else {
+        let mut games = Vec::new();
+        let mut failures = vec![Failures::default(); names.len()];
+        for i in 0..n {
+            let batch = tournament_batch(experiment, tournament, (i, n), (progress, lookup))?;
+            games.extend(batch.games);
+            for (f, b) in failures.iter_mut().zip(batch.failures) {
+                *f += b;
+            }
+        }
+        games.sort_by_key(|g| g.number);
+        tournament::write_pgn(pgn_path, &tournament.config, &games)
+            .with_context(|| format!("cannot write {}", pgn_path.display()))?;
+        TournamentOutcome {
+            players: names.clone(),
+            games,
+            failures,
+        }
+    })
+}
+
+/// The tournament's Markdown summary: each pairing's W/D/L and score, the games' count and
+/// limit, the engines' failures and the PGN's path.
+fn summary_of(outcome: &TournamentOutcome, config: &TournamentConfig, pgn_path: &Path) -> String {
+    let names = &outcome.players;
     let mut summary =
         String::from("| Pairing | W | D | L | Score |\n| --- | ---: | ---: | ---: | ---: |\n");
     for r in outcome.pairing_results() {
@@ -606,29 +649,7 @@ fn tournament_stage(
         },
         pgn_path.display()
     ));
-    summary.push_str(&fit_note);
-    let pairs = t
-        .pairs
-        .iter()
-        .filter_map(|[a, b]| rating::pairwise(&games, b, a))
-        .map(|p| PairResult {
-            a: p.b,
-            b: p.a,
-            wins: p.wins,
-            draws: p.draws,
-            losses: p.losses,
-            elo: p.elo,
-            error95: p.error,
-            los: p.los,
-        })
-        .collect();
-    let record = TournamentRecord {
-        ratings,
-        summary,
-        pairs,
-    };
-    lookup.mark_done(dir, &record)?;
-    Ok(record)
+    summary
 }
 
 fn puzzle_stage(

@@ -277,6 +277,14 @@ pub fn markdown(r: &ExperimentReport) -> String {
         );
     }
     let _ = write!(out, "{}", pairs_markdown(r));
+    out.push_str(&evaluations_markdown(r));
+    out
+}
+
+/// Each evaluation's own section: its tournament's summary, the players beside the
+/// experiment's networks, and the speed measurements.
+fn evaluations_markdown(r: &ExperimentReport) -> String {
+    let mut out = String::new();
     for ev in &r.evaluations {
         let _ = writeln!(out, "\n### Evaluation `{}`\n", label(ev));
         if let Some(t) = &ev.tournament_summary {

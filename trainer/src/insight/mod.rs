@@ -159,6 +159,182 @@ fn histogram(values: impl Iterator<Item = f64> + Clone, bins: usize) -> Vec<(f64
         .collect()
 }
 
+/// A histogram's bars of activation counts by value, the values between the two clips only:
+/// the spikes at 0 and 127 are in the titles and would flatten everything else.
+fn activation_counts(c: &[u64]) -> Vec<(f64, f64, f64)> {
+    c.iter()
+        .enumerate()
+        .filter(|&(v, _)| v != 0 && v != 127)
+        .map(|(v, &n)| (v as f64, v as f64 + 1.0, n as f64))
+        .collect()
+}
+
+/// Each layer stack's first hidden layer over the attribution's positions into
+/// `dir/stacks.svg`, with its Markdown.
+fn write_stacks(
+    a: &attribution::Attribution,
+    name: &str,
+    dir: &Path,
+    link: &str,
+) -> Result<String> {
+    let mut md = String::new();
+    let img = |alt: &str, file: &str| format!("![{alt}]({link}/{file})\n\n");
+    let panels: Vec<BarPanel> = a
+        .stacks
+        .iter()
+        .enumerate()
+        .map(|(k, st)| {
+            let (z, sat) = st.zero_and_saturated();
+            BarPanel {
+                title: format!(
+                    "Stack {k} ({} positions): {:.1}% zero, {:.1}% at 127",
+                    st.positions,
+                    100.0 * z,
+                    100.0 * sat
+                ),
+                x_desc: "first hidden layer's activation, values 1 to 126".into(),
+                y_desc: "values".into(),
+                bars: activation_counts(&st.hidden_activations),
+                categories: Vec::new(),
+            }
+        })
+        .collect();
+    plot::bar_panels(
+        &dir.join("stacks.svg"),
+        &format!(
+            "Each layer stack's first hidden layer, {name}, over {} positions",
+            a.positions
+        ),
+        4,
+        &panels,
+    )?;
+    let _ = writeln!(
+        md,
+        "Positions per layer stack (chosen by piece count): {}.\n",
+        a.stacks
+            .iter()
+            .enumerate()
+            .map(|(k, st)| format!("{k}: {}", st.positions))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    md.push_str(&img("layer stacks", "stacks.svg"));
+    Ok(md)
+}
+
+/// The attribution part of [`write`]: `attribution.json`, `attribution.svg`,
+/// `activations.svg` and, with layer stacks, `stacks.svg` into `dir` (`link` as the Markdown
+/// names it), with its Markdown.
+fn write_attribution(
+    net: &Network,
+    set: &FeatureSet,
+    (samples, trained): (&[Sample], Option<&[bool]>),
+    dir: &Path,
+    link: &str,
+) -> Result<(attribution::Attribution, String)> {
+    let name = set.name();
+    let mut md = String::new();
+    let img = |alt: &str, file: &str| format!("![{alt}]({link}/{file})\n\n");
+    let a = attribution::attribute(net, set, samples, &ScoreLoss::default(), trained)?;
+    write_atomic(
+        &dir.join("attribution.json"),
+        &serde_json::to_vec_pretty(&a)?,
+    )?;
+    let cats = |f: fn(&attribution::TermAttribution) -> f64| {
+        a.terms
+            .iter()
+            .map(|t| (t.term.clone(), f(t)))
+            .collect::<Vec<_>>()
+    };
+    let delta = |t: &attribution::TermAttribution| t.loss_without;
+    let mut loss_panel = BarPanel::categories("Loss without the block", "loss", &cats(delta));
+    loss_panel.categories.push("(none removed)".into());
+    let k = loss_panel.categories.len() - 1;
+    loss_panel
+        .bars
+        .push((k as f64 - 0.4, k as f64 + 0.4, a.loss));
+    plot::bar_panels(
+        &dir.join("attribution.svg"),
+        &format!("Block attribution of {name} ({} positions)", a.positions),
+        2,
+        &[
+            BarPanel::categories(
+                "Share of |accumulator contribution| (%)",
+                "%",
+                &cats(|t| 100.0 * t.contribution_share),
+            ),
+            loss_panel,
+            BarPanel::categories(
+                "Mean |eval change| without the block",
+                "score units",
+                &cats(|t| t.mean_abs_eval_change),
+            ),
+            BarPanel::categories(
+                "Dead features (never active here, %)",
+                "%",
+                &cats(|t| 100.0 * t.dead),
+            ),
+        ],
+    )?;
+    let (x0, x127) = a.first_layer_zero_and_saturated();
+    let (h0, h127) = a.hidden_zero_and_saturated();
+    plot::bar_panels(
+        &dir.join("activations.svg"),
+        &format!("Activations of {name} over {} positions", a.positions),
+        2,
+        &[
+            BarPanel {
+                title: format!(
+                    "First layer: {:.1}% zero, {:.1}% at 127",
+                    100.0 * x0,
+                    100.0 * x127
+                ),
+                x_desc: match net.arch().ft_output {
+                    nnue::FtOutput::ClippedRelu => {
+                        "clamp(accumulator, 0, 127), values 1 to 126".into()
+                    }
+                    nnue::FtOutput::Pairwise => {
+                        "pairwise product of the clipped halves, values 1 to 126".into()
+                    }
+                    nnue::FtOutput::Pairwise255 => {
+                        "pairwise product of the halves clipped at 255, values 1 to 126".into()
+                    }
+                },
+                y_desc: "values".into(),
+                bars: activation_counts(&a.first_layer_activations),
+                categories: Vec::new(),
+            },
+            BarPanel {
+                title: format!(
+                    "Hidden layer: {:.1}% zero, {:.1}% at 127",
+                    100.0 * h0,
+                    100.0 * h127
+                ),
+                x_desc: "hidden activation, values 1 to 126".into(),
+                y_desc: "values".into(),
+                bars: activation_counts(&a.hidden_activations),
+                categories: Vec::new(),
+            },
+        ],
+    )?;
+    md.push_str(&a.markdown());
+    md.push('\n');
+    md.push_str(&img("attribution", "attribution.svg"));
+    let _ = writeln!(
+        md,
+        "First-layer activations: {:.1}% zero (what the sparse hidden layer skips), {:.1}% saturated; hidden activations: {:.1}% zero, {:.1}% saturated.\n",
+        100.0 * x0,
+        100.0 * x127,
+        100.0 * h0,
+        100.0 * h127
+    );
+    md.push_str(&img("activations", "activations.svg"));
+    if !a.stacks.is_empty() {
+        md.push_str(&write_stacks(&a, name, dir, link)?);
+    }
+    Ok((a, md))
+}
+
 /// Draws and measures `net` (bound to `set`) into `dir`: `neuron-K.svg` per neuron,
 /// `features.svg` (every feature's weight RMS), `weights.svg` (weight histograms per layer) and,
 /// with `samples`, `attribution.svg`, `activations.svg` and `attribution.json` (`trained`:
@@ -198,153 +374,8 @@ pub fn write(
     // Attribution first: it is the answer to "does the network use this block?".
     let attribution = match samples {
         Some(samples) => {
-            let a = attribution::attribute(net, set, samples, &ScoreLoss::default(), trained)?;
-            write_atomic(
-                &dir.join("attribution.json"),
-                &serde_json::to_vec_pretty(&a)?,
-            )?;
-            let cats = |f: fn(&attribution::TermAttribution) -> f64| {
-                a.terms
-                    .iter()
-                    .map(|t| (t.term.clone(), f(t)))
-                    .collect::<Vec<_>>()
-            };
-            let delta = |t: &attribution::TermAttribution| t.loss_without;
-            let mut loss_panel =
-                BarPanel::categories("Loss without the block", "loss", &cats(delta));
-            loss_panel.categories.push("(none removed)".into());
-            let k = loss_panel.categories.len() - 1;
-            loss_panel
-                .bars
-                .push((k as f64 - 0.4, k as f64 + 0.4, a.loss));
-            plot::bar_panels(
-                &dir.join("attribution.svg"),
-                &format!("Block attribution of {name} ({} positions)", a.positions),
-                2,
-                &[
-                    BarPanel::categories(
-                        "Share of |accumulator contribution| (%)",
-                        "%",
-                        &cats(|t| 100.0 * t.contribution_share),
-                    ),
-                    loss_panel,
-                    BarPanel::categories(
-                        "Mean |eval change| without the block",
-                        "score units",
-                        &cats(|t| t.mean_abs_eval_change),
-                    ),
-                    BarPanel::categories(
-                        "Dead features (never active here, %)",
-                        "%",
-                        &cats(|t| 100.0 * t.dead),
-                    ),
-                ],
-            )?;
-            let (x0, x127) = a.first_layer_zero_and_saturated();
-            let (h0, h127) = a.hidden_zero_and_saturated();
-            // The values between the two clips: the spikes at 0 and 127 are in the titles and
-            // would flatten everything else.
-            let counts = |c: &[u64]| -> Vec<(f64, f64, f64)> {
-                c.iter()
-                    .enumerate()
-                    .filter(|&(v, _)| v != 0 && v != 127)
-                    .map(|(v, &n)| (v as f64, v as f64 + 1.0, n as f64))
-                    .collect()
-            };
-            plot::bar_panels(
-                &dir.join("activations.svg"),
-                &format!("Activations of {name} over {} positions", a.positions),
-                2,
-                &[
-                    BarPanel {
-                        title: format!(
-                            "First layer: {:.1}% zero, {:.1}% at 127",
-                            100.0 * x0,
-                            100.0 * x127
-                        ),
-                        x_desc: match net.arch().ft_output {
-                            nnue::FtOutput::ClippedRelu => {
-                                "clamp(accumulator, 0, 127), values 1 to 126".into()
-                            }
-                            nnue::FtOutput::Pairwise => {
-                                "pairwise product of the clipped halves, values 1 to 126".into()
-                            }
-                            nnue::FtOutput::Pairwise255 => {
-                                "pairwise product of the halves clipped at 255, values 1 to 126"
-                                    .into()
-                            }
-                        },
-                        y_desc: "values".into(),
-                        bars: counts(&a.first_layer_activations),
-                        categories: Vec::new(),
-                    },
-                    BarPanel {
-                        title: format!(
-                            "Hidden layer: {:.1}% zero, {:.1}% at 127",
-                            100.0 * h0,
-                            100.0 * h127
-                        ),
-                        x_desc: "hidden activation, values 1 to 126".into(),
-                        y_desc: "values".into(),
-                        bars: counts(&a.hidden_activations),
-                        categories: Vec::new(),
-                    },
-                ],
-            )?;
-            md.push_str(&a.markdown());
-            md.push('\n');
-            md.push_str(&img("attribution", "attribution.svg"));
-            let _ = writeln!(
-                md,
-                "First-layer activations: {:.1}% zero (what the sparse hidden layer skips), {:.1}% saturated; hidden activations: {:.1}% zero, {:.1}% saturated.\n",
-                100.0 * x0,
-                100.0 * x127,
-                100.0 * h0,
-                100.0 * h127
-            );
-            md.push_str(&img("activations", "activations.svg"));
-            if !a.stacks.is_empty() {
-                let panels: Vec<BarPanel> = a
-                    .stacks
-                    .iter()
-                    .enumerate()
-                    .map(|(k, st)| {
-                        let (z, sat) = st.zero_and_saturated();
-                        BarPanel {
-                            title: format!(
-                                "Stack {k} ({} positions): {:.1}% zero, {:.1}% at 127",
-                                st.positions,
-                                100.0 * z,
-                                100.0 * sat
-                            ),
-                            x_desc: "first hidden layer's activation, values 1 to 126".into(),
-                            y_desc: "values".into(),
-                            bars: counts(&st.hidden_activations),
-                            categories: Vec::new(),
-                        }
-                    })
-                    .collect();
-                plot::bar_panels(
-                    &dir.join("stacks.svg"),
-                    &format!(
-                        "Each layer stack's first hidden layer, {name}, over {} positions",
-                        a.positions
-                    ),
-                    4,
-                    &panels,
-                )?;
-                let _ = writeln!(
-                    md,
-                    "Positions per layer stack (chosen by piece count): {}.\n",
-                    a.stacks
-                        .iter()
-                        .enumerate()
-                        .map(|(k, st)| format!("{k}: {}", st.positions))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-                md.push_str(&img("layer stacks", "stacks.svg"));
-            }
+            let (a, text) = write_attribution(net, set, (samples, trained), dir, link)?;
+            md.push_str(&text);
             Some(a)
         }
         None => None,
