@@ -942,19 +942,13 @@ impl Reader<'_> {
         if listed.is_empty() {
             bail!("{name_place}: feature_sets: experiment '{name}' has none");
         }
-        let mut feature_sets: Vec<String> = Vec::new();
-        let mut feature_set_places = Vec::new();
-        for fs in &listed {
-            let s = fs.trim().to_string();
-            if s.is_empty() || feature_sets.contains(&s) {
-                bail!(
-                    "{}: feature_sets: '{s}' is empty or listed twice",
-                    place(sets_at)
-                );
-            }
-            feature_sets.push(s);
-            feature_set_places.push(place(sets_at));
-        }
+        let feature_sets = distinct_names(&listed).map_err(|s| {
+            anyhow!(
+                "{}: feature_sets: '{s}' is empty or listed twice",
+                place(sets_at)
+            )
+        })?;
+        let feature_set_places = vec![place(sets_at); feature_sets.len()];
         let settings: TrainSettings = read_table(merged, "", &place)?;
         settings
             .check()
@@ -1031,6 +1025,29 @@ impl Reader<'_> {
         };
         // Every network of the experiment, by the name it plays under.
         let entry_names = experiment.entry_names();
+        let at = (name.as_str(), &name_place);
+        let chosen =
+            self.chosen_evaluations(evaluation_ref.as_ref(), evaluations, &entry_names, at)?;
+        let init_from = self.init_source(init_from.as_ref(), experiments, &entry_names)?;
+        Ok(Experiment {
+            evaluations: chosen,
+            init_from,
+            group,
+            ..experiment
+        })
+    }
+
+    /// The evaluations an experiment names (`evaluation`, one or a list), each checked against
+    /// the experiment's networks `entry_names`: its reference and pairs must be players.
+    /// `(name, name_place)` name the experiment in errors.
+    fn chosen_evaluations(
+        &self,
+        evaluation_ref: Option<&Spanned<toml::Value>>,
+        evaluations: &BTreeMap<String, Evaluation>,
+        entry_names: &[String],
+        (name, name_place): (&str, &Place),
+    ) -> Result<Vec<Evaluation>> {
+        let place = |offset: usize| self.place(offset);
         let mut chosen = Vec::new();
         if let Some(r) = &evaluation_ref {
             let at = place(r.span().start);
@@ -1047,9 +1064,9 @@ impl Reader<'_> {
         for ev in &chosen {
             let players = match &ev.tournament {
                 Some(t) => t
-                    .player_names(&entry_names)
+                    .player_names(entry_names)
                     .with_context(|| format!("{name_place}: evaluation.{}", ev.name))?,
-                None => entry_names.clone(),
+                None => entry_names.to_vec(),
             };
             let named = ev.reference.iter().map(|r| ("reference", r)).chain(
                 ev.tournament
@@ -1078,7 +1095,19 @@ impl Reader<'_> {
                 );
             }
         }
-        let init_from = match &init_from {
+        Ok(chosen)
+    }
+
+    /// The experiment named by `init_from`, which must come before this one (`experiments`)
+    /// and have every network of this one (`entry_names`).
+    fn init_source(
+        &self,
+        init_from: Option<&Spanned<String>>,
+        experiments: &[Experiment],
+        entry_names: &[String],
+    ) -> Result<Option<String>> {
+        let place = |offset: usize| self.place(offset);
+        Ok(match init_from {
             Some(r) => {
                 let other = experiments
                     .iter()
@@ -1101,14 +1130,21 @@ impl Reader<'_> {
                 Some(r.get_ref().clone())
             }
             None => None,
-        };
-        Ok(Experiment {
-            evaluations: chosen,
-            init_from,
-            group,
-            ..experiment
         })
     }
+}
+
+/// `listed`, each trimmed, if none is empty or repeated; else the first that is.
+fn distinct_names(listed: &[String]) -> Result<Vec<String>, String> {
+    let mut names: Vec<String> = Vec::new();
+    for name in listed {
+        let name = name.trim().to_string();
+        if name.is_empty() || names.contains(&name) {
+            return Err(name);
+        }
+        names.push(name);
+    }
+    Ok(names)
 }
 
 /// The experiments one `[[experiment]]` table stands for, each with the name of the table it
