@@ -743,6 +743,103 @@ pub enum FitError {
     Ratings(String),
 }
 
+/// The bootstrap's 95% errors of the fitted players (see the module docs), the draw rate of
+/// equal players it simulates with, and how many of its simulations failed to fit.
+fn bootstrap(
+    core: &Core,
+    agg: &BTreeMap<(usize, usize), (f64, f64, f64)>,
+    (anchor_idx, names): (Option<usize>, &[String]),
+    beta: f64,
+    boot: Bootstrap,
+) -> (Vec<Option<f64>>, f64, usize) {
+    let n = names.len();
+    let mut error_boot: Vec<Option<f64>> = vec![None; n];
+    let mut failed = 0;
+    let xs: Vec<f64> = core.x.iter().map(|v| v.unwrap_or(0.0)).collect();
+    let sim_pairs: Vec<(Pair, f64)> = agg
+        .iter()
+        .filter(|((i, j), _)| core.fitted[*i] && core.fitted[*j])
+        .map(|(&(i, j), &(n, s, d))| (Pair { i, j, n, s }, d))
+        .collect();
+    let observed_draws: f64 = sim_pairs.iter().map(|p| p.1).sum();
+    let total_games: f64 = sim_pairs.iter().map(|p| p.0.n).sum();
+    let expected_draws = |deq: f64| -> f64 {
+        sim_pairs
+            .iter()
+            .map(|(p, _)| p.n * draw_probability(sigmoid(xs[p.i] - xs[p.j]), deq))
+            .sum()
+    };
+    let deq = if observed_draws <= 0.0 {
+        1e-6
+    } else if observed_draws >= total_games {
+        1.0 - 1e-6
+    } else {
+        let (mut lo, mut hi) = (1e-6, 1.0 - 1e-6);
+        for _ in 0..100 {
+            let mid = 0.5 * (lo + hi);
+            if expected_draws(mid) < observed_draws {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        0.5 * (lo + hi)
+    };
+    let probs: Vec<(f64, f64)> = sim_pairs
+        .iter()
+        .map(|(p, _)| {
+            let e = sigmoid(xs[p.i] - xs[p.j]);
+            let d = draw_probability(e, deq);
+            (e - d / 2.0, d)
+        })
+        .collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(boot.seed);
+    let mut sum = vec![0.0; n];
+    let mut sum2 = vec![0.0; n];
+    let mut count = 0usize;
+    for _ in 0..boot.simulations {
+        let sim: Vec<Pair> = sim_pairs
+            .iter()
+            .zip(&probs)
+            .map(|((p, _), &(w, d))| {
+                let mut s = 0.0;
+                for _ in 0..p.n as u64 {
+                    let u: f64 = rng.random();
+                    if u < w {
+                        s += 1.0;
+                    } else if u < w + d {
+                        s += 0.5;
+                    }
+                }
+                Pair { s, ..*p }
+            })
+            .collect();
+        match fit_core(n, &sim, anchor_idx, names, false, Some(&xs)) {
+            Ok(c) if (0..n).all(|k| !core.fitted[k] || c.x[k].is_some()) => {
+                count += 1;
+                for k in 0..n {
+                    if core.fitted[k] {
+                        let v = c.x[k].unwrap_or(0.0) / beta;
+                        sum[k] += v;
+                        sum2[k] += v * v;
+                    }
+                }
+            }
+            _ => failed += 1,
+        }
+    }
+    if count >= 2 {
+        for k in 0..n {
+            if core.fitted[k] {
+                let mean = sum[k] / count as f64;
+                let var = ((sum2[k] - count as f64 * mean * mean) / (count as f64 - 1.0)).max(0.0);
+                error_boot[k] = Some(Z95 * var.sqrt());
+            }
+        }
+    }
+    (error_boot, deq, failed)
+}
+
 /// [`fit`], its reason as a clause.
 fn fit_games(games: &[GameResult], anchor: Anchor, options: FitOptions) -> Result<Ratings, String> {
     if games.is_empty() {
@@ -820,95 +917,13 @@ fn fit_games(games: &[GameResult], anchor: Anchor, options: FitOptions) -> Resul
     let core = fit_core(n, &pairs, anchor_idx, &names, true, None)?;
     let var = core.var.clone().unwrap_or_default();
 
-    let mut error_boot: Vec<Option<f64>> = vec![None; n];
-    let mut draw_rate_equal = None;
-    let mut failed = 0;
-    if let Some(boot) = options.bootstrap {
-        let xs: Vec<f64> = core.x.iter().map(|v| v.unwrap_or(0.0)).collect();
-        let sim_pairs: Vec<(Pair, f64)> = agg
-            .iter()
-            .filter(|((i, j), _)| core.fitted[*i] && core.fitted[*j])
-            .map(|(&(i, j), &(n, s, d))| (Pair { i, j, n, s }, d))
-            .collect();
-        let observed_draws: f64 = sim_pairs.iter().map(|p| p.1).sum();
-        let total_games: f64 = sim_pairs.iter().map(|p| p.0.n).sum();
-        let expected_draws = |deq: f64| -> f64 {
-            sim_pairs
-                .iter()
-                .map(|(p, _)| p.n * draw_probability(sigmoid(xs[p.i] - xs[p.j]), deq))
-                .sum()
-        };
-        let deq = if observed_draws <= 0.0 {
-            1e-6
-        } else if observed_draws >= total_games {
-            1.0 - 1e-6
-        } else {
-            let (mut lo, mut hi) = (1e-6, 1.0 - 1e-6);
-            for _ in 0..100 {
-                let mid = 0.5 * (lo + hi);
-                if expected_draws(mid) < observed_draws {
-                    lo = mid;
-                } else {
-                    hi = mid;
-                }
-            }
-            0.5 * (lo + hi)
-        };
-        draw_rate_equal = Some(deq);
-        let probs: Vec<(f64, f64)> = sim_pairs
-            .iter()
-            .map(|(p, _)| {
-                let e = sigmoid(xs[p.i] - xs[p.j]);
-                let d = draw_probability(e, deq);
-                (e - d / 2.0, d)
-            })
-            .collect();
-        let mut rng = ChaCha8Rng::seed_from_u64(boot.seed);
-        let mut sum = vec![0.0; n];
-        let mut sum2 = vec![0.0; n];
-        let mut count = 0usize;
-        for _ in 0..boot.simulations {
-            let sim: Vec<Pair> = sim_pairs
-                .iter()
-                .zip(&probs)
-                .map(|((p, _), &(w, d))| {
-                    let mut s = 0.0;
-                    for _ in 0..p.n as u64 {
-                        let u: f64 = rng.random();
-                        if u < w {
-                            s += 1.0;
-                        } else if u < w + d {
-                            s += 0.5;
-                        }
-                    }
-                    Pair { s, ..*p }
-                })
-                .collect();
-            match fit_core(n, &sim, anchor_idx, &names, false, Some(&xs)) {
-                Ok(c) if (0..n).all(|k| !core.fitted[k] || c.x[k].is_some()) => {
-                    count += 1;
-                    for k in 0..n {
-                        if core.fitted[k] {
-                            let v = c.x[k].unwrap_or(0.0) / beta;
-                            sum[k] += v;
-                            sum2[k] += v * v;
-                        }
-                    }
-                }
-                _ => failed += 1,
-            }
+    let (error_boot, draw_rate_equal, failed) = match options.bootstrap {
+        Some(boot) => {
+            let (errors, deq, failed) = bootstrap(&core, &agg, (anchor_idx, &names), beta, boot);
+            (errors, Some(deq), failed)
         }
-        if count >= 2 {
-            for k in 0..n {
-                if core.fitted[k] {
-                    let mean = sum[k] / count as f64;
-                    let var =
-                        ((sum2[k] - count as f64 * mean * mean) / (count as f64 - 1.0)).max(0.0);
-                    error_boot[k] = Some(Z95 * var.sqrt());
-                }
-            }
-        }
-    }
+        None => (vec![None; n], None, 0),
+    };
 
     let mut players: Vec<PlayerRating> = (0..n)
         .map(|k| PlayerRating {
