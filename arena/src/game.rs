@@ -12,7 +12,7 @@ use shakmaty::zobrist::Zobrist64;
 use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Position};
 
 use crate::pgn::{Outcome, PgnGame};
-use crate::uci::{Engine, SearchLimit, UciError};
+use crate::uci::{Engine, SearchLimit, SearchResult, UciError};
 
 /// The standard start position.
 pub const START_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
@@ -354,6 +354,72 @@ fn rules_ending(pos: &Chess, seen: &HashMap<Zobrist64, u32>) -> Option<(Outcome,
     None
 }
 
+/// Each side's time at the start and increment, for the sides under a clock (zero for the
+/// others).
+fn starting_clocks(settings: &GameSettings) -> ([Duration; 2], [Duration; 2]) {
+    let mut clocks = [Duration::ZERO; 2];
+    let mut incs = [Duration::ZERO; 2];
+    for color in [Color::White, Color::Black] {
+        if let SearchLimit::Clock {
+            white,
+            black,
+            white_inc,
+            black_inc,
+        } = &settings.limits[index(color)]
+        {
+            let i = index(color);
+            (clocks[i], incs[i]) = match color {
+                Color::White => (*white, *white_inc),
+                Color::Black => (*black, *black_inc),
+            };
+        }
+    }
+    (clocks, incs)
+}
+
+/// The limit of the next search of side `i` and how long it may take before it loses on time
+/// (or stalls): a clock as it stands now (`clocks`, `incs`; the opponent's own when it has
+/// one), a fixed time, or a node or depth limit under the stall timeout.
+fn this_move(
+    settings: &GameSettings,
+    i: usize,
+    (clocks, incs): (&[Duration; 2], &[Duration; 2]),
+) -> (SearchLimit, Duration) {
+    match &settings.limits[i] {
+        SearchLimit::Clock { .. } => {
+            let other = if matches!(settings.limits[1 - i], SearchLimit::Clock { .. }) {
+                1 - i
+            } else {
+                i
+            };
+            let (w, b) = if i == 0 { (i, other) } else { (other, i) };
+            (
+                SearchLimit::Clock {
+                    white: clocks[w],
+                    black: clocks[b],
+                    white_inc: incs[w],
+                    black_inc: incs[b],
+                },
+                clocks[i] + settings.time_margin,
+            )
+        }
+        SearchLimit::MoveTime(t) => (SearchLimit::MoveTime(*t), *t + settings.time_margin),
+        other => (other.clone(), settings.move_timeout),
+    }
+}
+
+/// A move's PGN comment: `score/depth time`, or the time alone without a score.
+fn move_comment(result: &SearchResult) -> String {
+    match (result.score, result.depth) {
+        (Some(score), depth) => format!(
+            "{score}/{} {:.3}s",
+            depth.unwrap_or(0),
+            result.elapsed.as_secs_f64()
+        ),
+        (None, _) => format!("{:.3}s", result.elapsed.as_secs_f64()),
+    }
+}
+
 /// Plays one game: `engines[0]` has White, `engines[1]` Black, from `opening_fen` (the start
 /// position when `None`). Sends `ucinewgame` to both first. An engine that fails (crash, illegal
 /// move, time) loses; the caller checks `Engine::is_usable` afterwards and restarts it.
@@ -400,23 +466,7 @@ pub fn play_game(
         }
     }
     // Remaining time per side (only meaningful for sides under a clock).
-    let mut clocks = [Duration::ZERO; 2];
-    let mut incs = [Duration::ZERO; 2];
-    for color in [Color::White, Color::Black] {
-        if let SearchLimit::Clock {
-            white,
-            black,
-            white_inc,
-            black_inc,
-        } = &settings.limits[index(color)]
-        {
-            let i = index(color);
-            (clocks[i], incs[i]) = match color {
-                Color::White => (*white, *white_inc),
-                Color::Black => (*black, *black_inc),
-            };
-        }
-    }
+    let (mut clocks, incs) = starting_clocks(settings);
     let mut seen: HashMap<Zobrist64, u32> = HashMap::new();
     seen.insert(pos.zobrist_hash(EnPassantMode::Legal), 1);
     let mut streaks = Streaks::default();
@@ -428,27 +478,7 @@ pub fn play_game(
         }
         let mover = pos.turn();
         let i = index(mover);
-        let (limit, timeout) = match &settings.limits[i] {
-            SearchLimit::Clock { .. } => {
-                let other = if matches!(settings.limits[1 - i], SearchLimit::Clock { .. }) {
-                    1 - i
-                } else {
-                    i
-                };
-                let (w, b) = if i == 0 { (i, other) } else { (other, i) };
-                (
-                    SearchLimit::Clock {
-                        white: clocks[w],
-                        black: clocks[b],
-                        white_inc: incs[w],
-                        black_inc: incs[b],
-                    },
-                    clocks[i] + settings.time_margin,
-                )
-            }
-            SearchLimit::MoveTime(t) => (SearchLimit::MoveTime(*t), *t + settings.time_margin),
-            other => (other.clone(), settings.move_timeout),
-        };
+        let (limit, timeout) = this_move(settings, i, (&clocks, &incs));
         let timed = matches!(limit, SearchLimit::Clock { .. } | SearchLimit::MoveTime(_));
         let result = engines[i].search(opening_fen, &record.moves_uci, &limit, timeout);
         let result = match result {
@@ -502,14 +532,7 @@ pub fn play_game(
             return Ok(record);
         };
         let fullmove = pos.fullmoves().get();
-        let comment = match (result.score, result.depth) {
-            (Some(score), depth) => format!(
-                "{score}/{} {:.3}s",
-                depth.unwrap_or(0),
-                result.elapsed.as_secs_f64()
-            ),
-            (None, _) => format!("{:.3}s", result.elapsed.as_secs_f64()),
-        };
+        let comment = move_comment(&result);
         let san = SanPlus::from_move_and_play_unchecked(&mut pos, m);
         record.moves_san.push(san.to_string());
         record
