@@ -169,14 +169,23 @@ fn timed_walks(
 fn benches(c: &mut Criterion) {
     let registry = PluginRegistry::discover(None).unwrap_or_else(|e| panic!("{e}"));
     let games = workload();
-    let nodes = pushes(&games);
     let positions: Vec<Board> = games.iter().map(|(b, _)| *b).collect();
     let levels = SimdLevel::supported();
+    let nets = bench_nets(&registry);
+    walks(c, &nets, &games, &levels);
+    deltas_and_rows(c, &nets, &push_deltas(&games));
+    refresh_and_forward(c, &nets, &positions, &levels);
+    counts_copy(c);
+}
+
+/// The networks measured: the thesis's, then synthetic networks of every set of [`SYNTHETIC`]
+/// (all-`i16`, and with threat blocks stored as `i8`, `-i8`, where it has them).
+fn bench_nets(registry: &PluginRegistry) -> Vec<(String, Nnue)> {
     let nets: Vec<(String, Nnue)> = thesis_nets()
         .into_iter()
         .filter_map(|p| {
             let name = p.file_name().unwrap().to_str().unwrap().to_string();
-            match Nnue::load(&p, &registry) {
+            match Nnue::load(&p, registry) {
                 Ok(n) => Some((name, n)),
                 Err(e) => {
                     eprintln!("skipping {name}: {e}");
@@ -201,47 +210,17 @@ fn benches(c: &mut Criterion) {
             if i8_threats {
                 parts.blocks = BlockInfo::with_weight_type(parts.blocks, &narrow, WeightType::I8);
             }
-            let nnue = Nnue::bind(Network::from_parts(parts).ok()?, spec, &registry).ok()?;
+            let nnue = Nnue::bind(Network::from_parts(parts).ok()?, spec, registry).ok()?;
             let suffix = if i8_threats { "-i8" } else { "" };
             Some((format!("{spec}@{SYNTHETIC_L1}{suffix}"), nnue))
         });
-    let nets: Vec<(String, Nnue)> = nets.into_iter().chain(synthetic).collect();
+    nets.into_iter().chain(synthetic).collect()
+}
 
-    let mut g = c.benchmark_group("nnue_nodes");
-    g.throughput(Throughput::Elements(nodes));
-    for (name, nnue) in &nets {
-        for &level in &levels {
-            let mut stack = AccumulatorStack::new(nnue, Kernels::new(level).unwrap());
-            g.bench_function(BenchmarkId::new(name.as_str(), level), |b| {
-                b.iter_custom(|iters| timed_walks(&mut stack, &games, true, iters))
-            });
-        }
-    }
-    g.finish();
-
-    let mut g = c.benchmark_group("nnue_update");
-    g.throughput(Throughput::Elements(nodes));
-    for (name, nnue) in &nets {
-        let mut stack = AccumulatorStack::new(nnue, Kernels::best());
-        // What the walk asks of the accumulators, per push (both perspectives).
-        walk(&mut stack, &games, false, &mut 0);
-        let s = stack.stats();
-        let per_push = |x: u64| x as f64 / nodes as f64;
-        eprintln!(
-            "{name}: per push {:.3} refreshes, {:.1} rows by updates, {:.1} rows by refreshes",
-            per_push(s.refreshes),
-            per_push(s.rows),
-            per_push(s.refresh_rows)
-        );
-        g.bench_function(BenchmarkId::from_parameter(name.as_str()), |b| {
-            b.iter_custom(|iters| timed_walks(&mut stack, &games, false, iters))
-        });
-    }
-    g.finish();
-
-    // The (board, move) of every push of the walk.
+/// The (board, move) of every push of the walk.
+fn push_deltas(games: &[(Board, Vec<Op>)]) -> Vec<(Board, Move)> {
     let mut deltas: Vec<(Board, Move)> = Vec::new();
-    for (root, ops) in &games {
+    for (root, ops) in games {
         let mut line = vec![*root];
         for op in ops {
             match op {
@@ -256,14 +235,61 @@ fn benches(c: &mut Criterion) {
             }
         }
     }
+    deltas
+}
+
+/// `nnue_nodes` (walks through every kernel version) and `nnue_update` (the accumulators alone).
+fn walks(
+    c: &mut Criterion,
+    nets: &[(String, Nnue)],
+    games: &[(Board, Vec<Op>)],
+    levels: &[SimdLevel],
+) {
+    let nodes = pushes(games);
+    let mut g = c.benchmark_group("nnue_nodes");
+    g.throughput(Throughput::Elements(nodes));
+    for (name, nnue) in nets {
+        for &level in levels {
+            let mut stack = AccumulatorStack::new(nnue, Kernels::new(level).unwrap());
+            g.bench_function(BenchmarkId::new(name.as_str(), level), |b| {
+                b.iter_custom(|iters| timed_walks(&mut stack, games, true, iters))
+            });
+        }
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("nnue_update");
+    g.throughput(Throughput::Elements(nodes));
+    for (name, nnue) in nets {
+        let mut stack = AccumulatorStack::new(nnue, Kernels::best());
+        // What the walk asks of the accumulators, per push (both perspectives).
+        walk(&mut stack, games, false, &mut 0);
+        let s = stack.stats();
+        let per_push = |x: u64| x as f64 / nodes as f64;
+        eprintln!(
+            "{name}: per push {:.3} refreshes, {:.1} rows by updates, {:.1} rows by refreshes",
+            per_push(s.refreshes),
+            per_push(s.rows),
+            per_push(s.refresh_rows)
+        );
+        g.bench_function(BenchmarkId::from_parameter(name.as_str()), |b| {
+            b.iter_custom(|iters| timed_walks(&mut stack, games, false, iters))
+        });
+    }
+    g.finish();
+}
+
+/// `nnue_delta` (the feature sets' deltas alone) and `nnue_rows` (the accumulator arithmetic
+/// alone) over every push's (board, move).
+fn deltas_and_rows(c: &mut Criterion, nets: &[(String, Nnue)], deltas: &[(Board, Move)]) {
     let mut g = c.benchmark_group("nnue_delta");
     g.throughput(Throughput::Elements(deltas.len() as u64));
-    for (name, nnue) in &nets {
+    for (name, nnue) in nets {
         let set = nnue.features();
         let mut buf = set.delta_buffer();
         g.bench_function(BenchmarkId::from_parameter(name.as_str()), |b| {
             b.iter(|| {
-                for (board, mv) in &deltas {
+                for (board, mv) in deltas {
                     set.delta(board, mv, &mut buf).unwrap();
                 }
                 black_box(buf.added(plugin_api::Color::White).len())
@@ -285,7 +311,7 @@ fn benches(c: &mut Criterion) {
         let net = nnue.network();
         let mut buf = set.delta_buffer();
         let mut rows: Vec<[RowLists; 2]> = Vec::new();
-        for (board, mv) in &deltas {
+        for (board, mv) in deltas {
             set.delta(board, mv, &mut buf).unwrap();
             rows.push(plugin_api::Color::ALL.map(|p| {
                 let mut r = RowLists::default();
@@ -330,15 +356,23 @@ fn benches(c: &mut Criterion) {
         });
     }
     g.finish();
+}
 
+/// `nnue_refresh` (accumulators from scratch) and `nnue_forward` (the layers after the first).
+fn refresh_and_forward(
+    c: &mut Criterion,
+    nets: &[(String, Nnue)],
+    positions: &[Board],
+    levels: &[SimdLevel],
+) {
     let mut g = c.benchmark_group("nnue_refresh");
     g.throughput(Throughput::Elements(positions.len() as u64));
-    for (name, nnue) in &nets {
-        for &level in &levels {
+    for (name, nnue) in nets {
+        for &level in levels {
             let mut stack = AccumulatorStack::with_max_ply(nnue, Kernels::new(level).unwrap(), 0);
             g.bench_function(BenchmarkId::new(name.as_str(), level), |b| {
                 b.iter(|| {
-                    for board in &positions {
+                    for board in positions {
                         stack.reset(black_box(board)).unwrap();
                     }
                     black_box(stack.accumulator(plugin_api::Color::White)[0])
@@ -354,7 +388,7 @@ fn benches(c: &mut Criterion) {
         .iter()
         .filter(|(n, _)| ["all.nn", "best.nn", "all+ph+pv.nn"].contains(&n.as_str()))
     {
-        for &level in &levels {
+        for &level in levels {
             // Accumulators of real positions, evaluated again and again.
             let mut stacks: Vec<AccumulatorStack<'_>> = positions
                 .iter()
@@ -377,7 +411,10 @@ fn benches(c: &mut Criterion) {
         }
     }
     g.finish();
+}
 
+/// `nnue_counts_copy`: the copy of a feature-count array, the floor of a count update.
+fn counts_copy(c: &mut Criterion) {
     let mut g = c.benchmark_group("nnue_counts_copy");
     for n in [768usize, 1536, 3072] {
         let src = vec![1u16; 2 * n];
