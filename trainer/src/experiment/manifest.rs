@@ -1388,3 +1388,106 @@ impl GenerateTable {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The parser itself, in process: what a table becomes, and where its errors point.
+
+    use super::*;
+
+    /// A folder with a data file and a book, and `text` (after a dataset `d` of those files)
+    /// parsed as `DIR/m.toml`.
+    fn parse(text: &str) -> (tempfile::TempDir, Result<Manifest>) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("d.binpack"), b"").unwrap();
+        std::fs::write(dir.path().join("book.epd"), b"8/8/8/8/8/8/8/K1k5 w - -\n").unwrap();
+        let full = format!("[data.d]\ntrain = [\"d.binpack\"]\nval = [\"d.binpack\"]\n{text}");
+        let parsed = Manifest::parse(&full, &dir.path().join("m.toml"));
+        (dir, parsed)
+    }
+
+    fn error(text: &str) -> String {
+        format!("{:#}", parse(text).1.unwrap_err())
+    }
+
+    const ONE: &str = "[[experiment]]\nname = \"x\"\nfeature_sets = [\"all\"]\ndata = \"d\"\n";
+
+    #[test]
+    fn defaults_then_the_experiment_then_its_cells() {
+        let (_dir, m) = parse(&format!(
+            "[defaults]\nlr = 0.001\nepochs = 7\n{ONE}epochs = 9\nsweep = {{ l1 = [64, 128] }}\n"
+        ));
+        let m = m.unwrap();
+        let names: Vec<&str> = m.experiments.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["x-64", "x-128"]);
+        for (e, l1) in m.experiments.iter().zip([64, 128]) {
+            assert_eq!(e.settings.lr.0, 0.001, "from [defaults]");
+            assert_eq!(
+                e.settings.epochs.0, 9,
+                "the experiment's over the defaults'"
+            );
+            assert_eq!(e.settings.l1.0, l1, "the cell's own");
+            assert_eq!(e.group.as_deref(), Some("x"));
+        }
+        // Paths resolve against the manifest's folder.
+        let DataSource::Files { train, .. } = &m.experiments[0].data[0].source else {
+            panic!("files");
+        };
+        assert!(train[0].is_absolute() && train[0].ends_with("d.binpack"));
+    }
+
+    #[test]
+    fn errors_point_at_the_line_and_name_the_key() {
+        // The base is 3 lines of data and 4 of the experiment: line 8 is the first added.
+        for (added, line, says) in [
+            ("lr = 2\n", 8, "lr:"),
+            ("epochs = 0\n", 8, "epochs:"),
+            ("nosuchkey = 1\n", 8, "nosuchkey"),
+            ("evaluation = \"nope\"\n", 8, "no [evaluation.nope]"),
+            ("init_from = \"x\"\n", 8, "init_from"),
+        ] {
+            let err = error(&format!("{ONE}{added}"));
+            assert!(err.contains(&format!("m.toml:{line}")), "{added}: {err}");
+            assert!(err.contains(says), "{added}: {err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+        }
+        let err = error(&ONE.replace("[\"all\"]", "[\"all\", \" all \"]"));
+        assert!(err.contains("'all' is empty or listed twice"), "{err}");
+    }
+
+    #[test]
+    fn generation_and_evaluation_tables_hold_the_domain_types() {
+        let text = format!(
+            "[data.g]\ngenerate = {{ positions = 500, val_games = 2, nodes = 10, book = \"book.epd\" }}\n\
+             [evaluation.v]\ntournament = {{ rounds = 2, tc = \"1:30+1\", openings = \"book.epd\" }}\n\
+             puzzles = {{ file = \"book.epd\", depth = 3 }}\n\
+             {}evaluation = \"v\"\ntrain_positions = 400\n",
+            ONE.replace("data = \"d\"", "data = \"g\"")
+        );
+        let (_dir, m) = parse(&text);
+        let m = m.unwrap();
+        let DataSource::Generate(g) = &m.dataset("g").unwrap().source else {
+            panic!("generated");
+        };
+        assert_eq!(g.target, Target::Positions(500));
+        let ev = &m.experiments[0].evaluations[0];
+        let limit = ev.tournament.as_ref().unwrap().limit;
+        assert_eq!(limit.to_string(), "tc 90+1");
+        assert_eq!(
+            ev.puzzles.as_ref().unwrap().limit,
+            MoveLimit::Depth(std::num::NonZeroU32::new(3).unwrap())
+        );
+        // A rung larger than the dataset's positions is refused where it is written.
+        let err = error(&text.replace("train_positions = 400", "train_positions = 600"));
+        assert!(err.contains("600 is more than the 500"), "{err}");
+    }
+
+    #[test]
+    fn distinct_names_refuse_the_empty_and_the_repeated() {
+        let names =
+            |l: &[&str]| distinct_names(&l.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(names(&[" a", "b "]), Ok(vec!["a".into(), "b".into()]));
+        assert_eq!(names(&["a", " a"]), Err("a".into()));
+        assert_eq!(names(&["a", "  "]), Err(String::new()));
+    }
+}
