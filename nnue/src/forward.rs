@@ -23,7 +23,7 @@
 use super::aligned::AlignedVec;
 use super::network::{Affine, Network, SPARSE_FROM, StackPath};
 use super::scales::{HIDDEN_ONE, OUTPUT_ONE, SCALED_OUTPUT_ONE};
-use super::shape::{Activation, Arch, FtOutput, OutputRule, Skip};
+use super::shape::{Arch, FtOutput, OutputRule, Skip};
 use super::simd::{Kernels, SimdLevel, clipped_relu_scalar};
 
 /// One stack's raw terms, before the output rule's division: what Stockfish's `eval` table
@@ -580,115 +580,6 @@ mod x86 {
     }
 }
 
-/// The squared clipped ReLU `min(127, y² >> 19)` and the clipped ReLU `clamp(y >> 6, 0, 127)` of
-/// 16 sums. `|y|` is capped at 32,767 first so that the square fits 32 bits: beyond it both
-/// give 127 (Stockfish's `vpackssdw` saturates the same way, `sqr_clipped_relu.h:86-111`).
-#[inline(always)]
-fn sqr_and_clipped(y: &[i32; 16], shift: u32, sq: &mut [u8; 16], plain: &mut [u8; 16]) {
-    for k in 0..16 {
-        let a = y[k].unsigned_abs().min(32767);
-        sq[k] = ((a * a) >> (2 * shift + 7)).min(127) as u8;
-        plain[k] = (y[k] >> shift).clamp(0, 127) as u8;
-    }
-}
-
-/// [`sqr_and_clipped`] compiled for AVX2 (one vector operation per step for all 16).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn sqr_and_clipped_avx2(y: &[i32; 16], shift: u32, sq: &mut [u8; 16], plain: &mut [u8; 16]) {
-    sqr_and_clipped(y, shift, sq, plain)
-}
-
-/// Byte shuffles that lay the squared and the plain activations of a layer of `w` ≤ 16 outputs
-/// side by side in 32 bytes (`[sq; w] [plain; w] [0; 32 − 2w]`), indexed by `w`: the squares
-/// kept (`[0]`), the plain values moved up by `w` within the low 16 bytes (`[1]`) and into the
-/// high 16 (`[2]`); 0x80 makes a zero.
-#[cfg(target_arch = "x86_64")]
-const SIDE_BY_SIDE: [[[u8; 16]; 3]; 17] = {
-    let mut t = [[[0x80u8; 16]; 3]; 17];
-    let mut w = 0;
-    while w <= 16 {
-        let mut k = 0;
-        while k < 16 {
-            if k < w {
-                t[w][0][k] = k as u8;
-            }
-            if k >= w && k < 2 * w {
-                t[w][1][k] = (k - w) as u8;
-            }
-            if 16 + k < 2 * w {
-                t[w][2][k] = (16 + k - w) as u8;
-            }
-            k += 1;
-        }
-        w += 1;
-    }
-    t
-};
-
-/// [`sqr_and_clipped`] of a layer of `width` ≤ 16 outputs (16 sums, the rest ignored), its
-/// squares and plain values side by side and zeros after them, in one 32-byte store: what the
-/// next layer reads as its inputs (several narrow stores under its loads would make them wait).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn sqr_and_clipped_16_avx2(y: &[i32; 16], width: usize, shift: u32, out: &mut [u8; 32]) {
-    use std::arch::x86_64::*;
-    assert!(width <= 16);
-    let (by, by_square) = (
-        _mm_cvtsi32_si128(shift as i32),
-        _mm_cvtsi32_si128(2 * shift as i32 + 7),
-    );
-    // SAFETY: the loads read y's 16 values and the table's rows, the store out's 32 bytes.
-    unsafe {
-        let (y0, y1) = (
-            _mm256_loadu_si256(y.as_ptr().cast()),
-            _mm256_loadu_si256(y.as_ptr().add(8).cast()),
-        );
-        // 16 values of i32 to 16 bytes in order, saturating (packs interleave 128-bit lanes).
-        let bytes = |a: __m256i, b: __m256i| {
-            let w = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packs_epi32(a, b));
-            _mm_packs_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256::<1>(w))
-        };
-        let limit = _mm256_set1_epi32(32767);
-        let square = |v: __m256i| {
-            let a = _mm256_min_epu32(_mm256_abs_epi32(v), limit);
-            _mm256_srl_epi32(_mm256_mullo_epi32(a, a), by_square)
-        };
-        let sq = bytes(square(y0), square(y1));
-        let plain = _mm_max_epi8(
-            bytes(_mm256_sra_epi32(y0, by), _mm256_sra_epi32(y1, by)),
-            _mm_setzero_si128(),
-        );
-        let [keep, low, high] = SIDE_BY_SIDE[width].map(|m| _mm_loadu_si128(m.as_ptr().cast()));
-        let lo = _mm_or_si128(_mm_shuffle_epi8(sq, keep), _mm_shuffle_epi8(plain, low));
-        let hi = _mm_shuffle_epi8(plain, high);
-        _mm256_storeu_si256(out.as_mut_ptr().cast(), _mm256_set_m128i(hi, lo));
-    }
-}
-
-/// The clipped ReLU `clamp(y >> 6, 0, 127)` of 32 sums, stored at once: shift, pack with
-/// saturation to `i16` then `i8`, clamp at zero and restore the order the packs interleave by
-/// 128-bit lane (Stockfish's `layers/clipped_relu.h`, AVX2).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn clipped_relu_32_avx2(y: &[i32; 32], shift: u32, out: &mut [u8; 32]) {
-    use std::arch::x86_64::*;
-    let by = _mm_cvtsi32_si128(shift as i32);
-    // SAFETY: the loads read y's 32 values and the store writes out's 32 bytes.
-    unsafe {
-        let load =
-            |k: usize| _mm256_sra_epi32(_mm256_loadu_si256(y.as_ptr().add(8 * k).cast()), by);
-        let words0 = _mm256_packs_epi32(load(0), load(1));
-        let words1 = _mm256_packs_epi32(load(2), load(3));
-        let bytes = _mm256_max_epi8(_mm256_packs_epi16(words0, words1), _mm256_setzero_si256());
-        let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-        _mm256_storeu_si256(
-            out.as_mut_ptr().cast(),
-            _mm256_permutevar8x32_epi32(bytes, order),
-        );
-    }
-}
-
 /// The layers of one stack on the first layer's output `input`: the output layer's sum and the
 /// skip value (0 without a skip term), before the output rule's scaling ([`positional`]).
 fn propagate(
@@ -724,66 +615,10 @@ fn propagate(
         }
         let at = next_at;
         let acts = &mut acts[at..];
-        let shift = h.shift;
-        let crelu = |y: i32| (y >> shift).clamp(0, 127) as u8;
         // Whether the activations' writing also zeroed the padding after them.
-        let padded = match h.activation {
-            // Runs of 32 in one store (the next layer loads them whole; several narrow stores
-            // under one wide load would make it wait).
-            #[cfg(target_arch = "x86_64")]
-            Activation::ClippedRelu
-                if h.width.is_multiple_of(32) && kernels.level() != SimdLevel::Scalar =>
-            {
-                for k in (0..h.width).step_by(32) {
-                    let y: &[i32; 32] = out[k..k + 32].try_into().expect("32 sums");
-                    let a: &mut [u8; 32] = (&mut acts[k..k + 32]).try_into().expect("32 bytes");
-                    // SAFETY: every SIMD level has AVX2 (checked against the CPU).
-                    unsafe { clipped_relu_32_avx2(y, shift, a) };
-                }
-                true
-            }
-            Activation::ClippedRelu => {
-                for (a, &y) in acts.iter_mut().zip(&out[..h.width]) {
-                    *a = crelu(y);
-                }
-                false
-            }
-            #[cfg(target_arch = "x86_64")]
-            Activation::SqrClippedRelu if h.width <= 16 && kernels.level() != SimdLevel::Scalar => {
-                let y: &[i32; 16] = out[..16].try_into().expect("16 sums");
-                let a: &mut [u8; 32] = (&mut acts[..32]).try_into().expect("32 bytes");
-                // SAFETY: every SIMD level has AVX2 (checked against the CPU).
-                unsafe { sqr_and_clipped_16_avx2(y, h.width, shift, a) };
-                true
-            }
-            Activation::SqrClippedRelu => {
-                // Last run first: see below.
-                for (c, y) in out[..h.width.next_multiple_of(16)]
-                    .chunks_exact(16)
-                    .enumerate()
-                    .rev()
-                {
-                    let (mut sq, mut plain) = ([0u8; 16], [0u8; 16]);
-                    let y: &[i32; 16] = y.try_into().expect("16 sums");
-                    match kernels.level() {
-                        SimdLevel::Scalar => sqr_and_clipped(y, shift, &mut sq, &mut plain),
-                        // SAFETY: every SIMD level has AVX2 (checked against the CPU).
-                        #[cfg(target_arch = "x86_64")]
-                        _ => unsafe { sqr_and_clipped_avx2(y, shift, &mut sq, &mut plain) },
-                        #[cfg(not(target_arch = "x86_64"))]
-                        _ => unreachable!("only the scalar kernels exist on this architecture"),
-                    }
-                    // Whole runs of 16 (fixed-size moves, not a copy routine per run): the last
-                    // run of squares spills past them into the first plain values' place, which
-                    // those take afterwards (the runs go last to first), and the last plain
-                    // run into the padding the next layer zeroes.
-                    let (at_sq, at_plain) = (16 * c, h.width + 16 * c);
-                    acts[at_sq..at_sq + 16].copy_from_slice(&sq);
-                    acts[at_plain..at_plain + 16].copy_from_slice(&plain);
-                }
-                false
-            }
-        };
+        let padded = h
+            .activation
+            .activate(kernels.level(), out, h.width, h.shift, acts);
         x_len = h.width * h.activation.fan_out();
         x_at = at;
         if arch.dense_output {

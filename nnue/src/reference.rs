@@ -7,7 +7,7 @@
 use plugin_api::Color;
 
 use super::network::Network;
-use super::shape::{Activation, FtOutput, OutputRule, Skip};
+use super::shape::{FtOutput, OutputRule, Skip};
 
 /// `Σ W1[i]` over `indices`, per neuron, in 64 bits (no bias, no truncation): one block's
 /// contribution to an accumulator.
@@ -54,7 +54,7 @@ pub struct Forward {
     /// 127) or `/ 512` (clip 255).
     pub x: Vec<i64>,
     /// The first hidden layer's activations (of the position's stack; the squared ones first
-    /// for [`Activation::SqrClippedRelu`]).
+    /// for [`Activation::SqrClippedRelu`](crate::Activation::SqrClippedRelu)).
     pub hidden: Vec<i64>,
     /// The output: `(b3 + W3·hidden) >> 4`, or Stockfish's `(psqt + positional) / 16` (15.1),
     /// or `psqt / 16 + positional / 16` (today).
@@ -110,15 +110,7 @@ pub fn forward(net: &Network, acc: [&[i64]; 2], psqt: [&[i64]; 2], pieces: u32) 
                 Skip::Difference => i32_of(y[h.width - 2] - y[h.width - 1]),
             };
         }
-        let crelu = |v: i64| (v.div_euclid(1 << h.shift)).clamp(0, 127);
-        let square = |v: i64| (v * v / (1i64 << (2 * h.shift + 7))).min(127);
-        x = match h.activation {
-            Activation::ClippedRelu => y[..h.width].iter().map(|&v| crelu(v)).collect(),
-            Activation::SqrClippedRelu => {
-                let sq = y[..h.width].iter().map(|&v| square(v));
-                sq.chain(y[..h.width].iter().map(|&v| crelu(v))).collect()
-            }
-        };
+        x = h.activation.reference(&y[..h.width], h.shift);
         every.extend_from_slice(&x);
         if i == 0 {
             hidden = x.clone();

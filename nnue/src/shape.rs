@@ -80,41 +80,7 @@ impl FtOutput {
     }
 }
 
-/// The activation after a hidden layer, with the layer's shift s ([`Hidden::shift`], 6 unless
-/// said otherwise).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Activation {
-    /// `clamp(x >> s, 0, 127)`: as many outputs as inputs.
-    #[serde(rename = "crelu")]
-    ClippedRelu,
-    /// Stockfish's `[SqrClippedReLU(x) ‖ ClippedReLU(x)]`: `min(127, x² >> (2s + 7))` (the
-    /// square of the signed value, `sqr_clipped_relu.h`) then `clamp(x >> s, 0, 127)`, twice as
-    /// many outputs as inputs.
-    #[serde(rename = "sqr-crelu")]
-    SqrClippedRelu,
-}
-
-impl WireCode for Activation {
-    const FIELD: &'static str = "activation";
-    const ALL: &'static [Self] = &[Activation::ClippedRelu, Activation::SqrClippedRelu];
-
-    fn wire(self) -> (u8, u32) {
-        match self {
-            Activation::ClippedRelu => (0, SHAPE_VERSION),
-            Activation::SqrClippedRelu => (1, SHAPE_VERSION),
-        }
-    }
-}
-
-impl Activation {
-    /// Outputs per input.
-    pub fn fan_out(self) -> usize {
-        match self {
-            Activation::ClippedRelu => 1,
-            Activation::SqrClippedRelu => 2,
-        }
-    }
-}
+pub use crate::layers::Activation;
 
 /// One hidden layer: its width (outputs, not counting an extra skip output), its activation and
 /// the activation's shift.
