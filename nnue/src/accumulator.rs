@@ -35,13 +35,12 @@
 
 use std::fmt;
 
-use plugin_api::{
-    BlockError, Board, Color, FeatureDelta, FeatureSet, Move, RefreshTrigger, term_bit,
-};
+use plugin_api::{BlockError, Board, Color, FeatureDelta, FeatureSet, Move};
 
 use super::aligned::AlignedVec;
 use super::first_layer::RowLists;
 use super::forward::{self, ForwardScratch};
+use super::grouping::{Group, Grouping};
 use super::load::Nnue;
 use super::refresh_cache::{CacheStats, RefreshCache};
 use super::simd::Kernels;
@@ -141,15 +140,6 @@ pub struct StackStats {
     pub hybrids: u64,
 }
 
-/// A group of terms (see the module docs): the terms a [`RefreshCache`] can serve, or the
-/// others.
-struct Group {
-    /// The group's terms ([`plugin_api::term_bit`]).
-    mask: u64,
-    /// Whether counts are kept for its indices (its terms are not all binary).
-    counted: bool,
-}
-
 /// The evaluator of one search thread: accumulators and counts for a root position and up to
 /// `max_ply` moves on top of it.
 pub struct AccumulatorStack<'a> {
@@ -160,12 +150,8 @@ pub struct AccumulatorStack<'a> {
     max_ply: usize,
     ply: usize,
     boards: Vec<Board>,
-    /// One group, or two: the cacheable terms (group 0) and the others.
-    groups: Vec<Group>,
-    /// With two groups: the end of each term's indices and its group, in index order.
-    term_groups: Vec<(u32, u8)>,
-    /// Whether group 0's terms can use a cache (binary, piecewise, refreshed on own king moves).
-    cacheable: bool,
+    /// The terms in one group, or two: those a cache serves and the others.
+    grouping: Grouping,
     /// The cache of group 0's refreshes, if it is on.
     cache: Option<RefreshCache>,
     /// `(max_ply + 1) × 2 × L1`: ply-major, then perspective.
@@ -209,9 +195,9 @@ impl<'a> AccumulatorStack<'a> {
         let max_active = set.max_active();
         // Per ply and perspective: added + removed of a delta, or old + new indices of a refresh.
         let per_ply = 2 * 2 * max_delta.max(max_active);
-        let (groups, term_groups, cacheable) = split_terms(set);
+        let grouping = Grouping::of(set);
         // A binary group's counts would only mirror membership: none are kept.
-        let counted = groups.iter().any(|group| group.counted);
+        let counted = grouping.iter().any(|group| group.counted);
         let buckets = net.arch().psqt_buckets;
         let mut stack = AccumulatorStack {
             nnue,
@@ -226,9 +212,7 @@ impl<'a> AccumulatorStack<'a> {
             psqt: vec![0; (max_ply + 1) * 2 * buckets],
             scratch: ForwardScratch::new(net),
             rows: RowLists::with_capacity(2 * max_delta.max(max_active)),
-            groups,
-            term_groups,
-            cacheable,
+            grouping,
             cache: None,
             counts: if counted { vec![0; 2 * n] } else { Vec::new() },
             log: Vec::with_capacity(per_ply * max_ply),
@@ -281,7 +265,7 @@ impl<'a> AccumulatorStack<'a> {
     /// (king-relative piece-square terms) with others (threats), which then refresh on their
     /// own triggers only.
     pub fn groups(&self) -> usize {
-        self.groups.len()
+        self.grouping.len()
     }
 
     /// Turns the [`RefreshCache`] on or off (on by default; off, every refresh sums all rows).
@@ -289,7 +273,7 @@ impl<'a> AccumulatorStack<'a> {
     /// others it stays off. The results are the same either way.
     pub fn set_refresh_cache(&mut self, on: bool) {
         let set = self.nnue.features();
-        self.cache = (on && self.cacheable)
+        self.cache = (on && self.grouping.cacheable())
             .then(|| RefreshCache::new(self.l1, self.buckets, set.max_active()));
     }
 
@@ -341,19 +325,7 @@ impl<'a> AccumulatorStack<'a> {
     /// Whether counts are kept for feature `index` (in range).
     #[inline(always)]
     fn is_counted(&self, index: u32) -> bool {
-        match self.groups.len() {
-            1 => self.groups[0].counted,
-            _ => self.groups[self.group_of(index)].counted,
-        }
-    }
-
-    /// The group of feature `index` (in range).
-    #[inline(always)]
-    fn group_of(&self, index: u32) -> usize {
-        match self.term_groups.iter().find(|&&(end, _)| index < end) {
-            Some(&(_, group)) => group as usize,
-            None => 0,
-        }
+        self.grouping.group_of(index).counted
     }
 
     #[inline(always)]
@@ -407,24 +379,24 @@ impl<'a> AccumulatorStack<'a> {
         if let (Some(cache), Some(king), true) = (&mut self.cache, board.king(p), ply > 0)
             && cache.engaged()
         {
-            let mask = self.groups[0].mask;
-            let (dst, psqt) = match self.groups.len() {
-                1 => (
+            let mask = self.grouping.first().mask;
+            let (dst, psqt) = match self.grouping {
+                Grouping::One { .. } => (
                     &mut self.acc[start..start + self.l1],
                     &mut self.psqt[psqt_at..psqt_at + b],
                 ),
-                _ => (&mut self.group0[0][..], &mut self.group0_psqt[0][..b]),
+                Grouping::Two { .. } => (&mut self.group0[0][..], &mut self.group0_psqt[0][..b]),
             };
             let rows = cache.refresh(self.kernels, set, mask, net, p, king, board, (dst, psqt))?;
             self.stats.refresh_rows += rows as u64;
-            if self.groups.len() == 1 {
+            if let Grouping::One { .. } = self.grouping {
                 return Ok(());
             }
             from_cache = true;
         }
-        let mask = match from_cache {
-            true => self.groups[1].mask,
-            false => u64::MAX,
+        let mask = match (from_cache, self.grouping.rest()) {
+            (true, Some(rest)) => rest.mask,
+            _ => u64::MAX,
         };
         self.active.clear();
         set.active_terms(board, p, mask, &mut self.active)?;
@@ -568,19 +540,19 @@ impl<'a> AccumulatorStack<'a> {
         } else {
             0
         };
-        let stale = |group: &Group| group.mask & refresh != 0;
-        if !self.groups.iter().any(stale) {
+        let stale = |group: Group| group.mask & refresh != 0;
+        if !self.grouping.iter().any(stale) {
             self.list_delta_rows(p, u64::MAX)?;
             self.apply_rows(p);
             return Ok(());
         }
-        if self.groups.len() == 2
-            && !stale(&self.groups[1])
+        if let Some(rest) = self.grouping.rest()
+            && !stale(rest)
             && self.cache.is_some()
             && after.occupied().count_ones() >= MIN_PIECES_FOR_HYBRID
             && let (Some(old), Some(new)) = (before.king(p), after.king(p))
         {
-            return self.king_move_child(p, (before, old), (after, new));
+            return self.king_move_child(p, rest, (before, old), (after, new));
         }
         self.refresh_child(p, before, after)
     }
@@ -601,26 +573,25 @@ impl<'a> AccumulatorStack<'a> {
             self.rows.extend(w1, added, removed);
             return Ok(());
         }
-        let split = self.groups.len() > 1;
         let added = self.delta.added(p).len();
         for k in 0..added {
             let index = self.delta.added(p)[k];
-            let group = if split { self.group_of(index) } else { 0 };
-            if self.groups[group].mask & mask == 0 {
+            let group = self.grouping.group_of(index);
+            if group.mask & mask == 0 {
                 continue;
             }
-            if self.bump(p, base, index, true, self.groups[group].counted)? == 1 {
+            if self.bump(p, base, index, true, group.counted)? == 1 {
                 self.rows.add(w1, index);
             }
         }
         let removed = self.delta.removed(p).len();
         for k in 0..removed {
             let index = self.delta.removed(p)[k];
-            let group = if split { self.group_of(index) } else { 0 };
-            if self.groups[group].mask & mask == 0 {
+            let group = self.grouping.group_of(index);
+            if group.mask & mask == 0 {
                 continue;
             }
-            if self.drop_count(p, base, index, self.groups[group].counted)? == 0 {
+            if self.drop_count(p, base, index, group.counted)? == 0 {
                 self.rows.sub(w1, index);
             }
         }
@@ -665,10 +636,11 @@ impl<'a> AccumulatorStack<'a> {
     fn king_move_child(
         &mut self,
         p: Color,
+        rest: Group,
         (before, old): (&Board, plugin_api::Square),
         (after, new): (&Board, plugin_api::Square),
     ) -> Result<(), EvalError> {
-        self.list_delta_rows(p, self.groups[1].mask)?;
+        self.list_delta_rows(p, rest.mask)?;
         let nnue = self.nnue;
         let (set, net) = (nnue.features(), nnue.arranged().network());
         // Group 1's PSQT rows asked for now, so that their misses overlap with the two cache
@@ -676,7 +648,7 @@ impl<'a> AccumulatorStack<'a> {
         if self.buckets > 0 {
             self.rows.prefetch_psqt(net.psqt_rows(), self.buckets);
         }
-        let (l1, b, mask) = (self.l1, self.buckets, self.groups[0].mask);
+        let (l1, b, mask) = (self.l1, self.buckets, self.grouping.first().mask);
         let (parent, child) = (
             self.slot_start(self.ply, p.index()),
             self.slot_start(self.ply + 1, p.index()),
@@ -723,7 +695,7 @@ impl<'a> AccumulatorStack<'a> {
             let set = self.nnue.features();
             let base = p.index() * self.n;
             let mask = self
-                .groups
+                .grouping
                 .iter()
                 .filter(|group| group.counted)
                 .fold(0, |m, group| m | group.mask);
@@ -822,54 +794,6 @@ impl AccumulatorStack<'_> {
             .collect();
         (outputs, arch.stack_of(pieces))
     }
-}
-
-/// The groups of `set`, with two each term's end and group in index order, and whether group
-/// 0 can use a [`RefreshCache`].
-///
-/// Terms a cache can serve are binary and piecewise (its refreshes diff pieces); it pays when
-/// one of them is refreshed on own king moves. A set whose terms can all be served is one
-/// group with a cache if it has such a term; a set that mixes them with others (threats, which
-/// are not piecewise) is split in two when it has such a term and at most 64 terms, so that a
-/// king move refreshes only the first group, through the cache, and the others keep their
-/// incremental updates; otherwise it is one group without a cache.
-fn split_terms(set: &FeatureSet) -> (Vec<Group>, Vec<(u32, u8)>, bool) {
-    let terms = set.terms();
-    let servable = |t: &plugin_api::Term| t.binary() && t.piecewise();
-    let king_moved = |t: &plugin_api::Term| t.refresh_trigger() == RefreshTrigger::OwnKingMove;
-    let mask_of = |want: bool| {
-        terms
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| servable(t) == want)
-            .fold(0u64, |m, (i, _)| m | term_bit(i))
-    };
-    let (served, other) = (mask_of(true), mask_of(false));
-    let pays = terms.iter().any(|t| servable(t) && king_moved(t));
-    if other == 0 || served == 0 || !pays || terms.len() > 64 {
-        let group = Group {
-            mask: u64::MAX,
-            counted: !set.binary(),
-        };
-        let cacheable =
-            other == 0 && set.binary() && set.refresh_trigger() == RefreshTrigger::OwnKingMove;
-        return (vec![group], Vec::new(), cacheable);
-    }
-    let groups = vec![
-        Group {
-            mask: served,
-            counted: false,
-        },
-        Group {
-            mask: other,
-            counted: terms.iter().any(|t| !servable(t) && !t.binary()),
-        },
-    ];
-    let term_groups = terms
-        .iter()
-        .map(|t| (t.offset + t.size, u8::from(!servable(t))))
-        .collect();
-    (groups, term_groups, true)
 }
 
 /// An empty board, White to move (the root of a fresh stack).

@@ -118,6 +118,7 @@ pub mod detect;
 mod first_layer;
 pub mod format;
 pub mod forward;
+mod grouping;
 mod layers;
 mod load;
 mod network;
