@@ -21,7 +21,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use host::nnue::{AccumulatorStack, Kernels, Network, NetworkParts, Nnue, RefreshCache, RowLists};
+use host::nnue::{
+    AccumulatorStack, CachedTerms, Kernels, Network, NetworkParts, Nnue, RefreshCache, RowLists,
+};
 use plugin_api::{
     Board, Color, Move, PluginRegistry, Square, board_from_position, move_from_shakmaty,
 };
@@ -136,17 +138,14 @@ fn refreshes(
     for (after, p, king) in positions {
         match cache.as_deref_mut() {
             Some(cache) => {
+                let terms = CachedTerms {
+                    kernels,
+                    set,
+                    mask: u64::MAX,
+                    net,
+                };
                 cache
-                    .refresh(
-                        kernels,
-                        set,
-                        u64::MAX,
-                        net,
-                        *p,
-                        *king,
-                        after,
-                        (&mut dst, &mut []),
-                    )
+                    .refresh(&terms, (after, *p, *king), (&mut dst, &mut []))
                     .unwrap();
             }
             None => {

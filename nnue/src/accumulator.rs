@@ -42,7 +42,7 @@ use super::first_layer::RowLists;
 use super::forward::{self, ForwardScratch};
 use super::grouping::{Group, Grouping};
 use super::load::Nnue;
-use super::refresh_cache::{CacheStats, RefreshCache};
+use super::refresh_cache::{CacheStats, CachedTerms, RefreshCache};
 use super::simd::Kernels;
 
 /// Default number of plies a stack holds beyond its root.
@@ -387,7 +387,13 @@ impl<'a> AccumulatorStack<'a> {
                 ),
                 Grouping::Two { .. } => (&mut self.group0[0][..], &mut self.group0_psqt[0][..b]),
             };
-            let rows = cache.refresh(self.kernels, set, mask, net, p, king, board, (dst, psqt))?;
+            let terms = CachedTerms {
+                kernels: self.kernels,
+                set,
+                mask,
+                net,
+            };
+            let rows = cache.refresh(&terms, (board, p, king), (dst, psqt))?;
             self.stats.refresh_rows += rows as u64;
             if let Grouping::One { .. } = self.grouping {
                 return Ok(());
@@ -661,9 +667,14 @@ impl<'a> AccumulatorStack<'a> {
         let [was, now] = &mut self.group0;
         let [was_psqt, now_psqt] = &mut self.group0_psqt;
         let (was_psqt, now_psqt) = (&mut was_psqt[..b], &mut now_psqt[..b]);
-        let k = self.kernels;
-        let rows = cache.refresh(k, set, mask, net, p, old, before, (was, was_psqt))?
-            + cache.refresh(k, set, mask, net, p, new, after, (now, now_psqt))?;
+        let terms = CachedTerms {
+            kernels: self.kernels,
+            set,
+            mask,
+            net,
+        };
+        let rows = cache.refresh(&terms, (before, p, old), (was, was_psqt))?
+            + cache.refresh(&terms, (after, p, new), (now, now_psqt))?;
         self.stats.refresh_rows += rows as u64;
         self.stats.hybrids += 1;
         self.stats.rows += self.rows.len() as u64;
@@ -672,7 +683,8 @@ impl<'a> AccumulatorStack<'a> {
         for ((n, &w), &a) in now.iter_mut().zip(&was[..]).zip(&head[parent..parent + l1]) {
             *n = n.wrapping_add(a.wrapping_sub(w));
         }
-        k.update(&mut tail[..l1], now, net.w1(), &self.rows);
+        self.kernels
+            .update(&mut tail[..l1], now, net.w1(), &self.rows);
         if b > 0 {
             let (head, tail) = self.psqt.split_at_mut(psqt_child);
             for ((n, &w), &a) in now_psqt

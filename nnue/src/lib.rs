@@ -147,7 +147,7 @@ pub use network::{
     Network, NetworkParts, Quantization, SPARSE_FROM, ShapeError, StackPath, check_sizes,
     feature_count, outputs_per_pass, term_runs,
 };
-pub use refresh_cache::{CacheStats, RefreshCache};
+pub use refresh_cache::{CacheStats, CachedTerms, RefreshCache};
 pub use scales::{ACTIVATION_CLIP, HIDDEN_ONE, HIDDEN_SHIFT, OUTPUT_ONE, OUTPUT_SHIFT, SCORE_ONE};
 pub use shape::{
     Activation, Arch, ArchError, BucketRule, FtOutput, Hidden, OutputRule, Preset, Shape, Skip,

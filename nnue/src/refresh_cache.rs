@@ -147,22 +147,21 @@ impl RefreshCache {
     }
 
     /// Writes into `dst` the accumulator `b1 + Σ w1[i]` of `board` for perspective `p`, whose own
-    /// king stands on `king`, over the indices of `set`'s terms in `mask` (piecewise and binary,
-    /// see [`plugin_api::term_bit`]), and its PSQT sums `Σ psqt[i]` (empty without PSQT),
-    /// starting from that king square's entry (or from `b1` when that takes fewer rows), and
-    /// makes the entry hold the result. Returns the rows it added or subtracted.
-    #[allow(clippy::too_many_arguments)]
+    /// king stands on `king`, over the indices of `terms`, and its PSQT sums `Σ psqt[i]` (empty
+    /// without PSQT), starting from that king square's entry (or from `b1` when that takes fewer
+    /// rows), and makes the entry hold the result. Returns the rows it added or subtracted.
     pub fn refresh(
         &mut self,
-        kernels: Kernels,
-        set: &FeatureSet,
-        mask: u64,
-        net: &Network,
-        p: Color,
-        king: Square,
-        board: &Board,
+        terms: &CachedTerms,
+        (board, p, king): (&Board, Color, Square),
         (dst, psqt_dst): (&mut [i16], &mut [i32]),
     ) -> Result<usize, BlockError> {
+        let CachedTerms {
+            kernels,
+            set,
+            mask,
+            net,
+        } = *terms;
         let slot = p.index() * 64 + king as usize;
         let entry = &mut self.acc[slot * self.l1..(slot + 1) * self.l1];
         let b = self.buckets;
@@ -231,6 +230,20 @@ impl RefreshCache {
         self.pieces[slot] = Pieces::of(board);
         Ok(rows)
     }
+}
+
+/// The terms a cache refresh sums: `set`'s terms in `mask` (piecewise and binary, see
+/// [`plugin_api::term_bit`]), their rows and PSQT rows in `net`, added with `kernels`.
+#[derive(Clone, Copy)]
+pub struct CachedTerms<'a> {
+    /// The kernels that add the rows.
+    pub kernels: Kernels,
+    /// The feature set.
+    pub set: &'a FeatureSet,
+    /// Its terms the cache serves.
+    pub mask: u64,
+    /// The network whose rows are summed.
+    pub net: &'a Network,
 }
 
 /// Where the pieces of an entry's position stand: what a refresh compares with its board, in one
