@@ -36,6 +36,13 @@ macro_rules! number_forms {
                 v.0
             }
         }
+
+        impl$(<const $c: u64>)? $name$(<$c>)? {
+            /// The number.
+            pub const fn get(self) -> $inner {
+                self.0
+            }
+        }
     };
 }
 
@@ -49,7 +56,7 @@ pub fn is_zero<T: Default + PartialEq>(v: &T) -> bool {
 /// A positive integer (the widths, sizes and counts of the manifest).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "i64", into = "u64")]
-pub struct Positive(pub u64);
+pub struct Positive(u64);
 
 impl TryFrom<i64> for Positive {
     type Error = String;
@@ -64,11 +71,20 @@ impl TryFrom<i64> for Positive {
 
 number_forms!(i64 => Positive => u64);
 
+impl Positive {
+    /// `v`, which must be positive: for numbers the code writes (a default, a constant); what
+    /// a user writes goes through [`TryFrom`] and its message.
+    pub const fn new(v: u64) -> Positive {
+        assert!(v > 0, "a Positive must be above 0");
+        Positive(v)
+    }
+}
+
 /// A first-layer width: a positive multiple of 32 (the inference kernels' block) up to
 /// [`nnue::MAX_L1`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "i64", into = "u64")]
-pub struct L1Width(pub u64);
+pub struct L1Width(u64);
 
 impl TryFrom<i64> for L1Width {
     type Error = String;
@@ -87,10 +103,21 @@ impl TryFrom<i64> for L1Width {
 
 number_forms!(i64 => L1Width => u64);
 
+impl L1Width {
+    /// `v`, which must be a valid width (see [`Positive::new`] for when to use it).
+    pub const fn new(v: u64) -> L1Width {
+        assert!(
+            v > 0 && v.is_multiple_of(nnue::L1_MULTIPLE as u64) && v <= nnue::MAX_L1 as u64,
+            "not an L1 width"
+        );
+        L1Width(v)
+    }
+}
+
 /// A positive count with an upper bound (epochs, batch sizes, positions, hidden widths).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "i64", into = "u64")]
-pub struct Count<const MAX: u64>(pub u64);
+pub struct Count<const MAX: u64>(u64);
 
 impl<const MAX: u64> TryFrom<i64> for Count<MAX> {
     type Error = String;
@@ -105,12 +132,20 @@ impl<const MAX: u64> TryFrom<i64> for Count<MAX> {
 
 number_forms!(i64 => Count<const MAX: u64> => u64);
 
+impl<const MAX: u64> Count<MAX> {
+    /// `v`, which must be in `1..=MAX` (see [`Positive::new`] for when to use it).
+    pub const fn new(v: u64) -> Count<MAX> {
+        assert!(v > 0 && v <= MAX, "a Count out of its range");
+        Count(v)
+    }
+}
+
 /// A number above 0 and at most 1: a learning rate (Adam's steps are about `lr` per weight;
 /// beyond 1 every weight would leave the quantized range in one step) or a decay factor per
 /// epoch (0 would stop learning after the first epoch).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "f64", into = "f64")]
-pub struct PositiveFraction(pub f64);
+pub struct PositiveFraction(f64);
 
 impl TryFrom<f64> for PositiveFraction {
     type Error = String;
@@ -127,10 +162,18 @@ impl TryFrom<f64> for PositiveFraction {
 
 number_forms!(f64 => PositiveFraction => f64);
 
+impl PositiveFraction {
+    /// `v`, which must be in `(0, 1]` (see [`Positive::new`] for when to use it).
+    pub const fn new(v: f64) -> PositiveFraction {
+        assert!(v > 0.0 && v <= 1.0, "a PositiveFraction out of (0, 1]");
+        PositiveFraction(v)
+    }
+}
+
 /// A finite number strictly above zero (scales, exponents).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "f64", into = "f64")]
-pub struct PositiveReal(pub f64);
+pub struct PositiveReal(f64);
 
 impl TryFrom<f64> for PositiveReal {
     type Error = String;
@@ -145,10 +188,21 @@ impl TryFrom<f64> for PositiveReal {
 
 number_forms!(f64 => PositiveReal => f64);
 
+impl PositiveReal {
+    /// `v`, which must be finite and above 0 (see [`Positive::new`] for when to use it).
+    pub const fn new(v: f64) -> PositiveReal {
+        assert!(
+            v.is_finite() && v > 0.0,
+            "a PositiveReal must be finite and above 0"
+        );
+        PositiveReal(v)
+    }
+}
+
 /// A number in `0..=1` (lambda, skip rates).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "f64", into = "f64")]
-pub struct UnitReal(pub f64);
+pub struct UnitReal(f64);
 
 impl TryFrom<f64> for UnitReal {
     type Error = String;
@@ -162,6 +216,14 @@ impl TryFrom<f64> for UnitReal {
 }
 
 number_forms!(f64 => UnitReal => f64);
+
+impl UnitReal {
+    /// `v`, which must be in `[0, 1]` (see [`Positive::new`] for when to use it).
+    pub const fn new(v: f64) -> UnitReal {
+        assert!(v >= 0.0 && v <= 1.0, "a UnitReal out of [0, 1]");
+        UnitReal(v)
+    }
+}
 
 #[cfg(test)]
 mod tests {

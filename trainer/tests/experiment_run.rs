@@ -762,8 +762,8 @@ fn a_sweep_is_one_declaration_of_named_cells() {
         };
         assert_eq!(&ungrouped, hand);
     }
-    assert_eq!(m.experiments[1].settings.l1.0, 32);
-    assert_eq!(m.experiments[1].settings.l2.0, 16);
+    assert_eq!(m.experiments[1].settings.l1.get(), 32);
+    assert_eq!(m.experiments[1].settings.l2.get(), 16);
     assert_eq!(m.experiments[0].group.as_deref(), Some("grid"));
     assert_eq!(m.experiments[4].group, None);
     let selected = |only: &[&str]| -> Vec<String> {

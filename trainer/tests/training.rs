@@ -81,7 +81,7 @@ fn config(d: &Data, epochs: u64) -> TrainConfig {
     c.epochs = epochs;
     c.epoch_size = 16 * 1024;
     c.batch_size = 1024;
-    c.lr = PositiveFraction(2e-3);
+    c.lr = PositiveFraction::new(2e-3);
     c.shuffle_buffer = 8192;
     c.seed = 7;
     c
@@ -210,7 +210,7 @@ fn an_interrupted_run_resumes_to_the_same_final_state() {
     assert!(refused.to_string().contains("--resume"), "{refused}");
     // A different configuration is refused.
     let mut other = config(&d, 3);
-    other.lr = PositiveFraction(1e-3);
+    other.lr = PositiveFraction::new(1e-3);
     let refused = train(other, &set, &resuming(&cut)).unwrap_err();
     assert!(refused.to_string().contains("lr"), "{refused}");
 
@@ -247,10 +247,10 @@ fn a_converging_run_stops_keeps_its_best_epoch_and_resumes_exactly() {
     let converging = || {
         let mut c = config(&d, 40);
         c.stop = StopRule {
-            patience: Some(Positive(3)),
-            min_delta: UnitReal(0.0),
+            patience: Some(Positive::new(3)),
+            min_delta: UnitReal::new(0.0),
         };
-        c.lr = PositiveFraction(1e-3);
+        c.lr = PositiveFraction::new(1e-3);
         c.epoch_size = 8 * 1024;
         c
     };
@@ -318,7 +318,7 @@ fn a_converging_run_stops_keeps_its_best_epoch_and_resumes_exactly() {
     let again = train(converging(), &set, &resuming(&cut)).unwrap();
     assert_eq!(again.state.epoch, epochs);
     let mut patient = converging();
-    patient.stop.patience = Some(Positive(4));
+    patient.stop.patience = Some(Positive::new(4));
     let longer = train(patient, &set, &resuming(&cut)).unwrap();
     assert!(longer.state.epoch > epochs);
 }
@@ -432,9 +432,9 @@ fn the_fields_recipe_trains() {
     let set = set("all");
     let mut c = config(&d, 3);
     c.lr_schedule = LrSchedule::Cosine;
-    c.lr_floor = UnitReal(0.1);
+    c.lr_floor = UnitReal::new(0.1);
     c.warmup_steps = 8;
-    c.lambda_end = Some(UnitReal(0.5));
+    c.lambda_end = Some(UnitReal::new(0.5));
     c.adam.weight_decay = 0.01;
     c.adam.max_grad_norm = Some(2.0);
     let schedule = c.schedule();
@@ -460,7 +460,7 @@ fn pqr_training_from_scratch_and_from_a_checkpoint() {
         c.method = Method::Pqr(PqrLoss::default());
         c.epoch_size = 40 * 1024;
         c.val_size = 2000;
-        c.lr = PositiveFraction(1e-3);
+        c.lr = PositiveFraction::new(1e-3);
         c.init = init;
         let out = d.dir.path().join(name);
         train(c, &set, &quiet(&out)).unwrap()
@@ -509,11 +509,11 @@ fn wide_networks_learn_on_stockfish_labelled_data() {
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     let dir = tempfile::tempdir().unwrap();
     let settings = TrainSettings {
-        l1: L1Width(2048),
-        epochs: Count(2),
-        batch_size: Count(4096),
-        epoch_positions: Count(50 * 4096),
-        val_positions: Count(10_000),
+        l1: L1Width::new(2048),
+        epochs: Count::new(2),
+        batch_size: Count::new(4096),
+        epoch_positions: Count::new(50 * 4096),
+        val_positions: Count::new(10_000),
         skip_in_check: false,
         skip_capture_bestmove: false,
         seed: 3,
@@ -563,7 +563,7 @@ fn todays_stockfish_shape_with_threat_inputs_learns_on_stockfish_labelled_data()
     c.epochs = 1;
     c.epoch_size = 50 * 1024;
     c.batch_size = 1024;
-    c.lr = PositiveFraction(2e-3);
+    c.lr = PositiveFraction::new(2e-3);
     c.shuffle_buffer = 8192;
     c.seed = 5;
     c.i8_blocks = vec!["full_threats".into(), "pp_3wide".into()];

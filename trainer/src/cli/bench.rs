@@ -20,13 +20,13 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',', default_values_t = [256usize, 512])]
     pub l1: Vec<usize>,
     /// Hidden width (of the thesis's shape).
-    #[arg(long, default_value_t = TrainSettings::default().l2.0 as usize)]
+    #[arg(long, default_value_t = TrainSettings::default().l2.get() as usize)]
     pub l2: usize,
     /// Shapes to measure at each L1 (comma-separated presets: thesis, sfnnv5, sfnnv16).
     #[arg(long, value_delimiter = ',', default_values_t = [nnue::Preset::Thesis])]
     pub arch: Vec<nnue::Preset>,
     /// Positions per batch.
-    #[arg(long, default_value_t = TrainSettings::default().batch_size.0 as usize)]
+    #[arg(long, default_value_t = TrainSettings::default().batch_size.get() as usize)]
     pub batch_size: usize,
     /// Timed steps per measurement.
     #[arg(long, default_value_t = 30)]

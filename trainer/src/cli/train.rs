@@ -115,10 +115,10 @@ pub fn run_train(args: &TrainArgs, set: &FeatureSet) -> Result<()> {
                 .best_epoch
                 .checked_sub(1)
                 .and_then(|k| history.get(k as usize));
-            let stopped = if outcome.state.epoch < args.settings.epochs.0 {
+            let stopped = if outcome.state.epoch < args.settings.epochs.get() {
                 format!(
                     ", stopped before the cap of {}: no improvement for {} epochs",
-                    args.settings.epochs.0,
+                    args.settings.epochs.get(),
                     outcome.state.epoch - outcome.best_epoch
                 )
             } else {

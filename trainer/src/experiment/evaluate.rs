@@ -263,10 +263,10 @@ fn speed_stage(
         Claim::Held(lock) => lock,
         Claim::Done(record) => return Ok(record),
     };
-    let repeats = speed.repeats.0 as usize;
+    let repeats = speed.repeats.get() as usize;
     eprintln!(
         "==> [{experiment}] speed: host bench --depth {} of {} networks, {repeats} times each",
-        speed.depth.0,
+        speed.depth.get(),
         players.len()
     );
     let configs = players
@@ -275,7 +275,7 @@ fn speed_stage(
             let eval = EvalSource::load(&p.net, p.plugin_dir.as_deref())
                 .map_err(|e| anyhow!("[{experiment}] speed of {}: {e}", p.name))?;
             Ok(BenchConfig {
-                depth: speed.depth.0.min(u64::from(u32::MAX)) as u32,
+                depth: speed.depth.get().min(u64::from(u32::MAX)) as u32,
                 threads: 1,
                 hash_mb: bench::DEFAULT_HASH_MB,
                 eval,
@@ -341,7 +341,7 @@ fn tournament_setup(
 ) -> Result<Tournament> {
     let mut specs = players
         .iter()
-        .map(|p| host_spec(p, t.hash.0))
+        .map(|p| host_spec(p, t.hash.get()))
         .collect::<Result<Vec<_>, _>>()?;
     let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
     specs.extend(t.extra_specs(&names)?);
@@ -390,7 +390,7 @@ fn tournament_setup(
         openings::read_openings(Path::new(&t.openings)).map_err(anyhow::Error::msg)?;
     config.opening_order = OpeningOrder::Random;
     config.seed = t.seed;
-    config.rounds = t.rounds.0 as usize;
+    config.rounds = t.rounds.get() as usize;
     config.concurrency = t.concurrency as usize;
     config.event = format!("trainer run: {experiment}");
     Ok(Tournament { dir, config, names })
@@ -671,7 +671,7 @@ fn puzzle_stage(
     };
     let mut all = puzzles::read_puzzles(Path::new(&pz.file)).map_err(anyhow::Error::msg)?;
     if let Some(n) = pz.count {
-        all.truncate(n.0 as usize);
+        all.truncate(n.get() as usize);
     }
     eprintln!(
         "==> [{experiment}] puzzles {}: {} puzzles",

@@ -112,8 +112,8 @@ impl GenerateTable {
         let mut optional = |name: &str| take::<Positive>(&mut raw, name, place);
         let (games, positions) = (optional("games")?, optional("positions")?);
         let target = Target::of(
-            games.map(|g| g.get_ref().0),
-            positions.map(|p| p.get_ref().0),
+            games.map(|g| g.get_ref().get()),
+            positions.map(|p| p.get_ref().get()),
         )
         .map_err(|e| anyhow!("{at}: {key}: {e}"))?;
         let shards = optional("shards")?;
@@ -216,7 +216,8 @@ impl TournamentTable {
         for text in &self.players {
             let mut spec = EngineSpec::parse(text).map_err(anyhow::Error::msg)?;
             if !text.contains('=') {
-                spec.options.push(("Hash".into(), self.hash.0.to_string()));
+                spec.options
+                    .push(("Hash".into(), self.hash.get().to_string()));
             }
             if taken.contains(&spec.name) || specs.iter().any(|s| s.name == spec.name) {
                 let folder = Path::new(text)
@@ -242,7 +243,7 @@ impl TournamentTable {
 impl TournamentTable {
     /// The number of batches its games are played in (1 unless `batches` says more).
     pub fn batch_count(&self) -> usize {
-        self.batches.map_or(1, |b| b.0 as usize)
+        self.batches.map_or(1, |b| b.get() as usize)
     }
 }
 
@@ -252,7 +253,7 @@ fn one_worker() -> u64 {
 }
 
 fn sixteen() -> Positive {
-    Positive(16)
+    Positive::new(16)
 }
 
 /// `puzzles = { ... }` of an evaluation (its move limit flattened into it, as a tournament's).
@@ -283,11 +284,11 @@ pub struct SpeedTable {
 }
 
 fn bench_depth() -> Positive {
-    Positive(u64::from(host::engine::bench::DEFAULT_DEPTH))
+    Positive::new(u64::from(host::engine::bench::DEFAULT_DEPTH))
 }
 
 fn three() -> Positive {
-    Positive(3)
+    Positive::new(3)
 }
 
 /// `[evaluation.NAME]`: a tournament, puzzles and/or a speed measurement.
@@ -995,11 +996,11 @@ impl Reader<'_> {
             let at = place(n.span().start);
             for d in &data {
                 if let Some(have) = generation_positions(d)
-                    && n.get_ref().0 > have
+                    && n.get_ref().get() > have
                 {
                     bail!(
                         "{at}: train_positions: {} is more than the {have} training positions of dataset '{}'",
-                        n.get_ref().0,
+                        n.get_ref().get(),
                         d.name
                     );
                 }
@@ -1021,7 +1022,7 @@ impl Reader<'_> {
             insight,
             archs,
             group: None,
-            train_positions: train_positions.map(|n| n.into_inner().0),
+            train_positions: train_positions.map(|n| n.into_inner().get()),
         };
         // Every network of the experiment, by the name it plays under.
         let entry_names = experiment.entry_names();
@@ -1354,7 +1355,7 @@ fn one_line(message: &str) -> String {
 impl GenerateTable {
     /// The number of shards of the training data (1 unless `shards` says more).
     pub fn shard_count(&self) -> u64 {
-        self.shards.map_or(1, |s| s.0)
+        self.shards.map_or(1, |s| s.get())
     }
 
     /// What the generation stage could not use, checked by `trainer run --check` for the
@@ -1421,12 +1422,13 @@ mod tests {
         let names: Vec<&str> = m.experiments.iter().map(|e| e.name.as_str()).collect();
         assert_eq!(names, ["x-64", "x-128"]);
         for (e, l1) in m.experiments.iter().zip([64, 128]) {
-            assert_eq!(e.settings.lr.0, 0.001, "from [defaults]");
+            assert_eq!(e.settings.lr.get(), 0.001, "from [defaults]");
             assert_eq!(
-                e.settings.epochs.0, 9,
+                e.settings.epochs.get(),
+                9,
                 "the experiment's over the defaults'"
             );
-            assert_eq!(e.settings.l1.0, l1, "the cell's own");
+            assert_eq!(e.settings.l1.get(), l1, "the cell's own");
             assert_eq!(e.group.as_deref(), Some("x"));
         }
         // Paths resolve against the manifest's folder.

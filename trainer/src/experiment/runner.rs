@@ -265,7 +265,7 @@ pub fn run_stage<'a>(
                 .ok_or_else(|| {
                     anyhow!("stage {id}: experiment '{name}' has no network '{entry}'")
                 })?;
-            if *run > e.settings.runs.0 {
+            if *run > e.settings.runs.get() {
                 bail!(
                     "stage {id}: experiment '{name}' has {} run(s)",
                     e.settings.runs
@@ -386,7 +386,7 @@ fn trained_rows(
             .map_err(|err| err.to_string())
             .map_err(anyhow::Error::msg)?;
         let mut runs = Vec::new();
-        for run in 1..=e.settings.runs.0 {
+        for run in 1..=e.settings.runs.get() {
             let record = train_run(manifest, e, &entry, run, &data, registry, options)?;
             runs.push(RunSummary {
                 run,
@@ -495,7 +495,7 @@ fn run_experiment(
             .map(|(label, a)| {
                 (
                     label.clone(),
-                    a.resolve(e.settings.l2.0 as usize).to_string(),
+                    a.resolve(e.settings.l2.get() as usize).to_string(),
                 )
             })
             .collect(),
@@ -607,9 +607,9 @@ fn gensfen_config(
 ) -> GensfenConfig {
     let mut c = GensfenConfig {
         target,
-        nodes: g.nodes.map(|n| n.0),
-        depth_min: g.depth.map(|d| d.0 as u32),
-        depth_max: g.depth.map(|d| d.0 as u32),
+        nodes: g.nodes.map(|n| n.get()),
+        depth_min: g.depth.map(|d| d.get() as u32),
+        depth_max: g.depth.map(|d| d.get() as u32),
         net: g.net.as_ref().map(PathBuf::from),
         plugin_dir: plugin_dir.map(Path::to_path_buf),
         threads: g.threads as usize,
@@ -624,7 +624,7 @@ fn gensfen_config(
     if let (Some(spec), Some(nodes)) = (&g.labeler, g.nodes) {
         c.labeler = Labeler::Uci {
             spec: spec.clone(),
-            nodes: nodes.0,
+            nodes: nodes.get(),
         };
     }
     c
@@ -908,13 +908,13 @@ fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<Da
         &format!(
             "{}: generating {} validation games into {}",
             d.name,
-            g.val_games.0,
+            g.val_games.get(),
             val.display()
         ),
     );
     let config = gensfen_config(
         &g,
-        Target::Games(g.val_games.0),
+        Target::Games(g.val_games.get()),
         g.seed ^ 0x7a1d_a7e5_0000_0001,
         options.plugin_dir.as_deref(),
     );

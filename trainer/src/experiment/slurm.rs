@@ -393,7 +393,7 @@ fn submit(
         ("account", resources.account.clone()),
         ("time", resources.time.clone()),
         ("mem", resources.mem.clone()),
-        ("cpus-per-task", resources.cpus.map(|c| c.0.to_string())),
+        ("cpus-per-task", resources.cpus.map(|c| c.get().to_string())),
         (
             "gres",
             resources

@@ -273,9 +273,9 @@ mod tests {
     fn the_training_key_of_a_fixed_run_is_pinned() {
         let out = Path::new("/out");
         let settings = TrainSettings {
-            l1: L1Width(128),
-            l2: Count(16),
-            epochs: Count(12),
+            l1: L1Width::new(128),
+            l2: Count::new(16),
+            epochs: Count::new(12),
             ..TrainSettings::default()
         };
         let files = |name: &str| DataFile::all(&[out.join(name)], None).unwrap();
@@ -307,9 +307,9 @@ mod tests {
         }
         // How long it trains is not its identity: more epochs or a patience continue it.
         let longer = TrainSettings {
-            epochs: Count(40),
-            patience: Some(Positive(3)),
-            min_delta: UnitReal(1e-4),
+            epochs: Count::new(40),
+            patience: Some(Positive::new(3)),
+            min_delta: UnitReal::new(1e-4),
             ..settings.clone()
         };
         assert_eq!(

@@ -303,7 +303,7 @@ fn add_train_run(
 fn add_experiment(manifest: &Manifest, e: &Experiment, stages: &mut Vec<Stage>) -> Result<()> {
     let mut trained = Vec::new();
     for entry in e.entries() {
-        for run in 1..=e.settings.runs.0 {
+        for run in 1..=e.settings.runs.get() {
             trained.push(add_train_run(manifest, e, &entry, run, stages)?);
         }
     }

@@ -137,7 +137,7 @@ pub fn bench(set: &FeatureSet, config: &BenchConfig) -> Result<BenchResult> {
     } else {
         Method::Score(ScoreLoss::default())
     };
-    let lr = super::settings::TrainSettings::default().lr.0;
+    let lr = super::settings::TrainSettings::default().lr.get();
     let mut run = |steps: usize| -> f64 {
         let mut last = None;
         for i in 0..steps {

@@ -238,14 +238,14 @@ impl TrainConfig {
         };
         Schedule {
             kind: self.lr_schedule,
-            lr: self.lr.0,
-            gamma: self.gamma.0,
-            floor: self.lr_floor.0,
+            lr: self.lr.get(),
+            gamma: self.gamma.get(),
+            floor: self.lr_floor.get(),
             warmup: self.warmup_steps,
             steps_per_epoch: self.steps_per_epoch(),
             total_steps: self.epochs.saturating_mul(self.steps_per_epoch()),
             lambda_start: lambda,
-            lambda_end: self.lambda_end.map_or(lambda, |l| l.0),
+            lambda_end: self.lambda_end.map_or(lambda, |l| l.get()),
         }
     }
 

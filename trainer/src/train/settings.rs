@@ -332,43 +332,43 @@ impl Default for TrainSettings {
         let target = Wdl::default();
         let loss = ScoreLoss::default();
         TrainSettings {
-            l1: L1Width(512),
-            l2: Count(32),
+            l1: L1Width::new(512),
+            l2: Count::new(32),
             arch: None,
             method: MethodName::Score,
             optimizer: OptimizerName::Adam,
-            lr: PositiveFraction(5e-4),
-            hidden_lr_width: Positive(128),
-            gamma: PositiveFraction(0.99),
+            lr: PositiveFraction::new(5e-4),
+            hidden_lr_width: Positive::new(128),
+            gamma: PositiveFraction::new(0.99),
             lr_schedule: LrSchedule::Step,
-            lr_floor: UnitReal(0.0),
+            lr_floor: UnitReal::new(0.0),
             warmup_steps: 0,
             weight_decay: None,
             max_grad_norm: None,
             patience: None,
-            min_delta: UnitReal(0.0),
+            min_delta: UnitReal::new(0.0),
             swa_from: None,
-            batch_size: Count(LoaderConfig::default().batch_size as u64),
-            epochs: Count(256),
-            epoch_positions: Count(100_000_000),
-            runs: Positive(4),
+            batch_size: Count::new(LoaderConfig::default().batch_size as u64),
+            epochs: Count::new(256),
+            epoch_positions: Count::new(100_000_000),
+            runs: Positive::new(4),
             seed: 1,
-            val_positions: Count(1_000_000),
+            val_positions: Count::new(1_000_000),
             shuffle: LoaderConfig::default().shuffle_buffer,
             skip_in_check: true,
             skip_capture_bestmove: true,
             min_ply: None,
             max_ply: None,
             max_score: None,
-            skip_rate: UnitReal(0.0),
+            skip_rate: UnitReal::new(0.0),
             wdl_skip: false,
             early_skip_ply: None,
             piece_count_skip: false,
-            power: PositiveReal(loss.power),
-            lambda: UnitReal(loss.lambda),
+            power: PositiveReal::new(loss.power),
+            lambda: UnitReal::new(loss.lambda),
             lambda_end: None,
-            target_scale: PositiveReal(target.target_b),
-            output_scale: PositiveReal(target.output_b),
+            target_scale: PositiveReal::new(target.target_b),
+            output_scale: PositiveReal::new(target.output_b),
             wdl: None,
             i8_blocks: Vec::new(),
         }
@@ -380,7 +380,7 @@ impl TrainSettings {
     /// be built at this L1. The error starts with the key.
     pub fn check(&self) -> Result<(), InvalidSetting> {
         self.arch()
-            .check(self.l1.0 as usize)
+            .check(self.l1.get() as usize)
             .map_err(|e| format!("arch: {e}"))?;
         if self.weight_decay.is_some() && self.optimizer != OptimizerName::Adamw {
             return Err(
@@ -390,7 +390,7 @@ impl TrainSettings {
         }
         check_lambda_end(&self.method(), self.lambda_end)?;
         if let Some(from) = self.swa_from
-            && from.0 > self.epochs.0
+            && from.get() > self.epochs.get()
         {
             return Err(format!(
                 "swa_from: epoch {from} is after the last epoch ({}): nothing would be averaged",
@@ -434,9 +434,9 @@ impl TrainSettings {
             Some(WdlModel { a, b }) => Wdl::fitted(a, b),
             None => Wdl {
                 target_a: 0.0,
-                target_b: self.target_scale.0,
+                target_b: self.target_scale.get(),
                 output_a: 0.0,
-                output_b: self.output_scale.0,
+                output_b: self.output_scale.get(),
             },
         };
         match self.method {
@@ -446,8 +446,8 @@ impl TrainSettings {
             }),
             MethodName::Score => Method::Score(ScoreLoss {
                 wdl,
-                power: self.power.0,
-                lambda: self.lambda.0,
+                power: self.power.get(),
+                lambda: self.lambda.get(),
             }),
         }
     }
@@ -459,8 +459,8 @@ impl TrainSettings {
             skip_capture: self.skip_capture_bestmove,
             min_ply: self.min_ply,
             max_ply: self.max_ply,
-            max_score: self.max_score.map(|m| m.0.min(i32::MAX as u64) as i32),
-            skip_rate: self.skip_rate.0,
+            max_score: self.max_score.map(|m| m.get().min(i32::MAX as u64) as i32),
+            skip_rate: self.skip_rate.get(),
             wdl_skip: self.wdl_skip,
             early_skip_ply: self.early_skip_ply,
             piece_count_skip: self.piece_count_skip,
@@ -471,7 +471,7 @@ impl TrainSettings {
     /// The shape after the first layer: the `arch` setting, the thesis's by default, whose
     /// hidden width is `l2`. The one place the two keys become a shape.
     pub fn arch(&self) -> nnue::Arch {
-        let l2 = self.l2.0 as usize;
+        let l2 = self.l2.get() as usize;
         match &self.arch {
             None => nnue::Arch::thesis(l2),
             Some(a) => a.resolve(l2),
@@ -482,8 +482,8 @@ impl TrainSettings {
     pub fn layers_label(&self) -> String {
         let arch = self.arch();
         match arch.preset() {
-            Some(nnue::Preset::Thesis) => format!("{} -> {} -> 1", self.l1.0, self.l2.0),
-            _ => format!("{}, {arch}", self.l1.0),
+            Some(nnue::Preset::Thesis) => format!("{} -> {} -> 1", self.l1.get(), self.l2.get()),
+            _ => format!("{}, {arch}", self.l1.get()),
         }
     }
 
@@ -512,7 +512,7 @@ impl TrainSettings {
             OptimizerName::SparseAdam => parts.push("sparse-adam".to_string()),
             OptimizerName::Adamw => parts.push(format!(
                 "adamw (decay {})",
-                self.weight_decay.map_or(ADAMW_DEFAULT_DECAY, |d| d.0)
+                self.weight_decay.map_or(ADAMW_DEFAULT_DECAY, |d| d.get())
             )),
             OptimizerName::Ranger => parts.push("ranger".to_string()),
         }
@@ -547,7 +547,7 @@ impl TrainSettings {
 
     /// The network's shape for a feature set of `n` features.
     pub fn shape(&self, n: usize) -> Shape {
-        Shape::new(n, self.l1.0 as usize, self.arch())
+        Shape::new(n, self.l1.get() as usize, self.arch())
     }
 
     /// The configuration of a run of `feature_set` (N = `n` features) on these files, with
@@ -565,29 +565,31 @@ impl TrainSettings {
             method: self.method(),
             train,
             val,
-            val_size: self.val_positions.0,
+            val_size: self.val_positions.get(),
             filter: self.filter(),
-            epochs: self.epochs.0,
+            epochs: self.epochs.get(),
             stop: StopRule {
                 patience: self.patience,
                 min_delta: self.min_delta,
             },
-            epoch_size: self.epoch_positions.0,
-            batch_size: self.batch_size.0 as usize,
+            epoch_size: self.epoch_positions.get(),
+            batch_size: self.batch_size.get() as usize,
             lr: self.lr,
             gamma: self.gamma,
             lr_schedule: self.lr_schedule,
             lr_floor: self.lr_floor,
             warmup_steps: self.warmup_steps,
             lambda_end: self.lambda_end,
-            swa_from: self.swa_from.map(|e| e.0),
+            swa_from: self.swa_from.map(|e| e.get()),
             adam: AdamConfig {
                 sparse_first_layer: self.optimizer == OptimizerName::SparseAdam,
                 weight_decay: match self.optimizer {
-                    OptimizerName::Adamw => self.weight_decay.map_or(ADAMW_DEFAULT_DECAY, |d| d.0),
+                    OptimizerName::Adamw => {
+                        self.weight_decay.map_or(ADAMW_DEFAULT_DECAY, |d| d.get())
+                    }
                     _ => 0.0,
                 },
-                max_grad_norm: self.max_grad_norm.map(|n| n.0),
+                max_grad_norm: self.max_grad_norm.map(|n| n.get()),
                 ranger: self.optimizer == OptimizerName::Ranger,
                 eps: match self.optimizer {
                     OptimizerName::Ranger => RANGER_EPS,
@@ -595,7 +597,7 @@ impl TrainSettings {
                 },
                 ..AdamConfig::default()
             },
-            hidden_lr_width: Some(self.hidden_lr_width.0),
+            hidden_lr_width: Some(self.hidden_lr_width.get()),
             seed: self.seed,
             shuffle_buffer: self.shuffle,
             init: None,

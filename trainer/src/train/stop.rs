@@ -42,7 +42,7 @@ impl StopRule {
         let mut lowest = f64::INFINITY;
         let mut last = None;
         for (k, &loss) in val_losses.iter().enumerate() {
-            if last.is_none() || loss < lowest - self.min_delta.0 {
+            if last.is_none() || loss < lowest - self.min_delta.get() {
                 last = Some(k);
             }
             lowest = lowest.min(loss);
@@ -54,9 +54,7 @@ impl StopRule {
     /// improved.
     pub fn converged(&self, val_losses: &[f64]) -> bool {
         match (self.patience, self.last_improvement(val_losses)) {
-            (Some(Positive(patience)), Some(last)) => {
-                (val_losses.len() - 1 - last) as u64 >= patience
-            }
+            (Some(patience), Some(last)) => (val_losses.len() - 1 - last) as u64 >= patience.get(),
             _ => false,
         }
     }
@@ -69,8 +67,8 @@ mod tests {
     #[test]
     fn the_best_epoch_is_the_lowest_loss() {
         let rule = StopRule {
-            patience: Some(Positive(2)),
-            min_delta: UnitReal(0.01),
+            patience: Some(Positive::new(2)),
+            min_delta: UnitReal::new(0.01),
         };
         assert_eq!(rule.best(&[]), None);
         assert_eq!(rule.best(&[0.5]), Some(0));
@@ -84,8 +82,8 @@ mod tests {
     #[test]
     fn converged_after_patience_epochs_without_improvement() {
         let rule = StopRule {
-            patience: Some(Positive(2)),
-            min_delta: UnitReal(0.0),
+            patience: Some(Positive::new(2)),
+            min_delta: UnitReal::new(0.0),
         };
         assert!(!rule.converged(&[]));
         assert!(!rule.converged(&[0.5, 0.4]));
@@ -101,8 +99,8 @@ mod tests {
     #[test]
     fn falls_within_min_delta_are_a_plateau() {
         let rule = StopRule {
-            patience: Some(Positive(2)),
-            min_delta: UnitReal(0.01),
+            patience: Some(Positive::new(2)),
+            min_delta: UnitReal::new(0.01),
         };
         // 0.5 → 0.495 → 0.49: each a fall, none by more than 0.01 below the lowest before.
         assert!(rule.converged(&[0.5, 0.495, 0.49]));
