@@ -131,11 +131,32 @@ impl Lookup {
     /// ([`lock_stage`]), looked at again once held (a run that held it before may have finished
     /// it). Probing, a stage not done is the error [`Missing`] and nothing is locked.
     pub fn claim<T: DeserializeOwned>(&self, dir: &Path) -> Result<Claim<T>> {
-        if let Some(record) = self.done(dir)? {
+        self.claim_where(dir, Some)
+    }
+
+    /// [`claim`](Self::claim) of a stage whose record counts as done only if `accept` keeps
+    /// it (a training run finished with fewer epochs than now asked for is not done: it
+    /// resumes).
+    pub fn claim_where<T: DeserializeOwned>(
+        &self,
+        dir: &Path,
+        accept: impl Fn(T) -> Option<T>,
+    ) -> Result<Claim<T>> {
+        let found = |lookup: &Lookup| -> Result<Option<T>> {
+            match done::<T>(dir).and_then(&accept) {
+                Some(record) => {
+                    lookup.met(dir);
+                    Ok(Some(record))
+                }
+                None if lookup.probe => Err(Missing(dir.to_path_buf()).into()),
+                None => Ok(None),
+            }
+        };
+        if let Some(record) = found(self)? {
             return Ok(Claim::Done(record));
         }
         let lock = lock_stage(dir, ".lock")?;
-        Ok(match self.done(dir)? {
+        Ok(match found(self)? {
             Some(record) => Claim::Done(record),
             None => Claim::Held(lock),
         })

@@ -989,26 +989,20 @@ fn train_one(
     let fs = &entry.name;
     let dir = train_dir(e, entry, set, run, &config, &options.out)?;
     let label = format!("{fs} run {run}/{}", e.settings.runs);
-    let found = |record: Option<TrainRecord>| {
-        record
-            .map(|r| r.read(&options.out))
+    // Done with fewer epochs than asked for is not done: the run resumes.
+    let finished = |r: TrainRecord| {
+        Some(r.read(&options.out))
             .filter(|r| config.finished_after(r.epochs, &r.val_losses) && r.net.exists())
     };
-    if let Some(record) = found(options.lookup.done::<TrainRecord>(&dir)?) {
-        options
-            .lookup
-            .say_cached(&dir, format_args!("[{}] train: {label}", e.name));
-        return Ok(record);
-    }
-    if options.lookup.probing() {
-        // Done with fewer epochs than asked for is not done.
-        return Err(Missing(dir).into());
-    }
-    // Held, the run may find that another run finished it meanwhile.
-    let _held = lock_stage(&dir, ".lock")?;
-    if let Some(record) = found(options.lookup.done::<TrainRecord>(&dir)?) {
-        return Ok(record);
-    }
+    let _held = match options.lookup.claim_where(&dir, finished)? {
+        Claim::Done(record) => {
+            options
+                .lookup
+                .say_cached(&dir, format_args!("[{}] train: {label}", e.name));
+            return Ok(record);
+        }
+        Claim::Held(lock) => lock,
+    };
     announce(
         &e.name,
         "train",
