@@ -65,15 +65,31 @@ runs = 1
     path
 }
 
-fn run_to_end(manifest: &Path, out: &Path) -> Output {
+/// `trainer run` of `manifest` into `out` with `flags`, which must succeed.
+fn run_ok(manifest: &Path, out: &Path, flags: &[&str]) -> Output {
     let o = trainer()
-        .args(["run", "--no-progress", "--out"])
+        .args(["run", "--no-progress"])
+        .args(flags)
+        .arg("--out")
         .arg(out)
         .arg(manifest)
         .output()
         .unwrap();
-    assert!(o.status.success(), "trainer run failed:\n{}", text(&o));
+    assert!(
+        o.status.success(),
+        "trainer run {flags:?} failed:\n{}",
+        text(&o)
+    );
     o
+}
+
+fn run_to_end(manifest: &Path, out: &Path) -> Output {
+    run_ok(manifest, out, &[])
+}
+
+/// `trainer run --dry-run`'s standard output for `manifest` into `out`.
+fn dry_run(manifest: &Path, out: &Path) -> String {
+    String::from_utf8_lossy(&run_ok(manifest, out, &["--dry-run"]).stdout).into_owned()
 }
 
 /// Starts `trainer run` and kills it (SIGKILL) once a line of its standard error contains
@@ -140,8 +156,18 @@ fn runs_a_manifest_end_to_end_caches_and_resumes_after_kills() {
     let dir = tempfile::tempdir().unwrap();
     let manifest = tiny_manifest(dir.path());
 
-    // Uninterrupted.
+    // Uninterrupted, after a dry run that finds every stage to do and writes nothing.
     let clean = dir.path().join("clean");
+    let planned = dry_run(&manifest, &clean);
+    assert!(
+        planned.ends_with("6 stages: 0 done, 6 to do\n"),
+        "{planned}"
+    );
+    assert!(
+        planned.contains("train:tiny:all+pv:1  to do  "),
+        "{planned}"
+    );
+    assert!(!clean.exists(), "a dry run wrote {}", clean.display());
     let first = run_to_end(&manifest, &clean);
     let out = text(&first);
     let report = std::fs::read_to_string(clean.join("reports/tiny/report.md")).unwrap();
@@ -226,8 +252,14 @@ fn runs_a_manifest_end_to_end_caches_and_resumes_after_kills() {
     let games = tournament_pgn(&clean);
     assert_eq!(games.matches("[Result ").count(), 14, "{out}");
 
-    // A rerun redoes nothing: no stage folder's file is written again.
+    // A rerun redoes nothing: no stage folder's file is written again (nor by a dry run,
+    // which finds every stage done).
     let before = stages::stage_files(&clean);
+    let planned = dry_run(&manifest, &clean);
+    assert!(
+        planned.ends_with("6 stages: 6 done, 0 to do\n"),
+        "{planned}"
+    );
     let again = text(&run_to_end(&manifest, &clean));
     assert_eq!(again.matches("(cached").count(), 8, "{again}");
     assert_eq!(stages::stage_files(&clean), before, "{again}");

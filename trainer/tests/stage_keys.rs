@@ -123,7 +123,13 @@ fn folders(manifest: &Manifest, out: &Path) -> String {
     planned_folders(manifest, &registry, &selected, out)
         .unwrap()
         .iter()
-        .map(|(stage, dir)| format!("{stage} {}\n", dir.strip_prefix(out).unwrap().display()))
+        .map(|p| {
+            format!(
+                "{} {}\n",
+                p.name,
+                p.dir.strip_prefix(out).unwrap().display()
+            )
+        })
         .collect()
 }
 

@@ -9,7 +9,9 @@ use plugin_api::PluginRegistry;
 use super::device::{DeviceArg, apply_threads};
 use trainer::experiment::lookup::Lookup;
 use trainer::experiment::manifest::{DataSource, JobResources, Manifest};
-use trainer::experiment::runner::{RunOptions, default_out, run_manifest, run_stage};
+use trainer::experiment::runner::{
+    RunOptions, default_out, planned_folders, run_manifest, run_stage, stage_is_done,
+};
 use trainer::experiment::slurm::{self, SlurmOptions};
 use trainer::experiment::stages::StageId;
 
@@ -28,6 +30,10 @@ pub struct RunArgs {
     /// Check the manifest and the feature sets, print the plan, and stop.
     #[arg(long)]
     pub check: bool,
+    /// Print every stage in the order it would run, whether it is done (with its folder where
+    /// the manifest alone decides it), and stop without computing anything.
+    #[arg(long, conflicts_with_all = ["check", "stage"])]
+    pub dry_run: bool,
     /// Loader threads (0: one per core).
     #[arg(long, default_value_t = 0, value_parser = super::thread_count)]
     pub loader_threads: usize,
@@ -181,6 +187,10 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
         progress: !args.no_progress,
         lookup: Lookup::compute(),
     };
+    if args.dry_run {
+        print!("{}", dry_run(&manifest, &registry, &options)?);
+        return Ok(());
+    }
     if let Some(stage) = &args.stage {
         return run_stage(&manifest, &registry, &options, stage).map(|_| ());
     }
@@ -216,4 +226,46 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `trainer run --dry-run`: a line per stage of the selected experiments in the order a run
+/// takes them, `NAME  STATE  FOLDER`, then a count. The state is what the Slurm executor's
+/// probe finds: `done`, or `to do` (a training run done with fewer epochs than now asked is
+/// `to do`: it resumes). The folder is shown where the manifest alone decides it (data, rungs,
+/// training runs); the others are keyed by networks not trained yet.
+fn dry_run(manifest: &Manifest, registry: &PluginRegistry, options: &RunOptions) -> Result<String> {
+    let selected = manifest.select(&options.only)?;
+    let planned = planned_folders(manifest, registry, &selected, &options.out)?;
+    let probe = options.probing();
+    let mut lines: Vec<(String, &str, String)> = Vec::new();
+    for stage in trainer::experiment::stages::graph(manifest, &selected)? {
+        let name = stage.id.to_string();
+        for rung in planned.iter().filter(|p| p.name == format!("{name} rung")) {
+            let state = if rung.done { "done" } else { "to do" };
+            lines.push((rung.name.clone(), state, rung.dir.display().to_string()));
+        }
+        let state = match stage_is_done(manifest, registry, &probe, &stage.id)? {
+            true => "done",
+            false => "to do",
+        };
+        let dir = planned
+            .iter()
+            .find(|p| p.name == name)
+            .map_or(String::new(), |p| p.dir.display().to_string());
+        lines.push((name, state, dir));
+    }
+    let width = lines.iter().map(|l| l.0.len()).max().unwrap_or(0);
+    let mut text = String::new();
+    for (name, state, dir) in &lines {
+        let line = format!("{name:width$}  {state:5}  {dir}");
+        text.push_str(line.trim_end());
+        text.push('\n');
+    }
+    let done = lines.iter().filter(|l| l.1 == "done").count();
+    text.push_str(&format!(
+        "{} stages: {done} done, {} to do\n",
+        lines.len(),
+        lines.len() - done
+    ));
+    Ok(text)
 }

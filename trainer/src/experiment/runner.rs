@@ -678,18 +678,47 @@ fn training_data_cut(
     })
 }
 
+/// Whether stage `id` is done, probing its cache without computing anything (`probe`: a
+/// [`probing`](RunOptions::probing) run): what the Slurm executor submits and what
+/// `trainer run --dry-run` shows.
+pub fn stage_is_done(
+    manifest: &Manifest,
+    registry: &PluginRegistry,
+    probe: &RunOptions,
+    id: &StageId,
+) -> Result<bool> {
+    match run_stage(manifest, registry, probe, id) {
+        Ok(_) => Ok(true),
+        Err(e) if e.downcast_ref::<Missing>().is_some() => Ok(false),
+        Err(e) => Err(e.context(format!("cannot tell whether stage {id} is done"))),
+    }
+}
+
+/// A stage whose folder the manifest alone decides ([`planned_folders`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlannedStage {
+    /// The stage's name (`data:D`, `train:E:N:R`; a ladder's rung is `train:E:N:R rung`, after
+    /// the first run that cuts it).
+    pub name: String,
+    /// Its folder under the output folder.
+    pub dir: PathBuf,
+    /// Whether it is done there (a training run: finished with as many epochs as asked).
+    pub done: bool,
+}
+
 /// The folder of every stage of the experiments `selected` whose key the manifest alone
-/// decides, in the order of [`stages::graph`], each with its stage's name: every generated
-/// dataset's, every ladder rung's (named `RUN rung` after the first run that cuts it), and
-/// every training run's that does not start from another run's network (an `init_from`
-/// run's key holds that network's digest, as an evaluation's holds its players'). Nothing is
-/// computed or read but the manifest's own input files.
+/// decides, in the order of [`stages::graph`], with its stage's name and whether it is done
+/// under `out`: every generated dataset's, every ladder rung's, and every training run's that
+/// does not start from another run's network (an `init_from` run's key holds that network's
+/// digest, as an evaluation's holds its players'). Nothing is computed: only the manifest's
+/// own input files and the stages' records are read.
 pub fn planned_folders(
     manifest: &Manifest,
     registry: &PluginRegistry,
     selected: &[&Experiment],
     out: &Path,
-) -> Result<Vec<(String, PathBuf)>> {
+) -> Result<Vec<PlannedStage>> {
+    let marked = |dir: &Path| dir.join(super::cache::DONE).is_file();
     let planned = |d: &Dataset| -> Result<(String, DataRecord)> {
         let (train, val) = match &d.source {
             DataSource::Files { train, val } => (train.clone(), val.clone()),
@@ -706,14 +735,16 @@ pub fn planned_folders(
         };
         Ok((d.name.clone(), record))
     };
-    let mut folders: Vec<(String, PathBuf)> = Vec::new();
+    let mut folders: Vec<PlannedStage> = Vec::new();
     for stage in stages::graph(manifest, selected)? {
         let name = stage.id.to_string();
         match &stage.id {
             StageId::Data { dataset } => {
                 let d = manifest.dataset(dataset)?;
                 if let Some(g) = generation(d) {
-                    folders.push((name, data_dir(d, g, out)?));
+                    let dir = data_dir(d, g, out)?;
+                    let done = marked(&dir);
+                    folders.push(PlannedStage { name, dir, done });
                 }
             }
             StageId::Train {
@@ -740,14 +771,22 @@ pub fn planned_folders(
                     rung = Some(dir.clone());
                     Ok(dir.join(prefix::RUNG_FILE))
                 })?;
-                if let Some(dir) = rung.filter(|d| folders.iter().all(|(_, f)| f != d)) {
-                    folders.push((format!("{name} rung"), dir));
+                if let Some(dir) = rung.filter(|d| folders.iter().all(|p| &p.dir != d)) {
+                    let done = marked(&dir);
+                    let name = format!("{name} rung");
+                    folders.push(PlannedStage { name, dir, done });
                 }
                 let set = registry
                     .feature_set(&entry.feature_set)
                     .map_err(|err| anyhow!("{err}"))?;
                 let config = train_config(&entry, set.training_size() as usize, *run, &data, None)?;
-                folders.push((name, train_dir(e, &entry, &set, *run, &config, out)?));
+                let dir = train_dir(e, &entry, &set, *run, &config, out)?;
+                let done = super::cache::done::<TrainRecord>(&dir)
+                    .map(|r| r.read(out))
+                    .is_some_and(|r| {
+                        config.finished_after(r.epochs, &r.val_losses) && r.net.exists()
+                    });
+                folders.push(PlannedStage { name, dir, done });
             }
             _ => {}
         }

@@ -23,9 +23,8 @@ use std::time::{Duration, Instant};
 
 use plugin_api::PluginRegistry;
 
-use super::lookup::Missing;
 use super::manifest::{DataSource, JobResources, Manifest};
-use super::runner::{RunOptions, check_feature_sets, run_stage};
+use super::runner::{RunOptions, check_feature_sets, stage_is_done};
 use super::stages::{self, StageId};
 
 /// How long one Slurm client command (`sbatch`, `squeue`) may take.
@@ -67,7 +66,7 @@ pub fn run(
     let probe = options.probing();
     let mut missing = Vec::new();
     for stage in &graph {
-        missing.push(!is_done(manifest, registry, &probe, &stage.id)?);
+        missing.push(!stage_is_done(manifest, registry, &probe, &stage.id)?);
     }
     let todo = missing.iter().filter(|&&m| m).count();
     eprintln!(
@@ -158,7 +157,7 @@ pub fn run(
     // Every submitted stage must be done now; name the first that is not by its log.
     let mut failed = Vec::new();
     for (&i, submitted) in &jobs {
-        if !is_done(manifest, registry, &probe, &graph[i].id)? {
+        if !stage_is_done(manifest, registry, &probe, &graph[i].id)? {
             failed.push((i, &submitted.job));
         }
     }
@@ -180,7 +179,7 @@ pub fn run(
             continue;
         };
         for (task, id) in array.parts.iter().enumerate() {
-            if !is_done(manifest, registry, &probe, id)? {
+            if !stage_is_done(manifest, registry, &probe, id)? {
                 bail!(
                     "--executor slurm: stage {id} failed (array job {job}): see {}{}",
                     logs.join(format!("{}-{job}_{task}.log", array.log))
@@ -217,20 +216,6 @@ fn jobs_of<'a>(
 struct Submitted {
     job: String,
     log: PathBuf,
-}
-
-/// Whether a stage is done, probing its cache without computing anything.
-fn is_done(
-    manifest: &Manifest,
-    registry: &PluginRegistry,
-    probe: &RunOptions,
-    id: &StageId,
-) -> Result<bool> {
-    match run_stage(manifest, registry, probe, id) {
-        Ok(_) => Ok(true),
-        Err(e) if e.downcast_ref::<Missing>().is_some() => Ok(false),
-        Err(e) => Err(e.context(format!("cannot tell whether stage {id} is done"))),
-    }
 }
 
 /// Checks that the driver can write into `dir` (the shared folder's log folder).
