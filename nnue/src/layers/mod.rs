@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use crate::simd::SimdLevel;
 use crate::wire_code::{SHAPE_VERSION, WireCode};
 
-/// The activation after a hidden layer, with the layer's shift s ([`Hidden::shift`](crate::shape::Hidden::shift), 6 unless
-/// said otherwise).
+/// The activation after a hidden layer, with the layer's shift s
+/// ([`Hidden::shift`](crate::shape::Hidden::shift), 6 unless said otherwise).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Activation {
     /// `clamp(x >> s, 0, 127)`: as many outputs as inputs.

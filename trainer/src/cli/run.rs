@@ -9,6 +9,7 @@ use plugin_api::PluginRegistry;
 use super::device::{DeviceArg, apply_threads};
 use trainer::experiment::lookup::Lookup;
 use trainer::experiment::manifest::{DataSource, JobResources, Manifest};
+use trainer::experiment::prefix::is_cut;
 use trainer::experiment::runner::{
     RunOptions, default_out, planned_folders, run_manifest, run_stage, stage_is_done,
 };
@@ -240,8 +241,9 @@ fn dry_run(manifest: &Manifest, registry: &PluginRegistry, options: &RunOptions)
     let mut lines: Vec<(String, &str, String)> = Vec::new();
     for stage in trainer::experiment::stages::graph(manifest, &selected)? {
         let name = stage.id.to_string();
-        for rung in planned.iter().filter(|p| p.name == format!("{name} rung")) {
-            let state = if rung.done { "done" } else { "to do" };
+        let rung_name = format!("{name} rung");
+        for rung in planned.iter().filter(|p| p.name == rung_name) {
+            let state = if is_cut(&rung.dir) { "done" } else { "to do" };
             lines.push((rung.name.clone(), state, rung.dir.display().to_string()));
         }
         let state = match stage_is_done(manifest, registry, &probe, &stage.id)? {

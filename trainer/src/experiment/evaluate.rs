@@ -569,8 +569,8 @@ fn tournament_stage(
     Ok(record)
 }
 
-/// Plays `tournament` into `pgn_path`: whole, or in its `n` batches one after another (each found played when
-/// done), merged in schedule order.
+/// Plays `tournament` into `pgn_path`: whole, or in its `n` batches one after another (each
+/// found played when done), merged in schedule order.
 fn play(
     experiment: &str,
     tournament: &Tournament,

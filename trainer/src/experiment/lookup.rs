@@ -102,7 +102,16 @@ impl Lookup {
     /// The record of the stage in `dir` if it is done; `None` if not (to compute it), or the
     /// error [`Missing`] when probing.
     pub fn done<T: DeserializeOwned>(&self, dir: &Path) -> Result<Option<T>> {
-        match done(dir) {
+        self.done_where(dir, Some)
+    }
+
+    /// [`done`](Self::done) of a stage whose record counts only if `accept` keeps it.
+    fn done_where<T: DeserializeOwned>(
+        &self,
+        dir: &Path,
+        accept: impl Fn(T) -> Option<T>,
+    ) -> Result<Option<T>> {
+        match done(dir).and_then(accept) {
             Some(record) => {
                 self.met(dir);
                 Ok(Some(record))
@@ -142,21 +151,11 @@ impl Lookup {
         dir: &Path,
         accept: impl Fn(T) -> Option<T>,
     ) -> Result<Claim<T>> {
-        let found = |lookup: &Lookup| -> Result<Option<T>> {
-            match done::<T>(dir).and_then(&accept) {
-                Some(record) => {
-                    lookup.met(dir);
-                    Ok(Some(record))
-                }
-                None if lookup.probe => Err(Missing(dir.to_path_buf()).into()),
-                None => Ok(None),
-            }
-        };
-        if let Some(record) = found(self)? {
+        if let Some(record) = self.done_where(dir, &accept)? {
             return Ok(Claim::Done(record));
         }
         let lock = lock_stage(dir, ".lock")?;
-        Ok(match found(self)? {
+        Ok(match self.done_where(dir, &accept)? {
             Some(record) => Claim::Done(record),
             None => Claim::Held(lock),
         })

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::cache::{read_path, stored_path};
+use super::cache::{done, read_path, stored_path};
 use super::lookup::{Claim, Lookup};
 use super::stage_key::StageKey;
 use crate::data::{self, Format, ReadOptions};
@@ -30,6 +30,11 @@ struct RungRecord {
 /// training file is [`RUNG_FILE`] inside.
 pub fn rung_dir(dataset: &str, train: &[PathBuf], n: u64, out: &Path) -> Result<PathBuf> {
     Ok(StageKey::first_positions(train, n, out)?.dir(out, &format!("{dataset}-first{n}")))
+}
+
+/// Whether the rung in its stage folder `dir` ([`rung_dir`]) is cut, as a run finds it.
+pub fn is_cut(dir: &Path) -> bool {
+    done::<RungRecord>(dir).is_some()
 }
 
 /// A rung's training file in its stage folder.

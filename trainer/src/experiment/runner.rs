@@ -72,6 +72,17 @@ struct DataRecord {
 }
 
 impl DataRecord {
+    /// The record of the files `train` and `val`, their count and generation time not measured
+    /// (named files, or the files a generation will write).
+    fn listed(train: Vec<PathBuf>, val: Vec<PathBuf>) -> DataRecord {
+        DataRecord {
+            train,
+            val,
+            positions: 0,
+            seconds: 0.0,
+        }
+    }
+
     /// The record as its stage stores it: paths inside the output folder `out` relative to it.
     fn stored(&self, out: &Path) -> DataRecord {
         let rel = |p: &Vec<PathBuf>| p.iter().map(|p| stored_path(p, out)).collect();
@@ -702,23 +713,19 @@ pub struct PlannedStage {
     pub name: String,
     /// Its folder under the output folder.
     pub dir: PathBuf,
-    /// Whether it is done there (a training run: finished with as many epochs as asked).
-    pub done: bool,
 }
 
 /// The folder of every stage of the experiments `selected` whose key the manifest alone
-/// decides, in the order of [`stages::graph`], with its stage's name and whether it is done
-/// under `out`: every generated dataset's, every ladder rung's, and every training run's that
-/// does not start from another run's network (an `init_from` run's key holds that network's
-/// digest, as an evaluation's holds its players'). Nothing is computed: only the manifest's
-/// own input files and the stages' records are read.
+/// decides, in the order of [`stages::graph`], with its stage's name: every generated
+/// dataset's, every ladder rung's, and every training run's that does not start from another
+/// run's network (an `init_from` run's key holds that network's digest, as an evaluation's
+/// holds its players'). Nothing is computed or read but the manifest's own input files.
 pub fn planned_folders(
     manifest: &Manifest,
     registry: &PluginRegistry,
     selected: &[&Experiment],
     out: &Path,
 ) -> Result<Vec<PlannedStage>> {
-    let marked = |dir: &Path| dir.join(super::cache::DONE).is_file();
     let planned = |d: &Dataset| -> Result<(String, DataRecord)> {
         let (train, val) = match &d.source {
             DataSource::Files { train, val } => (train.clone(), val.clone()),
@@ -727,13 +734,7 @@ pub fn planned_folders(
                 (train, vec![val])
             }
         };
-        let record = DataRecord {
-            train,
-            val,
-            positions: 0,
-            seconds: 0.0,
-        };
-        Ok((d.name.clone(), record))
+        Ok((d.name.clone(), DataRecord::listed(train, val)))
     };
     let mut folders: Vec<PlannedStage> = Vec::new();
     for stage in stages::graph(manifest, selected)? {
@@ -743,8 +744,7 @@ pub fn planned_folders(
                 let d = manifest.dataset(dataset)?;
                 if let Some(g) = generation(d) {
                     let dir = data_dir(d, g, out)?;
-                    let done = marked(&dir);
-                    folders.push(PlannedStage { name, dir, done });
+                    folders.push(PlannedStage { name, dir });
                 }
             }
             StageId::Train {
@@ -772,21 +772,15 @@ pub fn planned_folders(
                     Ok(dir.join(prefix::RUNG_FILE))
                 })?;
                 if let Some(dir) = rung.filter(|d| folders.iter().all(|p| &p.dir != d)) {
-                    let done = marked(&dir);
                     let name = format!("{name} rung");
-                    folders.push(PlannedStage { name, dir, done });
+                    folders.push(PlannedStage { name, dir });
                 }
                 let set = registry
                     .feature_set(&entry.feature_set)
                     .map_err(|err| anyhow!("{err}"))?;
                 let config = train_config(&entry, set.training_size() as usize, *run, &data, None)?;
                 let dir = train_dir(e, &entry, &set, *run, &config, out)?;
-                let done = super::cache::done::<TrainRecord>(&dir)
-                    .map(|r| r.read(out))
-                    .is_some_and(|r| {
-                        config.finished_after(r.epochs, &r.val_losses) && r.net.exists()
-                    });
-                folders.push(PlannedStage { name, dir, done });
+                folders.push(PlannedStage { name, dir });
             }
             _ => {}
         }
@@ -916,12 +910,7 @@ fn ensure_shard(d: &Dataset, shard: u64, options: &RunOptions) -> Result<()> {
 fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<DataRecord> {
     let g = match &d.source {
         DataSource::Files { train, val } => {
-            return Ok(DataRecord {
-                train: train.clone(),
-                val: val.clone(),
-                positions: 0,
-                seconds: 0.0,
-            });
+            return Ok(DataRecord::listed(train.clone(), val.clone()));
         }
         DataSource::Generate(g) => g,
     };
