@@ -40,7 +40,7 @@ RECIPES=(
   "host + SF net plays and labels, 200 nodes|120000|--net $SF_NET --nodes 200"
   "host + SF net plays and labels, 1000 nodes|30000|--net $SF_NET --nodes 1000"
   "host + SF net plays and labels, 5000 nodes|6000|--net $SF_NET --nodes 5000"
-  "Stockfish 15.1 (UCI) plays and labels, 5000 nodes|4000|--labeler $SF_UCI --label-nodes 5000"
+  "Stockfish 15.1 (UCI) plays and labels, 5000 nodes|4000|--labeler $SF_UCI --nodes 5000"
 )
 echo "| recipe | positions | seconds | positions/s | M positions/hour | × Stockfish at 5000 nodes |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: |"

@@ -13,8 +13,9 @@ use std::process::{Command, Output, Stdio};
 
 use host::nnue::{AccumulatorStack, Kernels, Nnue};
 use plugin_api::board_from_position;
+use trainer::checked::Positive;
 use trainer::data::{self, Format, ReadOptions, Sample};
-use trainer::gensfen::{self, GameSettings, GensfenConfig, Target};
+use trainer::gensfen::{self, GameSettings, GensfenConfig, PlayerSettings, Target};
 
 const BIN: &str = env!("CARGO_BIN_EXE_trainer");
 
@@ -263,8 +264,11 @@ fn output_reads_back_with_labels_and_results() {
     .unwrap();
     let config = GensfenConfig {
         target: Target::Positions(40),
-        nodes: Some(500),
-        book: Some(book.clone()),
+        player: PlayerSettings {
+            nodes: Some(Positive::new(500)),
+            book: Some(book.clone()),
+            ..PlayerSettings::default()
+        },
         game: GameSettings {
             random_moves: 2,
             write_minply: 0,
@@ -342,7 +346,7 @@ fn an_external_uci_engine_plays_and_labels_reproducibly() {
     );
     let dir = tmp();
     let spec = "cmd=/usr/games/stockfish,option.Threads=1,option.Hash=8";
-    let args = ["--games", "2", "--labeler", spec, "--label-nodes", "1000"];
+    let args = ["--games", "2", "--labeler", spec, "--nodes", "1000"];
     ok(&dir.path().join("a.binpack"), &args);
     ok(
         &dir.path().join("b.binpack"),
@@ -359,7 +363,7 @@ fn an_external_uci_engine_plays_and_labels_reproducibly() {
             "1",
             "--labeler",
             "cmd=/nonexistent/engine",
-            "--label-nodes",
+            "--nodes",
             "10",
         ],
     );

@@ -1,12 +1,12 @@
 //! `trainer gensfen`: training data by self-play (see [`trainer::gensfen`]).
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 
 use trainer::data::Format;
-use trainer::gensfen::{self, GameSettings, GensfenConfig, LabelSettings, Labeler, Target};
+use trainer::gensfen::{self, GameSettings, GensfenConfig, LabelSettings, PlayerSettings, Target};
 
 /// Arguments of `trainer gensfen`.
 #[derive(Args, Debug)]
@@ -23,21 +23,9 @@ pub struct GensfenArgs {
     /// Write this many positions (split evenly over the shards; the last game is cut).
     #[arg(long, value_name = "P")]
     pub positions: Option<u64>,
-    /// Fixed search depth (default 3 when no node limit is given either).
-    #[arg(long, value_name = "D", conflicts_with_all = ["depth_min", "depth_max"])]
-    pub depth: Option<u32>,
-    /// Smallest search depth; each search draws its depth from depth-min..=depth-max.
-    #[arg(long, value_name = "D", requires = "depth_max")]
-    pub depth_min: Option<u32>,
-    /// Largest search depth.
-    #[arg(long, value_name = "D", requires = "depth_min")]
-    pub depth_max: Option<u32>,
-    /// Node limit per search (alone, or with a depth).
-    #[arg(long, value_name = "N")]
-    pub nodes: Option<u64>,
-    /// Network for the host's search (default: the built-in evaluation).
-    #[arg(long, value_name = "FILE")]
-    pub net: Option<PathBuf>,
+    /// Who plays, from where, and how long each move is searched.
+    #[command(flatten)]
+    pub player: PlayerSettings,
     /// Worker threads (one game each; 0: one per core; the output does not depend on it).
     #[arg(long, value_name = "T", default_value_t = 1, value_parser = super::thread_count)]
     pub threads: usize,
@@ -47,22 +35,12 @@ pub struct GensfenArgs {
     /// Play the games numbered i modulo N only (`i/N`, 0 <= i < N).
     #[arg(long, value_name = "i/N", default_value = "0/1")]
     pub shard: String,
-    /// EPD book: each game starts from a random line.
-    #[arg(long, value_name = "FILE")]
-    pub book: Option<PathBuf>,
     /// How games are played and written.
     #[command(flatten)]
     pub game: GameSettings,
     /// Who scores the written positions, if not the player's search.
     #[command(flatten)]
     pub label: LabelSettings,
-    /// Play (and, without --label, label) with an external UCI engine instead of the host's
-    /// search (`cmd=/usr/games/stockfish,option.Threads=1` or a path to the executable).
-    #[arg(long, value_name = "SPEC", requires = "label_nodes")]
-    pub labeler: Option<String>,
-    /// Node limit of the external engine's searches.
-    #[arg(long, value_name = "N", requires = "labeler")]
-    pub label_nodes: Option<u64>,
     /// Start over: replace an existing output and its progress record.
     #[arg(long)]
     pub force: bool,
@@ -87,31 +65,14 @@ impl GensfenArgs {
     /// The library configuration.
     pub fn config(&self, plugin_dir: Option<&Path>) -> Result<GensfenConfig> {
         let target = Target::of(self.games, self.positions).map_err(anyhow::Error::msg)?;
-        let labeler = match (&self.labeler, self.label_nodes) {
-            (Some(spec), Some(nodes)) => Labeler::Uci {
-                spec: spec.clone(),
-                nodes,
-            },
-            (None, None) => Labeler::Host,
-            _ => bail!("--labeler and --label-nodes go together"),
-        };
-        let (depth_min, depth_max) = match self.depth {
-            Some(d) => (Some(d), Some(d)),
-            None => (self.depth_min, self.depth_max),
-        };
         let config = GensfenConfig {
             target,
-            depth_min,
-            depth_max,
-            nodes: self.nodes,
-            net: self.net.clone(),
+            player: self.player.clone(),
             plugin_dir: plugin_dir.map(Path::to_path_buf),
             threads: self.threads,
             seed: self.seed,
             shard: parse_shard(&self.shard).map_err(anyhow::Error::msg)?,
-            book: self.book.clone(),
             game: self.game.clone(),
-            labeler,
             label: self.label.clone(),
             format: self.out_format,
         };

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 pub use crate::checked::Positive;
-use crate::gensfen::{GameSettings, LabelSettings, Target};
+use crate::gensfen::{GameSettings, LabelSettings, PlayerSettings, Target};
 use crate::train::settings::{ArchSetting, TrainSettings};
 
 /// Where in the manifest a value came from: its file and 1-based line.
@@ -69,17 +69,11 @@ pub struct GenerateTable {
     pub shards: Option<Positive>,
     /// Games of validation data (generated with another seed).
     pub val_games: Positive,
-    /// Node limit per move of the labelling search.
-    pub nodes: Option<Positive>,
-    /// Depth limit per move of the labelling search.
-    pub depth: Option<Positive>,
-    /// Network of the self-play engine (default: the built-in evaluation).
-    pub net: Option<String>,
-    /// Opening book (EPD), a random line per game.
-    pub book: Option<String>,
-    /// An external UCI engine that plays and labels instead of `host` (`arena` engine spec),
-    /// searching `nodes` per move (which it then requires).
-    pub labeler: Option<String>,
+    /// Who plays, from where, and how long each move is searched: `nodes`, `depth` (or
+    /// `depth_min` and `depth_max`), `net`, `book` and `labeler`, as `trainer gensfen`'s
+    /// options of the same names.
+    #[serde(flatten)]
+    pub player: PlayerSettings,
     /// The labeller apart from the player: `label` (a budget: static, qsearch, nodes=N,
     /// depth=D) and `label_net`, as `trainer gensfen`'s `--label` and `--label-net`.
     #[serde(flatten)]
@@ -117,17 +111,10 @@ impl GenerateTable {
         )
         .map_err(|e| anyhow!("{at}: {key}: {e}"))?;
         let shards = optional("shards")?;
-        let (nodes, depth) = (optional("nodes")?, optional("depth")?);
-        let mut text = |name: &str| take::<String>(&mut raw, name, place);
-        let (net, book, labeler) = (text("net")?, text("book")?, text("labeler")?);
-        let (label, label_net) = (text("label")?, text("label_net")?);
-        if let (Some(l), None) = (&labeler, &nodes) {
-            // As `trainer gensfen --labeler` requires `--label-nodes`: no silent default.
-            bail!(
-                "{}: {key}.labeler: an external labeler searches a node count: give nodes",
-                place(l.span().start)
-            );
-        }
+        let (label, label_net) = (
+            take::<String>(&mut raw, "label", place)?,
+            take::<String>(&mut raw, "label_net", place)?,
+        );
         let budget = match label {
             Some(b) => Some(
                 b.get_ref()
@@ -148,11 +135,7 @@ impl GenerateTable {
             target,
             shards: shards.map(Spanned::into_inner),
             val_games,
-            nodes: nodes.map(Spanned::into_inner),
-            depth: depth.map(Spanned::into_inner),
-            net: net.map(Spanned::into_inner),
-            book: book.map(Spanned::into_inner),
-            labeler: labeler.map(Spanned::into_inner),
+            player: read_part(&mut raw, &format!("{key}."), place)?,
             label: LabelSettings {
                 budget,
                 net: label_net
@@ -782,21 +765,14 @@ impl Reader<'_> {
                 (Some(g), true) => {
                     let key = format!("data.{name}.generate");
                     let mut g = GenerateTable::read(g, &key, &place)?;
-                    if g.nodes.is_some() == g.depth.is_some() {
-                        bail!(
-                            "{}: data.{name}.generate: give exactly one of nodes and depth",
-                            path.display()
-                        );
-                    }
-                    for p in [&mut g.net, &mut g.book].into_iter().flatten() {
-                        *p = resolved(p, &path.display(), &key)?;
-                    }
-                    if let Some(p) = &mut g.label.net {
+                    let files = [&mut g.player.net, &mut g.player.book, &mut g.label.net];
+                    for p in files.into_iter().flatten() {
                         let text = p.to_string_lossy().into_owned();
                         *p = resolved(&text, &path.display(), &key)?.into();
                     }
-                    g.game
+                    g.player
                         .check()
+                        .and_then(|()| g.game.check())
                         .map_err(|m| anyhow!("{}: {key}.{m}", path.display()))?;
                     DataSource::Generate(Box::new(g))
                 }
@@ -1347,6 +1323,63 @@ fn read_table<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// Reads the keys `T` declares out of `table` as a `T` (see [`read_table`]), leaving the
+/// others: a table made of parts that are each declared once, as `generate`'s player and games.
+fn read_part<T: serde::de::DeserializeOwned>(
+    table: &mut RawTable,
+    prefix: &str,
+    place: &dyn Fn(usize) -> Place,
+) -> Result<T> {
+    let names = field_names::<T>();
+    let (part, rest) = std::mem::take(table)
+        .into_iter()
+        .partition(|(k, _)| names.contains(&k.as_str()));
+    *table = rest;
+    read_table(part, prefix, place)
+}
+
+/// The key names a derived `Deserialize` struct declares: serde hands them to
+/// `deserialize_struct`, which this deserializer records and then refuses.
+fn field_names<T: serde::de::DeserializeOwned>() -> &'static [&'static str] {
+    struct Names(&'static [&'static str]);
+    #[derive(Debug)]
+    struct Recorded;
+    impl std::fmt::Display for Recorded {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("field names recorded")
+        }
+    }
+    impl std::error::Error for Recorded {}
+    impl serde::de::Error for Recorded {
+        fn custom<M: fmt::Display>(_: M) -> Self {
+            Recorded
+        }
+    }
+    impl<'de> serde::Deserializer<'de> for &mut Names {
+        type Error = Recorded;
+        fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, Recorded> {
+            Err(Recorded)
+        }
+        fn deserialize_struct<V: serde::de::Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Recorded> {
+            self.0 = fields;
+            Err(Recorded)
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+            identifier ignored_any
+        }
+    }
+    let mut names = Names(&[]);
+    let _ = T::deserialize(&mut names);
+    names.0
+}
+
 /// A message on one line.
 fn one_line(message: &str) -> String {
     message.trim().replace('\n', " ")
@@ -1365,9 +1398,9 @@ impl GenerateTable {
     /// `label_net` that is not a network or names an engine that does not exist. The error
     /// starts with the key (`book: ...`).
     pub fn check_inputs(&self) -> Result<()> {
-        let g = self;
-        if let Some(net) = &g.net {
-            nnue::check_network_file(Path::new(net)).context("net")?;
+        let (g, player) = (self, &self.player);
+        if let Some(net) = &player.net {
+            nnue::check_network_file(net).context("net")?;
         }
         if let Some(net) = &g.label.net {
             nnue::check_network_file(net).context("label_net")?;
@@ -1375,12 +1408,12 @@ impl GenerateTable {
         if let Some(engine) = &g.label_net_from {
             super::engine_net::locate(engine).context("label_net")?;
         }
-        if let Some(book) = &g.book {
-            crate::gensfen::read_book(Path::new(book))
+        if let Some(book) = &player.book {
+            crate::gensfen::read_book(book)
                 .map_err(anyhow::Error::msg)
                 .context("book")?;
         }
-        if let Some(spec) = &g.labeler {
+        if let Some(spec) = &player.labeler {
             let spec = arena::uci::EngineSpec::parse(spec)
                 .map_err(anyhow::Error::msg)
                 .context("labeler")?;
@@ -1482,6 +1515,82 @@ mod tests {
         // A rung larger than the dataset's positions is refused where it is written.
         let err = error(&text.replace("train_positions = 400", "train_positions = 600"));
         assert!(err.contains("600 is more than the 500"), "{err}");
+    }
+
+    #[test]
+    fn the_player_keys_are_trainer_gensfens_with_its_rule() {
+        let with = |keys: &str| {
+            format!(
+                "[data.g]\ngenerate = {{ games = 4, val_games = 2{keys} }}\n{}",
+                ONE.replace("data = \"d\"", "data = \"g\"")
+            )
+        };
+        let player = |keys: &str| {
+            let (_dir, m) = parse(&with(keys));
+            let m = m.unwrap();
+            let DataSource::Generate(g) = &m.dataset("g").unwrap().source else {
+                panic!("generated");
+            };
+            g.player.clone()
+        };
+        // Neither a depth nor nodes: Stockfish's depth 3, as `trainer gensfen`.
+        assert_eq!(player("").depths(), Some((3, 3)));
+        assert_eq!(player(", nodes = 50").depths(), None);
+        let both = player(", nodes = 50, depth = 2");
+        assert_eq!(
+            (both.depths(), both.nodes.map(|n| n.get())),
+            (Some((2, 2)), Some(50))
+        );
+        let range = player(", depth_min = 2, depth_max = 4, book = \"book.epd\"");
+        assert_eq!(range.depths(), Some((2, 4)));
+        assert!(
+            range.book.unwrap().is_absolute(),
+            "resolved against the manifest"
+        );
+        for (keys, says) in [
+            (
+                ", depth = 2, depth_min = 1, depth_max = 3",
+                "generate.depth: give a fixed depth",
+            ),
+            (
+                ", depth_min = 2",
+                "generate.depth_min: a depth range needs both",
+            ),
+            (
+                ", depth_min = 4, depth_max = 2",
+                "generate.depth_min: the depth range 4..=2",
+            ),
+            (", depth = 300", "generate.depth: 300 is beyond"),
+            (
+                ", labeler = \"x\"",
+                "generate.labeler: an external labeler searches",
+            ),
+            (
+                ", depth = 0",
+                "m.toml:5: data.g.generate.depth: must be a positive",
+            ),
+        ] {
+            let err = error(&with(keys));
+            assert!(err.contains(says), "{keys}: {err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+        }
+    }
+
+    #[test]
+    fn field_names_are_the_keys_a_struct_declares() {
+        let names = field_names::<PlayerSettings>();
+        assert_eq!(
+            names,
+            [
+                "nodes",
+                "depth",
+                "depth_min",
+                "depth_max",
+                "net",
+                "book",
+                "labeler"
+            ]
+        );
     }
 
     #[test]

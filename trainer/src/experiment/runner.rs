@@ -23,7 +23,7 @@ use super::report::{self, DataRole, DataSummary, ExperimentReport, FeatureSetRow
 use super::stage_key::StageKey;
 use super::stages::{self, StageId};
 use crate::data::Format;
-use crate::gensfen::{self, GensfenConfig, Labeler, Target};
+use crate::gensfen::{self, GensfenConfig, Target};
 use crate::insight;
 use crate::train::run::{DataFile, Runtime, TrainConfig, TrainError, train};
 
@@ -616,29 +616,17 @@ fn gensfen_config(
     seed: u64,
     plugin_dir: Option<&Path>,
 ) -> GensfenConfig {
-    let mut c = GensfenConfig {
+    GensfenConfig {
         target,
-        nodes: g.nodes.map(|n| n.get()),
-        depth_min: g.depth.map(|d| d.get() as u32),
-        depth_max: g.depth.map(|d| d.get() as u32),
-        net: g.net.as_ref().map(PathBuf::from),
+        player: g.player.clone(),
         plugin_dir: plugin_dir.map(Path::to_path_buf),
         threads: g.threads as usize,
         seed,
-        book: g.book.as_ref().map(PathBuf::from),
         format: Some(Format::Binpack),
         game: g.game.clone(),
         label: g.label.clone(),
         ..GensfenConfig::default()
-    };
-    // The manifest refuses a labeler without nodes.
-    if let (Some(spec), Some(nodes)) = (&g.labeler, g.nodes) {
-        c.labeler = Labeler::Uci {
-            spec: spec.clone(),
-            nodes: nodes.get(),
-        };
     }
-    c
 }
 
 /// Every dataset of `e` by name (generated first where the manifest asks for self-play data),

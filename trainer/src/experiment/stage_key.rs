@@ -82,10 +82,12 @@ impl StageKey {
     pub fn data(g: &GenerateTable, out: &Path) -> Result<StageKey> {
         let mut keyed = g.clone();
         keyed.threads = 0;
-        for p in [&mut keyed.net, &mut keyed.book].into_iter().flatten() {
-            *p = identity_of(p, out)?;
-        }
-        if let Some(p) = &mut keyed.label.net {
+        let files = [
+            &mut keyed.player.net,
+            &mut keyed.player.book,
+            &mut keyed.label.net,
+        ];
+        for p in files.into_iter().flatten() {
             *p = PathBuf::from(file_identity(p, out)?);
         }
         Ok(StageKey::Data {

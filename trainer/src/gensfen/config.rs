@@ -7,7 +7,9 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use host::engine::label::LabelBudget;
+use host::engine::search::MAX_PLY;
 
+use crate::checked::Positive;
 use crate::data::Format;
 use crate::invalid_setting::InvalidSetting;
 
@@ -65,15 +67,11 @@ pub enum Labeler {
 pub struct GensfenConfig {
     /// How much to generate.
     pub target: Target,
-    /// Smallest search depth (with `depth_max`, the depth of each search is drawn uniformly).
-    pub depth_min: Option<u32>,
-    /// Largest search depth.
-    pub depth_max: Option<u32>,
-    /// Node limit per search (with or without a depth).
-    pub nodes: Option<u64>,
-    /// Network for the host's search (`None`: the built-in evaluation).
-    pub net: Option<PathBuf>,
-    /// Where the feature plugins of `net` are (default: the usual plugin directories).
+    /// Who plays, from where, and how long each move is searched.
+    #[serde(flatten)]
+    pub player: PlayerSettings,
+    /// Where the feature plugins of the player's network are (default: the usual plugin
+    /// directories).
     pub plugin_dir: Option<PathBuf>,
     /// Worker threads (one game and one search thread each; 0: one per core); does not change
     /// the output.
@@ -82,13 +80,9 @@ pub struct GensfenConfig {
     pub seed: u64,
     /// `(index, count)`: play the games whose number is `index` modulo `count`.
     pub shard: (u64, u64),
-    /// EPD book: each game starts from a random line of it.
-    pub book: Option<PathBuf>,
     /// How games are played and written.
     #[serde(flatten)]
     pub game: GameSettings,
-    /// Who plays (and, without `label`, labels).
-    pub labeler: Labeler,
     /// Who scores the written positions, if not the player's own search.
     #[serde(flatten)]
     pub label: LabelSettings,
@@ -103,19 +97,104 @@ impl Default for GensfenConfig {
     fn default() -> Self {
         GensfenConfig {
             target: Target::Games(100),
-            depth_min: None,
-            depth_max: None,
-            nodes: None,
-            net: None,
+            player: PlayerSettings::default(),
             plugin_dir: None,
             threads: 1,
             seed: 0,
             shard: (0, 1),
-            book: None,
             game: GameSettings::default(),
-            labeler: Labeler::Host,
             label: LabelSettings::default(),
             format: None,
+        }
+    }
+}
+
+/// Who plays the games, from where, and how long each move is searched: declared once for
+/// `trainer gensfen` (flattened into the command) and a manifest's `generate` table (its keys),
+/// with one rule for the depth and the node limit and one for an external player's nodes.
+#[derive(Args, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PlayerSettings {
+    /// Node limit per move: of the host's search (alone, or with a depth), or of the external
+    /// engine of `labeler`, which requires it.
+    #[arg(long, value_name = "N", alias = "label-nodes")]
+    pub nodes: Option<Positive>,
+    /// Fixed search depth (depth 3 when no node limit is given either, Stockfish's).
+    #[arg(long, value_name = "D", conflicts_with_all = ["depth_min", "depth_max"])]
+    pub depth: Option<Positive>,
+    /// Smallest search depth; each search draws its depth from depth_min..=depth_max.
+    #[arg(long, value_name = "D", requires = "depth_max")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub depth_min: Option<Positive>,
+    /// Largest search depth.
+    #[arg(long, value_name = "D", requires = "depth_min")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub depth_max: Option<Positive>,
+    /// Network of the host's search (default: the built-in evaluation).
+    #[arg(long, value_name = "FILE")]
+    pub net: Option<PathBuf>,
+    /// EPD book: each game starts from a random line of it.
+    #[arg(long, value_name = "FILE")]
+    pub book: Option<PathBuf>,
+    /// Play (and, without a label budget, label) with an external UCI engine instead of the
+    /// host's search, `nodes` per move (`cmd=/usr/games/stockfish,option.Threads=1` or a path
+    /// to the executable; deterministic only with one engine thread).
+    #[arg(long, value_name = "SPEC", requires = "nodes")]
+    pub labeler: Option<String>,
+}
+
+impl PlayerSettings {
+    /// Checks what the types do not: one depth rule and an external player's node limit.
+    pub fn check(&self) -> Result<(), InvalidSetting> {
+        if self.depth.is_some() && (self.depth_min.is_some() || self.depth_max.is_some()) {
+            return Err("depth: give a fixed depth or depth_min and depth_max, not both".into());
+        }
+        if self.depth_min.is_some() != self.depth_max.is_some() {
+            return Err("depth_min: a depth range needs both depth_min and depth_max".into());
+        }
+        if let (Some(a), Some(b)) = (self.depth_min, self.depth_max)
+            && a > b
+        {
+            return Err(format!("depth_min: the depth range {a}..={b} is empty").into());
+        }
+        for d in [self.depth, self.depth_max].into_iter().flatten() {
+            if d.get() >= MAX_PLY as u64 {
+                return Err(
+                    format!("depth: {d} is beyond the search's {} plies", MAX_PLY - 1).into(),
+                );
+            }
+        }
+        match &self.labeler {
+            Some(spec) if spec.trim().is_empty() => {
+                Err("labeler: empty UCI engine specification".into())
+            }
+            Some(_) if self.nodes.is_none() => {
+                Err("labeler: an external labeler searches a node count: give nodes".into())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The depth range of the host's searches (`None`: the node limit alone).
+    pub fn depths(&self) -> Option<(u32, u32)> {
+        // check() bounds every depth below MAX_PLY.
+        let depth = |d: Positive| d.get() as u32;
+        match (self.depth, self.depth_min, self.depth_max) {
+            (Some(d), _, _) => Some((depth(d), depth(d))),
+            (None, Some(a), Some(b)) => Some((depth(a), depth(b))),
+            _ if self.nodes.is_none() => Some((DEFAULT_DEPTH, DEFAULT_DEPTH)),
+            _ => None,
+        }
+    }
+
+    /// Who plays: the host, or the external engine searching `nodes` per move.
+    pub fn engine(&self) -> Labeler {
+        match (&self.labeler, self.nodes) {
+            (Some(spec), Some(nodes)) => Labeler::Uci {
+                spec: spec.clone(),
+                nodes: nodes.get(),
+            },
+            _ => Labeler::Host,
         }
     }
 }
@@ -328,40 +407,12 @@ impl GensfenConfig {
             }
             _ => {}
         }
-        if let (Some(a), Some(b)) = (self.depth_min, self.depth_max)
-            && a > b
-        {
-            return Err(format!("depth range {a}..{b} is empty").into());
-        }
-        if self.depth_min == Some(0) || self.depth_max == Some(0) {
-            return Err("search depth must be at least 1".into());
-        }
-        if self.nodes == Some(0) {
-            return Err("node limit must be at least 1".into());
-        }
+        self.player.check()?;
         self.game.check()?;
         if self.label.net.is_some() && self.label.budget.is_none() {
             return Err("label_net: a labeller network needs a label budget (label)".into());
         }
-        if let Labeler::Uci { spec, nodes } = &self.labeler {
-            if spec.trim().is_empty() {
-                return Err("empty UCI engine specification".into());
-            }
-            if *nodes == 0 {
-                return Err("label node limit must be at least 1".into());
-            }
-        }
         Ok(())
-    }
-
-    /// The depth range of the host's searches (`None`: node limit only).
-    pub(super) fn depths(&self) -> Option<(u32, u32)> {
-        match (self.depth_min, self.depth_max) {
-            (Some(a), Some(b)) => Some((a, b)),
-            (Some(a), None) | (None, Some(a)) => Some((a, a)),
-            (None, None) if self.nodes.is_none() => Some((DEFAULT_DEPTH, DEFAULT_DEPTH)),
-            (None, None) => None,
-        }
     }
 
     /// The number of games of this shard with a game target.

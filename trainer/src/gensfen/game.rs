@@ -64,8 +64,8 @@ impl<'a> Player<'a> {
         book: &'a [Chess],
         evals: Evals<'a>,
     ) -> Result<Self> {
-        let uci = match &config.labeler {
-            Labeler::Uci { spec, nodes } => Some(UciSearch::start(spec, *nodes)?),
+        let uci = match config.player.engine() {
+            Labeler::Uci { spec, nodes } => Some(UciSearch::start(&spec, nodes)?),
             Labeler::Host => None,
         };
         let engine = |eval: &EvalSource| {
@@ -131,7 +131,7 @@ impl<'a> Player<'a> {
             label_nodes: 0,
             label_time: Duration::ZERO,
         };
-        let depths = c.depths();
+        let depths = c.player.depths();
         let white: i8;
         let mut ply: u32 = 0;
         loop {
@@ -165,7 +165,7 @@ impl<'a> Player<'a> {
                                     if a == b { a } else { rng.random_range(a..=b) }
                                 },
                             ),
-                            nodes: c.nodes,
+                            nodes: c.player.nodes.map(|n| n.get()),
                             ..Limits::default()
                         };
                         let history = &hashes[..hashes.len() - 1];

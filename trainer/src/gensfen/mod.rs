@@ -99,7 +99,8 @@ mod progress;
 
 pub use book::read_book;
 pub use config::{
-    DEFAULT_DEPTH, GameSettings, GensfenConfig, LabelSettings, Labeler, MAX_DEDUP_MB, Target,
+    DEFAULT_DEPTH, GameSettings, GensfenConfig, LabelSettings, Labeler, MAX_DEDUP_MB,
+    PlayerSettings, Target,
 };
 use game::{Evals, GameRecord, Player};
 
@@ -160,12 +161,12 @@ pub fn generate_with(
     config.check().map_err(anyhow::Error::msg)?;
     let format = Format::resolve(config.format, out).map_err(anyhow::Error::msg)?;
     let started = Instant::now();
-    let book = match &config.book {
+    let book = match &config.player.book {
         Some(p) => read_book(p)?,
         None => Vec::new(),
     };
     let (hash, identity_json) = identity(config, format)?;
-    let eval = match &config.net {
+    let eval = match &config.player.net {
         Some(p) => EvalSource::load(p, config.plugin_dir.as_deref())
             .map_err(anyhow::Error::msg)
             .with_context(|| format!("network {}", p.display()))?,
@@ -177,7 +178,7 @@ pub fn generate_with(
         Some(p) => EvalSource::load(p, config.plugin_dir.as_deref())
             .map_err(anyhow::Error::msg)
             .with_context(|| format!("label_net {}", p.display()))?,
-        None if matches!(config.labeler, Labeler::Host) => eval.clone(),
+        None if config.player.labeler.is_none() => eval.clone(),
         None => EvalSource::Builtin,
     };
     let evals = Evals {

@@ -48,10 +48,10 @@ pub(super) fn identity(
         obj.remove("threads");
         obj.remove("plugin_dir");
         obj.insert("format".into(), format.name().into());
-        if let Some(b) = &config.book {
+        if let Some(b) = &config.player.book {
             obj.insert("book_digest".into(), file_digest(b)?.into());
         }
-        if let Some(n) = &config.net {
+        if let Some(n) = &config.player.net {
             obj.insert("net_digest".into(), file_digest(n)?.into());
         }
         if let Some(n) = &config.label.net {
