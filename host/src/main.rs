@@ -207,7 +207,11 @@ fn main() -> ExitCode {
                 input,
                 output,
                 format,
-            } => cli::net::convert(args.plugin_dir.as_deref(), input, output, format),
+            } => cli::net::convert(args.plugin_dir.as_deref(), input, output, format).map(|note| {
+                if let Some(note) = note {
+                    eprintln!("{note}");
+                }
+            }),
             NetCommand::Info { net } => cli::net::info(args.plugin_dir.as_deref(), net, &mut out),
             NetCommand::Random {
                 spec,

@@ -21,7 +21,7 @@ use host::engine::evaluation::EvalSource;
 use host::engine::limits::Limits;
 use host::engine::nnue_eval::NnueEval;
 use host::engine::position::null_move;
-use host::engine::units::ScoreUnits;
+use host::nnue::units::ScoreUnits;
 use host::nnue::{Kernels, Nnue};
 
 fn registry() -> PluginRegistry {

@@ -16,6 +16,7 @@ use plugin_api::{
 };
 
 use chess_text::parse_fen;
+use host::nnue::units::ScoreUnits;
 use host::nnue::{
     AccumulatorStack, Activation, Arch, BlockInfo, DecodeError, EncodeError, EvalError, Hidden,
     Kernels, MIN_PIECES_FOR_HYBRID, NetError, NetErrorKind, NetFormat, Network, NetworkParts, Nnue,
@@ -423,10 +424,10 @@ fn malformed_and_mismatching_files_are_refused_with_one_sentence() {
         (
             "own version",
             own_bytes(&OwnSpec {
-                version: 5,
+                version: 6,
                 ..clone_spec(&good_own)
             }),
-            Box::new(|k| matches!(k, NetErrorKind::Decode(DecodeError::UnsupportedVersion(5)))),
+            Box::new(|k| matches!(k, NetErrorKind::Decode(DecodeError::UnsupportedVersion(6)))),
         ),
         (
             "own version 0",
@@ -1116,6 +1117,67 @@ fn stockfish_shapes_on_any_feature_set_update_exactly_and_round_trip() {
         assert!(matches!(e, EncodeError::Stockfish(_)), "{e:?}");
         assert!(e.to_string().contains("Stockfish's"), "{e}");
     }
+}
+
+/// A network's score units travel with it: the own format records units other than
+/// centipawns (version 5, a byte after the shape) and reads them back; a network in centipawns
+/// is written as before (its version and bytes unchanged); the thesis's format, which implies
+/// centipawns, refuses the others; an unknown units byte is refused.
+#[test]
+fn score_units_are_recorded_in_the_own_format() {
+    let reg = registry();
+    let set = reg.feature_set("all").unwrap();
+    for arch in [Arch::thesis(8), Arch::sfnnv5()] {
+        let mut parts = NetworkParts::synthetic_arch(&set, 64, &arch, 3);
+        let centipawns = Network::from_parts(parts.clone()).unwrap();
+        let before = format::encode_own(&centipawns);
+        let version = |b: &[u8]| u32::from_le_bytes(b[8..12].try_into().unwrap());
+        assert!(
+            version(&before) <= 3,
+            "{arch}: centipawns written as before"
+        );
+        for units in [ScoreUnits::Stockfish, ScoreUnits::StockfishWdl] {
+            parts.units = units;
+            let net = Network::from_parts(parts.clone()).unwrap();
+            let own = format::encode_own(&net);
+            assert_eq!(version(&own), format::UNITS_VERSION, "{arch}");
+            let (back, _) = format::decode_own(&own).unwrap();
+            assert_eq!(back.units(), units, "{arch}");
+            assert_eq!(back, net);
+            if arch == Arch::thesis(8) {
+                let e = format::encode_thesis(&net).unwrap_err();
+                assert!(
+                    matches!(e, EncodeError::ThesisUnits(u) if u == units),
+                    "{e}"
+                );
+                assert!(
+                    e.to_string().contains("holds networks in centipawns"),
+                    "{e}"
+                );
+            }
+            // The units byte is the last before the tensors.
+            let tensors = own.len() - 4 - arch_tensor_bytes_of(&net);
+            let mut bad = own.clone();
+            bad[tensors - 1] = 9;
+            let end = bad.len() - 4;
+            let crc = crc32fast::hash(&bad[..end]);
+            bad[end..].copy_from_slice(&crc.to_le_bytes());
+            let e = Nnue::from_bytes(&bad, "units", &reg)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("score units is invalid: code 9"), "{e}");
+        }
+    }
+}
+
+/// The bytes of `net`'s tensors in the own format.
+fn arch_tensor_bytes_of(net: &Network) -> usize {
+    format::arch_tensor_bytes(
+        net.w1().bytes() as u64,
+        net.n() as u64,
+        net.l1() as u64,
+        net.arch(),
+    ) as usize
 }
 
 #[test]

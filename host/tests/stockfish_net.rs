@@ -161,9 +161,27 @@ fn stockfish_files_round_trip_through_the_own_format() {
     let info =
         String::from_utf8(run_ok(host().args(["net", "info", "--net"]).arg(&own)).stdout).unwrap();
     assert!(
-        info.contains("own (version 3") && info.contains("8 PSQT buckets"),
+        info.contains("own (version 5")
+            && info.contains("8 PSQT buckets")
+            && info.contains("score units\tStockfish 15.1's internal units (361 to a pawn)"),
         "{info}"
     );
+    // The own file keeps the network's units: a search reads its scores as from the Stockfish
+    // file (before version 5 it read them as centipawns, 3.61 times too large, and searched
+    // another tree).
+    let bench = |net: &Path| {
+        let out = run_ok(host().args(["bench", "--depth", "4", "--net"]).arg(net)).stdout;
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap()
+            .split(" nodes")
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(bench(sf_net()), bench(&own), "node counts");
     let fens = dir.path().join("f.fen");
     let some: String = rows("positions.tsv")
         .iter()
@@ -222,12 +240,21 @@ fn sfnnv5_files_of_any_width_and_compressed_load_and_convert_both_ways() {
             .args(["--l1", "256", "--seed", "5", "--out"])
             .arg(&own),
     );
-    run_ok(
+    // A network in centipawns converted to Stockfish's format, which implies Stockfish's
+    // units: written, and said so in one line.
+    let converted = run_ok(
         host()
             .args(["net", "convert", "--format", "stockfish", "--in"])
             .arg(&own)
             .arg("--out")
             .arg(&raw),
+    );
+    let note = String::from_utf8(converted.stderr).unwrap();
+    assert!(
+        note.trim().lines().count() == 1
+            && note.contains("records no score units")
+            && note.contains("in centipawns, will be read as Stockfish 15.1's internal units"),
+        "{note}"
     );
     let bytes = std::fs::read(&raw).unwrap();
     assert_eq!(

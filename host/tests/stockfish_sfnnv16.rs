@@ -96,6 +96,7 @@ fn harness_parts(seed: u64, scale: i32) -> NetworkParts {
         b1,
         psqt,
         stacks,
+        units: stockfish::Generation::Sfnnv16.units(),
     }
 }
 

@@ -13,8 +13,9 @@ use super::shape::{Arch, Hidden, MAX_HIDDEN_LAYERS};
 
 /// The first eight bytes of a network file in this project's format.
 pub const MAGIC: [u8; 8] = *b"NNUEFSET";
-use crate::wire_code::WireCode;
-pub use crate::wire_code::{FORMAT_VERSION, SHAPE_VERSION, THESIS_SHAPE_VERSION};
+use crate::units::ScoreUnits;
+pub use crate::wire_code::{FORMAT_VERSION, SHAPE_VERSION, THESIS_SHAPE_VERSION, UNITS_VERSION};
+use crate::wire_code::{TODAY_VERSION, WireCode};
 /// The oldest format version this code reads (version 1: every block `i16`).
 pub const OLDEST_FORMAT_VERSION: u32 = 1;
 /// Longest feature-set name a thesis file may start with.
@@ -488,6 +489,7 @@ pub fn decode_thesis(
         b1: t.b1,
         psqt: t.psqt,
         stacks: t.stacks,
+        units: ScoreUnits::Centipawns,
     })?)
 }
 
@@ -497,9 +499,25 @@ pub enum EncodeError {
     /// The thesis's format holds only the thesis's shape.
     #[error("the thesis's format holds only the thesis's shape, not {0}")]
     ThesisShape(String),
-    /// Stockfish 15.1's format holds only its own network (why this one is not, as a clause).
-    #[error("{0}")]
-    Stockfish(String),
+    /// The thesis's format records no units: its networks are in centipawns.
+    #[error("the thesis's format holds networks in centipawns; this one's output is in {}", .0.describe())]
+    ThesisUnits(ScoreUnits),
+    /// No Stockfish format holds the network (why, as a clause).
+    #[error(transparent)]
+    Stockfish(#[from] NotStockfish),
+}
+
+/// Why no Stockfish format holds a network: its shape, feature set, weight types or width, as a
+/// clause (with the option that would make one where there is one;
+/// [`crate::stockfish::generation_of`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotStockfish(String);
+
+impl From<String> for NotStockfish {
+    fn from(why: String) -> Self {
+        NotStockfish(why)
+    }
 }
 
 /// The thesis file of `net`: its feature-set name as stored, NUL, N, L1, L2, tensors. The
@@ -507,6 +525,9 @@ pub enum EncodeError {
 pub fn encode_thesis(net: &Network) -> Result<Vec<u8>, EncodeError> {
     if net.arch().preset() != Some(crate::shape::Preset::Thesis) {
         return Err(EncodeError::ThesisShape(net.arch().to_string()));
+    }
+    if net.units() != ScoreUnits::Centipawns {
+        return Err(EncodeError::ThesisUnits(net.units()));
     }
     let mut out = Vec::new();
     out.extend_from_slice(net.feature_set().as_bytes());
@@ -538,6 +559,8 @@ struct OwnFields {
     arch: Arch,
     /// The terms' rows and weight types (version 1: all `i16`, one run of N).
     runs: Vec<(u32, WeightType)>,
+    /// The output's units (before version 5: centipawns).
+    units: ScoreUnits,
     tensors_at: usize,
 }
 
@@ -596,6 +619,10 @@ fn own_header_fields(bytes: &[u8]) -> Result<OwnFields, DecodeError> {
         1 | 2 => Arch::thesis(l2 as usize),
         v => read_arch(&mut c, v)?,
     };
+    let units = match version >= UNITS_VERSION {
+        true => read_code(&mut c)?,
+        false => ScoreUnits::Centipawns,
+    };
     if arch.hidden[0].width != l2 as usize {
         return Err(DecodeError::BadText {
             field: "shape",
@@ -629,6 +656,7 @@ fn own_header_fields(bytes: &[u8]) -> Result<OwnFields, DecodeError> {
         quantization,
         arch,
         runs,
+        units,
         tensors_at: c.pos,
     })
 }
@@ -702,10 +730,13 @@ fn read_code<T: WireCode>(c: &mut Cursor) -> Result<T, DecodeError> {
     T::from_code(code).ok_or_else(|| unknown_code(T::FIELD, code))
 }
 
-/// The own-format version that expresses `arch`: 2 for the thesis's shape, else the newest
-/// version any of its kinds needs ([`WireCode::since`]), 4 for activation shifts and the dense
-/// output.
-fn version_of(arch: &Arch) -> u32 {
+/// The own-format version that expresses `arch` in `units`: 5 for units other than
+/// centipawns, else 2 for the thesis's shape, else the newest version any of its kinds needs
+/// ([`WireCode::since`]), 4 for activation shifts and the dense output.
+fn version_of(arch: &Arch, units: ScoreUnits) -> u32 {
+    if units != ScoreUnits::Centipawns {
+        return UNITS_VERSION;
+    }
     if arch.preset() == Some(crate::shape::Preset::Thesis) {
         return THESIS_SHAPE_VERSION;
     }
@@ -717,10 +748,10 @@ fn version_of(arch: &Arch) -> u32 {
     ];
     let layers = arch.hidden.iter().map(|h| match h.shift {
         crate::scales::HIDDEN_SHIFT => h.activation.since(),
-        _ => FORMAT_VERSION,
+        _ => TODAY_VERSION,
     });
     let dense = match arch.dense_output {
-        true => FORMAT_VERSION,
+        true => TODAY_VERSION,
         false => SHAPE_VERSION,
     };
     kinds.into_iter().chain(layers).fold(dense, u32::max)
@@ -777,6 +808,7 @@ pub fn decode_own(bytes: &[u8]) -> Result<(Network, OwnHeader), DecodeError> {
         quantization,
         arch,
         runs,
+        units,
         tensors_at,
     } = own_header_fields(bytes)?;
     let l1 = sizes[1];
@@ -807,6 +839,7 @@ pub fn decode_own(bytes: &[u8]) -> Result<(Network, OwnHeader), DecodeError> {
         b1: t.b1,
         psqt: t.psqt,
         stacks: t.stacks,
+        units,
     })?;
     Ok((
         net,
@@ -823,11 +856,11 @@ fn push_text(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
 }
 
-/// The file of `net` in this project's format (see the [module docs](super)): version 2 for the
-/// thesis's shape (the bytes every earlier build wrote and reads), version 3 for a shape it
-/// expresses, version 4 for the others.
+/// The file of `net` in this project's format (see the [module docs](super)): version 5 for
+/// units other than centipawns, else version 2 for the thesis's shape (the bytes every earlier
+/// build wrote and reads), version 3 for a shape it expresses, version 4 for the others.
 pub fn encode_own(net: &Network) -> Vec<u8> {
-    let version = version_of(net.arch());
+    let version = version_of(net.arch(), net.units());
     let mut out = Vec::new();
     out.extend_from_slice(&MAGIC);
     out.extend_from_slice(&version.to_le_bytes());
@@ -849,6 +882,9 @@ pub fn encode_own(net: &Network) -> Vec<u8> {
     out.extend_from_slice(&q.output_shift.to_le_bytes());
     if version != THESIS_SHAPE_VERSION {
         write_arch(net.arch(), version, &mut out);
+    }
+    if version >= UNITS_VERSION {
+        out.push(net.units().code());
     }
     encode_tensors(net, true, &mut out);
     let crc = crc32fast::hash(&out);

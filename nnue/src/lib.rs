@@ -99,6 +99,14 @@
 //! output) and a final `u8` dense output (0, 1). A shape version 3 expresses is still written as
 //! version 3.
 //!
+//! Version 5 records the network's score units ([`units::ScoreUnits`]): a `u8` after the shape
+//! (0 centipawns, 1 Stockfish 15.1's internal units, 2 those of Stockfish's networks of
+//! today), which the engine converts to centipawns. A network in centipawns is still written in
+//! the version its shape needs, and a file of an older version is in centipawns; a thesis-shaped
+//! network in other units is written as version 5 with its shape. So a Stockfish network
+//! converted to this format and back keeps its units, where before the own file read its
+//! output as centipawns.
+//!
 //! Version 1 is version 2 without the weight-type byte, every block `i16`; it is still read.
 //! `i8` rows are widened to `i16` while accumulating ([`FirstLayer`]), so the evaluation is the
 //! one of the same values stored as `i16`; a thesis file written from a network with `i8` blocks
@@ -129,6 +137,7 @@ pub mod scales;
 pub mod shape;
 mod simd;
 pub mod stockfish;
+pub mod units;
 pub mod wire_code;
 
 pub use accumulator::{
@@ -141,7 +150,10 @@ pub use format::{
     DecodeError, EncodeError, FORMAT_VERSION, MAGIC, NetFormat, OwnHeader, THESIS_SHAPE_VERSION,
 };
 pub use forward::{ForwardScratch, StackOutput};
-pub use load::{NetError, NetErrorKind, Nnue, check_network_file, encode, read_own, write_network};
+pub use load::{
+    NetError, NetErrorKind, Nnue, check_network_file, encode, read_own, units_read_back,
+    write_network,
+};
 pub use network::{
     Affine, BlockInfo, L1_MULTIPLE, LayerParts, MAX_FEATURES, MAX_L1, MAX_L2, MAX_W1_BYTES,
     Network, NetworkParts, Quantization, SPARSE_FROM, ShapeError, StackPath, check_sizes,

@@ -19,6 +19,7 @@ use super::format::{
 };
 use super::network::{BlockInfo, Network};
 use super::stockfish;
+use super::units::ScoreUnits;
 
 /// Why a network file could not be loaded, bound or written. `Display`: one sentence that names
 /// the file.
@@ -338,6 +339,19 @@ pub fn encode(
                 network.feature_set()
             );
             stockfish::encode(network, description.unwrap_or(&default))
+        }
+    }
+}
+
+/// The units a file of `format` gives `network` when read back: its own, except where the
+/// format implies others (the thesis's: centipawns; Stockfish's: those its generation
+/// evaluates in, [`stockfish::Generation::units`]). A conversion that changes them says so.
+pub fn units_read_back(network: &Network, format: NetFormat) -> ScoreUnits {
+    match format {
+        NetFormat::Own => network.units(),
+        NetFormat::Thesis => ScoreUnits::Centipawns,
+        NetFormat::Stockfish => {
+            stockfish::generation_of(network).map_or(network.units(), |g| g.units())
         }
     }
 }

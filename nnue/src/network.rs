@@ -9,6 +9,7 @@ use super::aligned::AlignedVec;
 use super::first_layer::{FirstLayer, WeightType};
 use super::scales::{ACTIVATION_CLIP, HIDDEN_SHIFT, OUTPUT_SHIFT};
 use super::shape::{Arch, Shape};
+use super::units::ScoreUnits;
 
 /// Largest accepted first-layer width L1 (per perspective).
 pub const MAX_L1: usize = 8192;
@@ -331,6 +332,9 @@ pub struct NetworkParts {
     pub psqt: Vec<i32>,
     /// Per layer stack, its layers in the order and sizes of [`Arch::layers`].
     pub stacks: Vec<Vec<LayerParts>>,
+    /// The units of the output (centipawns unless it was read from, or made as, one of
+    /// Stockfish's networks).
+    pub units: ScoreUnits,
 }
 
 impl NetworkParts {
@@ -364,6 +368,7 @@ impl NetworkParts {
                     biases: vec![b3],
                 },
             ]],
+            units: ScoreUnits::Centipawns,
         }
     }
 
@@ -418,6 +423,7 @@ impl NetworkParts {
             b1,
             psqt,
             stacks,
+            units: ScoreUnits::Centipawns,
         }
     }
 }
@@ -651,6 +657,7 @@ pub struct Network {
     pub(crate) stacks: Vec<Vec<Affine>>,
     /// How the stacks are evaluated ([`StackPath::of`]).
     stack_path: StackPath,
+    units: ScoreUnits,
 }
 
 impl Network {
@@ -718,6 +725,7 @@ impl Network {
             psqt_rows,
             stacks,
             stack_path,
+            units: parts.units,
         })
     }
 
@@ -745,7 +753,13 @@ impl Network {
                         .collect()
                 })
                 .collect(),
+            units: self.units,
         }
+    }
+
+    /// The units of the output, which the evaluators convert to centipawns.
+    pub fn units(&self) -> ScoreUnits {
+        self.units
     }
 
     /// The feature-set name as stored (the thesis files say `hv` for `all`).

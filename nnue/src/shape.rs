@@ -30,7 +30,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::scales::HIDDEN_SHIFT;
-use crate::wire_code::{FORMAT_VERSION, SHAPE_VERSION, WireCode};
+use crate::wire_code::{SHAPE_VERSION, TODAY_VERSION, WireCode};
 
 /// The largest number of buckets the [`BucketRule::PieceCount`] rule can tell apart.
 pub const MAX_BUCKETS: usize = 32;
@@ -68,7 +68,7 @@ impl WireCode for FtOutput {
         match self {
             FtOutput::ClippedRelu => (0, SHAPE_VERSION),
             FtOutput::Pairwise => (1, SHAPE_VERSION),
-            FtOutput::Pairwise255 => (2, FORMAT_VERSION),
+            FtOutput::Pairwise255 => (2, TODAY_VERSION),
         }
     }
 }
@@ -145,7 +145,7 @@ impl WireCode for Skip {
         match self {
             Skip::None => (0, SHAPE_VERSION),
             Skip::ExtraOutput => (1, SHAPE_VERSION),
-            Skip::Difference => (2, FORMAT_VERSION),
+            Skip::Difference => (2, TODAY_VERSION),
         }
     }
 }
@@ -249,7 +249,7 @@ impl WireCode for OutputRule {
         match self {
             OutputRule::Thesis => (0, SHAPE_VERSION),
             OutputRule::Stockfish => (1, SHAPE_VERSION),
-            OutputRule::StockfishScaled => (2, FORMAT_VERSION),
+            OutputRule::StockfishScaled => (2, TODAY_VERSION),
         }
     }
 }

@@ -6,9 +6,16 @@
 
 /// The newest format version this code reads and writes (version 3: the shape after the first
 /// layer; version 4: with activation shifts, the skip difference and the dense output of
-/// Stockfish's shape of today). A thesis-shaped network is still written as version 2 and
-/// another that version 3 expresses as version 3, byte for byte as before.
-pub const FORMAT_VERSION: u32 = 4;
+/// Stockfish's shape of today; version 5: with the network's score units). A thesis-shaped
+/// network in centipawns is still written as version 2 and another that version 3 or 4
+/// expresses as that version, byte for byte as before.
+pub const FORMAT_VERSION: u32 = 5;
+/// The version that records a network's score units ([`crate::units::ScoreUnits`]); a file
+/// of an older version is in centipawns.
+pub const UNITS_VERSION: u32 = 5;
+/// The version of Stockfish's shape of today's layer kinds (activation shifts, the skip
+/// difference, the dense output).
+pub const TODAY_VERSION: u32 = 4;
 /// The version of shapes without the layer kinds of version 4.
 pub const SHAPE_VERSION: u32 = 3;
 /// The version a thesis-shaped network is written in.
@@ -66,6 +73,7 @@ mod tests {
         round_trips::<Activation>();
         round_trips::<Skip>();
         round_trips::<OutputRule>();
+        round_trips::<crate::units::ScoreUnits>();
         // The bytes files hold, unchanged.
         assert_eq!(
             [

@@ -11,17 +11,31 @@ use host::nnue::{
 
 /// `host net convert --in FILE --out FILE [--format own|thesis|stockfish]`: reads any format,
 /// checks it against the plugins and writes it in `format` (a shape the format cannot hold is
-/// an error before anything is written).
+/// an error before anything is written). The network keeps its score units (this project's
+/// format records them); where `format` implies others (Stockfish's, for a network trained in
+/// centipawns), the returned note says how the written file will be read.
 pub fn convert(
     plugin_dir: Option<&Path>,
     input: &Path,
     output: &Path,
     format: &str,
-) -> Result<(), String> {
+) -> Result<Option<String>, String> {
     let format: NetFormat = format.parse()?;
     let registry = PluginRegistry::discover(plugin_dir).map_err(|e| e.to_string())?;
     let nnue = Nnue::load(input, &registry).map_err(|e| e.to_string())?;
-    nnue.write(output, format).map_err(|e| e.to_string())
+    nnue.write(output, format).map_err(|e| e.to_string())?;
+    let (units, read_back) = (
+        nnue.network().units(),
+        host::nnue::units_read_back(&nnue.network(), format),
+    );
+    Ok((units != read_back).then(|| {
+        format!(
+            "note: {}: the {format} format records no score units; the network's output, in {}, will be read as {}",
+            output.display(),
+            units.describe(),
+            read_back.describe()
+        )
+    }))
 }
 
 /// `host net random --spec S [--l1 W] [--l2 H] [--arch A] [--seed K] [--i8-blocks B,...] --out
@@ -115,6 +129,7 @@ pub fn info(plugin_dir: Option<&Path>, net: &Path, out: &mut impl Write) -> Resu
     writeln!(out, "L1\t{}", n.l1()).map_err(io)?;
     writeln!(out, "L2\t{}", n.l2()).map_err(io)?;
     writeln!(out, "shape\t{}", n.arch()).map_err(io)?;
+    writeln!(out, "score units\t{}", n.units().describe()).map_err(io)?;
     // Which Stockfish would load the network in Stockfish's format (`net convert --format
     // stockfish` writes SFNNv5's raw, as 15.1 reads it), or why the format cannot hold it.
     let stockfish = match stockfish::generation_of(&n) {

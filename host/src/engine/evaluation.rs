@@ -13,8 +13,8 @@ use shakmaty::{Chess, Move};
 
 use super::eval::{Builtin, Evaluator};
 use super::nnue_eval::NnueEval;
-use super::units::ScoreUnits;
-use crate::nnue::{Kernels, NetFormat, Nnue, SimdLevel, stockfish};
+use crate::nnue::units::ScoreUnits;
+use crate::nnue::{Kernels, Nnue, SimdLevel};
 
 /// The evaluation of a search.
 #[derive(Clone, Debug)]
@@ -66,16 +66,12 @@ impl EvalSource {
         })
     }
 
-    /// The units of this evaluation's raw output, which its evaluator converts to centipawns.
+    /// The units of this evaluation's raw output, which its evaluator converts to centipawns:
+    /// those its network holds, whatever file it came from.
     pub fn units(&self) -> ScoreUnits {
         match self {
-            EvalSource::Nnue { nnue, .. } if nnue.source_format() == NetFormat::Stockfish => {
-                match stockfish::generation_of(nnue.arranged().network()) {
-                    Ok(stockfish::Generation::Sfnnv16) => ScoreUnits::StockfishWdl,
-                    _ => ScoreUnits::Stockfish,
-                }
-            }
-            _ => ScoreUnits::Centipawns,
+            EvalSource::Nnue { nnue, .. } => nnue.arranged().network().units(),
+            EvalSource::Builtin => ScoreUnits::Centipawns,
         }
     }
 

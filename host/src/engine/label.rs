@@ -10,7 +10,7 @@
 //! - `depth=D`: the search to depth D.
 //!
 //! Scores are the side to move's, in centipawns (every evaluator converts its network's units,
-//! [`ScoreUnits`](super::units::ScoreUnits)).
+//! [`ScoreUnits`](crate::nnue::units::ScoreUnits)).
 
 use std::fmt;
 use std::str::FromStr;

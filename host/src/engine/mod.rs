@@ -7,8 +7,8 @@
 //!   hashes ([`zobrist`]) and draw detection;
 //! - [`eval`]: the [`eval::Evaluator`] interface and the built-in material + piece-square
 //!   evaluation; [`nnue_eval`]: the NNUE of [`crate::nnue`] behind that interface;
-//!   [`evaluation`]: choosing between them, loading networks; [`units`]: a network's units and
-//!   their conversion to the centipawns every evaluator speaks;
+//!   [`evaluation`]: choosing between them, loading networks, each evaluator converting its
+//!   network's units ([`crate::nnue::units`]) to the centipawns every evaluator speaks;
 //! - [`see`], [`movepick`]: static exchange evaluation, move encoding and ordering;
 //! - [`tt`]: the lock-free transposition table shared by the threads;
 //! - [`search`]: one thread's iterative deepening, alpha-beta with PVS, quiescence, and the
@@ -42,7 +42,6 @@ pub mod time;
 pub mod tt;
 pub mod uci;
 pub mod uci_format;
-pub mod units;
 pub mod zobrist;
 
 pub use facade::Engine;

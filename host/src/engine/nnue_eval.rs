@@ -15,7 +15,7 @@ use plugin_api::{board_from_position, move_from_shakmaty};
 use shakmaty::{Chess, Move};
 
 use super::eval::{Builtin, EVAL_LIMIT, Evaluator};
-use super::units::ScoreUnits;
+use crate::nnue::units::ScoreUnits;
 use crate::nnue::{AccumulatorStack, Kernels, Nnue};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! reductions, aspiration windows, move ordering and the history tables use, named and
 //! explained (Viridithas' `search/parameters.rs` is the model: one home per tunable number, so
 //! that a tuning run or a reader finds them all). Scores are in centipawns (every evaluator
-//! converts its network's units, `evaluation::ScoreUnits`); depths in plies.
+//! converts its network's units, `nnue::units::ScoreUnits`); depths in plies.
 //!
 //! Changing one changes the engine's play: `host bench`'s node count is its fingerprint.
 

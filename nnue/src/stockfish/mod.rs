@@ -37,9 +37,10 @@
 pub mod leb128;
 
 use super::first_layer::WeightType;
-use super::format::{DecodeError, EncodeError, i16s, i32s};
+use super::format::{DecodeError, EncodeError, NotStockfish, i16s, i32s};
 use super::network::{BlockInfo, LayerParts, MAX_L1, Network, NetworkParts, Quantization};
 use super::shape::Arch;
+use super::units::ScoreUnits;
 use leb128::Leb128Error;
 use plugin_api::FeatureSet;
 
@@ -117,6 +118,15 @@ pub enum Generation {
 }
 
 impl Generation {
+    /// The units of a network of this generation's files, which the format implies: Stockfish
+    /// evaluates in them.
+    pub fn units(self) -> ScoreUnits {
+        match self {
+            Generation::Sfnnv5 => ScoreUnits::Stockfish,
+            Generation::Sfnnv16 => ScoreUnits::StockfishWdl,
+        }
+    }
+
     /// The file version.
     pub fn version(self) -> u32 {
         match self {
@@ -660,6 +670,7 @@ pub fn decode(
         b1,
         psqt,
         stacks,
+        units: layout.generation.units(),
     })?)
 }
 
@@ -683,23 +694,11 @@ pub fn i8_blocks_for(arch: &Arch, named: &[String]) -> Vec<String> {
     })
 }
 
-/// Why no Stockfish format holds a network: its shape, feature set, weight types or width, as a
-/// clause (with the option that would make one where there is one).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct NotStockfish(String);
-
-impl From<String> for NotStockfish {
-    fn from(why: String) -> Self {
-        NotStockfish(why)
-    }
-}
-
 /// The format generation that holds `net`, or why none does.
 pub fn generation_of(net: &Network) -> Result<Generation, NotStockfish> {
     let arch = net.arch();
     let generation = Generation::of_arch(arch).ok_or_else(|| {
-            NotStockfish(format!(
+            NotStockfish::from(format!(
                 "Stockfish's formats hold the sfnnv5 and sfnnv16 shapes (at any widths); this network's shape is '{arch}'"
             ))
         })?;
@@ -750,7 +749,7 @@ fn join(types: &[WeightType]) -> String {
 /// with raw tensors (what Stockfish 15.1 reads), or SFNNv16's with LEB128 (what Stockfish of
 /// today reads); an error (a clause) for another shape ([`generation_of`]).
 pub fn encode(net: &Network, description: &str) -> Result<Vec<u8>, EncodeError> {
-    let generation = generation_of(net).map_err(|e| EncodeError::Stockfish(e.to_string()))?;
+    let generation = generation_of(net)?;
     let (l1, arch) = (net.l1(), net.arch());
     let mut out = Vec::new();
     let u32s = |out: &mut Vec<u8>, v: u32| out.extend_from_slice(&v.to_le_bytes());

@@ -28,6 +28,7 @@ use anyhow::{Context, Result, bail};
 use std::path::Path;
 
 use nnue::format::encode_own;
+use nnue::units::ScoreUnits;
 use nnue::{
     Arch, BlockInfo, LayerParts, Network, NetworkParts, Quantization, Skip, WeightType, term_runs,
 };
@@ -151,6 +152,9 @@ pub fn quantize(model: &Model, name: &str, blocks: Vec<BlockInfo>) -> Result<Net
         b1: quantize_vec(&vecs[1], ft, 0, i16_lo, i16_hi),
         psqt,
         stacks,
+        // The trainer learns the scores of its data, which this project's data writes in
+        // centipawns.
+        units: ScoreUnits::Centipawns,
     };
     Network::from_parts(parts).context("cannot build the network")
 }
