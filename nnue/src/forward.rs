@@ -21,6 +21,7 @@
 //! - Stockfish output: `(psqt + positional) / 16`, truncating; thesis output: `out >> 4`.
 
 use super::aligned::AlignedVec;
+use super::layers::{Plan, SkipRead};
 use super::network::{Affine, Network, SPARSE_FROM, StackPath};
 use super::scales::{HIDDEN_ONE, OUTPUT_ONE, SCALED_OUTPUT_ONE};
 use super::shape::{Arch, FtOutput, OutputRule, Skip};
@@ -580,67 +581,53 @@ mod x86 {
     }
 }
 
-/// The layers of one stack on the first layer's output `input`: the output layer's sum and the
-/// skip value (0 without a skip term), before the output rule's scaling ([`positional`]).
+/// The layers of one stack on the first layer's output `input`, walked as `plan` says: the
+/// output layer's sum and the skip value (0 without a skip term), before the output rule's
+/// scaling ([`positional`]).
 fn propagate(
     kernels: Kernels,
-    arch: &Arch,
+    plan: &Plan,
     stack: &[Affine],
     input: &[u8],
     scratch: &mut LayerScratch,
 ) -> (i32, i32) {
     let LayerScratch { sums, acts, blocks } = scratch;
-    let mut x_len = input.len();
     let mut skip = 0i32;
-    // Where the activations of the layer before start in `acts` (a dense output keeps every
-    // layer's, side by side; otherwise each layer overwrites the one before).
-    let mut x_at = 0;
-    let mut next_at = 0;
     let (hidden, output) = stack.split_at(stack.len() - 1);
-    for (i, (layer, h)) in hidden.iter().zip(&arch.hidden).enumerate() {
-        let x: &[u8] = if i == 0 {
-            input
-        } else {
-            &acts[x_at..x_at + x_len.next_multiple_of(32)]
+    // A layer reads whole runs of 32: its inputs, then zeros.
+    let whole = |r: &std::ops::Range<usize>| r.start..r.start + r.len().next_multiple_of(32);
+    for (i, (layer, step)) in hidden.iter().zip(&plan.hidden).enumerate() {
+        let x: &[u8] = match plan.input_of(i) {
+            None => input,
+            Some(before) => &acts[whole(&before)],
         };
         debug_assert!(x.len() >= layer.stride());
         let out = &mut sums[..];
         affine(kernels, layer, x, out, blocks);
         if i == 0 {
-            skip = match arch.skip {
-                Skip::None => 0,
-                Skip::ExtraOutput => out[h.width],
-                Skip::Difference => out[h.width - 2].wrapping_sub(out[h.width - 1]),
+            skip = match plan.skip {
+                SkipRead::None => 0,
+                SkipRead::Sum(k) => out[k],
+                SkipRead::Difference(a, b) => out[a].wrapping_sub(out[b]),
             };
         }
-        let at = next_at;
-        let acts = &mut acts[at..];
         // Whether the activations' writing also zeroed the padding after them.
-        let padded = h
-            .activation
-            .activate(kernels.level(), out, h.width, h.shift, acts);
-        x_len = h.width * h.activation.fan_out();
-        x_at = at;
-        if arch.dense_output {
-            next_at = at + x_len;
-        }
-        // The next layer reads whole runs of 32: zeros after its inputs.
+        let padded = step.activation.activate(
+            kernels.level(),
+            out,
+            step.width,
+            step.shift,
+            &mut acts[step.acts.start..],
+        );
         if !padded {
-            acts[x_len..x_len.next_multiple_of(32)].fill(0);
+            acts[step.acts.end..whole(&step.acts).end].fill(0);
         }
     }
-    let last = &output[0];
-    let read = match arch.dense_output {
-        true => {
-            // Every layer's activations, then zeros up to a whole run of 32.
-            let total = next_at;
-            acts[total..total.next_multiple_of(32)].fill(0);
-            &acts[..total.next_multiple_of(32)]
-        }
-        false => &acts[x_at..x_at + x_len.next_multiple_of(32)],
-    };
+    let reads = whole(&plan.output.reads);
+    // A dense output's reads end where no layer padded them.
+    acts[plan.output.reads.end..reads.end].fill(0);
     let mut out = [0i32];
-    affine(kernels, last, read, &mut out, blocks);
+    affine(kernels, &output[0], &acts[reads], &mut out, blocks);
     (out[0], skip)
 }
 
@@ -744,7 +731,7 @@ pub fn stack_output(
         StackPath::SparseCreluToOutput => {
             (sparse_crelu_to_output(kernels, layers_of, input, layers), 0)
         }
-        StackPath::Layers => propagate(kernels, arch, layers_of, input, layers),
+        StackPath::Layers => propagate(kernels, net.plan(), layers_of, input, layers),
     };
     let positional = positional(arch, out, skip);
     let psqt = if arch.psqt_buckets > 0 {

@@ -150,6 +150,7 @@ pub use format::{
     DecodeError, EncodeError, FORMAT_VERSION, MAGIC, NetFormat, OwnHeader, THESIS_SHAPE_VERSION,
 };
 pub use forward::{ForwardScratch, StackOutput};
+pub use layers::{HiddenStep, OutputStep, Plan, SkipRead};
 pub use load::{
     NetError, NetErrorKind, Nnue, check_network_file, encode, read_own, units_read_back,
     write_network,

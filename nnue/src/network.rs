@@ -7,6 +7,7 @@ use plugin_api::{FeatureSet, Spec};
 
 use super::aligned::AlignedVec;
 use super::first_layer::{FirstLayer, WeightType};
+use super::layers::Plan;
 use super::scales::{ACTIVATION_CLIP, HIDDEN_SHIFT, OUTPUT_SHIFT};
 use super::shape::{Arch, Shape};
 use super::units::ScoreUnits;
@@ -657,6 +658,8 @@ pub struct Network {
     pub(crate) stacks: Vec<Vec<Affine>>,
     /// How the stacks are evaluated ([`StackPath::of`]).
     stack_path: StackPath,
+    /// The walk over the layers after the first ([`Arch::plan`]).
+    plan: Plan,
     units: ScoreUnits,
 }
 
@@ -692,7 +695,8 @@ impl Network {
         check("b1", parts.b1.len(), l1)?;
         check("PSQT", parts.psqt.len(), n * arch.psqt_buckets)?;
         check("layer stacks", parts.stacks.len(), arch.stacks)?;
-        let layers = arch.layers(l1);
+        let plan = arch.plan(l1);
+        let layers = plan.layers();
         let mut stacks = Vec::with_capacity(arch.stacks);
         for stack in parts.stacks {
             check("layers of a stack", stack.len(), layers.len())?;
@@ -725,6 +729,7 @@ impl Network {
             psqt_rows,
             stacks,
             stack_path,
+            plan,
             units: parts.units,
         })
     }
@@ -755,6 +760,11 @@ impl Network {
                 .collect(),
             units: self.units,
         }
+    }
+
+    /// The walk over the layers after the first ([`Arch::plan`] at this network's L1).
+    pub fn plan(&self) -> &Plan {
+        &self.plan
     }
 
     /// The units of the output, which the evaluators convert to centipawns.

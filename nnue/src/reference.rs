@@ -6,8 +6,9 @@
 
 use plugin_api::Color;
 
+use super::layers::SkipRead;
 use super::network::Network;
-use super::shape::{FtOutput, OutputRule, Skip};
+use super::shape::{FtOutput, OutputRule};
 
 /// `Σ W1[i]` over `indices`, per neuron, in 64 bits (no bias, no truncation): one block's
 /// contribution to an accumulator.
@@ -89,34 +90,40 @@ pub fn forward(net: &Network, acc: [&[i64]; 2], psqt: [&[i64]; 2], pieces: u32) 
     }
     let ft = x.clone();
     let stack = &net.stacks()[arch.stack_of(pieces)];
+    let plan = net.plan();
     let mut skip = 0i64;
     let mut hidden = Vec::new();
-    let mut every = Vec::new();
+    // The hidden activations, placed as the plan places them.
+    let mut acts = vec![0i64; plan.acts_len()];
     // A value truncated to the engine's 32 bits.
     let i32_of = |v: i64| i64::from(v as i32);
-    for (i, h) in arch.hidden.iter().enumerate() {
+    for (i, step) in plan.hidden.iter().enumerate() {
         let layer = &stack[i];
+        let x = match plan.input_of(i) {
+            None => &x[..],
+            Some(before) => &acts[before],
+        };
         let y: Vec<i64> = (0..layer.outputs())
             .map(|o| {
                 let row = &layer.weights()[o * layer.inputs()..(o + 1) * layer.inputs()];
-                let dot: i64 = row.iter().zip(&x).map(|(&w, &v)| i64::from(w) * v).sum();
+                let dot: i64 = row.iter().zip(x).map(|(&w, &v)| i64::from(w) * v).sum();
                 i32_of(i64::from(layer.biases()[o]) + dot)
             })
             .collect();
         if i == 0 {
-            skip = match arch.skip {
-                Skip::None => 0,
-                Skip::ExtraOutput => y[h.width],
-                Skip::Difference => i32_of(y[h.width - 2] - y[h.width - 1]),
+            skip = match plan.skip {
+                SkipRead::None => 0,
+                SkipRead::Sum(k) => y[k],
+                SkipRead::Difference(a, b) => i32_of(y[a] - y[b]),
             };
         }
-        x = h.activation.reference(&y[..h.width], h.shift);
-        every.extend_from_slice(&x);
+        let activated = step.activation.reference(&y[..step.width], step.shift);
+        acts[step.acts.clone()].copy_from_slice(&activated);
         if i == 0 {
-            hidden = x.clone();
+            hidden = activated;
         }
     }
-    let inputs = if arch.dense_output { &every } else { &x };
+    let inputs = &acts[plan.output.reads.clone()];
     let out_layer = &stack[stack.len() - 1];
     let dot: i64 = out_layer
         .weights()

@@ -81,6 +81,7 @@ impl FtOutput {
 }
 
 pub use crate::layers::Activation;
+use crate::layers::{HiddenStep, OutputStep, Plan, SkipRead};
 
 /// One hidden layer: its width (outputs, not counting an extra skip output), its activation and
 /// the activation's shift.
@@ -443,20 +444,60 @@ impl Arch {
         }
     }
 
-    /// The affine layers of one stack as (inputs, outputs), the output layer last.
-    pub fn layers(&self, l1: usize) -> Vec<(usize, usize)> {
-        let mut layers = Vec::with_capacity(self.hidden.len() + 1);
+    /// The walk over the layers after the first at first-layer width `l1`: each hidden
+    /// layer's sizes and where its activations go, where the skip value comes from, and what
+    /// the output layer reads ([`Plan`]).
+    pub fn plan(&self, l1: usize) -> Plan {
+        let mut hidden = Vec::with_capacity(self.hidden.len());
         let mut inputs = self.ft_outputs(l1);
+        let mut end = 0;
         for (i, h) in self.hidden.iter().enumerate() {
             let extra = usize::from(self.skip == Skip::ExtraOutput && i == 0);
-            layers.push((inputs, h.width + extra));
-            inputs = h.width * h.activation.fan_out();
+            let acts = h.width * h.activation.fan_out();
+            // A dense output reads every layer's activations side by side; otherwise each
+            // layer overwrites the one before, which it has read.
+            let start = if self.dense_output { end } else { 0 };
+            hidden.push(HiddenStep {
+                inputs,
+                outputs: h.width + extra,
+                width: h.width,
+                activation: h.activation,
+                shift: h.shift,
+                acts: start..start + acts,
+            });
+            end = start + acts;
+            inputs = acts;
         }
-        if self.dense_output {
-            inputs = self.activations();
+        let n = hidden.len();
+        let layers = if self.dense_output {
+            0..n
+        } else {
+            n.saturating_sub(1)..n
+        };
+        let reads = match (self.dense_output, hidden.last()) {
+            (true, _) => 0..end,
+            (false, Some(last)) => last.acts.clone(),
+            (false, None) => 0..0,
+        };
+        let width = self.hidden.first().map_or(0, |h| h.width);
+        let skip = match self.skip {
+            Skip::None => SkipRead::None,
+            Skip::ExtraOutput => SkipRead::Sum(width),
+            Skip::Difference => {
+                SkipRead::Difference(width.saturating_sub(2), width.saturating_sub(1))
+            }
+        };
+        Plan {
+            hidden,
+            skip,
+            output: OutputStep { layers, reads },
         }
-        layers.push((inputs, 1));
-        layers
+    }
+
+    /// The affine layers of one stack as (inputs, outputs), the output layer last (from the
+    /// [`plan`](Self::plan)).
+    pub fn layers(&self, l1: usize) -> Vec<(usize, usize)> {
+        self.plan(l1).layers()
     }
 
     /// The number of activations of all hidden layers together (what a dense output reads).
@@ -649,6 +690,7 @@ impl fmt::Display for Shape {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::ops::Range;
 
     #[test]
     fn stockfish_bucket_rule_is_pieces_minus_one_over_four_at_eight_buckets() {
@@ -674,6 +716,41 @@ mod tests {
         let mut stacked = Arch::thesis(32);
         stacked.stacks = 8;
         assert_eq!(stacked.preset(), None);
+    }
+
+    #[test]
+    fn the_plans_wire_the_layers_as_stockfish_and_the_thesis_do() {
+        let acts = |p: &Plan| p.hidden.iter().map(|h| h.acts.clone()).collect::<Vec<_>>();
+        // The thesis: one hidden layer, read by the output; no skip.
+        let thesis = Arch::thesis(32).plan(256);
+        assert_eq!(acts(&thesis), vec![Range { start: 0, end: 32 }]);
+        assert_eq!(thesis.skip, SkipRead::None);
+        assert_eq!(
+            (thesis.output.layers.clone(), thesis.output.reads.clone()),
+            (0..1, 0..32)
+        );
+        // 15.1: fc_0's 16th output is the skip, its 15 others give 30 activations that fc_1
+        // reads; fc_1's 32 overwrite them and are fc_2's input.
+        let v5 = Arch::sfnnv5().plan(1024);
+        assert_eq!((v5.hidden[0].outputs, v5.hidden[0].width), (16, 15));
+        assert_eq!(acts(&v5), [0..30, 0..32]);
+        assert_eq!(v5.skip, SkipRead::Sum(15));
+        assert_eq!(v5.input_of(1), Some(0..30));
+        assert_eq!(
+            (v5.output.layers.clone(), v5.output.reads.clone()),
+            (1..2, 0..32)
+        );
+        // Today: the skip is fc_0_out[30] - fc_0_out[31]; fc_2 reads both layers' 64
+        // activations side by side.
+        let v16 = Arch::sfnnv16().plan(1024);
+        assert_eq!(acts(&v16), [0..64, 64..128]);
+        assert_eq!(v16.skip, SkipRead::Difference(30, 31));
+        assert_eq!(
+            (v16.output.layers.clone(), v16.output.reads.clone()),
+            (0..2, 0..128)
+        );
+        assert_eq!(v16.acts_len(), 128);
+        assert_eq!(v16.layers(), Arch::sfnnv16().layers(1024));
     }
 
     #[test]

@@ -2,9 +2,13 @@
 //! propagation in the engine (with its SIMD versions) and in the reference: [`Activation`],
 //! with its byte in the network format ([`WireCode`]), dispatches to them. A new activation is
 //! its file here, its arms below, and its float version in the trainer (`trainer::model`).
+//! How the layers are wired (skip, dense output) is one [`Plan`] that every walk follows.
 
 mod clipped_relu;
+mod plan;
 mod sqr_clipped_relu;
+
+pub use plan::{HiddenStep, OutputStep, Plan, SkipRead};
 
 use serde::{Deserialize, Serialize};
 

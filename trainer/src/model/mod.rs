@@ -69,7 +69,7 @@ mod stacks;
 #[cfg(test)]
 mod tests;
 
-use nnue::{Activation, Arch, FtOutput, OutputRule, Shape, Skip};
+use nnue::{Activation, Arch, FtOutput, OutputRule, Plan, Shape, SkipRead};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use tch::{Device, Kind, Tensor};
@@ -89,6 +89,27 @@ pub fn param_names(shape: &Shape) -> Vec<String> {
     (1..=layers + 1)
         .flat_map(|k| [format!("w{k}"), format!("b{k}")])
         .collect()
+}
+
+/// The skip value of the first hidden layer's sums `y` `[B, outputs]` as `plan` reads it (the
+/// difference scaled by `difference`, [`ArchScales::skip_difference`]), `[B]`.
+pub(crate) fn skip_value(plan: &Plan, y: &Tensor, difference: f64) -> Option<Tensor> {
+    match plan.skip {
+        SkipRead::None => None,
+        SkipRead::Sum(k) => Some(y.narrow(1, k as i64, 1).view([-1])),
+        SkipRead::Difference(a, b) => {
+            Some((y.select(1, a as i64) - y.select(1, b as i64)) * difference)
+        }
+    }
+}
+
+/// What the output layer reads of the hidden layers' activations `every`, as `plan` says: the
+/// last's, or all of them side by side.
+pub(crate) fn read_by_output(plan: &Plan, every: &[Tensor]) -> Tensor {
+    match &every[plan.output.layers.clone()] {
+        [one] => one.shallow_clone(),
+        several => Tensor::cat(several, 1),
+    }
 }
 
 /// Columns of W1 for `shape`: L1, one per PSQT bucket, and zeros up to a multiple of 16 (a row
@@ -624,38 +645,22 @@ impl Model {
     /// The layer stacks `stacks` on the rows of `x` (what the first layer hands on): the output
     /// `[rows]` (the skip term added) and the first hidden layer's activations.
     fn stack(&self, x: &Tensor, stacks: Stacks) -> (Tensor, Tensor) {
-        let arch = &self.shape.arch;
-        let layers = arch.layers(self.shape.l1);
+        let plan = self.shape.arch.plan(self.shape.l1);
         let mut h = x.shallow_clone();
         let mut skip = None;
-        let mut every = Vec::with_capacity(arch.hidden.len());
-        for (i, hidden) in arch.hidden.iter().enumerate() {
-            let outputs = layers[i].1 as i64;
-            let mut y = self.stack_layer(&h, i, outputs, stacks);
-            let width = hidden.width as i64;
+        let mut every = Vec::with_capacity(plan.hidden.len());
+        for (i, step) in plan.hidden.iter().enumerate() {
+            let y = self.stack_layer(&h, i, step.outputs as i64, stacks);
             if i == 0 {
-                skip = match arch.skip {
-                    Skip::None => None,
-                    Skip::ExtraOutput => {
-                        let s = y.narrow(1, width, 1).view([-1]);
-                        y = y.narrow(1, 0, width);
-                        Some(s)
-                    }
-                    Skip::Difference => Some(
-                        (y.select(1, width - 2) - y.select(1, width - 1))
-                            * self.scales.skip_difference,
-                    ),
-                };
+                skip = skip_value(&plan, &y, self.scales.skip_difference);
             }
-            h = activate(hidden.activation, &y);
+            h = activate(step.activation, &y.narrow(1, 0, step.width as i64));
             every.push(h.shallow_clone());
         }
         let first = every[0].shallow_clone();
-        if arch.dense_output {
-            h = Tensor::cat(&every, 1);
-        }
+        let h = read_by_output(&plan, &every);
         let out = self
-            .stack_layer(&h, arch.hidden.len(), 1, stacks)
+            .stack_layer(&h, plan.hidden.len(), 1, stacks)
             .view([-1]);
         let out = match skip {
             Some(s) => out + s,

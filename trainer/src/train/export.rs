@@ -30,13 +30,16 @@ use std::path::Path;
 use nnue::format::encode_own;
 use nnue::units::ScoreUnits;
 use nnue::{
-    Arch, BlockInfo, LayerParts, Network, NetworkParts, Quantization, Skip, WeightType, term_runs,
+    Arch, BlockInfo, LayerParts, Network, NetworkParts, Quantization, SkipRead, WeightType,
+    term_runs,
 };
 use plugin_api::FeatureSet;
 use tch::{Device, Tensor};
 
 use crate::atomic_file::write_atomic;
-use crate::model::{ArchScales, Model, PSQT_SCALE, SparseInput, activate, w1_columns};
+use crate::model::{
+    ArchScales, Model, PSQT_SCALE, SparseInput, activate, read_by_output, skip_value, w1_columns,
+};
 use nnue::Shape;
 
 /// Calibration positions used by the training loop's exports (from the validation set).
@@ -82,11 +85,12 @@ pub fn narrow_rows(name: &str, blocks: &[BlockInfo]) -> Result<Vec<(i64, i64)>> 
 /// the offset added to each output's quantized bias (half of the floor shift that follows it,
 /// see [`crate::model`]; none for 15.1's skip output, which no shift follows).
 fn layer_scales(arch: &Arch, l1: usize, i: usize) -> (f64, f64, Vec<i64>) {
-    let outputs = arch.layers(l1)[i].1;
+    let plan = arch.plan(l1);
+    let outputs = plan.layers()[i].1;
     let (weight, bias, offset) = ArchScales::of(arch).layer(i);
     let mut offsets = vec![offset; outputs];
-    if i == 0 && arch.skip == Skip::ExtraOutput {
-        offsets[outputs - 1] = 0;
+    if let (0, SkipRead::Sum(k)) = (i, plan.skip) {
+        offsets[k] = 0;
     }
     (weight, bias, offsets)
 }
@@ -256,7 +260,8 @@ pub fn quantize_calibrated(
     }
     let arch = model.arch().clone();
     let l1 = model.shape.l1;
-    let layers = arch.layers(l1);
+    let plan = arch.plan(l1);
+    let layers = plan.layers();
     let (len, cols) = (cal.x.size()[0], w1_columns(&model.shape) as i64);
     // What the first layer hands on, per calibration position.
     let handed = tch::no_grad(|| model.ft_output(&cal.x.view([len, 2, cols])));
@@ -288,9 +293,9 @@ pub fn quantize_calibrated(
         // Every hidden layer's activations, for a dense output layer.
         let (mut all_float, mut all_quant) = (Vec::new(), Vec::new());
         for (i, &(inputs, outputs)) in layers.iter().enumerate() {
-            if i + 1 == layers.len() && arch.dense_output {
-                h_float = Tensor::cat(&all_float, 1);
-                h_quant = Some(Tensor::cat(&all_quant, 1));
+            if i + 1 == layers.len() {
+                h_float = read_by_output(&plan, &all_float);
+                h_quant = Some(read_by_output(&plan, &all_quant));
             }
             let (weight_scale, bias_scale, offsets) = layer_scales(&arch, l1, i);
             let at = k as i64 * outputs as i64;
@@ -329,27 +334,14 @@ pub fn quantize_calibrated(
                 let b_c = &b + moved.mean_dim(0, false, tch::Kind::Double);
                 let y_float = h_float.matmul(&w.tr()) + &b;
                 let y_quant = quant_in.matmul(&wq.tr()) + &b_c;
-                let hidden = &arch.hidden[i];
-                let width = hidden.width as i64;
+                let step = &plan.hidden[i];
                 if i == 0 {
                     let difference = model.scales().skip_difference;
-                    let skip_of = |y: &Tensor| match arch.skip {
-                        Skip::None => None,
-                        Skip::ExtraOutput => Some(y.narrow(1, width, 1).view([-1])),
-                        Skip::Difference => {
-                            Some((y.select(1, width - 2) - y.select(1, width - 1)) * difference)
-                        }
-                    };
+                    let skip_of = |y: &Tensor| skip_value(&plan, y, difference);
                     (skip_float, skip_quant) = (skip_of(&y_float), skip_of(&y_quant));
                 }
-                let act = |y: &Tensor| {
-                    let y = if y.size()[1] == width {
-                        y.shallow_clone()
-                    } else {
-                        y.narrow(1, 0, width)
-                    };
-                    activate(hidden.activation, &y)
-                };
+                let act =
+                    |y: &Tensor| activate(step.activation, &y.narrow(1, 0, step.width as i64));
                 let (next_float, next_quant) = (act(&y_float), act(&y_quant));
                 all_float.push(next_float.shallow_clone());
                 all_quant.push(next_quant.shallow_clone());
