@@ -772,6 +772,12 @@ impl Network {
         self.units
     }
 
+    /// The same network with its output in `units` (a trainer's network learns its data's).
+    pub fn with_units(mut self, units: ScoreUnits) -> Network {
+        self.units = units;
+        self
+    }
+
     /// The feature-set name as stored (the thesis files say `hv` for `all`).
     pub fn feature_set(&self) -> &str {
         &self.feature_set

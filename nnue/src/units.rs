@@ -15,7 +15,8 @@ pub const STOCKFISH_UNITS_PER_PAWN: i32 = 361;
 /// boundary ([`ScoreUnits::centipawns`]), so that the search, whose margins (futility,
 /// razoring, null move, aspiration) are tuned in centipawns, UCI's `cp` and the training data's
 /// scores all speak centipawns whatever the network.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum ScoreUnits {
     /// Centipawns already: the built-in evaluation, the thesis's networks and the trainer's,
     /// whatever their shape (they learn the centipawns of their data).
@@ -45,6 +46,34 @@ impl WireCode for ScoreUnits {
             ScoreUnits::Stockfish => (1, UNITS_VERSION),
             ScoreUnits::StockfishWdl => (2, UNITS_VERSION),
         }
+    }
+}
+
+impl std::fmt::Display for ScoreUnits {
+    /// Its name: `centipawns`, `stockfish`, `stockfish-wdl` (as a setting writes it).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ScoreUnits::Centipawns => "centipawns",
+            ScoreUnits::Stockfish => "stockfish",
+            ScoreUnits::StockfishWdl => "stockfish-wdl",
+        })
+    }
+}
+
+impl std::str::FromStr for ScoreUnits {
+    type Err = String;
+
+    /// A name [`Display`](std::fmt::Display) writes.
+    fn from_str(text: &str) -> Result<Self, String> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|u| u.to_string() == text.trim())
+            .ok_or_else(|| {
+                format!(
+                    "unknown score units '{text}' (expected centipawns, stockfish or stockfish-wdl)"
+                )
+            })
     }
 }
 

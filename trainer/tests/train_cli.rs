@@ -254,6 +254,51 @@ fn todays_shape_is_exportable_to_stockfishs_format_by_default() {
     );
 }
 
+/// A network learns its data's score units: trained with `--score-units stockfish`, the
+/// exported network (and `trainer export`'s) records them, so the engine reads its output as
+/// Stockfish 15.1's units; without the option it is in centipawns.
+#[test]
+fn networks_record_the_score_units_of_their_data() {
+    let f = files();
+    let units_of = |path: &Path| {
+        Nnue::load(path, &registry())
+            .unwrap()
+            .network()
+            .units()
+            .to_string()
+    };
+    let out = f.dir.path().join("sf-units");
+    let mut args = train_args(&f, &out, 1, 2);
+    args.extend(["--score-units", "stockfish"].map(String::from));
+    let o = run(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(units_of(&out.join("nets/epoch-0001.nnue")), "stockfish");
+    let exported = f.dir.path().join("exported.nnue");
+    let o = run(&[
+        "export".as_ref(),
+        "--checkpoint".as_ref(),
+        out.join("checkpoint.ckpt").as_os_str(),
+        "--out".as_ref(),
+        exported.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(units_of(&exported), "stockfish");
+    let plain = f.dir.path().join("plain");
+    let o = run(&train_args(&f, &plain, 1, 2));
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(units_of(&plain.join("nets/epoch-0001.nnue")), "centipawns");
+    let bad = run(&[
+        train_args(&f, &plain, 1, 2),
+        vec!["--score-units".into(), "pawns".into()],
+    ]
+    .concat());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        !bad.status.success() && err.contains("unknown score units 'pawns'"),
+        "{err}"
+    );
+}
+
 #[test]
 fn killed_runs_resume_to_the_uninterrupted_state() {
     let f = files();

@@ -224,7 +224,8 @@ pub fn run_export(args: &ExportArgs, plugin_dir: Option<&Path>) -> Result<()> {
             calibration_activations(&model, &[], 0)
         }
     };
-    let net = export(&model, &set, blocks, &x, &args.out)?;
+    let units = state.config.score_units;
+    let net = export(&model, &set, (blocks, units), &x, &args.out)?;
     println!(
         "wrote {} ({}, feature set {}, epoch {})",
         args.out.display(),

@@ -156,8 +156,7 @@ pub fn quantize(model: &Model, name: &str, blocks: Vec<BlockInfo>) -> Result<Net
         b1: quantize_vec(&vecs[1], ft, 0, i16_lo, i16_hi),
         psqt,
         stacks,
-        // The trainer learns the scores of its data, which this project's data writes in
-        // centipawns.
+        // The exporter records the data's units ([`export`]).
         units: ScoreUnits::Centipawns,
     };
     Network::from_parts(parts).context("cannot build the network")
@@ -425,11 +424,11 @@ pub fn model_of_network(net: &Network, device: Device) -> Model {
 /// Quantizes `model`, trained on `set` (its virtual features folded in, see [`fold_factors`]),
 /// calibrated with the activations `calibration` if any rows, and writes it to `path` in the
 /// project's format (atomically): an ordinary network of `set`'s plain name, its blocks
-/// recorded as `blocks` say ([`network_blocks`]).
+/// recorded as `blocks` say ([`network_blocks`]), its output in the data's `units`.
 pub fn export(
     model: &Model,
     set: &FeatureSet,
-    blocks: Vec<BlockInfo>,
+    (blocks, units): (Vec<BlockInfo>, ScoreUnits),
     calibration: &Calibration,
     path: &Path,
 ) -> Result<Network> {
@@ -439,7 +438,8 @@ pub fn export(
         set.plain_name(),
         blocks,
         calibration,
-    )?;
+    )?
+    .with_units(units);
     write_atomic(path, &encode_own(&net))?;
     Ok(net)
 }

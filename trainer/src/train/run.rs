@@ -34,6 +34,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use nnue::units::ScoreUnits;
 use nnue::{BlockInfo, WeightType};
 use plugin_api::FeatureSet;
 use serde::{Deserialize, Serialize};
@@ -170,6 +171,10 @@ pub struct TrainConfig {
     /// written when empty, so the stage keys of runs without it stay as they were).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub i8_blocks: Vec<String>,
+    /// The units of the data's scores, recorded in the exported networks (centipawns, the
+    /// default, is not written).
+    #[serde(default, skip_serializing_if = "crate::checked::is_zero")]
+    pub score_units: ScoreUnits,
 }
 
 impl TrainConfig {
@@ -1181,7 +1186,7 @@ impl<'a> Run<'a> {
                 export(
                     &run.model,
                     run.set,
-                    run.blocks.clone(),
+                    (run.blocks.clone(), run.config.score_units),
                     &x,
                     &run.rt.net_path(epoch),
                 )

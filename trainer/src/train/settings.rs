@@ -8,6 +8,7 @@
 //! and using it in [`TrainSettings::config`].
 
 use clap::{Args, ValueEnum};
+use nnue::units::ScoreUnits;
 use plugin_api::PluginRegistry;
 use serde::{Deserialize, Serialize};
 
@@ -245,6 +246,13 @@ pub struct TrainSettings {
     /// Positions (triplets) per optimizer step.
     #[arg(long, default_value_t = TrainSettings::default().batch_size)]
     pub batch_size: Count<MAX_BATCH_SIZE>,
+    /// The units of the data's scores, which the network learns and records so that the
+    /// engine reads its output in them: centipawns (this project's data, UCI scores),
+    /// `stockfish` (Stockfish 15.1's internal units, 361 to a pawn: its binpacks' scores) or
+    /// `stockfish-wdl` (those of Stockfish's networks of today).
+    #[arg(long, value_name = "UNITS", default_value_t = TrainSettings::default().score_units)]
+    #[serde(skip_serializing_if = "crate::checked::is_zero")]
+    pub score_units: ScoreUnits,
     /// Epochs to train.
     #[arg(long, default_value_t = TrainSettings::default().epochs)]
     pub epochs: Count<MAX_EPOCHS>,
@@ -349,6 +357,7 @@ impl Default for TrainSettings {
             min_delta: UnitReal::new(0.0),
             swa_from: None,
             batch_size: Count::new(LoaderConfig::default().batch_size as u64),
+            score_units: ScoreUnits::Centipawns,
             epochs: Count::new(256),
             epoch_positions: Count::new(100_000_000),
             runs: Positive::new(4),
@@ -604,6 +613,7 @@ impl TrainSettings {
             export_every: 0,
             export_epochs: Vec::new(),
             i8_blocks: self.i8_blocks(),
+            score_units: self.score_units,
         }
     }
 }
