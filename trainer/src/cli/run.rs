@@ -10,6 +10,7 @@ use super::device::{DeviceArg, apply_threads};
 use trainer::experiment::lookup::Lookup;
 use trainer::experiment::manifest::{DataSource, JobResources, Manifest};
 use trainer::experiment::prefix::is_cut;
+use trainer::experiment::records::Handover;
 use trainer::experiment::runner::{
     RunOptions, default_out, planned_folders, run_manifest, run_stage, stage_is_done,
 };
@@ -187,6 +188,7 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
         loader_threads: args.loader_threads,
         progress: !args.no_progress,
         lookup: Lookup::compute(),
+        handover: Handover::default(),
     };
     if args.dry_run {
         print!("{}", dry_run(&manifest, &registry, &options)?);

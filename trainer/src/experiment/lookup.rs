@@ -182,6 +182,13 @@ impl Lookup {
         Ok(())
     }
 
+    /// Counts the folders `dirs` as met again (a stage's record read from the
+    /// [`Handover`](super::records::Handover) instead of looked up).
+    pub fn met_again(&self, dirs: &[PathBuf]) {
+        let mut met = self.met.lock().unwrap_or_else(|e| e.into_inner());
+        met.extend_from_slice(dirs);
+    }
+
     fn met(&self, dir: &Path) {
         let mut met = self.met.lock().unwrap_or_else(|e| e.into_inner());
         met.push(dir.to_path_buf());

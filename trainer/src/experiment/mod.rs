@@ -8,6 +8,7 @@ pub mod ladder;
 pub mod lookup;
 pub mod manifest;
 pub mod prefix;
+pub mod records;
 pub mod report;
 pub mod runner;
 pub mod slurm;

@@ -10,15 +10,17 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use plugin_api::{FeatureSet, PluginRegistry};
-use serde::{Deserialize, Serialize};
 use tch::Device;
 
-use super::cache::{read_path, stored_path};
+use super::cache::stored_path;
 use super::evaluate::{self, EvaluationResult, Player};
 use super::ladder;
 use super::lookup::{Claim, Lookup, Missing, lock_stage};
-use super::manifest::{DataSource, Dataset, Entry, Experiment, GenerateTable, Manifest};
+use super::manifest::{
+    DataSource, Dataset, Entry, Evaluation, Experiment, GenerateTable, Manifest,
+};
 use super::prefix;
+use super::records::{DataRecord, Handed, Handover, TrainRecord};
 use super::report::{self, DataRole, DataSummary, ExperimentReport, FeatureSetRow, RunSummary};
 use super::stage_key::StageKey;
 use super::stages::{self, StageId};
@@ -45,6 +47,8 @@ pub struct RunOptions {
     pub progress: bool,
     /// How stages are looked up: computed when missing (the default), or only probed.
     pub lookup: Lookup,
+    /// The records of the stages this run has met, which the stages that need them read.
+    pub handover: Handover,
 }
 
 impl RunOptions {
@@ -58,72 +62,7 @@ impl RunOptions {
             loader_threads: self.loader_threads,
             progress: false,
             lookup: Lookup::probe(),
-        }
-    }
-}
-
-/// A dataset's files once it exists.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct DataRecord {
-    train: Vec<PathBuf>,
-    val: Vec<PathBuf>,
-    positions: u64,
-    seconds: f64,
-}
-
-impl DataRecord {
-    /// The record of the files `train` and `val`, their count and generation time not measured
-    /// (named files, or the files a generation will write).
-    fn listed(train: Vec<PathBuf>, val: Vec<PathBuf>) -> DataRecord {
-        DataRecord {
-            train,
-            val,
-            positions: 0,
-            seconds: 0.0,
-        }
-    }
-
-    /// The record as its stage stores it: paths inside the output folder `out` relative to it.
-    fn stored(&self, out: &Path) -> DataRecord {
-        let rel = |p: &Vec<PathBuf>| p.iter().map(|p| stored_path(p, out)).collect();
-        DataRecord {
-            train: rel(&self.train),
-            val: rel(&self.val),
-            ..self.clone()
-        }
-    }
-
-    /// A stored record as this run reads it (paths against the output folder `out`).
-    fn read(self, out: &Path) -> DataRecord {
-        let abs = |p: Vec<PathBuf>| p.iter().map(|p| read_path(p, out)).collect();
-        DataRecord {
-            train: abs(self.train),
-            val: abs(self.val),
-            ..self
-        }
-    }
-}
-
-/// What a finished training run leaves.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct TrainRecord {
-    /// Epochs trained.
-    epochs: u64,
-    /// The epoch handed over: the one of lowest validation loss (1-based).
-    best_epoch: u64,
-    /// Its network.
-    net: PathBuf,
-    min_val_loss: f64,
-    val_losses: Vec<f64>,
-    seconds: f64,
-}
-
-impl TrainRecord {
-    /// A stored record as this run reads it (its network against the output folder `out`).
-    fn read(self, out: &Path) -> TrainRecord {
-        TrainRecord {
-            net: read_path(&self.net, out),
-            ..self
+            handover: Handover::default(),
         }
     }
 }
@@ -180,17 +119,13 @@ pub fn check_feature_sets(
 /// The file beside a report that lists the stage folders it was made from.
 const REPORT_STAGES: &str = "stages.json";
 
-/// Runs (or finds) every stage of `e` and writes its report, with the list of the stage
-/// folders it read. When probing, writes nothing: the report stage is done if a report was
+/// Writes the report of `e` from the records of its stages, with the list of the stage folders
+/// they came from. When probing, writes nothing: the report stage is done if a report was
 /// written from exactly the stages there are now, else the error [`Missing`].
-fn report_experiment(
-    manifest: &Manifest,
-    e: &Experiment,
-    registry: &PluginRegistry,
-    options: &RunOptions,
-) -> Result<ExperimentReport> {
+fn report_experiment(ctx: Ctx, e: &Experiment) -> Result<ExperimentReport> {
+    let options = ctx.options;
     let from = options.lookup.count();
-    let report = run_experiment(manifest, e, registry, options)?;
+    let report = experiment_report(ctx, e)?;
     // Relative to the output folder: the same list whether it is named absolutely (a Slurm
     // job's) or relatively (a driver's, a local run's).
     let stages: Vec<PathBuf> = options
@@ -224,120 +159,275 @@ fn report_experiment(
 }
 
 /// Runs one stage of the manifest (`trainer run --stage ID`, what an executor's job does, and
-/// each step of the local executor): the stages it needs are found done (or, run out of order,
-/// computed first). A report stage returns its report. With a probing [`RunOptions::lookup`]
-/// it computes nothing and fails with [`Missing`] unless the stage is done.
-pub fn run_stage<'a>(
-    manifest: &'a Manifest,
+/// each step of the local executor): the stages it needs are read from the run's
+/// [`Handover`] (found done or, run out of order, computed first). A report stage returns its
+/// report. With a probing [`RunOptions::lookup`] it computes nothing and fails with
+/// [`Missing`] unless the stage is done.
+pub fn run_stage(
+    manifest: &Manifest,
     registry: &PluginRegistry,
     options: &RunOptions,
     id: &StageId,
 ) -> Result<Option<ExperimentReport>> {
-    let experiment = |name: &str| {
-        manifest
-            .experiment(name)
-            .with_context(|| format!("stage {id}"))
-    };
-    let evaluation = |e: &'a Experiment, name: &str| {
-        e.evaluations
-            .iter()
-            .find(|v| v.name == name)
-            .ok_or_else(|| {
-                anyhow!(
-                    "stage {id}: experiment '{}' has no evaluation '{name}'",
-                    e.name
-                )
-            })
-    };
-    // The players of an experiment's evaluations: its networks, trained (or found).
-    let trained_players = |e: &Experiment| -> Result<Vec<Player>> {
-        let records = experiment_data(e, options)?;
-        let (rows, _) = trained_rows(manifest, e, &records, (registry, options))?;
-        Ok(players(&rows, options))
+    let ctx = Ctx {
+        manifest,
+        registry,
+        options,
     };
     match id {
-        StageId::Data { dataset } => {
-            ensure_data(&id.to_string(), manifest.dataset(dataset)?, options)?;
+        StageId::Data { .. } | StageId::Train { .. } | StageId::Evaluate { .. } => {
+            ctx.handed(id)?;
         }
         StageId::DataShard { dataset, shard } => {
             ensure_shard(manifest.dataset(dataset)?, *shard, options)
                 .with_context(|| format!("stage {id}"))?;
-        }
-        StageId::Train {
-            experiment: name,
-            entry,
-            run,
-        } => {
-            let e = experiment(name)?;
-            let entry = e
-                .entries()
-                .into_iter()
-                .find(|x| &x.name == entry)
-                .ok_or_else(|| {
-                    anyhow!("stage {id}: experiment '{name}' has no network '{entry}'")
-                })?;
-            if *run > e.settings.runs.get() {
-                bail!(
-                    "stage {id}: experiment '{name}' has {} run(s)",
-                    e.settings.runs
-                );
-            }
-            let mut records = Vec::new();
-            for d in std::iter::once(&entry.data).chain(&e.val_data) {
-                records.push((d.name.clone(), ensure_data(&e.name, d, options)?));
-            }
-            let data = training_data_cut(e, &entry, &records, options)?;
-            train_run(manifest, e, &entry, *run, &data, registry, options)?;
-        }
-        StageId::Evaluate {
-            experiment: name,
-            evaluation: evaluation_name,
-        } => {
-            let e = experiment(name)?;
-            let ev = evaluation(e, evaluation_name)?;
-            evaluate::evaluate(
-                &e.name,
-                ev,
-                &trained_players(e)?,
-                &options.out,
-                (options.progress, &options.lookup),
-            )?;
         }
         StageId::EvaluateBatch {
             experiment: name,
             evaluation: evaluation_name,
             batch,
         } => {
-            let e = experiment(name)?;
-            let ev = evaluation(e, evaluation_name)?;
+            let e = ctx.experiment(id, name)?;
+            let ev = evaluation_of(id, e, evaluation_name)?;
             evaluate::evaluate_batch(
                 &e.name,
                 ev,
-                &trained_players(e)?,
+                &ctx.players(e)?,
                 &options.out,
                 (*batch, &options.lookup),
             )
             .with_context(|| format!("stage {id}"))?;
         }
         StageId::Report { experiment: name } => {
-            return report_experiment(manifest, experiment(name)?, registry, options).map(Some);
+            return report_experiment(ctx, ctx.experiment(id, name)?).map(Some);
         }
         StageId::Ladder { group } => {
-            report_ladder(manifest, group, registry, options)?;
+            report_ladder(ctx, group)?;
         }
     }
     Ok(None)
 }
 
+/// The evaluation `name` of `e`, named by stage `id`.
+fn evaluation_of<'a>(id: &StageId, e: &'a Experiment, name: &str) -> Result<&'a Evaluation> {
+    e.evaluations
+        .iter()
+        .find(|v| v.name == name)
+        .ok_or_else(|| {
+            anyhow!(
+                "stage {id}: experiment '{}' has no evaluation '{name}'",
+                e.name
+            )
+        })
+}
+
+/// One run of a manifest's stages: the manifest, the plugins and the options (whose
+/// [`Handover`] remembers the records of the stages met).
+#[derive(Clone, Copy)]
+struct Ctx<'a> {
+    manifest: &'a Manifest,
+    registry: &'a PluginRegistry,
+    options: &'a RunOptions,
+}
+
+impl<'a> Ctx<'a> {
+    /// The experiment `name`, named by stage `id`.
+    fn experiment(self, id: &StageId, name: &str) -> Result<&'a Experiment> {
+        self.manifest
+            .experiment(name)
+            .with_context(|| format!("stage {id}"))
+    }
+
+    /// The record stage `id` hands on (a dataset's, a training run's or an evaluation's):
+    /// remembered by this run, or looked up (found done, or computed) and remembered.
+    fn handed(self, id: &StageId) -> Result<Handed> {
+        let options = self.options;
+        options
+            .handover
+            .get_or(id, &options.lookup, || self.work(id))
+    }
+
+    /// The work of a stage that hands a record on.
+    fn work(self, id: &StageId) -> Result<Handed> {
+        let options = self.options;
+        match id {
+            StageId::Data { dataset } => {
+                ensure_data(&id.to_string(), self.manifest.dataset(dataset)?, options)
+                    .map(Handed::Data)
+            }
+            StageId::Train {
+                experiment: name,
+                entry,
+                run,
+            } => {
+                let e = self.experiment(id, name)?;
+                let entry = e
+                    .entries()
+                    .into_iter()
+                    .find(|x| &x.name == entry)
+                    .ok_or_else(|| {
+                        anyhow!("stage {id}: experiment '{name}' has no network '{entry}'")
+                    })?;
+                if *run > e.settings.runs.get() {
+                    bail!(
+                        "stage {id}: experiment '{name}' has {} run(s)",
+                        e.settings.runs
+                    );
+                }
+                let mut records = Vec::new();
+                for d in std::iter::once(&entry.data).chain(&e.val_data) {
+                    records.push((d.name.clone(), self.data(d)?));
+                }
+                let data = training_data_cut(e, &entry, &records, options)?;
+                self.train_run(e, &entry, *run, &data).map(Handed::Train)
+            }
+            StageId::Evaluate {
+                experiment: name,
+                evaluation,
+            } => {
+                let e = self.experiment(id, name)?;
+                let ev = evaluation_of(id, e, evaluation)?;
+                evaluate::evaluate(
+                    &e.name,
+                    ev,
+                    &self.players(e)?,
+                    &options.out,
+                    (options.progress, &options.lookup),
+                )
+                .map(Handed::Evaluation)
+            }
+            other => bail!("stage {other} hands no record on"),
+        }
+    }
+
+    /// The files of dataset `d` (its stage's record).
+    fn data(self, d: &Dataset) -> Result<DataRecord> {
+        let id = StageId::Data {
+            dataset: d.name.clone(),
+        };
+        match self.handed(&id)? {
+            Handed::Data(record) => Ok(record),
+            other => unreachable!("stage {id} handed {other:?}"),
+        }
+    }
+
+    /// The record of run `run` of network `entry` of `e` (its stage's).
+    fn trained(self, e: &Experiment, entry: &Entry, run: u64) -> Result<TrainRecord> {
+        let id = StageId::Train {
+            experiment: e.name.clone(),
+            entry: entry.name.clone(),
+            run,
+        };
+        match self.handed(&id)? {
+            Handed::Train(record) => Ok(record),
+            other => unreachable!("stage {id} handed {other:?}"),
+        }
+    }
+
+    /// The results of evaluation `ev` of `e` (its stage's record).
+    fn evaluated(self, e: &Experiment, ev: &Evaluation) -> Result<EvaluationResult> {
+        let id = StageId::Evaluate {
+            experiment: e.name.clone(),
+            evaluation: ev.name.clone(),
+        };
+        match self.handed(&id)? {
+            Handed::Evaluation(result) => Ok(result),
+            other => unreachable!("stage {id} handed {other:?}"),
+        }
+    }
+
+    /// Every dataset of `e` by name, in the order [`Experiment::datasets`] lists them.
+    fn experiment_data(self, e: &Experiment) -> Result<Vec<(String, DataRecord)>> {
+        e.datasets()
+            .map(|d| Ok((d.name.clone(), self.data(d)?)))
+            .collect()
+    }
+
+    /// The players of an experiment's evaluations: its networks, each row's best.
+    fn players(self, e: &Experiment) -> Result<Vec<Player>> {
+        let records = self.experiment_data(e)?;
+        let (rows, _) = self.trained_rows(e, &records)?;
+        Ok(players(&rows, self.options))
+    }
+
+    /// The final network of run `run` of `entry` in experiment `e` with its dataset `data`:
+    /// trained (after the run it starts from, read from its stage), resumed, or found.
+    fn train_run(
+        self,
+        e: &Experiment,
+        entry: &Entry,
+        run: u64,
+        data: &DataRecord,
+    ) -> Result<TrainRecord> {
+        let set = self
+            .registry
+            .feature_set(&entry.feature_set)
+            .map_err(|err| err.to_string())
+            .map_err(anyhow::Error::msg)?;
+        let init = match &e.init_from {
+            Some(other) => {
+                let source = self.manifest.experiment(other)?;
+                let theirs = source
+                    .entries()
+                    .into_iter()
+                    .find(|x| x.name == entry.name)
+                    .expect("checked when parsing");
+                Some(self.trained(source, &theirs, run)?.net)
+            }
+            None => None,
+        };
+        train_one(e, entry, &set, run, data, init, self.options)
+    }
+
+    /// Every network of `e` (its training runs' records) on its datasets `records`, one row
+    /// per entry with its runs, and the data each entry trained on.
+    fn trained_rows(
+        self,
+        e: &Experiment,
+        records: &[(String, DataRecord)],
+    ) -> Result<(Vec<FeatureSetRow>, Vec<DataRecord>)> {
+        let mut rows = Vec::new();
+        let mut entry_data = Vec::new();
+        for entry in e.entries() {
+            let data = training_data_cut(e, &entry, records, self.options)?;
+            let set = self
+                .registry
+                .feature_set(&entry.feature_set)
+                .map_err(|err| err.to_string())
+                .map_err(anyhow::Error::msg)?;
+            let mut runs = Vec::new();
+            for run in 1..=e.settings.runs.get() {
+                let record = self.trained(e, &entry, run)?;
+                runs.push(RunSummary {
+                    run,
+                    net: record.net.clone(),
+                    best_epoch: record.best_epoch,
+                    min_val_loss: record.min_val_loss,
+                    val_losses: record.val_losses.clone(),
+                    seconds: record.seconds,
+                });
+            }
+            rows.push(FeatureSetRow {
+                feature_set: entry.name.clone(),
+                features: set.size() as u64,
+                runs,
+                elo: Vec::new(),
+                puzzles: None,
+                nps: None,
+                insight: None,
+                attribution: None,
+            });
+            entry_data.push(data);
+        }
+        Ok((rows, entry_data))
+    }
+}
+
 /// Draws the data ladder `group` from its rungs' finished stages into the report folder named
 /// after it (`ladder.md`, `ladder.json`, the pictures). When probing, writes nothing: the
 /// ladder is done if the one written is the one its rungs make now, else the error [`Missing`].
-fn report_ladder(
-    manifest: &Manifest,
-    group: &str,
-    registry: &PluginRegistry,
-    options: &RunOptions,
-) -> Result<()> {
+fn report_ladder(ctx: Ctx, group: &str) -> Result<()> {
+    let (manifest, options) = (ctx.manifest, ctx.options);
     if !manifest.ladders().iter().any(|g| g == group) {
         bail!(
             "stage ladder:{group}: {} has no sweep '{group}' over train_positions",
@@ -354,10 +444,7 @@ fn report_ladder(
         let positions = cell
             .train_positions
             .expect("a ladder's cells set train_positions");
-        reports.push((
-            positions,
-            run_experiment(manifest, &cell, registry, options)?,
-        ));
+        reports.push((positions, experiment_report(ctx, &cell)?));
     }
     let rungs: Vec<(u64, &ExperimentReport)> = reports.iter().map(|(n, r)| (*n, r)).collect();
     let data: Vec<&str> = manifest.ladder_rungs(group)[0]
@@ -380,49 +467,6 @@ fn report_ladder(
     Ok(())
 }
 
-/// Every network of `e` trained (or found) on its datasets `records`, one row per entry with
-/// its runs, and the data each entry trained on.
-fn trained_rows(
-    manifest: &Manifest,
-    e: &Experiment,
-    records: &[(String, DataRecord)],
-    (registry, options): (&PluginRegistry, &RunOptions),
-) -> Result<(Vec<FeatureSetRow>, Vec<DataRecord>)> {
-    let mut rows = Vec::new();
-    let mut entry_data = Vec::new();
-    for entry in e.entries() {
-        let data = training_data_cut(e, &entry, records, options)?;
-        let set = registry
-            .feature_set(&entry.feature_set)
-            .map_err(|err| err.to_string())
-            .map_err(anyhow::Error::msg)?;
-        let mut runs = Vec::new();
-        for run in 1..=e.settings.runs.get() {
-            let record = train_run(manifest, e, &entry, run, &data, registry, options)?;
-            runs.push(RunSummary {
-                run,
-                net: record.net.clone(),
-                best_epoch: record.best_epoch,
-                min_val_loss: record.min_val_loss,
-                val_losses: record.val_losses.clone(),
-                seconds: record.seconds,
-            });
-        }
-        rows.push(FeatureSetRow {
-            feature_set: entry.name.clone(),
-            features: set.size() as u64,
-            runs,
-            elo: Vec::new(),
-            puzzles: None,
-            nps: None,
-            insight: None,
-            attribution: None,
-        });
-        entry_data.push(data);
-    }
-    Ok((rows, entry_data))
-}
-
 /// The players of an experiment's evaluations: each row's best network.
 fn players(rows: &[FeatureSetRow], options: &RunOptions) -> Vec<Player> {
     rows.iter()
@@ -434,25 +478,17 @@ fn players(rows: &[FeatureSetRow], options: &RunOptions) -> Vec<Player> {
         .collect()
 }
 
-fn run_experiment(
-    manifest: &Manifest,
-    e: &Experiment,
-    registry: &PluginRegistry,
-    options: &RunOptions,
-) -> Result<ExperimentReport> {
-    let records = experiment_data(e, options)?;
-    let (mut rows, entry_data) = trained_rows(manifest, e, &records, (registry, options))?;
-    let players = players(&rows, options);
-    let mut evaluations = Vec::new();
-    for ev in &e.evaluations {
-        evaluations.push(evaluate::evaluate(
-            &e.name,
-            ev,
-            &players,
-            &options.out,
-            (options.progress, &options.lookup),
-        )?);
-    }
+/// The report of `e` from the records its stages hand on: its datasets', its training runs'
+/// and its evaluations' (and the pictures of its networks, which the report makes).
+fn experiment_report(ctx: Ctx, e: &Experiment) -> Result<ExperimentReport> {
+    let (registry, options) = (ctx.registry, ctx.options);
+    let records = ctx.experiment_data(e)?;
+    let (mut rows, entry_data) = ctx.trained_rows(e, &records)?;
+    let evaluations = e
+        .evaluations
+        .iter()
+        .map(|ev| ctx.evaluated(e, ev))
+        .collect::<Result<Vec<_>>>()?;
     for row in &mut rows {
         let name = &row.feature_set;
         for EvaluationResult { ratings, .. } in &evaluations {
@@ -566,49 +602,6 @@ fn look_inside(
     Ok(())
 }
 
-/// The final network of run `run` of `entry` in experiment `e` with its dataset `data`
-/// (training it, and the run it starts from, if needed).
-fn train_run(
-    manifest: &Manifest,
-    e: &Experiment,
-    entry: &Entry,
-    run: u64,
-    data: &DataRecord,
-    registry: &PluginRegistry,
-    options: &RunOptions,
-) -> Result<TrainRecord> {
-    let set = registry
-        .feature_set(&entry.feature_set)
-        .map_err(|err| err.to_string())
-        .map_err(anyhow::Error::msg)?;
-    let init = match &e.init_from {
-        Some(other) => {
-            let source = manifest.experiment(other)?;
-            let source_records = experiment_data(source, options)?;
-            let theirs = source
-                .entries()
-                .into_iter()
-                .find(|x| x.name == entry.name)
-                .expect("checked when parsing");
-            let source_data = training_data_cut(source, &theirs, &source_records, options)?;
-            Some(
-                train_run(
-                    manifest,
-                    source,
-                    &theirs,
-                    run,
-                    &source_data,
-                    registry,
-                    options,
-                )?
-                .net,
-            )
-        }
-        None => None,
-    };
-    train_one(e, entry, &set, run, data, init, options)
-}
-
 /// `trainer gensfen`'s configuration for a dataset's generation spec.
 fn gensfen_config(
     g: &GenerateTable,
@@ -627,14 +620,6 @@ fn gensfen_config(
         label: g.label.clone(),
         ..GensfenConfig::default()
     }
-}
-
-/// Every dataset of `e` by name (generated first where the manifest asks for self-play data),
-/// in the order [`Experiment::datasets`] lists them.
-fn experiment_data(e: &Experiment, options: &RunOptions) -> Result<Vec<(String, DataRecord)>> {
-    e.datasets()
-        .map(|d| Ok((d.name.clone(), ensure_data(&e.name, d, options)?)))
-        .collect()
 }
 
 /// What `entry` trains and is validated on: its dataset's training files (their first

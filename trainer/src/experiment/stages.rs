@@ -17,7 +17,7 @@ use super::manifest::{Entry, Experiment, Manifest};
 use super::stage_kind::StageKind;
 
 /// One stage, as `trainer run --stage` names it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum StageId {
     /// `data:DATASET`: a dataset generated (or its files named).
     Data {
