@@ -18,7 +18,7 @@ use host::engine::evaluation::EvalSource;
 use serde::{Deserialize, Serialize};
 
 use super::cache::file_digest;
-use super::lookup::{Claim, Lookup};
+use super::lookup::Lookup;
 use super::manifest::{Evaluation, PuzzlesTable, SpeedTable, TournamentTable};
 use super::stage_key::StageKey;
 
@@ -259,55 +259,52 @@ fn speed_stage(
     (out_root, lookup): (&Path, &Lookup),
 ) -> Result<Vec<SpeedResult>> {
     let dir = StageKey::speed(digests, speed).dir(out_root, experiment);
-    let _held = match lookup.claim_saying(&dir, format_args!("[{experiment}] speed"))? {
-        Claim::Held(lock) => lock,
-        Claim::Done(record) => return Ok(record),
-    };
-    let repeats = speed.repeats.get() as usize;
-    eprintln!(
-        "==> [{experiment}] speed: host bench --depth {} of {} networks, {repeats} times each",
-        speed.depth.get(),
-        players.len()
-    );
-    let configs = players
-        .iter()
-        .map(|p| {
-            let eval = EvalSource::load(&p.net, p.plugin_dir.as_deref())
-                .map_err(|e| anyhow!("[{experiment}] speed of {}: {e}", p.name))?;
-            Ok(BenchConfig {
-                depth: speed.depth.get().min(u64::from(u32::MAX)) as u32,
-                threads: 1,
-                hash_mb: bench::DEFAULT_HASH_MB,
-                eval,
+    let what = format_args!("[{experiment}] speed");
+    lookup.stage(&dir, Some(what), Some, || {
+        let repeats = speed.repeats.get() as usize;
+        eprintln!(
+            "==> [{experiment}] speed: host bench --depth {} of {} networks, {repeats} times each",
+            speed.depth.get(),
+            players.len()
+        );
+        let configs = players
+            .iter()
+            .map(|p| {
+                let eval = EvalSource::load(&p.net, p.plugin_dir.as_deref())
+                    .map_err(|e| anyhow!("[{experiment}] speed of {}: {e}", p.name))?;
+                Ok(BenchConfig {
+                    depth: speed.depth.get().min(u64::from(u32::MAX)) as u32,
+                    threads: 1,
+                    hash_mb: bench::DEFAULT_HASH_MB,
+                    eval,
+                })
             })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let mut samples: Vec<(u64, Vec<f64>)> = vec![(0, Vec::new()); players.len()];
-    for _ in 0..repeats {
-        for ((p, config), (nodes, nps)) in players.iter().zip(&configs).zip(&mut samples) {
-            let summary = bench::run(config, &mut std::io::sink())
-                .map_err(|e| anyhow!("[{experiment}] speed of {}: {e}", p.name))?;
-            *nodes = summary.nodes;
-            nps.push(summary.nps() as f64);
-        }
-    }
-    let record: Vec<SpeedResult> = players
-        .iter()
-        .zip(samples)
-        .map(|(p, (nodes, nps))| {
-            let mut sorted = nps.clone();
-            sorted.sort_by(f64::total_cmp);
-            SpeedResult {
-                name: p.name.clone(),
-                nodes,
-                nps: sorted[sorted.len() / 2],
-                samples: nps,
+            .collect::<Result<Vec<_>>>()?;
+        let mut samples: Vec<(u64, Vec<f64>)> = vec![(0, Vec::new()); players.len()];
+        for _ in 0..repeats {
+            for ((p, config), (nodes, nps)) in players.iter().zip(&configs).zip(&mut samples) {
+                let summary = bench::run(config, &mut std::io::sink())
+                    .map_err(|e| anyhow!("[{experiment}] speed of {}: {e}", p.name))?;
+                *nodes = summary.nodes;
+                nps.push(summary.nps() as f64);
             }
-        })
-        .collect();
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    lookup.mark_done(&dir, &record)?;
-    Ok(record)
+        }
+        let record: Vec<SpeedResult> = players
+            .iter()
+            .zip(samples)
+            .map(|(p, (nodes, nps))| {
+                let mut sorted = nps.clone();
+                sorted.sort_by(f64::total_cmp);
+                SpeedResult {
+                    name: p.name.clone(),
+                    nodes,
+                    nps: sorted[sorted.len() / 2],
+                    samples: nps,
+                }
+            })
+            .collect();
+        Ok(record)
+    })
 }
 
 /// A tournament ready to play: its stage folder, configuration and player names.
@@ -412,32 +409,28 @@ fn tournament_batch(
     (progress, lookup): (bool, &Lookup),
 ) -> Result<BatchRecord> {
     let dir = tournament.dir.join(format!("batch-{i}-of-{n}"));
-    let _held = match lookup.claim::<BatchRecord>(&dir)? {
-        Claim::Held(lock) => lock,
-        Claim::Done(record) => return Ok(record),
-    };
-    let mut config = tournament.config.clone();
-    config.batch = (i, n);
-    let pgn_path = dir.join("games.pgn");
-    // A batch cut short is played again from the start.
-    if pgn_path.exists() {
-        std::fs::remove_file(&pgn_path)
-            .with_context(|| format!("cannot remove {}", pgn_path.display()))?;
-    }
-    config.pgn = Some(pgn_path.clone());
-    eprintln!(
-        "==> [{experiment}] tournament batch {} of {n}: {} games, into {}",
-        i + 1,
-        config.batch_pairs(config.batch).len() * 2,
-        pgn_path.display()
-    );
-    let outcome = tournament::run(&config, progress).map_err(anyhow::Error::msg)?;
-    let record = BatchRecord {
-        games: outcome.games,
-        failures: outcome.failures,
-    };
-    lookup.mark_done(&dir, &record)?;
-    Ok(record)
+    lookup.stage(&dir, None, Some, || {
+        let mut config = tournament.config.clone();
+        config.batch = (i, n);
+        let pgn_path = dir.join("games.pgn");
+        // A batch cut short is played again from the start.
+        if pgn_path.exists() {
+            std::fs::remove_file(&pgn_path)
+                .with_context(|| format!("cannot remove {}", pgn_path.display()))?;
+        }
+        config.pgn = Some(pgn_path.clone());
+        eprintln!(
+            "==> [{experiment}] tournament batch {} of {n}: {} games, into {}",
+            i + 1,
+            config.batch_pairs(config.batch).len() * 2,
+            pgn_path.display()
+        );
+        let outcome = tournament::run(&config, progress).map_err(anyhow::Error::msg)?;
+        Ok(BatchRecord {
+            games: outcome.games,
+            failures: outcome.failures,
+        })
+    })
 }
 
 /// Batch `batch` of the tournament of evaluation `ev` (`trainer run --stage
@@ -480,93 +473,90 @@ fn tournament_stage(
     (progress, lookup): (bool, &Lookup),
 ) -> Result<TournamentRecord> {
     let dir = tournament_dir(experiment, t, digests, reference, out_root)?;
-    let _held = match lookup.claim_saying(&dir, format_args!("[{experiment}] tournament"))? {
-        Claim::Held(lock) => lock,
-        Claim::Done(record) => return Ok(record),
-    };
-    let tournament = tournament_setup(experiment, t, players, reference, dir)?;
-    let dir = &tournament.dir;
-    let names = &tournament.names;
-    let pgn_path = dir.join("games.pgn");
-    let n = t.batch_count();
-    eprintln!(
-        "==> [{experiment}] tournament: {} players, {} games ({}){}, into {}",
-        names.len(),
-        tournament.config.total_games(),
-        tournament.config.game.limits[0].go_command(),
-        match n {
-            1 => String::new(),
-            n => format!(" in {n} batches"),
-        },
-        pgn_path.display()
-    );
-    let outcome = play(experiment, &tournament, n, &pgn_path, (progress, lookup))?;
-    let config = &tournament.config;
-    let games: Vec<GameResult> = outcome
-        .games
-        .iter()
-        .filter_map(|g| {
-            Some(GameResult {
-                white: names[g.white].clone(),
-                black: names[g.black].clone(),
-                white_score: g.record.outcome.white_score()?,
+    let what = format_args!("[{experiment}] tournament");
+    lookup.stage(&dir.clone(), Some(what), Some, || {
+        let tournament = tournament_setup(experiment, t, players, reference, dir)?;
+        let dir = &tournament.dir;
+        let names = &tournament.names;
+        let pgn_path = dir.join("games.pgn");
+        let n = t.batch_count();
+        eprintln!(
+            "==> [{experiment}] tournament: {} players, {} games ({}){}, into {}",
+            names.len(),
+            tournament.config.total_games(),
+            tournament.config.game.limits[0].go_command(),
+            match n {
+                1 => String::new(),
+                n => format!(" in {n} batches"),
+            },
+            pgn_path.display()
+        );
+        let outcome = play(experiment, &tournament, n, &pgn_path, (progress, lookup))?;
+        let config = &tournament.config;
+        let games: Vec<GameResult> = outcome
+            .games
+            .iter()
+            .filter_map(|g| {
+                Some(GameResult {
+                    white: names[g.white].clone(),
+                    black: names[g.black].clone(),
+                    white_score: g.record.outcome.white_score()?,
+                })
             })
+            .collect();
+        let anchor = match reference {
+            Some(name) => Anchor::Player {
+                name: name.to_string(),
+                rating: 0.0,
+            },
+            None => Anchor::PoolAverage(0.0),
+        };
+        // A degenerate tournament (say, the reference lost every game) has no finite ratings; the
+        // report says why instead of failing the whole run. Pairs are rated head to head only.
+        let (fitted, fit_note) = if !t.pairs.is_empty() {
+            (None, String::new())
+        } else {
+            match rating::fit(&games, anchor, FitOptions::default()) {
+                Ok(f) => (Some(f), String::new()),
+                Err(e) => (None, format!("\nNo ratings: {e}.\n")),
+            }
+        };
+        let ratings: Vec<RatedPlayer> = fitted
+            .iter()
+            .flat_map(|f| f.players.iter())
+            .map(|p| RatedPlayer {
+                name: p.name.clone(),
+                elo: p.rating.unwrap_or(f64::NAN),
+                error95: p.error().unwrap_or(f64::NAN),
+                bound: p.bound,
+                games: p.games,
+                score_percent: p.score_percent(),
+                is_reference: Some(p.name.as_str()) == reference,
+            })
+            .collect();
+        let mut summary = summary_of(&outcome, config, &pgn_path);
+        summary.push_str(&fit_note);
+        let pairs = t
+            .pairs
+            .iter()
+            .filter_map(|[a, b]| rating::pairwise(&games, b, a))
+            .map(|p| PairResult {
+                a: p.b,
+                b: p.a,
+                wins: p.wins,
+                draws: p.draws,
+                losses: p.losses,
+                elo: p.elo,
+                error95: p.error,
+                los: p.los,
+            })
+            .collect();
+        Ok(TournamentRecord {
+            ratings,
+            summary,
+            pairs,
         })
-        .collect();
-    let anchor = match reference {
-        Some(name) => Anchor::Player {
-            name: name.to_string(),
-            rating: 0.0,
-        },
-        None => Anchor::PoolAverage(0.0),
-    };
-    // A degenerate tournament (say, the reference lost every game) has no finite ratings; the
-    // report says why instead of failing the whole run. Pairs are rated head to head only.
-    let (fitted, fit_note) = if !t.pairs.is_empty() {
-        (None, String::new())
-    } else {
-        match rating::fit(&games, anchor, FitOptions::default()) {
-            Ok(f) => (Some(f), String::new()),
-            Err(e) => (None, format!("\nNo ratings: {e}.\n")),
-        }
-    };
-    let ratings: Vec<RatedPlayer> = fitted
-        .iter()
-        .flat_map(|f| f.players.iter())
-        .map(|p| RatedPlayer {
-            name: p.name.clone(),
-            elo: p.rating.unwrap_or(f64::NAN),
-            error95: p.error().unwrap_or(f64::NAN),
-            bound: p.bound,
-            games: p.games,
-            score_percent: p.score_percent(),
-            is_reference: Some(p.name.as_str()) == reference,
-        })
-        .collect();
-    let mut summary = summary_of(&outcome, config, &pgn_path);
-    summary.push_str(&fit_note);
-    let pairs = t
-        .pairs
-        .iter()
-        .filter_map(|[a, b]| rating::pairwise(&games, b, a))
-        .map(|p| PairResult {
-            a: p.b,
-            b: p.a,
-            wins: p.wins,
-            draws: p.draws,
-            losses: p.losses,
-            elo: p.elo,
-            error95: p.error,
-            los: p.los,
-        })
-        .collect();
-    let record = TournamentRecord {
-        ratings,
-        summary,
-        pairs,
-    };
-    lookup.mark_done(dir, &record)?;
-    Ok(record)
+    })
 }
 
 /// Plays `tournament` into `pgn_path`: whole, or in its `n` batches one after another (each
@@ -662,41 +652,36 @@ fn puzzle_stage(
 ) -> Result<PuzzleScore> {
     let dir = StageKey::puzzles(pz, digest, out_root)?.dir(out_root, &player.name);
     let what = format_args!("[{experiment}] puzzles {}", player.name);
-    let _held = match lookup.claim_saying::<PuzzleScore>(&dir, what)? {
-        Claim::Held(lock) => lock,
-        Claim::Done(mut score) => {
-            score.name = player.name.clone();
-            return Ok(score);
+    let mut score = lookup.stage(&dir, Some(what), Some, || {
+        let mut all = puzzles::read_puzzles(Path::new(&pz.file)).map_err(anyhow::Error::msg)?;
+        if let Some(n) = pz.count {
+            all.truncate(n.get() as usize);
         }
-    };
-    let mut all = puzzles::read_puzzles(Path::new(&pz.file)).map_err(anyhow::Error::msg)?;
-    if let Some(n) = pz.count {
-        all.truncate(n.get() as usize);
-    }
-    eprintln!(
-        "==> [{experiment}] puzzles {}: {} puzzles",
-        player.name,
-        all.len()
-    );
-    let spec = host_spec(player, 16)?;
-    let report = puzzles::solve_all(
-        &spec,
-        &all,
-        pz.limit.search_limit(),
-        pz.threads as usize,
-        progress,
-    )
-    .map_err(anyhow::Error::msg)?;
-    let total = report.total();
-    let score = PuzzleScore {
-        name: player.name.clone(),
-        accuracy: total.accuracy(),
-        correct: total.correct,
-        answers: total.answers,
-        solved: total.solved,
-        puzzles: total.puzzles,
-    };
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    lookup.mark_done(&dir, &score)?;
+        eprintln!(
+            "==> [{experiment}] puzzles {}: {} puzzles",
+            player.name,
+            all.len()
+        );
+        let spec = host_spec(player, 16)?;
+        let report = puzzles::solve_all(
+            &spec,
+            &all,
+            pz.limit.search_limit(),
+            pz.threads as usize,
+            progress,
+        )
+        .map_err(anyhow::Error::msg)?;
+        let total = report.total();
+        Ok(PuzzleScore {
+            name: player.name.clone(),
+            accuracy: total.accuracy(),
+            correct: total.correct,
+            answers: total.answers,
+            solved: total.solved,
+            puzzles: total.puzzles,
+        })
+    })?;
+    // A score found done names the player as this run does.
+    score.name = player.name.clone();
     Ok(score)
 }

@@ -1,7 +1,9 @@
 //! How a run looks its stages up ([`super::cache`] says where they live and whether they are
-//! done): computing those that are not done, or only probing them (an executor asking what is
-//! missing, [`Missing`]); holding a stage's folder while computing it ([`StageLock`]), so that
-//! two runs of one manifest at once never compute one stage together; and remembering the
+//! done), in one driver, [`Lookup::stage`], that every stage with a folder goes through (data,
+//! rungs, training runs, speed, tournaments and their batches, puzzles): finding it done,
+//! computing it when it is not, or only probing (an executor asking what is missing,
+//! [`Missing`]); holding its folder while computing it ([`StageLock`]), so that two runs of one
+//! manifest at once never compute one stage together; marking it done; and remembering the
 //! stages met (the inputs a report lists).
 
 use anyhow::Result;
@@ -50,9 +52,9 @@ pub fn lock_stage(dir: &Path, name: &str) -> Result<StageLock> {
     Ok(StageLock { _file: file })
 }
 
-/// What [`Lookup::claim`] found: the stage done, or its folder held to compute it.
+/// What [`Lookup::claim_where`] found: the stage done, or its folder held to compute it.
 #[derive(Debug)]
-pub enum Claim<T> {
+enum Claim<T> {
     /// The stage's record.
     Done(T),
     /// Not done: the folder is this process's until the lock is dropped.
@@ -123,7 +125,7 @@ impl Lookup {
 
     /// Says that the stage in `dir` was found done (`what`: which one), unless probing, where
     /// finding stages is all a run does, or this run met it before.
-    pub fn say_cached(&self, dir: &Path, what: std::fmt::Arguments) {
+    fn say_cached(&self, dir: &Path, what: std::fmt::Arguments) {
         if !self.probe && !self.met_before(dir) {
             eprintln!("==> {what} (cached, {})", dir.display());
         }
@@ -136,17 +138,12 @@ impl Lookup {
         met.iter().filter(|d| d.as_path() == dir).count() > 1
     }
 
-    /// The record of the stage in `dir` if it is done; else its folder held for this process
-    /// ([`lock_stage`]), looked at again once held (a run that held it before may have finished
-    /// it). Probing, a stage not done is the error [`Missing`] and nothing is locked.
-    pub fn claim<T: DeserializeOwned>(&self, dir: &Path) -> Result<Claim<T>> {
-        self.claim_where(dir, Some)
-    }
-
-    /// [`claim`](Self::claim) of a stage whose record counts as done only if `accept` keeps
-    /// it (a training run finished with fewer epochs than now asked for is not done: it
-    /// resumes).
-    pub fn claim_where<T: DeserializeOwned>(
+    /// The record of the stage in `dir` if it is done and `accept` keeps it (a training run
+    /// finished with fewer epochs than now asked for is not done: it resumes); else its folder
+    /// held for this process ([`lock_stage`]), looked at again once held (a run that held it
+    /// before may have finished it). Probing, a stage not done is the error [`Missing`] and
+    /// nothing is locked.
+    fn claim_where<T: DeserializeOwned>(
         &self,
         dir: &Path,
         accept: impl Fn(T) -> Option<T>,
@@ -161,22 +158,35 @@ impl Lookup {
         })
     }
 
-    /// [`claim`](Self::claim), saying so ([`say_cached`](Self::say_cached)) when the stage is
-    /// done.
-    pub fn claim_saying<T: DeserializeOwned>(
+    /// The one way a stage is run: its record when it is done (and `accept` keeps it; said,
+    /// [`say_cached`](Self::say_cached), when `what` names the stage), else its folder held
+    /// ([`claim_where`](Self::claim_where)) while `compute` makes the record, with which the
+    /// stage is then marked done. Probing, a stage that is not done is the error [`Missing`]
+    /// and nothing is computed or locked.
+    pub fn stage<T: Serialize + DeserializeOwned>(
         &self,
         dir: &Path,
-        what: std::fmt::Arguments,
-    ) -> Result<Claim<T>> {
-        let claim = self.claim(dir)?;
-        if let Claim::Done(_) = claim {
-            self.say_cached(dir, what);
+        what: Option<std::fmt::Arguments>,
+        accept: impl Fn(T) -> Option<T>,
+        compute: impl FnOnce() -> Result<T>,
+    ) -> Result<T> {
+        match self.claim_where(dir, accept)? {
+            Claim::Done(record) => {
+                if let Some(what) = what {
+                    self.say_cached(dir, what);
+                }
+                Ok(record)
+            }
+            Claim::Held(_held) => {
+                let record = compute()?;
+                self.mark_done(dir, &record)?;
+                Ok(record)
+            }
         }
-        Ok(claim)
     }
 
     /// Marks the stage in `dir` finished ([`mark_done`]) and counts it as met.
-    pub fn mark_done(&self, dir: &Path, record: &impl Serialize) -> Result<()> {
+    fn mark_done(&self, dir: &Path, record: &impl Serialize) -> Result<()> {
         mark_done(dir, record)?;
         self.met(dir);
         Ok(())

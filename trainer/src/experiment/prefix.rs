@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::cache::{done, read_path, stored_path};
-use super::lookup::{Claim, Lookup};
+use super::lookup::Lookup;
 use super::stage_key::StageKey;
 use crate::data::{self, Format, ReadOptions};
 
@@ -53,10 +53,7 @@ pub fn first_positions(
 ) -> Result<PathBuf> {
     let dir = rung_dir(dataset, train, n, out)?;
     let what = format_args!("[{experiment}] data: the first {n} positions of {dataset}");
-    let _held = match lookup.claim_saying::<RungRecord>(&dir, what)? {
-        Claim::Done(record) => return Ok(read_path(&record.train, out)),
-        Claim::Held(lock) => lock,
-    };
+    let record = lookup.stage(&dir, Some(what), Some, || {
     let file = dir.join(RUNG_FILE);
     eprintln!(
         "==> [{experiment}] data: the first {n} positions of {dataset} into {}",
@@ -72,12 +69,12 @@ pub fn first_positions(
     }
     std::fs::rename(&partial, &file)
         .with_context(|| format!("cannot rename {} to {}", partial.display(), file.display()))?;
-    let record = RungRecord {
+    Ok(RungRecord {
         train: stored_path(&file, out),
         positions: n,
-    };
-    lookup.mark_done(&dir, &record)?;
-    Ok(file)
+    })
+    })?;
+    Ok(read_path(&record.train, out))
 }
 
 /// Copies the first `n` samples of `inputs` (in order) into the binpack file `out`; returns

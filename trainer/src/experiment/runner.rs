@@ -12,10 +12,10 @@ use std::time::Instant;
 use plugin_api::{FeatureSet, PluginRegistry};
 use tch::Device;
 
-use super::cache::stored_path;
+use super::cache::{read_path, stored_path};
 use super::evaluate::{self, EvaluationResult, Player};
 use super::ladder;
-use super::lookup::{Claim, Lookup, Missing, lock_stage};
+use super::lookup::{Lookup, Missing, lock_stage};
 use super::manifest::{
     DataSource, Dataset, Entry, Evaluation, Experiment, GenerateTable, Manifest,
 };
@@ -889,49 +889,44 @@ fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<Da
     };
     let dir = data_dir(d, g, &options.out)?;
     let what = format_args!("[{experiment}] data: {}", d.name);
-    let _held = match options.lookup.claim_saying::<DataRecord>(&dir, what)? {
-        Claim::Held(lock) => lock,
-        Claim::Done(record) => return Ok(record.read(&options.out)),
-    };
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let started = Instant::now();
-    let g = prepared(experiment, d, g, &dir)?;
-    let n = g.shard_count();
-    let mut positions = 0;
-    for i in 0..n {
-        positions += generate_shard(experiment, (d, &g), &dir, i, options)?;
-    }
-    // Validation games come from another seed: no game is in both sets.
-    let (train, val) = generated_files(&dir, &g);
-    announce(
-        experiment,
-        "data",
-        &format!(
-            "{}: generating {} validation games into {}",
-            d.name,
-            g.val_games.get(),
-            val.display()
-        ),
-    );
-    let config = gensfen_config(
-        &g,
-        Target::Games(g.val_games.get()),
-        g.seed ^ 0x7a1d_a7e5_0000_0001,
-        options.plugin_dir.as_deref(),
-    );
-    positions += gensfen::generate(&config, &val, options.progress)
-        .map_err(anyhow::Error::msg)?
-        .positions;
-    let record = DataRecord {
-        train,
-        val: vec![val],
-        positions,
-        seconds: started.elapsed().as_secs_f64(),
-    };
-    options
-        .lookup
-        .mark_done(&dir, &record.stored(&options.out))?;
-    Ok(record)
+    let stored = options.lookup.stage(&dir, Some(what), Some, || {
+        let started = Instant::now();
+        let g = prepared(experiment, d, g, &dir)?;
+        let n = g.shard_count();
+        let mut positions = 0;
+        for i in 0..n {
+            positions += generate_shard(experiment, (d, &g), &dir, i, options)?;
+        }
+        // Validation games come from another seed: no game is in both sets.
+        let (train, val) = generated_files(&dir, &g);
+        announce(
+            experiment,
+            "data",
+            &format!(
+                "{}: generating {} validation games into {}",
+                d.name,
+                g.val_games.get(),
+                val.display()
+            ),
+        );
+        let config = gensfen_config(
+            &g,
+            Target::Games(g.val_games.get()),
+            g.seed ^ 0x7a1d_a7e5_0000_0001,
+            options.plugin_dir.as_deref(),
+        );
+        positions += gensfen::generate(&config, &val, options.progress)
+            .map_err(anyhow::Error::msg)?
+            .positions;
+        let record = DataRecord {
+            train,
+            val: vec![val],
+            positions,
+            seconds: started.elapsed().as_secs_f64(),
+        };
+        Ok(record.stored(&options.out))
+    })?;
+    Ok(stored.read(&options.out))
 }
 
 /// The training configuration of run `run` of `entry`.
@@ -992,60 +987,53 @@ fn train_one(
     let label = format!("{fs} run {run}/{}", e.settings.runs);
     // Done with fewer epochs than asked for is not done: the run resumes.
     let finished = |r: TrainRecord| {
-        Some(r.read(&options.out))
-            .filter(|r| config.finished_after(r.epochs, &r.val_losses) && r.net.exists())
+        let net = read_path(&r.net, &options.out);
+        (config.finished_after(r.epochs, &r.val_losses) && net.exists()).then_some(r)
     };
-    let _held = match options.lookup.claim_where(&dir, finished)? {
-        Claim::Done(record) => {
-            options
-                .lookup
-                .say_cached(&dir, format_args!("[{}] train: {label}", e.name));
-            return Ok(record);
-        }
-        Claim::Held(lock) => lock,
-    };
-    announce(
-        &e.name,
-        "train",
-        &format!(
-            "{label}: {} -> {}, {}, into {}",
-            set.size(),
-            entry.settings.layers_label(),
-            entry.settings.length_label(),
-            dir.display()
-        ),
-    );
-    let rt = Runtime {
-        device: options.device,
-        loader_threads: options.loader_threads,
-        out: dir.clone(),
-        resume: true,
-        progress: options.progress,
-        log: true,
-        stop_after_steps: None,
-    };
-    let outcome = train(config, set, &rt).map_err(|err| match err {
-        TrainError::Failed(m) => anyhow!("[{}] training {label}: {m}", e.name),
-        other => other.into(),
+    let what = format_args!("[{}] train: {label}", e.name);
+    let stored = options.lookup.stage(&dir, Some(what), finished, || {
+        announce(
+            &e.name,
+            "train",
+            &format!(
+                "{label}: {} -> {}, {}, into {}",
+                set.size(),
+                entry.settings.layers_label(),
+                entry.settings.length_label(),
+                dir.display()
+            ),
+        );
+        let rt = Runtime {
+            device: options.device,
+            loader_threads: options.loader_threads,
+            out: dir.clone(),
+            resume: true,
+            progress: options.progress,
+            log: true,
+            stop_after_steps: None,
+        };
+        let outcome = train(config.clone(), set, &rt).map_err(|err| match err {
+            TrainError::Failed(m) => anyhow!("[{}] training {label}: {m}", e.name),
+            other => other.into(),
+        })?;
+        let history = &outcome.state.history;
+        let record = TrainRecord {
+            epochs: outcome.state.epoch,
+            best_epoch: outcome.best_epoch,
+            net: outcome.net.clone(),
+            min_val_loss: history
+                .iter()
+                .map(|m| m.val_loss)
+                .fold(f64::INFINITY, f64::min),
+            val_losses: history.iter().map(|m| m.val_loss).collect(),
+            seconds: history.iter().map(|m| m.seconds).sum(),
+        };
+        Ok(TrainRecord {
+            net: stored_path(&record.net, &options.out),
+            ..record
+        })
     })?;
-    let history = &outcome.state.history;
-    let record = TrainRecord {
-        epochs: outcome.state.epoch,
-        best_epoch: outcome.best_epoch,
-        net: outcome.net.clone(),
-        min_val_loss: history
-            .iter()
-            .map(|m| m.val_loss)
-            .fold(f64::INFINITY, f64::min),
-        val_losses: history.iter().map(|m| m.val_loss).collect(),
-        seconds: history.iter().map(|m| m.seconds).sum(),
-    };
-    let stored = TrainRecord {
-        net: stored_path(&record.net, &options.out),
-        ..record.clone()
-    };
-    options.lookup.mark_done(&dir, &stored)?;
-    Ok(record)
+    Ok(stored.read(&options.out))
 }
 
 /// The default output root for a manifest: `runs/` beside it.
