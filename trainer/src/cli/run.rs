@@ -12,7 +12,8 @@ use trainer::experiment::manifest::{DataSource, JobResources, Manifest};
 use trainer::experiment::prefix::is_cut;
 use trainer::experiment::records::Handover;
 use trainer::experiment::runner::{
-    RunOptions, default_out, planned_folders, run_manifest, run_stage, stage_is_done,
+    RunOptions, check_feature_sets, default_out, planned_folders, run_manifest, run_stage,
+    stage_is_done,
 };
 use trainer::experiment::slurm::{self, SlurmOptions};
 use trainer::experiment::stages::StageId;
@@ -92,88 +93,7 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
     let manifest = Manifest::load(&args.manifest)?;
     let registry = PluginRegistry::discover(plugin_dir)?;
     if args.check {
-        let selected = manifest.select(&args.only)?;
-        for &e in &selected {
-            for (fs, place) in e.feature_sets.iter().zip(&e.feature_set_places) {
-                registry
-                    .feature_set(fs)
-                    .with_context(|| format!("{place}: feature_sets"))?;
-            }
-            e.settings.check_i8_blocks(&registry).map_err(|err| {
-                anyhow!(
-                    "{}: experiment '{}': {err}",
-                    args.manifest.display(),
-                    e.name
-                )
-            })?;
-            for d in e.datasets() {
-                if let DataSource::Generate(g) = &d.source {
-                    g.check_inputs().map_err(|err| {
-                        anyhow!(
-                            "{}: data.{}.generate.{err:#}",
-                            args.manifest.display(),
-                            d.name
-                        )
-                    })?;
-                }
-            }
-            println!(
-                "{}: {} feature set(s) x {} run(s), {}, {}, data {}, evaluation '{}', training {}",
-                e.name,
-                e.feature_sets.len(),
-                e.settings.runs,
-                match e.archs.is_empty() {
-                    true => e.settings.layers_label(),
-                    false => format!(
-                        "{} in shapes {}",
-                        e.settings.l1,
-                        e.archs
-                            .iter()
-                            .map(|(l, _)| l.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                },
-                e.settings.length_label(),
-                e.data_label()
-                    + &e.val_data
-                        .iter()
-                        .map(|v| format!(", validated on {}", v.name))
-                        .collect::<String>(),
-                match e.evaluations.is_empty() {
-                    true => "none".to_string(),
-                    false => e
-                        .evaluations
-                        .iter()
-                        .map(|v| v.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                },
-                [
-                    vec![
-                        format!("lr {}", e.settings.lr),
-                        format!("γ {}", e.settings.gamma)
-                    ],
-                    e.settings.recipe_extras()
-                ]
-                .concat()
-                .join(", ")
-            );
-        }
-        for group in manifest.selected_ladders(&selected) {
-            let rungs = manifest.ladder_rungs(&group);
-            let sizes: Vec<String> = rungs
-                .iter()
-                .filter_map(|r| r.train_positions)
-                .map(|n| n.to_string())
-                .collect();
-            println!(
-                "{group}: a data ladder of {} rungs ({} positions), drawn once every rung is done",
-                rungs.len(),
-                sizes.join(", ")
-            );
-        }
-        return Ok(());
+        return check(args, &manifest, &registry);
     }
     trainer::train::tune_allocator();
     apply_threads(args.device.threads);
@@ -227,6 +147,82 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// `trainer run --check`: the selected experiments' feature sets load, their generation inputs
+/// exist, and a line per experiment and data ladder says what would run.
+fn check(args: &RunArgs, manifest: &Manifest, registry: &PluginRegistry) -> Result<()> {
+    let selected = manifest.select(&args.only)?;
+    check_feature_sets(manifest, &selected, registry)?;
+    for &e in &selected {
+        for d in e.datasets() {
+            if let DataSource::Generate(g) = &d.source {
+                g.check_inputs().map_err(|err| {
+                    anyhow!(
+                        "{}: data.{}.generate.{err:#}",
+                        args.manifest.display(),
+                        d.name
+                    )
+                })?;
+            }
+        }
+        println!(
+            "{}: {} feature set(s) x {} run(s), {}, {}, data {}, evaluation '{}', training {}",
+            e.name,
+            e.feature_sets.len(),
+            e.settings.runs,
+            match e.archs.is_empty() {
+                true => e.settings.layers_label(),
+                false => format!(
+                    "{} in shapes {}",
+                    e.settings.l1,
+                    e.archs
+                        .iter()
+                        .map(|(l, _)| l.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            },
+            e.settings.length_label(),
+            e.data_label()
+                + &e.val_data
+                    .iter()
+                    .map(|v| format!(", validated on {}", v.name))
+                    .collect::<String>(),
+            match e.evaluations.is_empty() {
+                true => "none".to_string(),
+                false => e
+                    .evaluations
+                    .iter()
+                    .map(|v| v.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            },
+            [
+                vec![
+                    format!("lr {}", e.settings.lr),
+                    format!("γ {}", e.settings.gamma)
+                ],
+                e.settings.recipe_extras()
+            ]
+            .concat()
+            .join(", ")
+        );
+    }
+    for group in manifest.selected_ladders(&selected) {
+        let rungs = manifest.ladder_rungs(&group);
+        let sizes: Vec<String> = rungs
+            .iter()
+            .filter_map(|r| r.train_positions)
+            .map(|n| n.to_string())
+            .collect();
+        println!(
+            "{group}: a data ladder of {} rungs ({} positions), drawn once every rung is done",
+            rungs.len(),
+            sizes.join(", ")
+        );
     }
     Ok(())
 }
