@@ -158,11 +158,10 @@ impl Lookup {
         })
     }
 
-    /// The one way a stage is run: its record when it is done (and `accept` keeps it; said,
-    /// [`say_cached`](Self::say_cached), when `what` names the stage), else its folder held
-    /// ([`claim_where`](Self::claim_where)) while `compute` makes the record, with which the
-    /// stage is then marked done. Probing, a stage that is not done is the error [`Missing`]
-    /// and nothing is computed or locked.
+    /// The one way a stage is run: its record when it is done (and `accept` keeps it; said
+    /// once, when `what` names the stage), else its folder held ([`lock_stage`]) and looked at
+    /// again, then `compute` makes the record, with which the stage is marked done. Probing, a
+    /// stage that is not done is the error [`Missing`] and nothing is computed or locked.
     pub fn stage<T: Serialize + DeserializeOwned>(
         &self,
         dir: &Path,
