@@ -341,7 +341,6 @@ pub struct NetworkParts {
 impl NetworkParts {
     /// The parts of a thesis-shaped network: W2 is L2 rows of 2·L1 inputs (side to move's half
     /// first), W3 L2 values.
-    #[allow(clippy::too_many_arguments)]
     pub fn thesis(
         feature_set: String,
         blocks: Vec<BlockInfo>,

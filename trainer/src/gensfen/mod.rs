@@ -286,8 +286,7 @@ pub fn generate_with(
             &mut output,
             &mut summary,
             &pb,
-            game_limit,
-            position_limit,
+            (game_limit, position_limit),
         )?;
     }
     output.commit(true)?;
@@ -335,7 +334,8 @@ fn progress_bar(
 
 type WorkerResult = Result<(u64, GameRecord)>;
 
-#[allow(clippy::too_many_arguments)]
+/// Plays the games of `config` on its worker threads into `output`, in game order, until
+/// `game_limit` games or `position_limit` positions (this shard's) are written.
 fn run_workers(
     config: &GensfenConfig,
     book: &[Chess],
@@ -343,8 +343,7 @@ fn run_workers(
     output: &mut Output<'_>,
     summary: &mut GensfenSummary,
     pb: &indicatif::ProgressBar,
-    game_limit: Option<u64>,
-    position_limit: Option<u64>,
+    (game_limit, position_limit): (Option<u64>, Option<u64>),
 ) -> Result<()> {
     let threads = arena::workers::workers(config.threads);
     let first = output.games;

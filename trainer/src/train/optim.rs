@@ -292,7 +292,7 @@ impl Adam {
                 let dense;
                 let g = match w1_rows.filter(|_| i == 0) {
                     Some(W1Rows::Touched(rows)) => {
-                        touched_rows_step(p, m, v, rows, g, c, -step_size * scale, bc2_sqrt);
+                        touched_rows_step(p, m, v, rows, g, c, (-step_size * scale, bc2_sqrt));
                         continue;
                     }
                     Some(W1Rows::Listed(rows)) => {
@@ -351,8 +351,7 @@ fn libtorch_step(
 }
 
 /// Sparse Adam's update of the rows `rows` of `p` from the dense gradient `g`, on any device:
-/// [`libtorch_step`] on the gathered rows, scattered back.
-#[allow(clippy::too_many_arguments)]
+/// [`libtorch_step`] on the gathered rows, scattered back (`step` and `bc2_sqrt` as there).
 fn touched_rows_step(
     p: &mut Tensor,
     m: &mut Tensor,
@@ -360,8 +359,7 @@ fn touched_rows_step(
     rows: &Tensor,
     g: &Tensor,
     c: AdamConfig,
-    step: f64,
-    bc2_sqrt: f64,
+    (step, bc2_sqrt): (f64, f64),
 ) {
     let g = g.index_select(0, rows);
     let mut mr = m.index_select(0, rows);
