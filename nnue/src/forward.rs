@@ -70,7 +70,7 @@ struct LayerScratch {
 impl ForwardScratch {
     /// Buffers for `net`.
     pub fn new(net: &Network) -> ForwardScratch {
-        let layers = net.arch().layers(net.l1());
+        let layers = net.plan().layers();
         let widest = layers.iter().map(|&(i, o)| i.max(o)).max().unwrap_or(0);
         ForwardScratch {
             input: AlignedVec::zeroed(net.arch().ft_outputs(net.l1())),

@@ -140,6 +140,8 @@ pub struct Model {
     execution: Execution,
     /// The float scales of the shape's layer kinds.
     scales: ArchScales,
+    /// The walk over the layers after the first ([`Arch::plan`]).
+    plan: Plan,
 }
 
 /// How the model's training steps run, chosen from the device of its parameters.
@@ -255,6 +257,7 @@ impl Model {
             .collect();
         Model {
             scales: ArchScales::of(&shape.arch),
+            plan: shape.arch.plan(shape.l1),
             shape,
             params,
             narrow_rows: Vec::new(),
@@ -645,20 +648,20 @@ impl Model {
     /// The layer stacks `stacks` on the rows of `x` (what the first layer hands on): the output
     /// `[rows]` (the skip term added) and the first hidden layer's activations.
     fn stack(&self, x: &Tensor, stacks: Stacks) -> (Tensor, Tensor) {
-        let plan = self.shape.arch.plan(self.shape.l1);
+        let plan = &self.plan;
         let mut h = x.shallow_clone();
         let mut skip = None;
         let mut every = Vec::with_capacity(plan.hidden.len());
         for (i, step) in plan.hidden.iter().enumerate() {
             let y = self.stack_layer(&h, i, step.outputs as i64, stacks);
             if i == 0 {
-                skip = skip_value(&plan, &y, self.scales.skip_difference);
+                skip = skip_value(plan, &y, self.scales.skip_difference);
             }
             h = activate(step.activation, &y.narrow(1, 0, step.width as i64));
             every.push(h.shallow_clone());
         }
         let first = every[0].shallow_clone();
-        let h = read_by_output(&plan, &every);
+        let h = read_by_output(plan, &every);
         let out = self
             .stack_layer(&h, plan.hidden.len(), 1, stacks)
             .view([-1]);
@@ -720,6 +723,11 @@ impl Model {
     /// The float scales of this model's shape.
     pub fn scales(&self) -> &ArchScales {
         &self.scales
+    }
+
+    /// The walk over the layers after the first ([`Arch::plan`] at the model's L1).
+    pub fn plan(&self) -> &Plan {
+        &self.plan
     }
 
     /// Sets the first-layer rows from `from` on to zero (the virtual features of a factorized

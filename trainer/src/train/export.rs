@@ -30,7 +30,7 @@ use std::path::Path;
 use nnue::format::encode_own;
 use nnue::units::ScoreUnits;
 use nnue::{
-    Arch, BlockInfo, LayerParts, Network, NetworkParts, Quantization, SkipRead, WeightType,
+    BlockInfo, LayerParts, Network, NetworkParts, Plan, Quantization, SkipRead, WeightType,
     term_runs,
 };
 use plugin_api::FeatureSet;
@@ -84,10 +84,9 @@ pub fn narrow_rows(name: &str, blocks: &[BlockInfo]) -> Result<Vec<(i64, i64)>> 
 /// The scales of layer `i` of `arch`'s stacks ([`ArchScales`]): weight scale, bias scale, and
 /// the offset added to each output's quantized bias (half of the floor shift that follows it,
 /// see [`crate::model`]; none for 15.1's skip output, which no shift follows).
-fn layer_scales(arch: &Arch, l1: usize, i: usize) -> (f64, f64, Vec<i64>) {
-    let plan = arch.plan(l1);
+fn layer_scales(plan: &Plan, scales: &ArchScales, i: usize) -> (f64, f64, Vec<i64>) {
     let outputs = plan.layers()[i].1;
-    let (weight, bias, offset) = ArchScales::of(arch).layer(i);
+    let (weight, bias, offset) = scales.layer(i);
     let mut offsets = vec![offset; outputs];
     if let (0, SkipRead::Sum(k)) = (i, plan.skip) {
         offsets[k] = 0;
@@ -124,14 +123,14 @@ pub fn quantize(model: &Model, name: &str, blocks: Vec<BlockInfo>) -> Result<Net
             .iter_mut()
             .for_each(|v| *v = (*v).clamp(-127, 127));
     }
-    let layers = arch.layers(l1);
+    let layers = model.plan().layers();
     let stacks = (0..arch.stacks)
         .map(|k| {
             layers
                 .iter()
                 .enumerate()
                 .map(|(i, &(inputs, outputs))| {
-                    let (ws, bs, offsets) = layer_scales(&arch, l1, i);
+                    let (ws, bs, offsets) = layer_scales(model.plan(), model.scales(), i);
                     let w = &vecs[2 + 2 * i][k * outputs * inputs..(k + 1) * outputs * inputs];
                     let b = &vecs[3 + 2 * i][k * outputs..(k + 1) * outputs];
                     LayerParts {
@@ -258,8 +257,7 @@ pub fn quantize_calibrated(
         return Network::from_parts(net).context("cannot build the network");
     }
     let arch = model.arch().clone();
-    let l1 = model.shape.l1;
-    let plan = arch.plan(l1);
+    let plan = model.plan();
     let layers = plan.layers();
     let (len, cols) = (cal.x.size()[0], w1_columns(&model.shape) as i64);
     // What the first layer hands on, per calibration position.
@@ -293,10 +291,10 @@ pub fn quantize_calibrated(
         let (mut all_float, mut all_quant) = (Vec::new(), Vec::new());
         for (i, &(inputs, outputs)) in layers.iter().enumerate() {
             if i + 1 == layers.len() {
-                h_float = read_by_output(&plan, &all_float);
-                h_quant = Some(read_by_output(&plan, &all_quant));
+                h_float = read_by_output(plan, &all_float);
+                h_quant = Some(read_by_output(plan, &all_quant));
             }
-            let (weight_scale, bias_scale, offsets) = layer_scales(&arch, l1, i);
+            let (weight_scale, bias_scale, offsets) = layer_scales(plan, model.scales(), i);
             let at = k as i64 * outputs as i64;
             let w = params[2 + 2 * i].narrow(0, at, outputs as i64);
             let b = params[3 + 2 * i].narrow(0, at, outputs as i64);
@@ -336,7 +334,7 @@ pub fn quantize_calibrated(
                 let step = &plan.hidden[i];
                 if i == 0 {
                     let difference = model.scales().skip_difference;
-                    let skip_of = |y: &Tensor| skip_value(&plan, y, difference);
+                    let skip_of = |y: &Tensor| skip_value(plan, y, difference);
                     (skip_float, skip_quant) = (skip_of(&y_float), skip_of(&y_quant));
                 }
                 let act =
@@ -393,10 +391,11 @@ pub fn dequantize(net: &Network) -> (Shape, Vec<Tensor>) {
             &[l1 as i64],
         ),
     ];
-    let layers = parts.arch.layers(l1);
+    let (plan, scales) = (parts.arch.plan(l1), ArchScales::of(&parts.arch));
+    let layers = plan.layers();
     let stacks = parts.arch.stacks as i64;
     for (i, &(inputs, outputs)) in layers.iter().enumerate() {
-        let (ws, bs, offsets) = layer_scales(&parts.arch, l1, i);
+        let (ws, bs, offsets) = layer_scales(&plan, &scales, i);
         let (mut w, mut b) = (Vec::new(), Vec::new());
         for stack in &parts.stacks {
             w.extend(stack[i].weights.iter().map(|&x| (f64::from(x) / ws) as f32));
