@@ -12,8 +12,8 @@ mod paths;
 use std::path::{Path, PathBuf};
 
 use trainer::experiment::manifest::{DataSource, Manifest};
-use trainer::experiment::runner::planned_folders;
 use trainer::experiment::stage_key::StageKey;
+use trainer::experiment::stages::planned_folders;
 use trainer::train::run::DataFile;
 use trainer::train::settings::TrainSettings;
 

@@ -9,14 +9,14 @@ use plugin_api::PluginRegistry;
 use super::device::{DeviceArg, apply_threads};
 use trainer::experiment::lookup::Lookup;
 use trainer::experiment::manifest::{DataSource, JobResources, Manifest};
+use trainer::experiment::options::RunOptions;
 use trainer::experiment::prefix::is_cut;
 use trainer::experiment::records::Handover;
 use trainer::experiment::runner::{
-    RunOptions, check_feature_sets, default_out, planned_folders, run_manifest, run_stage,
-    stage_is_done,
+    check_feature_sets, default_out, run_manifest, run_stage, stage_is_done,
 };
 use trainer::experiment::slurm::{self, SlurmOptions};
-use trainer::experiment::stages::StageId;
+use trainer::experiment::stages::{StageId, planned_folders};
 
 /// Arguments of `trainer run`.
 #[derive(Args, Debug, Clone)]

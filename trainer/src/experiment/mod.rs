@@ -7,6 +7,7 @@ pub mod evaluate;
 pub mod ladder;
 pub mod lookup;
 pub mod manifest;
+pub mod options;
 pub mod prefix;
 pub mod records;
 pub mod report;

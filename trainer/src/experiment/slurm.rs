@@ -23,9 +23,10 @@ use std::time::{Duration, Instant};
 
 use plugin_api::PluginRegistry;
 
-use super::manifest::{DataSource, JobResources, Manifest};
-use super::runner::{RunOptions, check_feature_sets, stage_is_done};
-use super::stages::{self, StageId};
+use super::manifest::{JobResources, Manifest};
+use super::options::RunOptions;
+use super::runner::{check_feature_sets, stage_is_done};
+use super::stages::{self, StageId, TrainStage};
 
 /// How long one Slurm client command (`sbatch`, `squeue`) may take.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -91,11 +92,11 @@ pub fn run(
             submit(job, after, &resources, (manifest, options, slurm), &logs)
         };
         // The training runs of one experiment: one array job, task k running the k-th.
-        if let StageId::Train { experiment, .. } = &stage.id {
+        if let StageId::Train(TrainStage { experiment, .. }) = &stage.id {
             let group: Vec<usize> = (i..graph.len())
-                .take_while(|&j| {
-                    matches!(&graph[j].id, StageId::Train { experiment: x, .. } if x == experiment)
-                })
+                .take_while(
+                    |&j| matches!(&graph[j].id, StageId::Train(t) if &t.experiment == experiment),
+                )
                 .filter(|&j| missing[j])
                 .collect();
             if group.len() > 1 {
@@ -277,25 +278,7 @@ struct Array {
 /// The array job that must run before stage `id`, if it has parts: the shards of a dataset
 /// generated in shards, the batches of a tournament played in batches.
 fn array_of(manifest: &Manifest, id: &StageId) -> Result<Option<Array>> {
-    let count = match id {
-        StageId::Data { dataset } => match &manifest.dataset(dataset)?.source {
-            DataSource::Generate(g) => g.shard_count(),
-            DataSource::Files { .. } => return Ok(None),
-        },
-        StageId::Evaluate {
-            experiment,
-            evaluation,
-        } => manifest
-            .experiments
-            .iter()
-            .filter(|e| &e.name == experiment)
-            .flat_map(|e| &e.evaluations)
-            .find(|v| &v.name == evaluation)
-            .and_then(|v| v.tournament.as_ref())
-            .map_or(1, |t| t.batch_count() as u64),
-        _ => return Ok(None),
-    };
-    let parts: Vec<StageId> = (0..count).filter_map(|i| id.part(i)).collect();
+    let parts = id.parts(manifest)?;
     let Some(prefix) = id.parts_prefix().filter(|_| parts.len() > 1) else {
         return Ok(None);
     };
