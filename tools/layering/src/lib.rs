@@ -170,9 +170,32 @@ impl<'ast> Visit<'ast> for PathCollector {
     fn visit_visibility(&mut self, _: &'ast syn::Visibility) {}
 }
 
+/// Why a crate's sources or the workspace's member list could not be read.
+#[derive(Debug)]
+pub enum LoadError {
+    /// A file that cannot be read or listed, and why.
+    Read(PathBuf, std::io::Error),
+    /// A source file that does not parse as Rust.
+    Parse(PathBuf, syn::Error),
+    /// The workspace's `Cargo.toml` has no `members = [...]` list.
+    NoMembers,
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Read(path, e) => write!(f, "cannot read {}: {e}", path.display()),
+            LoadError::Parse(path, e) => write!(f, "{}: cannot parse: {e}", path.display()),
+            LoadError::NoMembers => f.write_str("the workspace's Cargo.toml lists no members"),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
 impl CrateGraph {
     /// Reads the crate whose root file is `root` (its `src/lib.rs` or `src/main.rs`).
-    pub fn load(name: &str, root: &Path) -> Result<CrateGraph, String> {
+    pub fn load(name: &str, root: &Path) -> Result<CrateGraph, LoadError> {
         let mut graph = CrateGraph {
             name: name.to_string(),
             modules: Vec::new(),
@@ -191,7 +214,7 @@ impl CrateGraph {
         file: &Path,
         dir: &Path,
         items: &[syn::Item],
-    ) -> Result<usize, String> {
+    ) -> Result<usize, LoadError> {
         let id = self.modules.len();
         self.modules.push(Module {
             path: path.clone(),
@@ -509,10 +532,9 @@ impl CrateGraph {
     }
 }
 
-fn read_file(path: &Path) -> Result<syn::File, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    syn::parse_file(&text).map_err(|e| format!("{}: cannot parse: {e}", path.display()))
+fn read_file(path: &Path) -> Result<syn::File, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|e| LoadError::Read(path.to_path_buf(), e))?;
+    syn::parse_file(&text).map_err(|e| LoadError::Parse(path.to_path_buf(), e))
 }
 
 /// The strongly connected components of more than one node (Tarjan's algorithm).
@@ -587,23 +609,21 @@ fn strongly_connected(edges: &BTreeSet<Edge>) -> Vec<BTreeSet<String>> {
 
 /// The crates of the workspace at `root`: (name, root file) for every `src/lib.rs` and
 /// `src/main.rs` of the members listed in its `Cargo.toml` (`dir/*` globs included).
-pub fn workspace_crates(root: &Path) -> Result<Vec<(String, PathBuf)>, String> {
-    let manifest = std::fs::read_to_string(root.join("Cargo.toml"))
-        .map_err(|e| format!("cannot read the workspace's Cargo.toml: {e}"))?;
-    let start = manifest
-        .find("members")
-        .ok_or("the workspace's Cargo.toml lists no members")?;
+pub fn workspace_crates(root: &Path) -> Result<Vec<(String, PathBuf)>, LoadError> {
+    let path = root.join("Cargo.toml");
+    let manifest = std::fs::read_to_string(&path).map_err(|e| LoadError::Read(path, e))?;
+    let start = manifest.find("members").ok_or(LoadError::NoMembers)?;
     let list = &manifest[start..];
-    let list = &list[list.find('[').ok_or("members is not a list")? + 1..];
-    let list = &list[..list.find(']').ok_or("members is not a list")?];
+    let list = &list[list.find('[').ok_or(LoadError::NoMembers)? + 1..];
+    let list = &list[..list.find(']').ok_or(LoadError::NoMembers)?];
     let mut dirs = Vec::new();
     for member in list.split(',').map(|m| m.trim().trim_matches('"')) {
         if member.is_empty() {
             continue;
         }
         if let Some(parent) = member.strip_suffix("/*") {
-            let entries = std::fs::read_dir(root.join(parent))
-                .map_err(|e| format!("cannot list {parent}: {e}"))?;
+            let dir = root.join(parent);
+            let entries = std::fs::read_dir(&dir).map_err(|e| LoadError::Read(dir, e))?;
             let mut found: Vec<PathBuf> = entries
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.join("Cargo.toml").exists())
