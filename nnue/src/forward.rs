@@ -134,15 +134,16 @@ unsafe fn transform_avx2(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) 
             // SAFETY: j + 32 <= half, so every load lies in `acc` (2·half values) and the store
             // in this perspective's half of `out`.
             unsafe {
-                let load = |at: usize| {
-                    let v = _mm256_loadu_si256(a.add(at).cast());
-                    _mm256_max_epi16(_mm256_min_epi16(v, max), zero)
-                };
+                let upper = |at: usize| _mm256_min_epi16(_mm256_loadu_si256(a.add(at).cast()), max);
+                let load = |at: usize| _mm256_max_epi16(upper(at), zero);
                 // Clip 127: `a · b >> 7` in 16 bits. Clip 255: `(a << 7) · b >> 16`, the high
-                // half of the 32-bit product (Stockfish's `vec_mulhi_16` of today).
+                // half of the 32-bit product (Stockfish's `vec_mulhi_16` of today), `b` clipped
+                // above only: a negative `b` makes the product at most 0, which the pack turns
+                // into the 0 of a clipped `b` (`nnue_feature_transformer.h` of 762dd1da9, lines
+                // 355-361).
                 let product = |x: usize| {
                     if wide {
-                        _mm256_mulhi_epi16(_mm256_slli_epi16::<7>(load(x)), load(half + x))
+                        _mm256_mulhi_epi16(_mm256_slli_epi16::<7>(load(x)), upper(half + x))
                     } else {
                         _mm256_srli_epi16::<7>(_mm256_mullo_epi16(load(x), load(half + x)))
                     }
@@ -177,14 +178,12 @@ unsafe fn transform_avx512(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]
             // SAFETY: j + 64 <= half, so every load lies in `acc` (2·half values) and the store
             // in this perspective's half of `out`.
             unsafe {
-                let load = |at: usize| {
-                    let v = _mm512_loadu_si512(a.add(at).cast());
-                    _mm512_max_epi16(_mm512_min_epi16(v, max), zero)
-                };
-                // As in transform_avx2.
+                let upper = |at: usize| _mm512_min_epi16(_mm512_loadu_si512(a.add(at).cast()), max);
+                let load = |at: usize| _mm512_max_epi16(upper(at), zero);
+                // As in transform_avx2 (`b` clipped above only).
                 let product = |x: usize| {
                     if wide {
-                        _mm512_mulhi_epi16(_mm512_slli_epi16::<7>(load(x)), load(half + x))
+                        _mm512_mulhi_epi16(_mm512_slli_epi16::<7>(load(x)), upper(half + x))
                     } else {
                         _mm512_srli_epi16::<7>(_mm512_mullo_epi16(load(x), load(half + x)))
                     }
@@ -398,6 +397,10 @@ mod x86 {
     ///
     /// With `nonzero` given, only the blocks it lists are read (the others are zero inputs):
     /// Stockfish 15.1's `AffineTransformSparseInput` for wide, mostly-zero inputs.
+    ///
+    /// A layer of `G · LANES` outputs (every layer of Stockfish's shapes but 15.1's dense
+    /// second) takes one pass whose column stride is known at compile time: a shift instead of
+    /// a multiply and an add per block.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     unsafe fn columns<V: Copy, const LANES: usize, const G: usize, const CHAINS: usize>(
@@ -413,7 +416,45 @@ mod x86 {
         add: impl Fn(V, V) -> V,
         finish: impl Fn(V, *const i32, *mut i32),
     ) {
-        let (blocks, outputs) = (x.len() / 4, sums.len());
+        // SAFETY: as the caller's.
+        unsafe {
+            if sums.len() == G * LANES {
+                columns_in::<V, LANES, G, CHAINS, true>(
+                    x, cols, biases, sums, nonzero, zero, broadcast, load, step, add, finish,
+                )
+            } else {
+                columns_in::<V, LANES, G, CHAINS, false>(
+                    x, cols, biases, sums, nonzero, zero, broadcast, load, step, add, finish,
+                )
+            }
+        }
+    }
+
+    /// [`columns`] for `ONE_PASS`: `sums.len() == G · LANES` (checked by the caller) or not.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    unsafe fn columns_in<
+        V: Copy,
+        const LANES: usize,
+        const G: usize,
+        const CHAINS: usize,
+        const ONE_PASS: bool,
+    >(
+        x: &[u8],
+        cols: &[i8],
+        biases: &[i32],
+        sums: &mut [i32],
+        nonzero: Option<&[u16]>,
+        zero: V,
+        broadcast: impl Fn(i32) -> V,
+        load: impl Fn(*const i8) -> V,
+        step: impl Fn(V, V, V) -> V,
+        add: impl Fn(V, V) -> V,
+        finish: impl Fn(V, *const i32, *mut i32),
+    ) {
+        let blocks = x.len() / 4;
+        let outputs = if ONE_PASS { G * LANES } else { sums.len() };
+        debug_assert_eq!(outputs, sums.len());
         assert!(biases.len() >= outputs);
         debug_assert!(cols.len() >= blocks * outputs * 4 && blocks.is_multiple_of(4));
         debug_assert!(outputs.is_multiple_of(G * LANES) && G * CHAINS == 4);
@@ -445,9 +486,15 @@ mod x86 {
                         }
                     }
                 }
-                // One chain per register: each listed block in turn.
+                // One chain per register: each listed block in turn, two per loop step (half
+                // the loop's own instructions a block).
                 Some(list) if chains == 1 => {
-                    for &c in list {
+                    let (pairs, rest) = list.as_chunks::<2>();
+                    for &[a, b] in pairs {
+                        mac(&mut acc, 0, usize::from(a), g);
+                        mac(&mut acc, 0, usize::from(b), g);
+                    }
+                    for &c in rest {
                         mac(&mut acc, 0, usize::from(c), g);
                     }
                 }

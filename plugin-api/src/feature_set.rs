@@ -568,11 +568,14 @@ impl FeatureSet {
                 if refresh[p] {
                     buf.refresh_terms[p] |= term_bit(t);
                 }
-                for ix in &mut buf.added[p][starts_a[p]..starts_a[p] + counts_a[p]] {
-                    *ix += term.offset;
-                }
-                for ix in &mut buf.removed[p][starts_r[p]..starts_r[p] + counts_r[p]] {
-                    *ix += term.offset;
+                // The first term's indices are the set's already.
+                if term.offset != 0 {
+                    for ix in &mut buf.added[p][starts_a[p]..starts_a[p] + counts_a[p]] {
+                        *ix += term.offset;
+                    }
+                    for ix in &mut buf.removed[p][starts_r[p]..starts_r[p] + counts_r[p]] {
+                        *ix += term.offset;
+                    }
                 }
                 buf.n_added[p] += counts_a[p];
                 buf.n_removed[p] += counts_r[p];
