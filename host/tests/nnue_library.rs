@@ -212,60 +212,38 @@ fn own_bytes(s: &OwnSpec) -> Vec<u8> {
     b
 }
 
-#[test]
-fn malformed_and_mismatching_files_are_refused_with_one_sentence() {
-    let reg = registry();
-    let all = reg.block("all").unwrap().descriptor;
-    let good_own = OwnSpec {
-        version: 1,
-        name: "all",
-        blocks: vec![("all", 768, all.layout_version, all.layout_id)],
-        n: 768,
-        l1: 32,
-        l2: 1,
-        quant: (127, 6, 4),
-    };
-    // The hand-written own file is valid: the cases below differ from it in one thing each.
-    Nnue::from_bytes(&own_bytes(&good_own), "good.nnue", &reg).unwrap();
-    // Version 2 is version 1 with a weight type per block.
-    let good_v2 = own_bytes(&OwnSpec {
-        version: 2,
-        ..clone_spec(&good_own)
-    });
-    Nnue::from_bytes(&good_v2, "good-v2.nnue", &reg).unwrap();
-    // magic, version, name, block count, block name, size, layout version, layout id.
-    let weight_code_at = 8 + 4 + (2 + 3) + 2 + (2 + 3) + 4 + 4 + 8;
-    assert_eq!(good_v2[weight_code_at], 0);
-    let mut bad_code = good_v2.clone();
-    bad_code[weight_code_at] = 7;
-    let end = bad_code.len() - 4;
-    let crc = crc32fast::hash(&bad_code[..end]);
-    bad_code[end..].copy_from_slice(&crc.to_le_bytes());
-    let err = Nnue::from_bytes(&bad_code, "bad-code.nnue", &reg).unwrap_err();
-    assert!(
-        err.to_string().contains("weight type") && err.to_string().contains("code 7"),
-        "{err}"
-    );
-    assert!(matches!(
-        one_line(err, "bad-code.nnue"),
-        NetErrorKind::Decode(DecodeError::BadText {
-            field: "weight type",
-            ..
-        })
-    ));
-    let thesis = std::fs::read(shared().join("nets/thesis/all.nn")).unwrap();
-    let own = load(&reg, &shared().join("nets/thesis/all.nn"))
-        .to_bytes(NetFormat::Own)
-        .unwrap();
+/// Each file of `cases` is refused by a one-sentence error naming it, of the kind expected.
+fn assert_refused(reg: &PluginRegistry, cases: Vec<(&str, Vec<u8>, KindCheck)>) {
+    for (what, bytes, expected) in cases {
+        let err = Nnue::from_bytes(&bytes, "case.nnue", reg)
+            .err()
+            .unwrap_or_else(|| panic!("{what}: accepted"));
+        let text = err.to_string();
+        let kind = one_line(err, "case.nnue");
+        assert!(expected(&kind), "{what}: unexpected error: {text}");
+        assert!(
+            text.starts_with("cannot load network case.nnue: "),
+            "{what}: {text}"
+        );
+    }
+}
 
-    let flip = |mut b: Vec<u8>, at: usize| {
-        b[at] ^= 0x10;
-        b
-    };
-    let with = |mut b: Vec<u8>, extra: &[u8]| {
-        b.extend_from_slice(extra);
-        b
-    };
+/// `b` with bit 4 of byte `at` flipped.
+fn flip(mut b: Vec<u8>, at: usize) -> Vec<u8> {
+    b[at] ^= 0x10;
+    b
+}
+
+/// `b` with `extra` appended.
+fn with(mut b: Vec<u8>, extra: &[u8]) -> Vec<u8> {
+    b.extend_from_slice(extra);
+    b
+}
+
+#[test]
+fn malformed_thesis_files_are_refused_with_one_sentence() {
+    let reg = registry();
+    let thesis = std::fs::read(shared().join("nets/thesis/all.nn")).unwrap();
     let cases: Vec<(&str, Vec<u8>, KindCheck)> = vec![
         (
             "empty",
@@ -391,6 +369,47 @@ fn malformed_and_mismatching_files_are_refused_with_one_sentence() {
                 )
             }),
         ),
+    ];
+    assert_refused(&reg, cases);
+
+    // The unknown block's message lists the available ones.
+    let err = Nnue::from_bytes(&thesis_bytes("hv+zz", 768, 32, 1, None), "x.nn", &reg).unwrap_err();
+    assert!(
+        err.to_string().contains("available: ") && err.to_string().contains("all"),
+        "{err}"
+    );
+
+    // A missing file.
+    let err = Nnue::load(Path::new("/nonexistent/dir/net.nn"), &reg).unwrap_err();
+    assert!(matches!(
+        one_line(err, "/nonexistent/dir/net.nn"),
+        NetErrorKind::Read(_)
+    ));
+}
+
+/// A valid own file of the `all` block, written by hand: the own cases differ from it in one
+/// thing each.
+fn good_own_spec(reg: &PluginRegistry) -> OwnSpec<'static> {
+    let all = reg.block("all").unwrap().descriptor;
+    OwnSpec {
+        version: 1,
+        name: "all",
+        blocks: vec![("all", 768, all.layout_version, all.layout_id)],
+        n: 768,
+        l1: 32,
+        l2: 1,
+        quant: (127, 6, 4),
+    }
+}
+
+#[test]
+fn corrupt_own_files_are_refused_with_one_sentence() {
+    let reg = registry();
+    let good_own = good_own_spec(&reg);
+    let own = load(&reg, &shared().join("nets/thesis/all.nn"))
+        .to_bytes(NetFormat::Own)
+        .unwrap();
+    let cases: Vec<(&str, Vec<u8>, KindCheck)> = vec![
         (
             "own checksum",
             flip(own.clone(), own.len() / 2),
@@ -437,6 +456,50 @@ fn malformed_and_mismatching_files_are_refused_with_one_sentence() {
             }),
             Box::new(|k| matches!(k, NetErrorKind::Decode(DecodeError::UnsupportedVersion(0)))),
         ),
+    ];
+    assert_refused(&reg, cases);
+}
+
+#[test]
+fn an_own_file_of_an_unknown_weight_type_is_refused_with_one_sentence() {
+    let reg = registry();
+    let good_own = good_own_spec(&reg);
+    // The hand-written own file is valid: the other own cases differ from it in one thing each.
+    Nnue::from_bytes(&own_bytes(&good_own), "good.nnue", &reg).unwrap();
+    // Version 2 is version 1 with a weight type per block.
+    let good_v2 = own_bytes(&OwnSpec {
+        version: 2,
+        ..clone_spec(&good_own)
+    });
+    Nnue::from_bytes(&good_v2, "good-v2.nnue", &reg).unwrap();
+    // magic, version, name, block count, block name, size, layout version, layout id.
+    let weight_code_at = 8 + 4 + (2 + 3) + 2 + (2 + 3) + 4 + 4 + 8;
+    assert_eq!(good_v2[weight_code_at], 0);
+    let mut bad_code = good_v2.clone();
+    bad_code[weight_code_at] = 7;
+    let end = bad_code.len() - 4;
+    let crc = crc32fast::hash(&bad_code[..end]);
+    bad_code[end..].copy_from_slice(&crc.to_le_bytes());
+    let err = Nnue::from_bytes(&bad_code, "bad-code.nnue", &reg).unwrap_err();
+    assert!(
+        err.to_string().contains("weight type") && err.to_string().contains("code 7"),
+        "{err}"
+    );
+    assert!(matches!(
+        one_line(err, "bad-code.nnue"),
+        NetErrorKind::Decode(DecodeError::BadText {
+            field: "weight type",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn malformed_and_mismatching_own_files_are_refused_with_one_sentence() {
+    let reg = registry();
+    let all = reg.block("all").unwrap().descriptor;
+    let good_own = good_own_spec(&reg);
+    let cases: Vec<(&str, Vec<u8>, KindCheck)> = vec![
         (
             "own L1 not a multiple of 32",
             own_bytes(&OwnSpec {
@@ -568,32 +631,7 @@ fn malformed_and_mismatching_files_are_refused_with_one_sentence() {
             Box::new(|k| matches!(k, NetErrorKind::BlockLayout { .. })),
         ),
     ];
-    for (what, bytes, expected) in cases {
-        let err = Nnue::from_bytes(&bytes, "case.nnue", &reg)
-            .err()
-            .unwrap_or_else(|| panic!("{what}: accepted"));
-        let text = err.to_string();
-        let kind = one_line(err, "case.nnue");
-        assert!(expected(&kind), "{what}: unexpected error: {text}");
-        assert!(
-            text.starts_with("cannot load network case.nnue: "),
-            "{what}: {text}"
-        );
-    }
-
-    // The unknown block's message lists the available ones.
-    let err = Nnue::from_bytes(&thesis_bytes("hv+zz", 768, 32, 1, None), "x.nn", &reg).unwrap_err();
-    assert!(
-        err.to_string().contains("available: ") && err.to_string().contains("all"),
-        "{err}"
-    );
-
-    // A missing file.
-    let err = Nnue::load(Path::new("/nonexistent/dir/net.nn"), &reg).unwrap_err();
-    assert!(matches!(
-        one_line(err, "/nonexistent/dir/net.nn"),
-        NetErrorKind::Read(_)
-    ));
+    assert_refused(&reg, cases);
 }
 
 /// A predicate on the kind of error a malformed file must produce.

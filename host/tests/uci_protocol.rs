@@ -502,35 +502,94 @@ fn end_of_input_ends_the_engine_cleanly() {
     assert!(text.lines().any(|l| l.starts_with("bestmove ")), "{text}");
 }
 
+/// The words of UCI commands that random lines are made of.
+const WORDS: [&str; 24] = [
+    "uci",
+    "isready",
+    "position",
+    "startpos",
+    "fen",
+    "moves",
+    "go",
+    "stop",
+    "ponderhit",
+    "setoption",
+    "name",
+    "value",
+    "ucinewgame",
+    "depth",
+    "nodes",
+    "movetime",
+    "wtime",
+    "btime",
+    "winc",
+    "binc",
+    "movestogo",
+    "infinite",
+    "searchmoves",
+    "ponder",
+];
+
+/// One of the words of `v`.
+fn pick(rng: &mut ChaCha8Rng, v: &[&str]) -> String {
+    v[rng.random_range(0..v.len())].to_string()
+}
+
+/// A FEN for a random `position fen` line: legal, illegal, incomplete or empty.
+fn random_fen(rng: &mut ChaCha8Rng) -> String {
+    pick(
+        rng,
+        &[
+            "8/8/8/8/8/8/8/8 w - - 0 1",
+            "4k3/8/8/8/8/8/8/4R1K1 w - - 0 1",
+            "7k/6Q1/6K1/8/8/8/8/8 b - - 0 1",
+            "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1",
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq -",
+            "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 11",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 junk",
+            "8/8/8/8/8/8/8/K6k",
+            "k7/8/8/8/8/8/8/7K w - - 200 1",
+            "",
+        ],
+    )
+}
+
+/// A random `setoption` line: known and unknown options, good and bad values.
+fn random_setoption(rng: &mut ChaCha8Rng) -> String {
+    format!(
+        "setoption name {} value {}",
+        pick(
+            rng,
+            &[
+                "Hash",
+                "Threads",
+                "Move Overhead",
+                "Ponder",
+                "EvalFile",
+                "PluginDir",
+                "Bogus"
+            ]
+        ),
+        pick(
+            rng,
+            &[
+                "1",
+                "2",
+                "0",
+                "-5",
+                "16",
+                "true",
+                "xyz",
+                "",
+                "/nonexistent",
+                "<empty>"
+            ]
+        )
+    )
+}
+
 /// One random command line: valid commands, near misses and junk.
 fn random_command(rng: &mut ChaCha8Rng, legal: &[String]) -> Vec<u8> {
-    const WORDS: [&str; 24] = [
-        "uci",
-        "isready",
-        "position",
-        "startpos",
-        "fen",
-        "moves",
-        "go",
-        "stop",
-        "ponderhit",
-        "setoption",
-        "name",
-        "value",
-        "ucinewgame",
-        "depth",
-        "nodes",
-        "movetime",
-        "wtime",
-        "btime",
-        "winc",
-        "binc",
-        "movestogo",
-        "infinite",
-        "searchmoves",
-        "ponder",
-    ];
-    let pick = |rng: &mut ChaCha8Rng, v: &[&str]| v[rng.random_range(0..v.len())].to_string();
     let line = match rng.random_range(0..22) {
         0 => "uci".to_string(),
         1 => "ucinewgame".to_string(),
@@ -550,24 +609,7 @@ fn random_command(rng: &mut ChaCha8Rng, legal: &[String]) -> Vec<u8> {
             }
             format!("position startpos moves {}", moves.join(" "))
         }
-        4 => format!(
-            "position fen {}",
-            pick(
-                rng,
-                &[
-                    "8/8/8/8/8/8/8/8 w - - 0 1",
-                    "4k3/8/8/8/8/8/8/4R1K1 w - - 0 1",
-                    "7k/6Q1/6K1/8/8/8/8/8 b - - 0 1",
-                    "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1",
-                    "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq -",
-                    "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 11",
-                    "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 junk",
-                    "8/8/8/8/8/8/8/K6k",
-                    "k7/8/8/8/8/8/8/7K w - - 200 1",
-                    "",
-                ]
-            )
-        ),
+        4 => format!("position fen {}", random_fen(rng)),
         5 => format!("go depth {}", rng.random_range(0..7)),
         6 => format!("go nodes {}", rng.random_range(0..5000)),
         7 => format!("go movetime {}", rng.random_range(-10..60)),
@@ -582,36 +624,7 @@ fn random_command(rng: &mut ChaCha8Rng, legal: &[String]) -> Vec<u8> {
         10 => "stop".to_string(),
         11 => "isready".to_string(),
         12 => "ponderhit".to_string(),
-        13 => format!(
-            "setoption name {} value {}",
-            pick(
-                rng,
-                &[
-                    "Hash",
-                    "Threads",
-                    "Move Overhead",
-                    "Ponder",
-                    "EvalFile",
-                    "PluginDir",
-                    "Bogus"
-                ]
-            ),
-            pick(
-                rng,
-                &[
-                    "1",
-                    "2",
-                    "0",
-                    "-5",
-                    "16",
-                    "true",
-                    "xyz",
-                    "",
-                    "/nonexistent",
-                    "<empty>"
-                ]
-            )
-        ),
+        13 => random_setoption(rng),
         14 => "setoption name Clear Hash".to_string(),
         15 => {
             // Random words.

@@ -312,14 +312,30 @@ fn check(manifest_text: &str) -> String {
     err
 }
 
-#[test]
-fn bad_manifests_name_the_file_the_line_and_the_key() {
+/// The manifest the bad ones differ from: its dataset table, and the whole (one experiment).
+fn base_manifest() -> (String, String) {
     let data = format!(
         "[data.d]\ntrain = [\"{0}\"]\nval = [\"{0}\"]\n",
         shared().join("data/puzzles.csv").display()
     );
     let ok =
         format!("{data}[[experiment]]\nname = \"x\"\nfeature_sets = [\"all\"]\ndata = \"d\"\n");
+    (data, ok)
+}
+
+/// Each manifest of `cases` is refused by `--check` with one line holding every needle.
+fn assert_refused_manifests<const N: usize>(cases: [(String, Vec<&str>); N]) {
+    for (manifest, needles) in cases {
+        let err = check(&manifest);
+        for needle in needles {
+            assert!(err.contains(needle), "'{needle}' not in: {err}");
+        }
+    }
+}
+
+#[test]
+fn the_base_manifest_and_the_fields_recipe_pass_the_check() {
+    let (_, ok) = base_manifest();
     // Sanity: the base manifest is accepted.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ok.toml");
@@ -354,13 +370,17 @@ fn bad_manifests_name_the_file_the_line_and_the_key() {
     ] {
         assert!(text(&o).contains(part), "'{part}' not in {}", text(&o));
     }
+}
 
+#[test]
+fn bad_manifests_name_the_file_the_line_and_the_key() {
+    let (data, ok) = base_manifest();
     let tournament_without_limit = format!(
         "{data}[evaluation.e]\ntournament = {{ rounds = 1, openings = \"{}\" }}\n[[experiment]]\nname = \"x\"\nfeature_sets = [\"all\"]\ndata = \"d\"\nevaluation = \"e\"\n",
         shared().join("data/noob_3moves.epd").display()
     );
     // (manifest, what the one-line error must say)
-    let cases = [
+    assert_refused_manifests([
         (format!("{ok}lrr = 0.1\n"), vec!["m.toml:8", "lrr"]),
         (
             format!("[cluster]\npartiton = \"cpu\"\n{ok}"),
@@ -375,7 +395,10 @@ fn bad_manifests_name_the_file_the_line_and_the_key() {
             vec!["m.toml:", "train", "gpu"],
         ),
         (format!("{ok}l2 = \"wide\"\n"), vec!["m.toml:8: l2:"]),
-        (format!("{ok}insight = \"yes\"\n"), vec!["m.toml:8: insight:"]),
+        (
+            format!("{ok}insight = \"yes\"\n"),
+            vec!["m.toml:8: insight:"],
+        ),
         (
             format!("{ok}l1 = 100\n"),
             vec!["m.toml:8", "multiple of 32"],
@@ -423,7 +446,14 @@ fn bad_manifests_name_the_file_the_line_and_the_key() {
                 .replace("rounds = 1, openings", "tc = \"10+1\", file"),
             vec!["m.toml:5", "evaluation.e.puzzles: tc is for games"],
         ),
-        // What the stages would refuse later is refused here, with the stage's own limits.
+    ]);
+}
+
+/// What the stages would refuse later is refused by the check, with the stage's own limits.
+#[test]
+fn settings_the_stages_would_refuse_are_refused_by_the_check() {
+    let (_, ok) = base_manifest();
+    assert_refused_manifests([
         (format!("{ok}l1 = 16384\n"), vec!["m.toml:8: l1 must", "up to 8192"]),
         (format!("{ok}l2 = 100000\n"), vec!["m.toml:8: l2:", "between 1 and 4096"]),
         (
@@ -494,7 +524,14 @@ fn bad_manifests_name_the_file_the_line_and_the_key() {
             format!("{ok}i8_blocks = [\"nosuch\"]\n"),
             vec!["m.toml: experiment 'x': i8_blocks:", "nosuch"],
         ),
-        // The field's recipe: each key checked by its type, or by the rule between keys.
+    ]);
+}
+
+/// The field's recipe: each key checked by its type, or by the rule between keys.
+#[test]
+fn the_fields_recipe_is_checked_key_by_key() {
+    let (_, ok) = base_manifest();
+    assert_refused_manifests([
         (
             format!("{ok}lr_schedule = \"linear\"\n"),
             vec!["m.toml:8: lr_schedule:", "one-cycle"],
@@ -527,21 +564,12 @@ fn bad_manifests_name_the_file_the_line_and_the_key() {
             format!("{ok}early_skip_ply = -1\n"),
             vec!["m.toml:8: early_skip_ply:"],
         ),
-        (
-            format!("{ok}wdl_skip = 1\n"),
-            vec!["m.toml:8: wdl_skip:"],
-        ),
+        (format!("{ok}wdl_skip = 1\n"), vec!["m.toml:8: wdl_skip:"]),
         (
             format!("{ok}epochs = 4\nswa_from = 5\n"),
             vec!["m.toml:5", "swa_from: epoch 5 is after the last epoch (4)"],
         ),
-    ];
-    for (manifest, needles) in cases {
-        let err = check(&manifest);
-        for needle in needles {
-            assert!(err.contains(needle), "'{needle}' not in: {err}");
-        }
-    }
+    ]);
 }
 
 /// `generate` tables: ply windows (at parse) and the inputs the stage would need (`--check`).
