@@ -41,19 +41,16 @@ impl Stage for DataStage {
 
     fn planned(&self, plan: Plan) -> Result<Vec<PlannedStage>> {
         let d = plan.manifest.dataset(&self.dataset)?;
-        Ok(generation(d)
-            .map(|g| data_dir(d, g, plan.out))
-            .transpose()?
-            .map(|dir| PlannedStage {
-                name: StageId::from(self.clone()).to_string(),
-                dir,
-            })
-            .into_iter()
-            .collect())
+        let Some(g) = generation(d) else {
+            return Ok(Vec::new());
+        };
+        let name = self.id().to_string();
+        let dir = data_dir(d, g, plan.out)?;
+        Ok(vec![PlannedStage { name, dir }])
     }
 
     fn work(&self, ctx: Ctx) -> Result<DataRecord> {
-        let name = StageId::from(self.clone()).to_string();
+        let name = self.id().to_string();
         ensure_data(&name, ctx.manifest.dataset(&self.dataset)?, ctx.options)
     }
 }
@@ -68,8 +65,7 @@ impl Stage for DataShard {
 
     fn work(&self, ctx: Ctx) -> Result<()> {
         let d = ctx.manifest.dataset(&self.dataset)?;
-        ensure_shard(d, self.shard, ctx.options)
-            .with_context(|| format!("stage {}", StageId::from(self.clone())))
+        ensure_shard(d, self.shard, ctx.options).with_context(|| format!("stage {}", self.id()))
     }
 }
 

@@ -45,11 +45,10 @@ fn evaluation_of<'a>(id: StageId, e: &'a Experiment, name: &str) -> Result<&'a E
 /// players, read from the experiment's training runs.
 fn played<'a>(
     ctx: Ctx<'a>,
-    id: impl Into<StageId>,
+    id: StageId,
     experiment: &str,
     evaluation: &str,
 ) -> Result<(&'a Evaluation, Vec<Player>)> {
-    let id = id.into();
     let e = ctx.experiment(id.clone(), experiment)?;
     let ev = evaluation_of(id, e, evaluation)?;
     Ok((ev, players(ctx, e)?))
@@ -76,12 +75,12 @@ impl Stage for EvaluateStage {
 
     fn part_count(&self, manifest: &Manifest) -> Result<u64> {
         let e = manifest.experiment(&self.experiment)?;
-        let ev = evaluation_of(self.clone().into(), e, &self.evaluation)?;
+        let ev = evaluation_of(self.id(), e, &self.evaluation)?;
         Ok(ev.tournament.as_ref().map_or(1, |t| t.batch_count() as u64))
     }
 
     fn work(&self, ctx: Ctx) -> Result<EvaluationResult> {
-        let (ev, players) = played(ctx, self.clone(), &self.experiment, &self.evaluation)?;
+        let (ev, players) = played(ctx, self.id(), &self.experiment, &self.evaluation)?;
         let options = ctx.options;
         let place = (options.progress, &options.lookup);
         evaluate::evaluate(&self.experiment, ev, &players, &options.out, place)
@@ -97,10 +96,10 @@ impl Stage for EvaluateBatch {
     }
 
     fn work(&self, ctx: Ctx) -> Result<()> {
-        let (ev, players) = played(ctx, self.clone(), &self.experiment, &self.evaluation)?;
+        let (ev, players) = played(ctx, self.id(), &self.experiment, &self.evaluation)?;
         let options = ctx.options;
         let place = (self.batch, &options.lookup);
         evaluate::evaluate_batch(&self.experiment, ev, &players, &options.out, place)
-            .with_context(|| format!("stage {}", StageId::from(self.clone())))
+            .with_context(|| format!("stage {}", self.id()))
     }
 }

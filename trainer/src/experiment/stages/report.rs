@@ -38,7 +38,7 @@ impl Stage for ReportStage {
     }
 
     fn work(&self, ctx: Ctx) -> Result<Box<ExperimentReport>> {
-        let e = ctx.experiment(self.clone(), &self.experiment)?;
+        let e = ctx.experiment(self.id(), &self.experiment)?;
         report_experiment(ctx, e).map(Box::new)
     }
 }

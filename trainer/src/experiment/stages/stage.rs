@@ -28,6 +28,11 @@ pub(crate) trait Stage: Clone + Into<StageId> {
     /// What it hands on to the stages that need it.
     type Record: Record;
 
+    /// Its name, as `trainer run --stage` takes it.
+    fn id(&self) -> StageId {
+        self.clone().into()
+    }
+
     /// The stages whose records it reads, in the order it reads them (the graph's edges).
     fn needs(&self, manifest: &Manifest) -> Result<Vec<StageId>>;
 
@@ -167,10 +172,10 @@ impl<'a> Ctx<'a> {
     }
 
     /// The experiment `name`, named by stage `id`.
-    pub(crate) fn experiment(self, id: impl Into<StageId>, name: &str) -> Result<&'a Experiment> {
+    pub(crate) fn experiment(self, id: StageId, name: &str) -> Result<&'a Experiment> {
         self.manifest
             .experiment(name)
-            .with_context(|| format!("stage {}", id.into()))
+            .with_context(|| format!("stage {id}"))
     }
 }
 

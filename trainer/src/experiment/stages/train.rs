@@ -23,10 +23,9 @@ use crate::train::run::{DataFile, Runtime, TrainConfig, TrainError, train};
 impl TrainStage {
     /// Its experiment and network, checked against the manifest.
     fn find<'m>(&self, manifest: &'m Manifest) -> Result<(&'m Experiment, Entry)> {
-        let id = || StageId::from(self.clone());
         let e = manifest
             .experiment(&self.experiment)
-            .with_context(|| format!("stage {}", id()))?;
+            .with_context(|| format!("stage {}", self.id()))?;
         let entry = e
             .entries()
             .into_iter()
@@ -34,7 +33,7 @@ impl TrainStage {
             .ok_or_else(|| {
                 anyhow!(
                     "stage {}: experiment '{}' has no network '{}'",
-                    id(),
+                    self.id(),
                     e.name,
                     self.entry
                 )
@@ -42,7 +41,7 @@ impl TrainStage {
         if self.run > e.settings.runs.get() {
             bail!(
                 "stage {}: experiment '{}' has {} run(s)",
-                id(),
+                self.id(),
                 e.name,
                 e.settings.runs
             );
@@ -99,7 +98,7 @@ impl Stage for TrainStage {
             .chain(&e.val_data)
             .map(|d| Ok((d.name.clone(), planned_record(d, plan.out)?)))
             .collect::<Result<_>>()?;
-        let name = StageId::from(self.clone()).to_string();
+        let name = self.id().to_string();
         let mut folders = Vec::new();
         let data = training_data(e, &entry, &records, |dataset, train, n| {
             let dir = prefix::rung_dir(dataset, train, n, plan.out)?;
