@@ -4,7 +4,9 @@
 //! Each kind implements [`Stage`] in its own file (`data.rs`, `train.rs`, `evaluation.rs`,
 //! `report.rs`, `ladder.rs`); the graph ([`super::graph`]) is built from the kinds' needs, the
 //! executors run a stage by [`Ctx::handed`], and the Slurm executor submits a kind's parts as
-//! an array job: nothing outside a kind's file matches on the kinds but [`StageId::stage`].
+//! an array job. What a kind does is matched on in one place, [`StageId::stage`]; besides it
+//! only the names' text form (`id.rs`) and the Slurm executor's grouping of an experiment's
+//! training runs into one array job name the kinds.
 
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
