@@ -667,15 +667,24 @@ fn propagate(
             &mut acts[step.acts.start..],
         );
         if !padded {
-            acts[step.acts.end..whole(&step.acts).end].fill(0);
+            zero(&mut acts[step.acts.end..whole(&step.acts).end]);
         }
     }
     let reads = whole(&plan.output.reads);
     // A dense output's reads end where no layer padded them.
-    acts[plan.output.reads.end..reads.end].fill(0);
+    zero(&mut acts[plan.output.reads.end..reads.end]);
     let mut out = [0i32];
     affine(kernels, &output[0], &acts[reads], &mut out, blocks);
     (out[0], skip)
+}
+
+/// Zeroes the padding `bytes` after a layer's activations (fewer than 32), calling no `memset`
+/// for none: the padding is usually empty, and a call costs more than the check.
+#[inline(always)]
+fn zero(bytes: &mut [u8]) {
+    if !bytes.is_empty() {
+        bytes.fill(0);
+    }
 }
 
 /// The positional term of the output layer's sum `out` and the skip value `skip` under the
