@@ -386,8 +386,10 @@ mod x86 {
         unsafe { dot_512(x, w, |a, xv, wv| _mm512_dpbusd_epi32(a, xv, wv)) }
     }
 
-    /// `sums = W·x` for a layer in column order (`cols`: `[x.len() / 4][sums.len()][4]`, see
-    /// [`Affine::columns`](crate::network::Affine::columns)), registers of `LANES` outputs: each
+    /// `sums = W·x` for a layer in column order, pass by pass (`cols`: `[sums.len() / (G ·
+    /// LANES)][x.len() / 4][G · LANES][4]`, see [`Affine::columns`](crate::network::Affine::columns),
+    /// whose outputs per pass are `G · LANES`; a pass's blocks lie at a stride known at compile
+    /// time), registers of `LANES` outputs: each
     /// block of four inputs is broadcast once and multiplied into the four weights of `G`
     /// registers' outputs by `step`, each register in `4 / G` independent chains over the
     /// blocks (one chain would wait on each multiply-add), so that a pass over the blocks feeds
@@ -397,10 +399,6 @@ mod x86 {
     ///
     /// With `nonzero` given, only the blocks it lists are read (the others are zero inputs):
     /// Stockfish 15.1's `AffineTransformSparseInput` for wide, mostly-zero inputs.
-    ///
-    /// A layer of `G · LANES` outputs (every layer of Stockfish's shapes but 15.1's dense
-    /// second) takes one pass whose column stride is known at compile time: a shift instead of
-    /// a multiply and an add per block.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     unsafe fn columns<V: Copy, const LANES: usize, const G: usize, const CHAINS: usize>(
@@ -416,45 +414,7 @@ mod x86 {
         add: impl Fn(V, V) -> V,
         finish: impl Fn(V, *const i32, *mut i32),
     ) {
-        // SAFETY: as the caller's.
-        unsafe {
-            if sums.len() == G * LANES {
-                columns_in::<V, LANES, G, CHAINS, true>(
-                    x, cols, biases, sums, nonzero, zero, broadcast, load, step, add, finish,
-                )
-            } else {
-                columns_in::<V, LANES, G, CHAINS, false>(
-                    x, cols, biases, sums, nonzero, zero, broadcast, load, step, add, finish,
-                )
-            }
-        }
-    }
-
-    /// [`columns`] for `ONE_PASS`: `sums.len() == G · LANES` (checked by the caller) or not.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
-    unsafe fn columns_in<
-        V: Copy,
-        const LANES: usize,
-        const G: usize,
-        const CHAINS: usize,
-        const ONE_PASS: bool,
-    >(
-        x: &[u8],
-        cols: &[i8],
-        biases: &[i32],
-        sums: &mut [i32],
-        nonzero: Option<&[u16]>,
-        zero: V,
-        broadcast: impl Fn(i32) -> V,
-        load: impl Fn(*const i8) -> V,
-        step: impl Fn(V, V, V) -> V,
-        add: impl Fn(V, V) -> V,
-        finish: impl Fn(V, *const i32, *mut i32),
-    ) {
-        let blocks = x.len() / 4;
-        let outputs = if ONE_PASS { G * LANES } else { sums.len() };
-        debug_assert_eq!(outputs, sums.len());
+        let (blocks, outputs) = (x.len() / 4, sums.len());
         assert!(biases.len() >= outputs);
         debug_assert!(cols.len() >= blocks * outputs * 4 && blocks.is_multiple_of(4));
         debug_assert!(outputs.is_multiple_of(G * LANES) && G * CHAINS == 4);
@@ -472,7 +432,10 @@ mod x86 {
                 *a = step(
                     *a,
                     xb,
-                    load(cols.as_ptr().add((c * outputs + g + r * LANES) * 4)),
+                    load(
+                        cols.as_ptr()
+                            .add((g * blocks + c * G * LANES + r * LANES) * 4),
+                    ),
                 );
             }
         };

@@ -501,11 +501,13 @@ pub struct Affine {
     /// A one-output layer's row zero-padded to a multiple of 32 inputs (what the SIMD kernel
     /// reads, with inputs zero-padded alike); empty when `inputs` is one already.
     pub(crate) padded: AlignedVec<i8>,
-    /// The weights by blocks of four inputs, for layers of more than one output: block `c`
-    /// holds every output's weights of inputs `4c .. 4c + 4` (`[stride / 4][padded outputs][4]`,
-    /// outputs zero-padded to a multiple of `per_pass`), so that one broadcast block of inputs
-    /// multiplies a register of outputs at once: Stockfish 15.1's order for its layer kernels
-    /// (`layers/affine_transform.h`, `get_weight_index`). Empty for one output.
+    /// The weights by blocks of four inputs, for layers of more than one output, pass by pass:
+    /// block `c` of a pass holds its `per_pass` outputs' weights of inputs `4c .. 4c + 4`
+    /// (`[padded outputs / per_pass][stride / 4][per_pass][4]`, outputs zero-padded to a
+    /// multiple of `per_pass`), so that one broadcast block of inputs multiplies a register of
+    /// outputs at once, and a pass reads its blocks at a stride its kernel knows at compile
+    /// time. With one pass (every hot layer) this is Stockfish 15.1's order for its layer
+    /// kernels (`layers/affine_transform.h`, `get_weight_index`). Empty for one output.
     pub(crate) columns: AlignedVec<i8>,
     /// The biases zero-padded like `columns`' outputs (what the kernels add in the registers of
     /// whole passes); empty where `columns` is.
@@ -552,9 +554,11 @@ impl Affine {
             0
         };
         let mut columns = AlignedVec::zeroed(stride * wide);
+        let blocks = stride / 4;
         for (o, row) in weights.chunks_exact(inputs.max(1)).enumerate().take(wide) {
+            let (pass, lane) = (o / per_pass, o % per_pass);
             for (i, &w) in row.iter().enumerate() {
-                columns[(i / 4 * wide + o) * 4 + i % 4] = w;
+                columns[((pass * blocks + i / 4) * per_pass + lane) * 4 + i % 4] = w;
             }
         }
         let mut padded_biases = AlignedVec::zeroed(wide);
