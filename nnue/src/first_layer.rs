@@ -14,6 +14,7 @@
 use std::fmt;
 
 use super::aligned::AlignedVec;
+use crate::names::UnknownName;
 
 /// How a block's first-layer rows are stored.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -78,12 +79,16 @@ impl fmt::Display for WeightType {
 }
 
 impl std::str::FromStr for WeightType {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         WeightType::ALL
             .into_iter()
             .find(|t| t.name() == s.trim())
-            .ok_or_else(|| format!("unknown weight type '{s}' (expected i16 or i8)"))
+            .ok_or_else(|| UnknownName {
+                what: "weight type",
+                text: s.to_string(),
+                expected: "i16 or i8",
+            })
     }
 }
 

@@ -13,6 +13,7 @@ use super::shape::{Arch, Hidden, MAX_HIDDEN_LAYERS};
 
 /// The first eight bytes of a network file in this project's format.
 pub const MAGIC: [u8; 8] = *b"NNUEFSET";
+use crate::names::UnknownName;
 use crate::units::ScoreUnits;
 pub use crate::wire_code::{FORMAT_VERSION, SHAPE_VERSION, THESIS_SHAPE_VERSION, UNITS_VERSION};
 use crate::wire_code::{TODAY_VERSION, WireCode};
@@ -52,15 +53,17 @@ impl fmt::Display for NetFormat {
 }
 
 impl std::str::FromStr for NetFormat {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         match s.trim().to_ascii_lowercase().as_str() {
             "own" => Ok(NetFormat::Own),
             "thesis" => Ok(NetFormat::Thesis),
             "stockfish" => Ok(NetFormat::Stockfish),
-            other => Err(format!(
-                "unknown network format '{other}' (expected own, thesis or stockfish)"
-            )),
+            other => Err(UnknownName {
+                what: "network format",
+                text: other.to_string(),
+                expected: "own, thesis or stockfish",
+            }),
         }
     }
 }

@@ -129,6 +129,7 @@ pub mod forward;
 mod grouping;
 mod layers;
 mod load;
+pub mod names;
 mod network;
 mod prefetch;
 pub mod reference;

@@ -5,6 +5,7 @@
 
 use shakmaty::{Chess, Position, Role};
 
+use crate::names::UnknownName;
 use crate::wire_code::{UNITS_VERSION, WireCode};
 
 /// Stockfish 15.1's internal units per pawn as its UCI reports scores: `cp = v · 100 / 361`
@@ -61,18 +62,18 @@ impl std::fmt::Display for ScoreUnits {
 }
 
 impl std::str::FromStr for ScoreUnits {
-    type Err = String;
+    type Err = UnknownName;
 
     /// A name [`Display`](std::fmt::Display) writes.
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, UnknownName> {
         Self::ALL
             .iter()
             .copied()
             .find(|u| u.to_string() == text.trim())
-            .ok_or_else(|| {
-                format!(
-                    "unknown score units '{text}' (expected centipawns, stockfish or stockfish-wdl)"
-                )
+            .ok_or_else(|| UnknownName {
+                what: "score units",
+                text: text.to_string(),
+                expected: "centipawns, stockfish or stockfish-wdl",
             })
     }
 }

@@ -20,7 +20,7 @@ pub fn convert(
     output: &Path,
     format: &str,
 ) -> Result<Option<String>, String> {
-    let format: NetFormat = format.parse()?;
+    let format = format.parse::<NetFormat>().map_err(|e| e.to_string())?;
     let registry = PluginRegistry::discover(plugin_dir).map_err(|e| e.to_string())?;
     let nnue = Nnue::load(input, &registry).map_err(|e| e.to_string())?;
     nnue.write(output, format).map_err(|e| e.to_string())?;
