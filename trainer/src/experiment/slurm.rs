@@ -279,7 +279,7 @@ struct Array {
 /// generated in shards, the batches of a tournament played in batches.
 fn array_of(manifest: &Manifest, id: &StageId) -> Result<Option<Array>> {
     let parts = id.parts(manifest)?;
-    let Some(prefix) = id.parts_prefix().filter(|_| parts.len() > 1) else {
+    let Some(prefix) = id.parts_prefix().filter(|_| !parts.is_empty()) else {
         return Ok(None);
     };
     let log = format!("{}parts", crate::file_names::safe_file_name(&prefix));
