@@ -79,6 +79,11 @@ enum Command {
         /// without the refresh cache, as Stockfish 15.1 does (for side-by-side speed).
         #[arg(long, requires = "games")]
         full_refresh: bool,
+        /// With --games: after the evaluations, print on stderr what the accumulator stack did
+        /// (perspectives updated and refreshed, rows applied, the refresh cache's hits), per
+        /// move played.
+        #[arg(long, requires = "games")]
+        stats: bool,
         /// Kernels: scalar, avx2, avx512 or avx512vnni (default: $NNUE_SIMD, else the best).
         #[arg(long)]
         simd: Option<String>,
@@ -183,6 +188,7 @@ fn main() -> ExitCode {
             games,
             repeat,
             full_refresh,
+            stats,
             simd,
             stacks,
         } => match (fens, games) {
@@ -197,7 +203,7 @@ fn main() -> ExitCode {
                 args.plugin_dir.as_deref(),
                 net,
                 games,
-                (simd.as_deref(), *repeat, *full_refresh),
+                (simd.as_deref(), *repeat, *full_refresh, *stats),
                 &mut out,
             ),
             (None, None) => unreachable!("clap requires --fens or --games"),

@@ -493,7 +493,8 @@ fn the_engine_searches_with_stockfish_15_1s_network() {
 }
 
 /// `host eval --games` prints Stockfish's evaluations along the reference games (the file's own
-/// layout), and `--repeat` the speed line; a bad move is one line naming file and line.
+/// layout), `--repeat` the speed line and `--stats` what the stack did; a bad move is one line
+/// naming file and line.
 #[test]
 fn host_eval_games_reproduces_the_reference_games_file() {
     let games = data().join("games.tsv");
@@ -535,6 +536,38 @@ fn host_eval_games_reproduces_the_reference_games_file() {
             && line.trim().ends_with(&format!("checksum {sum}")),
         "{line}"
     );
+    // `--stats`: every move updates or refreshes each perspective once, pass after pass.
+    let moves: usize = rows("games.tsv")
+        .iter()
+        .map(|r| r[1].split_whitespace().count())
+        .sum();
+    for (extra, cache) in [(None, "cache_hits "), (Some("--full-refresh"), "cache off")] {
+        let out = run_ok(
+            host()
+                .args(["eval", "--repeat", "2", "--stats", "--net"])
+                .arg(sf_net())
+                .arg("--games")
+                .arg(&games)
+                .args(extra),
+        );
+        let err = String::from_utf8(out.stderr).unwrap();
+        let stat = |name: &str| -> usize {
+            let mut words = err.split_whitespace();
+            words.find(|w| *w == name).expect(name);
+            words.next().unwrap().parse().unwrap()
+        };
+        assert_eq!(stat("moves"), 2 * moves, "{err}");
+        assert_eq!(
+            stat("updates") + stat("refreshes") + stat("hybrids"),
+            2 * 2 * moves,
+            "{err}"
+        );
+        assert!(
+            stat("refreshes") > 0 && stat("rows") > stat("updates"),
+            "{err}"
+        );
+        assert!(err.starts_with("stats ") && err.contains(cache), "{err}");
+    }
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.tsv");
     std::fs::write(

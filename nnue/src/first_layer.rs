@@ -326,6 +326,44 @@ pub struct RowLists {
     end: [u32; 2],
 }
 
+/// A row list being filled by [`RowLists::extend`]: its end, length and one past its largest
+/// row held in locals (registers) instead of the `Vec` and the lists' array.
+struct Sink {
+    at: *mut u32,
+    len: usize,
+    end: u32,
+}
+
+impl Sink {
+    /// Makes room in `list` for `more` rows and starts after its rows, whose end is `end`.
+    #[inline(always)]
+    fn open(list: &mut Vec<u32>, end: u32, more: usize) -> Sink {
+        list.reserve(more);
+        Sink {
+            at: list.as_mut_ptr(),
+            len: list.len(),
+            end,
+        }
+    }
+
+    /// Appends `row` (within the room made by `open`).
+    #[inline(always)]
+    fn put(&mut self, row: u32) {
+        // SAFETY: `open` reserved room for every row the caller puts.
+        unsafe { self.at.add(self.len).write(row) };
+        self.len += 1;
+        self.end = self.end.max(row.saturating_add(1));
+    }
+
+    /// Gives `list` (the one opened) its new length; returns the new end.
+    #[inline(always)]
+    fn close(self, list: &mut Vec<u32>) -> u32 {
+        // SAFETY: the rows up to `len` were there or written by `put`.
+        unsafe { list.set_len(self.len) };
+        self.end
+    }
+}
+
 impl RowLists {
     /// Empty lists with room for `capacity` rows of each kind.
     pub fn with_capacity(capacity: usize) -> RowLists {
@@ -355,35 +393,47 @@ impl RowLists {
     }
 
     /// Lists the rows of features `added` and `removed` of `layer` (each below its rows,
-    /// checked by the caller): the indices themselves when the layer stores every row in
-    /// [one type](FirstLayer::single_type), no look-up per row; else each located.
+    /// checked by the caller). In a layer of one or two runs of storage (every network this
+    /// project writes: the thesis's, Stockfish's of 2022 and of today) a row is found by one
+    /// comparison at most, and the lists' lengths and ends stay in registers while they fill;
+    /// other layers locate each row.
     #[inline]
     pub fn extend(&mut self, layer: &FirstLayer, added: &[u32], removed: &[u32]) {
-        match layer.single_type() {
-            Some(ty) => self.extend_single(ty, added, removed),
-            None => {
+        match layer.segments[..] {
+            [only] => {
+                let slot = only.ty.slot();
+                let shift = only.base.wrapping_sub(only.start);
+                for (from, lists) in [(added, &mut self.add), (removed, &mut self.sub)] {
+                    let mut sink = Sink::open(&mut lists[slot], self.end[slot], from.len());
+                    from.iter().for_each(|&i| sink.put(i.wrapping_add(shift)));
+                    self.end[slot] = sink.close(&mut lists[slot]);
+                }
+            }
+            [low, high] => {
+                // Adjacent runs of one type are one run: the two runs are of both types.
+                let (low_slot, high_slot) = (low.ty.slot(), high.ty.slot());
+                let low_shift = low.base.wrapping_sub(low.start);
+                let high_shift = high.base.wrapping_sub(high.start);
+                for (from, lists) in [(added, &mut self.add), (removed, &mut self.sub)] {
+                    let n = from.len();
+                    let mut lo = Sink::open(&mut lists[low_slot], self.end[low_slot], n);
+                    let mut hi = Sink::open(&mut lists[high_slot], self.end[high_slot], n);
+                    for &i in from {
+                        if i < low.end {
+                            lo.put(i.wrapping_add(low_shift));
+                        } else {
+                            hi.put(i.wrapping_add(high_shift));
+                        }
+                    }
+                    self.end[low_slot] = lo.close(&mut lists[low_slot]);
+                    self.end[high_slot] = hi.close(&mut lists[high_slot]);
+                }
+            }
+            _ => {
                 added.iter().for_each(|&i| self.add(layer, i));
                 removed.iter().for_each(|&i| self.sub(layer, i));
             }
         }
-    }
-
-    /// Lists the rows `added` and `removed` of a layer of one type `ty`, whose storage rows are
-    /// the indices.
-    #[inline]
-    fn extend_single(&mut self, ty: WeightType, added: &[u32], removed: &[u32]) {
-        let slot = ty.slot();
-        let mut end = self.end[slot];
-        // Pushed one by one: a handful of rows, which a copy routine would cost more than.
-        for &i in added {
-            self.add[slot].push(i);
-            end = end.max(i + 1);
-        }
-        for &i in removed {
-            self.sub[slot].push(i);
-            end = end.max(i + 1);
-        }
-        self.end[slot] = end;
     }
 
     /// Subtracts feature `index`'s row.

@@ -71,12 +71,13 @@ pub fn run(
 /// `tests/data/stockfish-15.1/games.tsv`). With `--repeat R`, the games are played R times and
 /// one line says how fast: `positions P evals_per_second X checksum C` (P evaluations per pass,
 /// C the sum of one pass's values), the line `scripts/stockfish-nnue/bench.sh` compares with
-/// Stockfish's own code on the same games. With `full_refresh`, the refresh cache is off.
+/// Stockfish's own code on the same games. With `full_refresh`, the refresh cache is off. With
+/// `stats`, a last line on stderr says what the stack did ([`stats_line`]).
 pub fn games(
     plugin_dir: Option<&Path>,
     net: &Path,
     games: &Path,
-    (simd, repeat, full_refresh): (Option<&str>, Option<u32>, bool),
+    (simd, repeat, full_refresh, stats): (Option<&str>, Option<u32>, bool, bool),
     out: &mut impl Write,
 ) -> Result<(), String> {
     let kernels = kernels(simd)?;
@@ -144,5 +145,39 @@ pub fn games(
             .map_err(io)?;
         }
     }
+    if stats {
+        let moves: usize = games.iter().map(|g| g.moves.len()).sum();
+        let passes = repeat.map_or(1, |r| r.max(1)) as usize;
+        eprintln!("{}", stats_line(&stack, moves * passes));
+    }
     Ok(())
+}
+
+/// What `stack` did over `moves` pushes, totals and per move: perspectives updated
+/// incrementally, the rows those updates applied, perspectives refreshed and the rows their
+/// refreshes applied, king moves updated by the hybrid rule, and the refresh cache's hits,
+/// fills and bypasses (`stats ...`, one line; `cache off` without the cache).
+pub fn stats_line(stack: &AccumulatorStack, moves: usize) -> String {
+    let s = stack.stats();
+    let per = |n: u64| n as f64 / moves.max(1) as f64;
+    let cache = match stack.cache_stats() {
+        Some(c) => format!(
+            "cache_hits {} cache_fills {} cache_bypassed {} cache_rows {}",
+            c.hits, c.fills, c.bypassed, c.rows
+        ),
+        None => "cache off".to_string(),
+    };
+    format!(
+        "stats moves {moves} updates {} ({:.3}/move) rows {} ({:.2}/move) refreshes {} ({:.4}/move) refresh_rows {} ({:.2}/move) hybrids {} ({:.4}/move) {cache}",
+        s.updates,
+        per(s.updates),
+        s.rows,
+        per(s.rows),
+        s.refreshes,
+        per(s.refreshes),
+        s.refresh_rows,
+        per(s.refresh_rows),
+        s.hybrids,
+        per(s.hybrids),
+    )
 }
