@@ -149,6 +149,13 @@ enum NetCommand {
 }
 
 fn main() -> ExitCode {
+    if let Some(feature) = host::nnue::missing_build_feature() {
+        eprintln!(
+            "error: {}",
+            host::nnue::missing_build_feature_message(feature)
+        );
+        return ExitCode::FAILURE;
+    }
     let args = Args::parse();
     let Some(command) = &args.command else {
         // No subcommand: speak UCI on standard input and output.

@@ -12,6 +12,7 @@
 
 use std::cell::RefCell;
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, Once};
 
@@ -42,6 +43,18 @@ impl<'a> IndexList<'a> {
     pub fn new(buf: &'a mut [u32]) -> Self {
         IndexList {
             ptr: buf.as_mut_ptr(),
+            cap: u32::try_from(buf.len()).unwrap_or(u32::MAX),
+            len: 0,
+            overflow: false,
+            _buf: PhantomData,
+        }
+    }
+
+    /// A list writing into memory not yet written (a `Vec`'s spare capacity): no need to zero
+    /// it first, as the list reads back only what it wrote.
+    pub fn in_spare(buf: &'a mut [MaybeUninit<u32>]) -> Self {
+        IndexList {
+            ptr: buf.as_mut_ptr().cast(),
             cap: u32::try_from(buf.len()).unwrap_or(u32::MAX),
             len: 0,
             overflow: false,

@@ -133,6 +133,26 @@ impl Board {
         next.castling &= !((1u64 << mv.from) | (1u64 << mv.to));
         next
     }
+
+    /// Whether `mv` (legal here) moves `color`'s king, castling included: the move's role and
+    /// the colour of its origin, without looking up the piece there.
+    #[inline(always)]
+    pub fn moves_king_of(&self, mv: &Move, color: Color) -> bool {
+        mv.role == Role::King && self.by_color[color.index()] & (1u64 << mv.from) != 0
+    }
+
+    /// The square of `color`'s king after `mv` (legal here; `None` without one), without
+    /// playing the move: only the mover's king moves.
+    #[inline(always)]
+    pub fn king_after(&self, mv: &Move, color: Color) -> Option<Square> {
+        if !self.moves_king_of(mv, color) {
+            return self.king(color);
+        }
+        Some(match mv.kind {
+            MoveKind::Castle => mv.castle_destinations().0,
+            _ => mv.to,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -281,5 +301,29 @@ mod tests {
             c.changed_squares(),
             (1 << 56) | (1 << 58) | (1 << 59) | (1 << 60)
         );
+    }
+
+    #[test]
+    fn king_after_follows_the_movers_king_alone_castling_included() {
+        // White: king e1 (4), rook h1 (7), knight b1 (1); Black: king e8 (60).
+        let b = board_with(&[
+            (4, Color::White, Role::King),
+            (7, Color::White, Role::Rook),
+            (1, Color::White, Role::Knight),
+            (60, Color::Black, Role::King),
+        ]);
+        let castle = mv(4, 7, Role::King, NO_ROLE, NO_ROLE, MoveKind::Castle);
+        let step = mv(4, 12, Role::King, NO_ROLE, NO_ROLE, MoveKind::Normal);
+        let knight = mv(1, 18, Role::Knight, NO_ROLE, NO_ROLE, MoveKind::Normal);
+        for (m, white, moves) in [(castle, 6, true), (step, 12, true), (knight, 4, false)] {
+            assert_eq!(b.moves_king_of(&m, Color::White), moves);
+            assert!(!b.moves_king_of(&m, Color::Black));
+            assert_eq!(b.king_after(&m, Color::White), Some(white));
+            assert_eq!(b.king_after(&m, Color::Black), Some(60));
+            // What playing the move gives.
+            assert_eq!(b.play(&m).king(Color::White), Some(white));
+        }
+        let kingless = board_with(&[(1, Color::White, Role::Knight)]);
+        assert_eq!(kingless.king_after(&knight, Color::White), None);
     }
 }

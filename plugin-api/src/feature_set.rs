@@ -222,15 +222,23 @@ impl Term {
     ) -> Result<(), BlockError> {
         let d = &factor.descriptor;
         let start = out.len();
-        out.resize(start + d.max_active as usize, 0);
-        let mut list = IndexList::new(&mut out[start..]);
+        out.reserve(d.max_active as usize);
+        let spare = &mut out.spare_capacity_mut()[..d.max_active as usize];
+        let mut list = IndexList::in_spare(spare);
         let r = (d.active)(board, p, &mut list);
         let n = list.len();
-        out.truncate(start + n);
+        // SAFETY: the list wrote its first `n` entries, right after the vector's `start`.
+        unsafe { out.set_len(start + n) };
         if let RResult::RErr(e) = r {
             return Err(block_error(factor, e));
         }
-        if let Some(ix) = out[start..].iter().find(|&&ix| ix >= d.size) {
+        // The largest index first (a loop without exits, which the compiler vectorises), the
+        // culprit only when there is one.
+        let largest = out[start..].iter().copied().max().unwrap_or(0);
+        if let Some(ix) = (largest >= d.size)
+            .then(|| out[start..].iter().find(|&&ix| ix >= d.size))
+            .flatten()
+        {
             return Err(BlockError {
                 block: d.name.to_string(),
                 origin: factor.origin.clone(),

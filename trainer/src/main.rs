@@ -178,6 +178,10 @@ fn pinned_environment() {
 }
 
 fn main() -> ExitCode {
+    if let Some(feature) = nnue::missing_build_feature() {
+        eprintln!("error: {}", nnue::missing_build_feature_message(feature));
+        return ExitCode::FAILURE;
+    }
     #[cfg(unix)]
     pinned_environment();
     match run(cli::parse_args::<Args>()) {

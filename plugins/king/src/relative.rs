@@ -1,14 +1,12 @@
 //! What king-relative blocks share: indices that depend on the own king's square, so that a
 //! move of that king refreshes the perspective and any other move is a piece-by-piece delta.
 
-use plugin_api::{
-    Board, Color, IndexList, Move, MoveDelta, PieceOnSquare, Role, Square, decompose,
-};
+use plugin_api::{Board, Color, IndexList, Move, MoveDelta, PieceOnSquare, Square, decompose};
 
 /// Whether `mv` (legal on `board`) moves `perspective`'s own king (castling included).
 #[inline(always)]
 pub fn own_king_moves(board: &Board, mv: &Move, perspective: Color) -> bool {
-    board.piece_at(mv.from) == Some((perspective, Role::King))
+    board.moves_king_of(mv, perspective)
 }
 
 /// A block whose index of a piece depends on the piece and on the perspective's own king square

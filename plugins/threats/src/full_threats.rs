@@ -149,22 +149,11 @@ impl FeatureBlock for FullThreats {
     }
 
     fn delta(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
-        let changes = decompose(board, mv);
-        // The pieces after the move, from the changes at hand (`Board::play` would decompose
-        // the move a second time): all the orientations need.
-        let mut after = *board;
-        changes
-            .removed()
-            .iter()
-            .for_each(|p| after.remove(p.square, p.color, p.role));
-        changes
-            .added()
-            .iter()
-            .for_each(|p| after.put(p.square, p.color, p.role));
-        let orient = orientations_after(board, &after, out);
+        let orient = orientations_after(board, mv, out);
         if orient == [None, None] {
             return;
         }
+        let changes = decompose(board, mv);
         // The move played one piece at a time on `w`, each change's threats listed on the board
         // that holds the piece (Stockfish's `Position::update_piece_threats`).
         let mut lists = ChangedThreats { orient, out };

@@ -1,7 +1,7 @@
 //! What both threat blocks share: their squares are mirrored by the side of the board the own
 //! king stands on, so a perspective is refreshed when, and only when, its king changes side.
 
-use plugin_api::{Board, Color, MoveDelta, Square};
+use plugin_api::{Board, Color, Move, MoveDelta, Square};
 
 use crate::layout::orientation;
 
@@ -20,18 +20,14 @@ pub fn orientation_on(board: &Board, perspective: Color) -> Option<u8> {
         .map(|king| orientation(perspective, king))
 }
 
-/// The orientation of each perspective after `mv` (from `board` to `after`), or `None` where the
+/// The orientation of each perspective after `mv` (legal on `board`), or `None` where the
 /// perspective must be refreshed (its king changes side, or a king is missing); those refresh
-/// flags are set in `out`.
+/// flags are set in `out`, without playing the move ([`Board::king_after`]).
 #[inline(always)]
-pub fn orientations_after(
-    board: &Board,
-    after: &Board,
-    out: &mut MoveDelta<'_>,
-) -> [Option<u8>; 2] {
+pub fn orientations_after(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) -> [Option<u8>; 2] {
     let mut orient = [None; 2];
     for p in Color::ALL {
-        match (board.king(p), after.king(p)) {
+        match (board.king(p), board.king_after(mv, p)) {
             (Some(k0), Some(k1)) if on_king_side(k0) == on_king_side(k1) => {
                 orient[p.index()] = Some(orientation(p, k1));
             }

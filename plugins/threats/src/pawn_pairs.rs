@@ -170,12 +170,12 @@ impl FeatureBlock for PawnPairs3Wide {
         if !pawns_move && mv.role != Role::King {
             return;
         }
-        let changed = changes.changed_squares();
-        let after = board.play(mv);
-        let orient = orientations_after(board, &after, out);
+        let orient = orientations_after(board, mv, out);
         if !pawns_move {
             return;
         }
+        let changed = changes.changed_squares();
+        let after = board.play(mv);
         let pawns0 = board.by_role[Role::Pawn.index()] & PAWN_RANKS;
         let pawns1 = after.by_role[Role::Pawn.index()] & PAWN_RANKS;
         for p in Color::ALL {
