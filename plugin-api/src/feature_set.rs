@@ -556,13 +556,18 @@ impl FeatureSet {
             }
             let block = &term.factors[0];
             let cap = term.max_delta as usize;
-            let starts_a = buf.n_added;
-            let starts_r = buf.n_removed;
-            let (a0, a1) = split_pair(&mut buf.added, starts_a, cap);
-            let (r0, r1) = split_pair(&mut buf.removed, starts_r, cap);
+            let (starts_a, starts_r) = (buf.n_added, buf.n_removed);
+            let [a0, a1] = &mut buf.added;
+            let [r0, r1] = &mut buf.removed;
             let mut md = MoveDelta {
-                added: [IndexList::new(a0), IndexList::new(a1)],
-                removed: [IndexList::new(r0), IndexList::new(r1)],
+                added: [
+                    IndexList::new(room(a0, starts_a[0], cap)),
+                    IndexList::new(room(a1, starts_a[1], cap)),
+                ],
+                removed: [
+                    IndexList::new(room(r0, starts_r[0], cap)),
+                    IndexList::new(room(r1, starts_r[1], cap)),
+                ],
                 refresh: [false; 2],
             };
             if let RResult::RErr(e) = (block.descriptor.delta)(board, mv, &mut md) {
@@ -570,21 +575,26 @@ impl FeatureSet {
             }
             let counts_a = [md.added[0].len(), md.added[1].len()];
             let counts_r = [md.removed[0].len(), md.removed[1].len()];
-            let refresh = md.refresh;
-            for p in 0..2 {
-                buf.refresh[p] |= refresh[p];
-                if refresh[p] {
+            for (p, asked) in md.refresh.into_iter().enumerate() {
+                if asked {
+                    buf.refresh[p] = true;
                     buf.refresh_terms[p] |= term_bit(t);
                 }
-                // The first term's indices are the set's already.
-                if term.offset != 0 {
-                    for ix in &mut buf.added[p][starts_a[p]..starts_a[p] + counts_a[p]] {
-                        *ix += term.offset;
-                    }
-                    for ix in &mut buf.removed[p][starts_r[p]..starts_r[p] + counts_r[p]] {
-                        *ix += term.offset;
+            }
+            // The first term's indices are the set's already.
+            if term.offset != 0 {
+                for (list, starts, counts) in [
+                    (&mut buf.added, starts_a, counts_a),
+                    (&mut buf.removed, starts_r, counts_r),
+                ] {
+                    for p in 0..2 {
+                        for ix in &mut list[p][starts[p]..starts[p] + counts[p]] {
+                            *ix += term.offset;
+                        }
                     }
                 }
+            }
+            for p in 0..2 {
                 buf.n_added[p] += counts_a[p];
                 buf.n_removed[p] += counts_r[p];
             }
@@ -695,16 +705,10 @@ pub fn term_bit(t: usize) -> u64 {
     1 << t.min(63)
 }
 
-fn split_pair(
-    lists: &mut [Vec<u32>; 2],
-    starts: [usize; 2],
-    cap: usize,
-) -> (&mut [u32], &mut [u32]) {
-    let [l0, l1] = lists;
-    (
-        &mut l0[starts[0]..starts[0] + cap],
-        &mut l1[starts[1]..starts[1] + cap],
-    )
+/// A term's room of `cap` indices in a delta list, after the `start` indices of the terms
+/// before it.
+fn room(list: &mut [u32], start: usize, cap: usize) -> &mut [u32] {
+    list[start..].split_at_mut(cap).0
 }
 
 /// Host-owned result of [`FeatureSet::delta`]: per perspective, added and removed indices
