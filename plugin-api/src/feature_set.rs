@@ -541,6 +541,16 @@ impl FeatureSet {
         buf.n_removed = [0; 2];
         buf.refresh = [false; 2];
         buf.refresh_terms = [0; 2];
+        // Every term writes at most its `max_delta` indices after those of the terms before it:
+        // lists this long hold them all, and each term's room needs no check of its own.
+        let need = self.max_delta();
+        assert!(
+            buf.added
+                .iter()
+                .chain(&buf.removed)
+                .all(|l| l.len() >= need),
+            "a delta buffer made for another feature set"
+        );
         for (t, term) in self.terms.iter().enumerate() {
             if term.is_product() {
                 let before = buf.refresh;
@@ -706,9 +716,12 @@ pub fn term_bit(t: usize) -> u64 {
 }
 
 /// A term's room of `cap` indices in a delta list, after the `start` indices of the terms
-/// before it.
+/// before it. The caller has checked that the list holds `start + cap` indices.
+#[inline(always)]
 fn room(list: &mut [u32], start: usize, cap: usize) -> &mut [u32] {
-    list[start..].split_at_mut(cap).0
+    debug_assert!(start + cap <= list.len());
+    // SAFETY: start + cap <= list.len(), which `FeatureSet::delta` asserts for every term.
+    unsafe { list.get_unchecked_mut(start..start + cap) }
 }
 
 /// Host-owned result of [`FeatureSet::delta`]: per perspective, added and removed indices
