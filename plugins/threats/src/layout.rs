@@ -130,6 +130,37 @@ static OFFSETS: Offsets = {
 
 const _: () = assert!(OFFSETS.total == THREAT_FEATURES);
 
+/// A pair the layout leaves out, in [`PAIR_BASE`].
+const NO_PAIR: u32 = u32::MAX;
+
+/// Per attacker class (relative colour and role), victim's relative colour and victim role: the
+/// first index of the pair's block, `base + (victim colour · targets / 2 + slot) · squares`, or
+/// [`NO_PAIR`]. One look-up instead of the slot's and the sizes' (Stockfish's `index_lut1`,
+/// `full_threats.cpp` at 762dd1da9).
+static PAIR_BASE: [[[u32; 5]; 2]; 10] = {
+    let mut t = [[[NO_PAIR; 5]; 2]; 10];
+    let mut class = 0;
+    while class < 10 {
+        let ar = class % 5;
+        let mut v_color = 0;
+        while v_color < 2 {
+            let mut vr = 0;
+            while vr < 5 {
+                let slot = SLOT[ar][vr];
+                if slot >= 0 {
+                    t[class][v_color][vr] = OFFSETS.base[class]
+                        + (v_color as u32 * (TARGETS[ar] / 2) + slot as u32)
+                            * OFFSETS.squares[class];
+                }
+                vr += 1;
+            }
+            v_color += 1;
+        }
+        class += 1;
+    }
+    t
+};
+
 /// The roles that attack, in class order.
 const ROLES: [Role; 5] = [
     Role::Pawn,
@@ -284,30 +315,25 @@ pub fn threat_index(
     to: Square,
 ) -> Option<u32> {
     let (ar, vr) = (attacker.1 as usize, victim.1 as usize);
-    let slot = SLOT[ar][vr];
-    if slot < 0 {
+    let a_color = (attacker.0 != perspective) as usize;
+    let v_color = (victim.0 != perspective) as usize;
+    let class = a_color * 5 + ar;
+    let pair = PAIR_BASE[class][v_color][vr];
+    if pair == NO_PAIR {
         return None;
     }
     let (from, to) = (from ^ orient, to ^ orient);
     if ar == vr && from < to {
         return None;
     }
-    let a_color = (attacker.0 != perspective) as usize;
-    let v_color = (victim.0 != perspective) as u32;
     let relative = if a_color == 0 {
         Color::White
     } else {
         Color::Black
     };
-    let class = a_color * 5 + ar;
     let below = (1u64 << to) - 1;
     let rank = (pseudo_attacks(relative, attacker.1, from) & below).count_ones();
-    Some(
-        OFFSETS.base[class]
-            + (v_color * (TARGETS[ar] / 2) + slot as u32) * OFFSETS.squares[class]
-            + OFFSETS.from[class][from as usize]
-            + rank,
-    )
+    Some(pair + OFFSETS.from[class][from as usize] + rank)
 }
 
 #[cfg(test)]
