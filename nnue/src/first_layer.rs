@@ -637,6 +637,44 @@ mod tests {
         assert!(r.is_empty());
     }
 
+    /// `extend` lists what `add` and `sub` list one index at a time, lists and ends alike, for
+    /// layers of one run, of two runs (either type first) and of three (located one by one),
+    /// appending to lists that hold rows already.
+    #[test]
+    fn extend_lists_the_rows_that_add_and_sub_list() {
+        let layers = [
+            vec![(7, WeightType::I16)],
+            vec![(7, WeightType::I8)],
+            vec![(3, WeightType::I16), (4, WeightType::I8)],
+            vec![(3, WeightType::I8), (4, WeightType::I16)],
+            vec![
+                (2, WeightType::I16),
+                (3, WeightType::I8),
+                (2, WeightType::I16),
+            ],
+        ];
+        let batches: [(&[u32], &[u32]); 3] = [(&[0, 6, 2], &[3]), (&[], &[5, 1, 4]), (&[6], &[])];
+        for runs in layers {
+            let l = FirstLayer::new(1, &runs, &[1, 2, 3, 4, 5, 6, 7]).unwrap();
+            let (mut one_by_one, mut extended) = (RowLists::default(), RowLists::default());
+            for (added, removed) in batches {
+                added.iter().for_each(|&i| one_by_one.add(&l, i));
+                removed.iter().for_each(|&i| one_by_one.sub(&l, i));
+                extended.extend(&l, added, removed);
+                for ty in WeightType::ALL {
+                    assert_eq!(extended.added(ty), one_by_one.added(ty), "{runs:?} {ty}");
+                    assert_eq!(
+                        extended.removed(ty),
+                        one_by_one.removed(ty),
+                        "{runs:?} {ty}"
+                    );
+                    assert_eq!(extended.end(ty), one_by_one.end(ty), "{runs:?} {ty}");
+                }
+            }
+            assert_eq!(extended.len(), 8);
+        }
+    }
+
     #[test]
     fn weight_types_round_trip_through_codes_and_names() {
         for t in WeightType::ALL {
