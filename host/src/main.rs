@@ -149,11 +149,8 @@ enum NetCommand {
 }
 
 fn main() -> ExitCode {
-    if let Some(feature) = host::nnue::missing_build_feature() {
-        eprintln!(
-            "error: {}",
-            host::nnue::missing_build_feature_message(feature)
-        );
+    if let Some(message) = host::nnue::missing_build_feature() {
+        eprintln!("error: {message}");
         return ExitCode::FAILURE;
     }
     let args = Args::parse();

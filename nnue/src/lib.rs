@@ -167,7 +167,4 @@ pub use shape::{
     Activation, Arch, ArchError, BucketRule, FtOutput, Hidden, OutputRule, Preset, Shape, Skip,
     UnknownPreset,
 };
-pub use simd::{
-    Kernels, SIMD_ENV, SimdError, SimdLevel, TEST_SIMD_ENV, missing_build_feature,
-    missing_build_feature_message,
-};
+pub use simd::{Kernels, SIMD_ENV, SimdError, SimdLevel, TEST_SIMD_ENV, missing_build_feature};

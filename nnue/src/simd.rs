@@ -23,22 +23,20 @@ pub const SIMD_ENV: &str = "NNUE_SIMD";
 /// `scripts/test.sh` asks for `avx2` unless told otherwise.
 pub const TEST_SIMD_ENV: &str = "NNUE_TEST_SIMD";
 
-/// The CPU feature this build's code assumes everywhere and the CPU lacks, if any: on x86-64
-/// every crate is compiled with POPCNT (`.cargo/config.toml`), so the binaries call this first
-/// and stop with one line instead of dying of an illegal instruction on an older CPU.
-pub fn missing_build_feature() -> Option<&'static str> {
+/// The one line a binary prints and stops with when the CPU lacks a feature this build's code
+/// assumes everywhere (on x86-64 every crate is compiled with POPCNT, `.cargo/config.toml`):
+/// `host` and `trainer` call this first, so that an older CPU gets this line instead of an
+/// illegal instruction. `None` on a CPU that has them all.
+pub fn missing_build_feature() -> Option<String> {
     #[cfg(all(target_arch = "x86_64", target_feature = "popcnt"))]
     if !is_x86_feature_detected!("popcnt") {
-        return Some("popcnt");
+        return Some(
+            "this build assumes a CPU with popcnt (every x86-64 CPU since 2009); rebuild with \
+             RUSTFLAGS=\"-C target-cpu=x86-64\" for this one"
+                .to_string(),
+        );
     }
     None
-}
-
-/// The line a binary prints when [`missing_build_feature`] names `feature`.
-pub fn missing_build_feature_message(feature: &str) -> String {
-    format!(
-        "this build assumes a CPU with {feature} (every x86-64 CPU since 2009); rebuild with RUSTFLAGS=\"-C target-cpu=x86-64\" for this one"
-    )
 }
 
 /// A version of the kernels.

@@ -178,8 +178,8 @@ fn pinned_environment() {
 }
 
 fn main() -> ExitCode {
-    if let Some(feature) = nnue::missing_build_feature() {
-        eprintln!("error: {}", nnue::missing_build_feature_message(feature));
+    if let Some(message) = nnue::missing_build_feature() {
+        eprintln!("error: {message}");
         return ExitCode::FAILURE;
     }
     #[cfg(unix)]

@@ -5,8 +5,6 @@ use plugin_api::{
     file_of, rank_of,
 };
 
-use crate::relative::own_king_moves;
-
 /// K (64 indices): `file * 8 + rank` of the own king's square, mirrored vertically for Black
 /// (ALL's square numbering, so `k*all` is the thesis's KA = SQUAREₖ × ALL).
 ///
@@ -59,7 +57,7 @@ impl FeatureBlock for K {
     /// Only the mover's own perspective changes, and only when its king moves.
     fn delta(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
         for p in Color::ALL {
-            if own_king_moves(board, mv, p) {
+            if board.moves_king_of(mv, p) {
                 let after = board.play(mv);
                 if let (Some(from), Some(to)) = (board.king(p), after.king(p)) {
                     out.removed[p.index()].push(k_index(p, from));

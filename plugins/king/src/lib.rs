@@ -23,7 +23,7 @@ pub use halfka::{HalfKav2Hm, halfka_v2_hm_index, halfka_v2_hm_place};
 pub use halfkp::{HalfKp, halfkp_index, halfkp_place};
 pub use k::{K, k_index, k_place};
 pub use kr::{Kr, kr_index, kr_place};
-pub use relative::{KingRelative, own_king_moves};
+pub use relative::KingRelative;
 
 plugin_api::export_plugin!(K, Kr, HalfKav2Hm, HalfKp);
 

@@ -3,12 +3,6 @@
 
 use plugin_api::{Board, Color, IndexList, Move, MoveDelta, PieceOnSquare, Square, decompose};
 
-/// Whether `mv` (legal on `board`) moves `perspective`'s own king (castling included).
-#[inline(always)]
-pub fn own_king_moves(board: &Board, mv: &Move, perspective: Color) -> bool {
-    board.moves_king_of(mv, perspective)
-}
-
 /// A block whose index of a piece depends on the piece and on the perspective's own king square
 /// only; `index` returns `None` for pieces the block leaves out.
 pub trait KingRelative {
@@ -40,7 +34,7 @@ pub trait KingRelative {
         for p in Color::ALL {
             let pi = p.index();
             let king = match board.king(p) {
-                Some(king) if !own_king_moves(board, mv, p) => king,
+                Some(king) if !board.moves_king_of(mv, p) => king,
                 _ => {
                     out.refresh[pi] = true;
                     continue;
