@@ -35,9 +35,10 @@
 
 use std::fmt;
 
-use plugin_api::{BlockError, Board, Color, FeatureDelta, FeatureSet, Move};
+use plugin_api::{BlockError, Board, Color, FeatureDelta, FeatureSet, Move, ProductScratch};
 
 use super::aligned::AlignedVec;
+use super::delta_rows::DeltaRows;
 use super::first_layer::RowLists;
 use super::forward::{self, ForwardScratch};
 use super::grouping::{Group, Grouping};
@@ -167,7 +168,15 @@ pub struct AccumulatorStack<'a> {
     /// Count changes since the root, `log_marks[p]` = log length before ply p's push.
     log: Vec<u32>,
     log_marks: Vec<usize>,
+    /// A move's delta, offset into the set's indices: for sets that keep counts, or whose terms
+    /// are not one run of storage each.
     delta: FeatureDelta,
+    /// A move's delta as rows, both perspectives, for the other sets (see [`DeltaRows`]).
+    delta_rows: Option<DeltaRows<'a>>,
+    /// The scratch lists of the products' deltas written into `delta_rows`.
+    product_scratch: ProductScratch,
+    /// Per perspective, the terms the last push's delta asked to refresh.
+    refresh_terms: [u64; 2],
     /// The rows a push or refresh adds and subtracts, by storage.
     rows: RowLists,
     active: Vec<u32>,
@@ -218,6 +227,12 @@ impl<'a> AccumulatorStack<'a> {
             log: Vec::with_capacity(per_ply * max_ply),
             log_marks: vec![0; max_ply + 1],
             delta: set.delta_buffer(),
+            delta_rows: match counted {
+                false => DeltaRows::new(set, net),
+                true => None,
+            },
+            product_scratch: set.product_scratch(),
+            refresh_terms: [0; 2],
             active: Vec::with_capacity(max_active),
             group0: [AlignedVec::zeroed(l1), AlignedVec::zeroed(l1)],
             group0_psqt: [[0; crate::shape::MAX_BUCKETS]; 2],
@@ -517,7 +532,17 @@ impl<'a> AccumulatorStack<'a> {
         }
         let nnue = self.nnue;
         let before = self.boards[self.ply];
-        nnue.features().delta(&before, mv, &mut self.delta)?;
+        let set = nnue.features();
+        self.refresh_terms = match &mut self.delta_rows {
+            Some(rows) => {
+                rows.clear();
+                set.delta_into(&before, mv, rows, &mut self.product_scratch)?
+            }
+            None => {
+                set.delta(&before, mv, &mut self.delta)?;
+                Color::ALL.map(|p| self.delta.refresh_terms(p))
+            }
+        };
         let after = before.play(mv);
         let mark = self.log.len();
         for p in Color::ALL {
@@ -541,14 +566,12 @@ impl<'a> AccumulatorStack<'a> {
         before: &Board,
         after: &Board,
     ) -> Result<(), EvalError> {
-        let refresh = if self.delta.needs_refresh(p) {
-            self.delta.refresh_terms(p)
-        } else {
-            0
-        };
+        let refresh = self.refresh_terms[p.index()];
         let stale = |group: Group| group.mask & refresh != 0;
         if !self.grouping.iter().any(stale) {
-            self.list_delta_rows(p, u64::MAX)?;
+            if self.delta_rows.is_none() {
+                self.list_delta_rows(p, u64::MAX)?;
+            }
             self.apply_rows(p);
             return Ok(());
         }
@@ -605,31 +628,37 @@ impl<'a> AccumulatorStack<'a> {
     }
 
     /// Writes perspective `p` at ply + 1: ply's accumulator (and PSQT sums) plus the rows
-    /// listed.
+    /// of the move's delta ([`DeltaRows`]) or, without them, those listed in `rows`.
     #[inline]
     fn apply_rows(&mut self, p: Color) {
         let net = self.nnue.arranged().network();
+        let rows = match &self.delta_rows {
+            // Their PSQT rows were asked for as they were listed.
+            Some(delta) => delta.of(p),
+            None => {
+                if self.buckets > 0 {
+                    self.rows.prefetch_psqt(net.psqt_rows(), self.buckets);
+                }
+                &self.rows
+            }
+        };
         self.stats.updates += 1;
-        self.stats.rows += self.rows.len() as u64;
+        self.stats.rows += rows.len() as u64;
         let parent = self.slot_start(self.ply, p.index());
         let child = self.slot_start(self.ply + 1, p.index());
-        if self.buckets > 0 {
-            self.rows.prefetch_psqt(net.psqt_rows(), self.buckets);
-        }
         let (head, tail) = self.acc.split_at_mut(child);
         self.kernels.update(
             &mut tail[..self.l1],
             &head[parent..parent + self.l1],
             net.w1(),
-            &self.rows,
+            rows,
         );
         if self.buckets > 0 {
             let b = self.buckets;
             let parent = self.psqt_start(self.ply, p.index());
             let child = self.psqt_start(self.ply + 1, p.index());
             let (head, tail) = self.psqt.split_at_mut(child);
-            self.rows
-                .apply_psqt(&mut tail[..b], &head[parent..parent + b], net.psqt_rows());
+            rows.apply_psqt(&mut tail[..b], &head[parent..parent + b], net.psqt_rows());
         }
     }
 
@@ -646,8 +675,14 @@ impl<'a> AccumulatorStack<'a> {
         (before, old): (&Board, plugin_api::Square),
         (after, new): (&Board, plugin_api::Square),
     ) -> Result<(), EvalError> {
-        self.list_delta_rows(p, rest.mask)?;
         let nnue = self.nnue;
+        match &self.delta_rows {
+            Some(delta) => {
+                let (set, w1) = (nnue.features(), nnue.arranged().network().w1());
+                delta.select(p, set, rest.mask, w1, &mut self.rows);
+            }
+            None => self.list_delta_rows(p, rest.mask)?,
+        }
         let (set, net) = (nnue.features(), nnue.arranged().network());
         // Group 1's PSQT rows asked for now, so that their misses overlap with the two cache
         // refreshes (as `apply_rows` asks before its update).

@@ -12,6 +12,9 @@
 //! like the `i16` network holding the same values.
 
 use std::fmt;
+use std::mem::MaybeUninit;
+
+use plugin_api::delta::take_shifted;
 
 use super::aligned::AlignedVec;
 use crate::names::UnknownName;
@@ -67,7 +70,7 @@ impl WeightType {
         }
     }
 
-    fn slot(self) -> usize {
+    pub(crate) fn slot(self) -> usize {
         self.code() as usize
     }
 }
@@ -222,6 +225,18 @@ impl FirstLayer {
         panic!("feature index {index} is not a row of the first layer");
     }
 
+    /// The storage of the `len` features from `start` when one run holds them all: its type
+    /// and the shift (wrapping) from a feature's index to its storage row. A feature set's term
+    /// is one run in every network this project writes, so its delta's indices are shifted
+    /// straight to rows ([`RowLists::take`]).
+    pub fn run_of(&self, start: u32, len: u32) -> Option<(WeightType, u32)> {
+        let end = start.checked_add(len)?;
+        self.segments
+            .iter()
+            .find(|s| s.start <= start && end <= s.end)
+            .map(|s| (s.ty, s.base.wrapping_sub(s.start)))
+    }
+
     /// The weight type of feature `index`'s row.
     pub fn weight_type(&self, index: u32) -> WeightType {
         self.locate(index).0
@@ -321,8 +336,9 @@ pub(crate) fn permute_runs<T: Copy>(values: &mut [T], order: &[u32]) {
 pub struct RowLists {
     add: [Vec<u32>; 2],
     sub: [Vec<u32>; 2],
-    /// One more than the largest storage row listed, per storage (what the kernels check
-    /// against the layer in one comparison instead of a pass over the lists).
+    /// Per storage, a bound on the rows listed: one more than the largest row, or the end of
+    /// the run that [`take`](Self::take) took rows from (what the kernels check against the
+    /// layer in one comparison instead of a pass over the lists).
     end: [u32; 2],
 }
 
@@ -436,6 +452,41 @@ impl RowLists {
         }
     }
 
+    /// Room for `cap` more rows of storage `ty` to add and to subtract, in the lists' spare
+    /// capacity: where a feature set's delta writes a term's indices
+    /// ([`plugin_api::DeltaTarget`]), taken by [`take`](Self::take).
+    #[inline(always)]
+    pub fn rooms(&mut self, ty: WeightType, cap: usize) -> [&mut [MaybeUninit<u32>]; 2] {
+        let slot = ty.slot();
+        [
+            plugin_api::delta::spare(&mut self.add[slot], cap),
+            plugin_api::delta::spare(&mut self.sub[slot], cap),
+        ]
+    }
+
+    /// Takes the `counts` (added, subtracted) indices written at the start of the
+    /// [`rooms`](Self::rooms) of `ty`, each below `size`, as rows `index + shift` (wrapping):
+    /// rows of a run of `size` rows from `shift`, whose end bounds them for the kernels. Shows
+    /// each row to `each` (a prefetch). Returns the first index not below `size`, if any.
+    #[inline(always)]
+    pub fn take(
+        &mut self,
+        ty: WeightType,
+        counts: [usize; 2],
+        size: u32,
+        shift: u32,
+        mut each: impl FnMut(u32),
+    ) -> Result<(), u32> {
+        if counts == [0; 2] {
+            return Ok(());
+        }
+        let slot = ty.slot();
+        take_shifted(&mut self.add[slot], counts[0], size, shift, &mut each)?;
+        take_shifted(&mut self.sub[slot], counts[1], size, shift, &mut each)?;
+        self.end[slot] = self.end[slot].max(shift.wrapping_add(size));
+        Ok(())
+    }
+
     /// Subtracts feature `index`'s row.
     #[inline(always)]
     pub fn sub(&mut self, layer: &FirstLayer, index: u32) {
@@ -444,7 +495,7 @@ impl RowLists {
         self.end[ty.slot()] = self.end[ty.slot()].max(row + 1);
     }
 
-    /// One more than the largest storage row of `ty` listed (0 if none).
+    /// A bound on the storage rows of `ty` listed: above every one of them (0 if none).
     #[inline(always)]
     pub fn end(&self, ty: WeightType) -> u32 {
         self.end[ty.slot()]

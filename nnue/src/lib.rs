@@ -122,6 +122,7 @@
 mod accumulator;
 mod aligned;
 pub mod arrange;
+mod delta_rows;
 pub mod detect;
 mod first_layer;
 pub mod format;

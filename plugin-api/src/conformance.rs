@@ -41,7 +41,8 @@ use shakmaty::{CastlingMode, Chess, EnPassantMode, Position};
 
 use crate::block::{BlockDescriptor, RefreshTrigger};
 use crate::convert::{board_from_position, move_from_shakmaty};
-use crate::feature_set::{term_bit, FeatureDelta, FeatureSet};
+use crate::delta::FeatureDelta;
+use crate::feature_set::{term_bit, FeatureSet};
 use crate::loader::{LoadError, PluginRegistry};
 use crate::term_geometry::{GeometryError, TermGeometry};
 use crate::types::{file_of, Board, Color, Move, MoveKind, Role};

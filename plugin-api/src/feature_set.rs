@@ -24,10 +24,10 @@
 
 use abi_stable::std_types::RResult;
 
-use crate::block::{IndexList, MoveDelta, PluginError, RefreshTrigger};
+use crate::block::{IndexList, PluginError, RefreshTrigger};
 use crate::loader::{BlockError, LoadError, PluginRegistry, RegisteredBlock};
 use crate::spec::Spec;
-use crate::types::{Board, Color, Move};
+use crate::types::{Board, Color};
 
 /// One term of a feature set's sum: a block, or a product of blocks, and where its indices start.
 #[derive(Clone, Debug)]
@@ -261,7 +261,7 @@ impl Term {
 
 /// Appends the active indices of the product of `factors` (one factor: its own indices): every
 /// combination of the factors' active indices, strided. `out` past its length is scratch.
-fn combined_active(
+pub(crate) fn combined_active(
     factors: &[RegisteredBlock],
     board: &Board,
     p: Color,
@@ -289,7 +289,7 @@ fn combined_active(
     Ok(())
 }
 
-fn block_error(block: &RegisteredBlock, e: PluginError) -> BlockError {
+pub(crate) fn block_error(block: &RegisteredBlock, e: PluginError) -> BlockError {
     BlockError {
         block: block.descriptor.name.to_string(),
         origin: block.origin.clone(),
@@ -497,276 +497,11 @@ impl FeatureSet {
         v.dedup();
         Ok(v)
     }
-
-    /// A delta buffer sized for this feature set (allocate once, reuse for every move).
-    pub fn delta_buffer(&self) -> FeatureDelta {
-        let cap = self.max_delta();
-        let factor_cap = self
-            .terms
-            .iter()
-            .filter(|t| t.is_product())
-            .flat_map(|t| &t.factors)
-            .map(|f| f.descriptor.max_delta as usize)
-            .max()
-            .unwrap_or(0);
-        let prefix_cap = self
-            .terms
-            .iter()
-            .filter(|t| t.is_product())
-            .map(|t| 2 * t.max_active as usize)
-            .max()
-            .unwrap_or(0);
-        FeatureDelta {
-            added: [vec![0; cap], vec![0; cap]],
-            removed: [vec![0; cap], vec![0; cap]],
-            n_added: [0; 2],
-            n_removed: [0; 2],
-            refresh: [false; 2],
-            refresh_terms: [0; 2],
-            factor_lists: std::array::from_fn(|_| vec![0; factor_cap]),
-            prefix: Vec::with_capacity(prefix_cap),
-        }
-    }
-
-    /// Fills `buf` with what `mv` (legal on `board`) adds and removes, both perspectives, every
-    /// term offset. One call per block (a product also lists its left factors' active indices);
-    /// no allocation.
-    pub fn delta(
-        &self,
-        board: &Board,
-        mv: &Move,
-        buf: &mut FeatureDelta,
-    ) -> Result<(), BlockError> {
-        buf.n_added = [0; 2];
-        buf.n_removed = [0; 2];
-        buf.refresh = [false; 2];
-        buf.refresh_terms = [0; 2];
-        // Every term writes at most its `max_delta` indices after those of the terms before it:
-        // lists this long hold them all, and each term's room needs no check of its own.
-        let need = self.max_delta();
-        assert!(
-            buf.added
-                .iter()
-                .chain(&buf.removed)
-                .all(|l| l.len() >= need),
-            "a delta buffer made for another feature set"
-        );
-        for (t, term) in self.terms.iter().enumerate() {
-            if term.is_product() {
-                let before = buf.refresh;
-                buf.refresh = [false; 2];
-                self.product_delta(term, board, mv, buf)?;
-                for (p, was) in before.into_iter().enumerate() {
-                    if buf.refresh[p] {
-                        buf.refresh_terms[p] |= term_bit(t);
-                    }
-                    buf.refresh[p] |= was;
-                }
-                continue;
-            }
-            let block = &term.factors[0];
-            let cap = term.max_delta as usize;
-            let (starts_a, starts_r) = (buf.n_added, buf.n_removed);
-            let [a0, a1] = &mut buf.added;
-            let [r0, r1] = &mut buf.removed;
-            let mut md = MoveDelta {
-                added: [
-                    IndexList::new(room(a0, starts_a[0], cap)),
-                    IndexList::new(room(a1, starts_a[1], cap)),
-                ],
-                removed: [
-                    IndexList::new(room(r0, starts_r[0], cap)),
-                    IndexList::new(room(r1, starts_r[1], cap)),
-                ],
-                refresh: [false; 2],
-            };
-            if let RResult::RErr(e) = (block.descriptor.delta)(board, mv, &mut md) {
-                return Err(block_error(block, e));
-            }
-            let counts_a = [md.added[0].len(), md.added[1].len()];
-            let counts_r = [md.removed[0].len(), md.removed[1].len()];
-            for (p, asked) in md.refresh.into_iter().enumerate() {
-                if asked {
-                    buf.refresh[p] = true;
-                    buf.refresh_terms[p] |= term_bit(t);
-                }
-            }
-            // The first term's indices are the set's already.
-            if term.offset != 0 {
-                for (list, starts, counts) in [
-                    (&mut buf.added, starts_a, counts_a),
-                    (&mut buf.removed, starts_r, counts_r),
-                ] {
-                    for p in 0..2 {
-                        for ix in &mut list[p][starts[p]..starts[p] + counts[p]] {
-                            *ix += term.offset;
-                        }
-                    }
-                }
-            }
-            for p in 0..2 {
-                buf.n_added[p] += counts_a[p];
-                buf.n_removed[p] += counts_r[p];
-            }
-        }
-        Ok(())
-    }
-
-    /// The delta of a product term: refresh a perspective unless only the last factor changed,
-    /// in which case its changes are emitted under every active combination of the others.
-    fn product_delta(
-        &self,
-        term: &Term,
-        board: &Board,
-        mv: &Move,
-        buf: &mut FeatureDelta,
-    ) -> Result<(), BlockError> {
-        let (last, prefix) = term.factors.split_last().expect("a product has factors");
-        // Which perspectives a left factor changes (then they are refreshed).
-        let mut changed = [false; 2];
-        for factor in prefix {
-            let md = call_delta(factor, board, mv, &mut buf.factor_lists)?;
-            for (p, c) in changed.iter_mut().enumerate() {
-                *c |= md.refresh[p] || !md.added[p].is_empty() || !md.removed[p].is_empty();
-            }
-        }
-        let md = call_delta(last, board, mv, &mut buf.factor_lists)?;
-        let last_size = last.descriptor.size;
-        let lists: [[(usize, usize); 2]; 2] = [
-            [(0, md.added[0].len()), (2, md.removed[0].len())],
-            [(1, md.added[1].len()), (3, md.removed[1].len())],
-        ];
-        let last_refresh = md.refresh;
-        for p in Color::ALL {
-            let pi = p.index();
-            if changed[pi] || last_refresh[pi] {
-                buf.refresh[pi] = true;
-                continue;
-            }
-            let [(added_list, n_added), (removed_list, n_removed)] = lists[pi];
-            if n_added == 0 && n_removed == 0 {
-                continue;
-            }
-            // The left factors' combined active indices (unchanged by the move).
-            buf.prefix.clear();
-            combined_active(prefix, board, p, &mut buf.prefix)?;
-            for (list, n, out, count) in [
-                (
-                    added_list,
-                    n_added,
-                    &mut buf.added[pi],
-                    &mut buf.n_added[pi],
-                ),
-                (
-                    removed_list,
-                    n_removed,
-                    &mut buf.removed[pi],
-                    &mut buf.n_removed[pi],
-                ),
-            ] {
-                for &i in &buf.prefix {
-                    for &j in &buf.factor_lists[list][..n] {
-                        out[*count] = term.offset + i * last_size + j;
-                        *count += 1;
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Calls one block's `delta` into the scratch lists (added White, added Black, removed White,
-/// removed Black) and returns the filled lists.
-fn call_delta<'b>(
-    block: &RegisteredBlock,
-    board: &Board,
-    mv: &Move,
-    lists: &'b mut [Vec<u32>; 4],
-) -> Result<MoveDelta<'b>, BlockError> {
-    let cap = block.descriptor.max_delta as usize;
-    let [aw, ab, rw, rb] = lists;
-    let mut md = MoveDelta {
-        added: [
-            IndexList::new(&mut aw[..cap]),
-            IndexList::new(&mut ab[..cap]),
-        ],
-        removed: [
-            IndexList::new(&mut rw[..cap]),
-            IndexList::new(&mut rb[..cap]),
-        ],
-        refresh: [false; 2],
-    };
-    if let RResult::RErr(e) = (block.descriptor.delta)(board, mv, &mut md) {
-        return Err(block_error(block, e));
-    }
-    for p in 0..2 {
-        if md.added[p].overflowed() || md.removed[p].overflowed() {
-            md.refresh[p] = true;
-        }
-    }
-    Ok(md)
 }
 
 /// The bit of term `t` in the term masks of [`FeatureSet::active_terms`] and
-/// [`FeatureDelta::refresh_terms`]; terms from the 64th on share the last bit.
+/// [`crate::FeatureDelta::refresh_terms`]; terms from the 64th on share the last bit.
 #[inline(always)]
 pub fn term_bit(t: usize) -> u64 {
     1 << t.min(63)
-}
-
-/// A term's room of `cap` indices in a delta list, after the `start` indices of the terms
-/// before it. The caller has checked that the list holds `start + cap` indices.
-#[inline(always)]
-fn room(list: &mut [u32], start: usize, cap: usize) -> &mut [u32] {
-    debug_assert!(start + cap <= list.len());
-    // SAFETY: start + cap <= list.len(), which `FeatureSet::delta` asserts for every term.
-    unsafe { list.get_unchecked_mut(start..start + cap) }
-}
-
-/// Host-owned result of [`FeatureSet::delta`]: per perspective, added and removed indices
-/// (offset into the whole feature set) and whether a refresh is needed.
-#[derive(Clone, Debug)]
-pub struct FeatureDelta {
-    added: [Vec<u32>; 2],
-    removed: [Vec<u32>; 2],
-    n_added: [usize; 2],
-    n_removed: [usize; 2],
-    refresh: [bool; 2],
-    /// Per perspective, the terms that asked for the refresh ([`term_bit`]).
-    refresh_terms: [u64; 2],
-    /// A product's factor deltas: added White, added Black, removed White, removed Black.
-    factor_lists: [Vec<u32>; 4],
-    /// A product's left factors' combined active indices.
-    prefix: Vec<u32>,
-}
-
-impl FeatureDelta {
-    /// Indices whose count rises by one for `perspective`.
-    #[inline(always)]
-    pub fn added(&self, perspective: Color) -> &[u32] {
-        let p = perspective.index();
-        &self.added[p][..self.n_added[p]]
-    }
-
-    /// Indices whose count falls by one for `perspective`.
-    #[inline(always)]
-    pub fn removed(&self, perspective: Color) -> &[u32] {
-        let p = perspective.index();
-        &self.removed[p][..self.n_removed[p]]
-    }
-
-    /// Whether `perspective` must be recomputed from scratch (its lists are then meaningless).
-    #[inline(always)]
-    pub fn needs_refresh(&self, perspective: Color) -> bool {
-        self.refresh[perspective.index()]
-    }
-
-    /// The terms whose indices must be recomputed for `perspective` (bit t for term t, see
-    /// [`term_bit`]): their lists are meaningless, the other terms' lists are exact. An
-    /// evaluator that keeps terms apart refreshes only these.
-    #[inline(always)]
-    pub fn refresh_terms(&self, perspective: Color) -> u64 {
-        self.refresh_terms[perspective.index()]
-    }
 }

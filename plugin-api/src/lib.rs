@@ -12,6 +12,7 @@
 //! - [`loader`]: finding plugin files and loading them.
 //! - [`spec`]: the spec language, `+` for the thesis's ⊕ and `*` for its × (`k*all+h`).
 //! - [`feature_set`]: blocks composed into the input of a network, products included.
+//! - [`delta`]: a move's delta of a feature set, written where its reader wants it.
 //! - [`geometry`]: how a block's indices are drawn (boards, strips, pair matrices), optional.
 //! - [`conformance`]: the kit every plugin runs in its tests ([`conformance_test!`]).
 //! - [`convert`]: shakmaty positions and moves to ABI types.
@@ -23,6 +24,7 @@ pub mod block;
 pub mod conformance;
 pub mod convert;
 pub mod decompose;
+pub mod delta;
 pub mod feature_set;
 pub mod geometry;
 pub mod loader;
@@ -45,7 +47,8 @@ pub use convert::{
     board_from_position, board_from_setup, move_from_shakmaty, move_to_shakmaty, setup_from_board,
 };
 pub use decompose::{decompose, PieceChanges, PieceOnSquare};
-pub use feature_set::{term_bit, FeatureDelta, FeatureSet, Term};
+pub use delta::{DeltaTarget, FeatureDelta, ProductScratch};
+pub use feature_set::{term_bit, FeatureSet, Term};
 pub use geometry::{Axis, GeometryDescriptor, Grid, Place, PIECE_SHEETS};
 pub use loader::{BlockError, LoadError, PluginRegistry, RegisteredBlock, PLUGIN_DIR_ENV};
 pub use module::{PluginModule, PluginModule_Ref, API_VERSION};

@@ -160,12 +160,9 @@ impl FeatureBlock for PawnPairs3Wide {
     }
 
     fn delta(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
-        let changes = decompose(board, mv);
-        let pawns_move = changes
-            .removed()
-            .iter()
-            .chain(changes.added())
-            .any(|p| p.role == Role::Pawn);
+        // A move takes, puts or moves a pawn when it moves one (promotions included) or takes
+        // one (en passant included).
+        let pawns_move = mv.role == Role::Pawn || mv.captured() == Some(Role::Pawn);
         // Most moves touch no pawn: only a king changing side (a refresh) changes anything.
         if !pawns_move && mv.role != Role::King {
             return;
@@ -174,7 +171,7 @@ impl FeatureBlock for PawnPairs3Wide {
         if !pawns_move {
             return;
         }
-        let changed = changes.changed_squares();
+        let changed = decompose(board, mv).changed_squares();
         let after = board.play(mv);
         let pawns0 = board.by_role[Role::Pawn.index()] & PAWN_RANKS;
         let pawns1 = after.by_role[Role::Pawn.index()] & PAWN_RANKS;

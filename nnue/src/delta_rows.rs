@@ -1,0 +1,128 @@
+//! A move's delta written straight into the rows of the first layer's weights.
+//!
+//! [`FeatureSet::delta_into`] hands each term's indices over term by term; a term is one run of
+//! the layer's storage in every network this project writes, so its indices become storage rows
+//! by one shift, in place, in the row lists the accumulator kernels read. No list is copied
+//! between the plugins' answer and the kernels (Stockfish's `append_changed_indices` write the
+//! lists its `apply_combined` reads, `src/nnue/nnue_accumulator.cpp` at 762dd1da9).
+
+use std::mem::MaybeUninit;
+
+use plugin_api::{Color, DeltaTarget, FeatureSet, Term};
+
+use super::aligned::AlignedVec;
+use super::first_layer::{FirstLayer, RowLists, WeightType};
+use super::network::Network;
+
+/// Per perspective, the rows a move adds and subtracts, written by [`FeatureSet::delta_into`].
+pub(crate) struct DeltaRows<'a> {
+    /// The rows of White's and Black's perspectives.
+    lists: [RowLists; 2],
+    /// Per term: its storage and the shift from its own indices to the storage's rows.
+    terms: Vec<(WeightType, u32)>,
+    /// The PSQT rows of each storage, of `buckets` sums each, asked for as their rows are
+    /// listed so that their misses overlap with the accumulator's update (none without
+    /// buckets).
+    psqt: &'a [AlignedVec<i32>; 2],
+    buckets: usize,
+}
+
+impl<'a> DeltaRows<'a> {
+    /// Row lists for the deltas of `set` over `net`'s first layer, when each term is one run of
+    /// its storage (else `None`: the deltas then go through [`plugin_api::FeatureDelta`]).
+    pub fn new(set: &FeatureSet, net: &'a Network) -> Option<DeltaRows<'a>> {
+        let layer = net.w1();
+        let terms = set
+            .terms()
+            .iter()
+            .map(|t| {
+                layer
+                    .run_of(t.offset, t.size)
+                    .map(|(ty, shift)| (ty, shift.wrapping_add(t.offset)))
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let cap = 2 * set.max_delta();
+        Some(DeltaRows {
+            lists: [RowLists::with_capacity(cap), RowLists::with_capacity(cap)],
+            terms,
+            psqt: net.psqt_rows(),
+            buckets: net.arch().psqt_buckets,
+        })
+    }
+
+    /// Empties both perspectives' lists.
+    pub fn clear(&mut self) {
+        self.lists.iter_mut().for_each(RowLists::clear);
+    }
+
+    /// The rows of `perspective`.
+    #[inline(always)]
+    pub fn of(&self, perspective: Color) -> &RowLists {
+        &self.lists[perspective.index()]
+    }
+
+    /// Lists in `out` the rows of `perspective` that belong to the terms in `mask` (bit t for
+    /// term t): a hybrid update applies the second group's rows alone.
+    pub fn select(
+        &self,
+        perspective: Color,
+        set: &FeatureSet,
+        mask: u64,
+        layer: &FirstLayer,
+        out: &mut RowLists,
+    ) {
+        out.clear();
+        let rows = self.of(perspective);
+        for (t, (term, &(ty, shift))) in set.terms().iter().zip(&self.terms).enumerate() {
+            if mask & plugin_api::term_bit(t) == 0 {
+                continue;
+            }
+            let own = |&row: &u32| {
+                let local = row.wrapping_sub(shift);
+                (local < term.size).then(|| term.offset + local)
+            };
+            rows.added(ty)
+                .iter()
+                .filter_map(own)
+                .for_each(|i| out.add(layer, i));
+            rows.removed(ty)
+                .iter()
+                .filter_map(own)
+                .for_each(|i| out.sub(layer, i));
+        }
+    }
+}
+
+impl DeltaTarget for DeltaRows<'_> {
+    #[inline(always)]
+    fn room(&mut self, t: usize, _term: &Term, cap: usize) -> [&mut [MaybeUninit<u32>]; 4] {
+        let ty = self.terms[t].0;
+        let [white, black] = &mut self.lists;
+        let [white_added, white_removed] = white.rooms(ty, cap);
+        let [black_added, black_removed] = black.rooms(ty, cap);
+        [white_added, black_added, white_removed, black_removed]
+    }
+
+    #[inline(always)]
+    fn wrote(
+        &mut self,
+        t: usize,
+        term: &Term,
+        counts: [usize; 4],
+        refresh: [bool; 2],
+    ) -> Result<(), u32> {
+        let (ty, shift) = self.terms[t];
+        let (psqt, b) = (self.psqt[ty.slot()].as_ptr(), self.buckets);
+        let prefetch = |row: u32| {
+            if b > 0 {
+                crate::prefetch::prefetch(psqt.wrapping_add(row as usize * b));
+            }
+        };
+        for p in 0..2 {
+            if !refresh[p] {
+                self.lists[p].take(ty, [counts[p], counts[2 + p]], term.size, shift, prefetch)?;
+            }
+        }
+        Ok(())
+    }
+}
