@@ -567,14 +567,15 @@ impl<'a> AccumulatorStack<'a> {
         after: &Board,
     ) -> Result<(), EvalError> {
         let refresh = self.refresh_terms[p.index()];
-        let stale = |group: Group| group.mask & refresh != 0;
-        if !self.grouping.iter().any(stale) {
+        // The groups hold every term: no term asking is no group stale.
+        if refresh == 0 {
             if self.delta_rows.is_none() {
                 self.list_delta_rows(p, u64::MAX)?;
             }
             self.apply_rows(p);
             return Ok(());
         }
+        let stale = |group: Group| group.mask & refresh != 0;
         if let Some(rest) = self.grouping.rest()
             && !stale(rest)
             && self.cache.is_some()

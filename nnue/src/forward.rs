@@ -91,25 +91,38 @@ impl ForwardScratch {
     }
 }
 
-/// Writes the first layer's output from the two accumulators (side to move's first).
+/// Writes the first layer's output from the two accumulators (side to move's first). The SIMD
+/// pairwise products also list the output's non-zero groups of four bytes in `nnz` as they
+/// write them (which the next layer reads sparsely) and return how many there are; `None`
+/// where they are not listed.
 #[inline]
-pub fn transform(kernels: Kernels, arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) {
+pub fn transform(
+    kernels: Kernels,
+    arch: &Arch,
+    stm: &[i16],
+    opp: &[i16],
+    out: &mut [u8],
+    nnz: &mut [u16],
+) -> Option<usize> {
     if arch.ft_output == FtOutput::ClippedRelu {
         let (s, o) = out.split_at_mut(stm.len());
         kernels.clipped_relu(stm, s);
         kernels.clipped_relu(opp, o);
-        return;
+        return None;
     }
     match kernels.level() {
-        SimdLevel::Scalar => transform_any(arch, stm, opp, out),
+        SimdLevel::Scalar => {
+            transform_any(arch, stm, opp, out);
+            None
+        }
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the level was checked against the CPU.
         SimdLevel::Avx512 | SimdLevel::Avx512Vnni => unsafe {
-            transform_avx512(arch, stm, opp, out)
+            transform_avx512(arch, stm, opp, out, nnz)
         },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the level was checked against the CPU.
-        SimdLevel::Avx2 => unsafe { transform_avx2(arch, stm, opp, out) },
+        SimdLevel::Avx2 => unsafe { transform_avx2(arch, stm, opp, out, nnz) },
         #[cfg(not(target_arch = "x86_64"))]
         _ => unreachable!("only the scalar kernels exist on this architecture"),
     }
@@ -119,12 +132,22 @@ pub fn transform(kernels: Kernels, arch: &Arch, stm: &[i16], opp: &[i16], out: &
 /// (`nnue_feature_transformer.h:306-314`: clamp, `vpmullw`, `>> 7`, pack).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn transform_avx2(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) {
+unsafe fn transform_avx2(
+    arch: &Arch,
+    stm: &[i16],
+    opp: &[i16],
+    out: &mut [u8],
+    nnz: &mut [u16],
+) -> Option<usize> {
     use std::arch::x86_64::*;
     let half = stm.len() / 2;
     if !arch.ft_output.is_pairwise() || !half.is_multiple_of(32) {
-        return transform_any(arch, stm, opp, out);
+        transform_any(arch, stm, opp, out);
+        return None;
     }
+    // Every group of the output numbered in `nnz`, its 2·half / 4 indices at most.
+    assert!(nnz.len() >= half / 2 && out.len() >= 2 * half);
+    let (mut base, mut n) = (_mm_setzero_si128(), 0);
     let wide = arch.ft_output == FtOutput::Pairwise255;
     let zero = _mm256_setzero_si256();
     let max = _mm256_set1_epi16(if wide { 255 } else { 127 });
@@ -152,22 +175,33 @@ unsafe fn transform_avx2(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) 
                 // packus interleaves the 128-bit lanes: put them back in order.
                 let packed = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi16(lo, hi));
                 _mm256_storeu_si256(dst.add(j).cast(), packed);
+                // The groups so far are (p·half + j) / 4 < half / 2 − 8 + 1: room for 8.
+                crate::simd::record_nnz(packed, &mut base, nnz.as_mut_ptr(), &mut n);
             }
         }
     }
+    Some(n)
 }
 
 /// [`transform_avx2`] 64 values at a time with AVX-512 BW (`nnue_feature_transformer.h`'s
 /// AVX-512 path: `vpackuswb`, then `vpermq` to undo its lane interleaving).
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx2")]
-unsafe fn transform_avx512(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) {
+#[target_feature(enable = "avx512f,avx512bw,avx2,popcnt")]
+unsafe fn transform_avx512(
+    arch: &Arch,
+    stm: &[i16],
+    opp: &[i16],
+    out: &mut [u8],
+    nnz: &mut [u16],
+) -> Option<usize> {
     use std::arch::x86_64::*;
     let half = stm.len() / 2;
     if !arch.ft_output.is_pairwise() || !half.is_multiple_of(64) {
         // SAFETY: AVX2 is enabled here.
-        return unsafe { transform_avx2(arch, stm, opp, out) };
+        return unsafe { transform_avx2(arch, stm, opp, out, nnz) };
     }
+    assert!(nnz.len() >= half / 2 && out.len() >= 2 * half);
+    let (mut base, mut n) = (crate::simd::nnz_lanes(0), 0);
     let wide = arch.ft_output == FtOutput::Pairwise255;
     let zero = _mm512_setzero_si512();
     let max = _mm512_set1_epi16(if wide { 255 } else { 127 });
@@ -191,9 +225,12 @@ unsafe fn transform_avx512(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]
                 let (lo, hi) = (product(j), product(j + 32));
                 let packed = _mm512_permutexvar_epi64(order, _mm512_packus_epi16(lo, hi));
                 _mm512_storeu_si512(dst.add(j).cast(), packed);
+                // As in transform_avx2: room for 16.
+                crate::simd::record_nnz_avx512(packed, &mut base, nnz.as_mut_ptr(), &mut n);
             }
         }
     }
+    Some(n)
 }
 
 #[inline(always)]
@@ -224,8 +261,18 @@ fn transform_any(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) {
 /// `sums = b + W·x` over one affine layer (wrapping `i32`). `x` holds the layer's inputs and
 /// zeros up to its [`stride`](Affine::stride). Inputs are at most 127, so the SIMD versions'
 /// 16-bit pair sums never saturate (2 · 127 · 128 < 2¹⁵).
+///
+/// `listed`: how many non-zero groups of `x` the writer of `x` listed at the front of `blocks`
+/// (see [`transform`]), if it listed them all.
 #[inline(always)]
-fn affine(kernels: Kernels, layer: &Affine, x: &[u8], sums: &mut [i32], blocks: &mut [u16]) {
+fn affine(
+    kernels: Kernels,
+    layer: &Affine,
+    x: &[u8],
+    sums: &mut [i32],
+    blocks: &mut [u16],
+    listed: Option<usize>,
+) {
     let (inputs, stride) = (layer.inputs(), layer.stride());
     let level = kernels.level();
     if level == SimdLevel::Scalar {
@@ -253,9 +300,13 @@ fn affine(kernels: Kernels, layer: &Affine, x: &[u8], sums: &mut [i32], blocks: 
                 let (x, sums) = (&x[..stride], &mut sums[..outputs16]);
                 let nonzero = if stride >= SPARSE_FROM {
                     let blocks = &mut blocks[..stride / 4];
-                    // Every input is at most 127, as find_nnz requires.
-                    let n = match level {
-                        SimdLevel::Avx512 | SimdLevel::Avx512Vnni if stride.is_multiple_of(64) => {
+                    // Every input is at most 127, as find_nnz requires. A list of the writer's
+                    // covers the layer's inputs when they are all it wrote.
+                    let n = match (listed, level) {
+                        (Some(n), _) if x.len() == stride => n,
+                        (_, SimdLevel::Avx512 | SimdLevel::Avx512Vnni)
+                            if stride.is_multiple_of(64) =>
+                        {
                             crate::simd::find_nnz_avx512(x, blocks)
                         }
                         _ => crate::simd::find_nnz(x, blocks),
@@ -593,12 +644,13 @@ mod x86 {
 
 /// The layers of one stack on the first layer's output `input`, walked as `plan` says: the
 /// output layer's sum and the skip value (0 without a skip term), before the output rule's
-/// scaling ([`positional`]).
+/// scaling ([`positional`]). `listed`: the non-zero groups of `input` listed in the scratch's
+/// blocks ([`transform`]).
 fn propagate(
     kernels: Kernels,
     plan: &Plan,
     stack: &[Affine],
-    input: &[u8],
+    (input, listed): (&[u8], Option<usize>),
     scratch: &mut LayerScratch,
 ) -> (i32, i32) {
     let LayerScratch { sums, acts, blocks } = scratch;
@@ -607,13 +659,15 @@ fn propagate(
     // A layer reads whole runs of 32: its inputs, then zeros.
     let whole = |r: &std::ops::Range<usize>| r.start..r.start + r.len().next_multiple_of(32);
     for (i, (layer, step)) in hidden.iter().zip(&plan.hidden).enumerate() {
-        let x: &[u8] = match plan.input_of(i) {
-            None => input,
-            Some(before) => &acts[whole(&before)],
+        let (x, listed): (&[u8], _) = match plan.input_of(i) {
+            // The blocks hold `input`'s list until a layer lists its own.
+            None if i == 0 => (input, listed),
+            None => (input, None),
+            Some(before) => (&acts[whole(&before)], None),
         };
         debug_assert!(x.len() >= layer.stride());
         let out = &mut sums[..];
-        affine(kernels, layer, x, out, blocks);
+        affine(kernels, layer, x, out, blocks, listed);
         if i == 0 {
             skip = match plan.skip {
                 SkipRead::None => 0,
@@ -637,7 +691,7 @@ fn propagate(
     // A dense output's reads end where no layer padded them.
     zero(&mut acts[plan.output.reads.end..reads.end]);
     let mut out = [0i32];
-    affine(kernels, &output[0], &acts[reads], &mut out, blocks);
+    affine(kernels, &output[0], &acts[reads], &mut out, blocks, None);
     (out[0], skip)
 }
 
@@ -671,14 +725,14 @@ pub fn positional(arch: &Arch, out: i32, skip: i32) -> i32 {
 fn sparse_crelu_to_output(
     kernels: Kernels,
     stack: &[Affine],
-    input: &[u8],
+    (input, listed): (&[u8], Option<usize>),
     scratch: &mut LayerScratch,
 ) -> i32 {
     let [hidden, output] = stack else {
         unreachable!("the path is chosen for stacks of two layers");
     };
     let LayerScratch { sums, blocks, .. } = scratch;
-    affine(kernels, hidden, input, sums, blocks);
+    affine(kernels, hidden, input, sums, blocks, listed);
     let (y, w) = (&sums[..hidden.outputs()], output.weights());
     let dot = match kernels.level() {
         SimdLevel::Scalar => crelu_dot(y, w),
@@ -744,8 +798,9 @@ pub fn stack_output(
 ) -> StackOutput {
     let arch = net.arch();
     let ForwardScratch { input, layers } = scratch;
-    transform(kernels, arch, stm, opp, input);
+    let listed = transform(kernels, arch, stm, opp, input, &mut layers.blocks);
     let layers_of = &net.stacks()[stack];
+    let input = (&input[..], listed);
     let (out, skip) = match net.stack_path() {
         StackPath::SparseCreluToOutput => {
             (sparse_crelu_to_output(kernels, layers_of, input, layers), 0)
@@ -784,4 +839,54 @@ pub fn evaluate(
         scratch,
     )
     .value(arch.output)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The first layer's output of every kernel level equals the scalar one, and the non-zero
+    /// groups a level lists while writing it are the groups `find_nnz` finds in it.
+    #[test]
+    fn transform_lists_the_non_zero_groups_it_writes() {
+        let mut seed = 5u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as i16
+        };
+        for arch in [Arch::sfnnv5(), Arch::sfnnv16()] {
+            for l1 in [64usize, 128, 1024] {
+                // Most values at or below 0 (clipped to zero), some groups all zero.
+                let mut acc = || -> Vec<i16> {
+                    (0..l1)
+                        .map(|k| match k % 16 < 5 {
+                            true => 0,
+                            false => (next() >> 6).clamp(-200, 400),
+                        })
+                        .collect()
+                };
+                let (stm, opp) = (acc(), acc());
+                let mut expected = vec![0u8; l1];
+                transform_any(&arch, &stm, &opp, &mut expected);
+                for level in SimdLevel::under_test().unwrap_or_else(|e| panic!("{e}")) {
+                    let kernels = Kernels::new(level).unwrap();
+                    let (mut out, mut nnz) = (vec![0u8; l1], vec![u16::MAX; l1 / 4]);
+                    let listed = transform(kernels, &arch, &stm, &opp, &mut out, &mut nnz);
+                    assert_eq!(out, expected, "{level} l1={l1}");
+                    let Some(n) = listed else {
+                        assert_eq!(level, SimdLevel::Scalar, "{level} lists");
+                        continue;
+                    };
+                    let groups: Vec<u16> = (0..l1 / 4)
+                        .filter(|g| out[4 * g..4 * g + 4] != [0; 4])
+                        .map(|g| g as u16)
+                        .collect();
+                    assert!(!groups.is_empty() && groups.len() < l1 / 4);
+                    assert_eq!(&nnz[..n], &groups[..], "{level} l1={l1}");
+                }
+            }
+        }
+    }
 }

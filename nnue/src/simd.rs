@@ -441,7 +441,7 @@ pub(crate) fn clipped_relu_scalar(acc: &[i16], x: &mut [u8]) {
 
 /// The non-zero blocks of four bytes of activations, for the sparse layers.
 #[cfg(target_arch = "x86_64")]
-pub(crate) use x86::{find_nnz, find_nnz_avx512};
+pub(crate) use x86::{find_nnz, find_nnz_avx512, nnz_lanes, record_nnz, record_nnz_avx512};
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
@@ -726,14 +726,69 @@ mod x86 {
         table
     };
 
+    /// Lists the groups of four bytes of `v` (32 activation bytes, each at most 127) that are
+    /// not all zero, numbered from `base` (in every 16-bit lane), at `nnz + n`, and moves `n` and
+    /// `base` on: what [`find_nnz`] does over a slice, and what a layer that writes activations
+    /// does on the way instead of reading them back (Stockfish's `NNZInfo::NNZCursor`,
+    /// `src/nnue/nnz_helper.h` at 762dd1da9).
+    ///
+    /// # Safety
+    /// AVX2; `nnz + n` has room for 8 indices.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(crate) unsafe fn record_nnz(v: __m256i, base: &mut __m128i, nnz: *mut u16, n: &mut usize) {
+        // Each group read as an i32 is in 0 ..= 0x7f7f7f7f: not all zero means positive.
+        let mask = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(
+            v,
+            _mm256_setzero_si256(),
+        )));
+        let mask = mask as u8;
+        // SAFETY: the table's rows hold 8 indices; the caller promised room for 8.
+        unsafe {
+            let idx = _mm_loadu_si128(NNZ_LOOKUP[usize::from(mask)].as_ptr() as *const __m128i);
+            _mm_storeu_si128(nnz.add(*n) as *mut __m128i, _mm_add_epi16(*base, idx));
+        }
+        *n += mask.count_ones() as usize;
+        *base = _mm_add_epi16(*base, _mm_set1_epi16(8));
+    }
+
+    /// [`record_nnz`] for 64 bytes with `vpcompressd`: `base` numbers the 16 groups, one per
+    /// 32-bit lane.
+    ///
+    /// # Safety
+    /// AVX-512 F and BW; `nnz + n` has room for 16 indices.
+    #[target_feature(enable = "avx512f,avx512bw,avx2,popcnt")]
+    #[inline]
+    pub(crate) unsafe fn record_nnz_avx512(
+        v: __m512i,
+        base: &mut __m512i,
+        nnz: *mut u16,
+        n: &mut usize,
+    ) {
+        let mask = _mm512_test_epi32_mask(v, v);
+        let idx = _mm512_cvtepi32_epi16(_mm512_maskz_compress_epi32(mask, *base));
+        // SAFETY: the caller promised room for 16.
+        unsafe { _mm256_storeu_si256(nnz.add(*n) as *mut __m256i, idx) };
+        *n += mask.count_ones() as usize;
+        *base = _mm512_add_epi32(*base, _mm512_set1_epi32(16));
+    }
+
+    /// The first 16 group numbers from `first`, one per 32-bit lane ([`record_nnz_avx512`]).
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    pub(crate) fn nnz_lanes(first: i32) -> __m512i {
+        _mm512_add_epi32(
+            _mm512_set1_epi32(first),
+            _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+        )
+    }
+
     /// Writes the indices of the groups of four bytes of `x` that are not all zero to the front
     /// of `nnz` and returns how many there are. `x.len()` must be a multiple of 32, every byte
     /// at most 127 (clipped activations), and `nnz` must hold `x.len() / 4` indices.
     #[target_feature(enable = "avx2")]
     pub(crate) unsafe fn find_nnz(x: &[u8], nnz: &mut [u16]) -> usize {
         assert!(x.len().is_multiple_of(32) && nnz.len() >= x.len() / 4);
-        let zero = _mm256_setzero_si256();
-        let eight = _mm_set1_epi16(8);
         let mut base = _mm_setzero_si128();
         let mut n = 0;
         for c in 0..x.len() / 32 {
@@ -741,17 +796,8 @@ mod x86 {
             // within the x.len() / 4 indices.
             unsafe {
                 let v = _mm256_loadu_si256(x.as_ptr().add(32 * c) as *const __m256i);
-                // Each group read as an i32 is in 0 ..= 0x7f7f7f7f: not all zero means positive.
-                let mask = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(v, zero)));
-                let mask = mask as u8 as usize;
-                let idx = _mm_loadu_si128(NNZ_LOOKUP[mask].as_ptr() as *const __m128i);
-                _mm_storeu_si128(
-                    nnz.as_mut_ptr().add(n) as *mut __m128i,
-                    _mm_add_epi16(base, idx),
-                );
-                n += (mask as u8).count_ones() as usize;
+                record_nnz(v, &mut base, nnz.as_mut_ptr(), &mut n);
             }
-            base = _mm_add_epi16(base, eight);
         }
         n
     }
@@ -760,20 +806,15 @@ mod x86 {
     #[target_feature(enable = "avx512f,avx512bw,avx2,popcnt")]
     pub(crate) unsafe fn find_nnz_avx512(x: &[u8], nnz: &mut [u16]) -> usize {
         assert!(x.len().is_multiple_of(64) && nnz.len() >= x.len() / 4);
-        let sixteen = _mm512_set1_epi32(16);
-        let mut base = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+        let mut base = nnz_lanes(0);
         let mut n = 0;
         for c in 0..x.len() / 64 {
             // SAFETY: 64·c + 64 <= x.len(); the store writes nnz[n .. n + 16] with n <= 16·c,
             // so within the x.len() / 4 indices.
             unsafe {
                 let v = _mm512_loadu_si512(x.as_ptr().add(64 * c) as *const _);
-                let mask = _mm512_test_epi32_mask(v, v);
-                let idx = _mm512_cvtepi32_epi16(_mm512_maskz_compress_epi32(mask, base));
-                _mm256_storeu_si256(nnz.as_mut_ptr().add(n) as *mut __m256i, idx);
-                n += mask.count_ones() as usize;
+                record_nnz_avx512(v, &mut base, nnz.as_mut_ptr(), &mut n);
             }
-            base = _mm512_add_epi32(base, sixteen);
         }
         n
     }

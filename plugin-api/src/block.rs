@@ -387,10 +387,9 @@ extern "C" fn delta_shim<B: FeatureBlock>(
     out: &mut MoveDelta<'_>,
 ) -> RResult<(), PluginError> {
     let r = guard(|| B::delta(board, mv, out));
+    // Without branches: a perspective whose list overflowed is refreshed.
     for p in 0..2 {
-        if out.added[p].overflowed() || out.removed[p].overflowed() {
-            out.refresh[p] = true;
-        }
+        out.refresh[p] |= out.added[p].overflowed() | out.removed[p].overflowed();
     }
     r
 }

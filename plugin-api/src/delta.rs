@@ -263,11 +263,20 @@ pub fn take_shifted(
     Ok(())
 }
 
-/// Room for `cap` more indices in `list`'s spare capacity.
+/// Room for `cap` more indices in `list`'s spare capacity, which must hold them: the lists of a
+/// delta are made with room for every term's bound ([`FeatureSet::max_delta`]), so a list too
+/// short is one made for another feature set.
 #[inline(always)]
 pub fn spare(list: &mut Vec<u32>, cap: usize) -> &mut [MaybeUninit<u32>] {
-    list.reserve(cap);
-    &mut list.spare_capacity_mut()[..cap]
+    let len = list.len();
+    assert!(
+        cap <= list.capacity() - len,
+        "a delta list made for another feature set"
+    );
+    // SAFETY: the `cap` entries after `len` are inside the capacity (asserted).
+    unsafe {
+        std::slice::from_raw_parts_mut(list.as_mut_ptr().add(len).cast::<MaybeUninit<u32>>(), cap)
+    }
 }
 
 /// [`FeatureDelta`]'s lists: per perspective, the indices added and removed, offset into the
@@ -363,7 +372,8 @@ mod tests {
 
     #[test]
     fn taken_indices_are_shifted_shown_and_checked_against_the_size() {
-        let mut list = vec![7u32];
+        let mut list = Vec::with_capacity(8);
+        list.push(7u32);
         for (slot, ix) in spare(&mut list, 3).iter_mut().zip([0u32, 4, 2]) {
             slot.write(ix);
         }
