@@ -647,19 +647,31 @@ impl<'a> AccumulatorStack<'a> {
         self.stats.rows += rows.len() as u64;
         let parent = self.slot_start(self.ply, p.index());
         let child = self.slot_start(self.ply + 1, p.index());
-        let (head, tail) = self.acc.split_at_mut(child);
-        self.kernels.update(
-            &mut tail[..self.l1],
-            &head[parent..parent + self.l1],
-            net.w1(),
-            rows,
+        let (psqt_parent, psqt_child) = (
+            self.psqt_start(self.ply, p.index()),
+            self.psqt_start(self.ply + 1, p.index()),
         );
-        if self.buckets > 0 {
-            let b = self.buckets;
-            let parent = self.psqt_start(self.ply, p.index());
-            let child = self.psqt_start(self.ply + 1, p.index());
-            let (head, tail) = self.psqt.split_at_mut(child);
-            rows.apply_psqt(&mut tail[..b], &head[parent..parent + b], net.psqt_rows());
+        let (head, tail) = self.acc.split_at_mut(child);
+        let (dst, src) = (&mut tail[..self.l1], &head[parent..parent + self.l1]);
+        let b = self.buckets;
+        let (psqt_head, psqt_tail) = self.psqt.split_at_mut(psqt_child);
+        let (psqt_dst, psqt_src) = (
+            &mut psqt_tail[..b],
+            &psqt_head[psqt_parent..psqt_parent + b],
+        );
+        if let (Ok(psqt_dst), Ok(psqt_src)) = (
+            <&mut [i32; 8]>::try_from(&mut *psqt_dst),
+            <&[i32; 8]>::try_from(psqt_src),
+        ) {
+            // Stockfish's 8 buckets: summed in the update's pass.
+            let both = (net.w1(), net.psqt_rows());
+            self.kernels
+                .update_with_psqt((dst, src), (psqt_dst, psqt_src), both.0, both.1, rows);
+            return;
+        }
+        self.kernels.update(dst, src, net.w1(), rows);
+        if b > 0 {
+            rows.apply_psqt(psqt_dst, psqt_src, net.psqt_rows());
         }
     }
 

@@ -10,6 +10,7 @@
 
 use std::fmt;
 
+use super::aligned::AlignedVec;
 use super::first_layer::{FirstLayer, RowLists, WeightType};
 use super::scales::ACTIVATION_CLIP;
 
@@ -240,7 +241,36 @@ impl Kernels {
     /// Panics if the lengths disagree or a row is not one of `w1`'s.
     #[inline]
     pub fn update(self, dst: &mut [i16], src: &[i16], w1: &FirstLayer, row_lists: &RowLists) {
-        self.update_into(dst, None, Some(src), w1, row_lists);
+        self.update_into(dst, None, Some(src), w1, row_lists, None);
+    }
+
+    /// [`update`](Self::update) that also sums the PSQT rows of the listed rows in the same
+    /// pass (Stockfish's `apply_combined`, `src/nnue/nnue_accumulator.cpp` at 762dd1da9):
+    /// `psqt_dst = psqt_src + Σ added − Σ removed` over `psqt_rows` (wrapping `i32`), whose
+    /// rows of 8 buckets are in the storage order of the `i16` (slot 0) and `i8` (slot 1) rows.
+    /// Other bucket counts take [`RowLists::apply_psqt`].
+    ///
+    /// Panics if the lengths disagree or a row is not one of `w1`'s or of `psqt_rows`'.
+    #[inline]
+    pub fn update_with_psqt(
+        self,
+        (dst, src): (&mut [i16], &[i16]),
+        (psqt_dst, psqt_src): (&mut [i32; 8], &[i32; 8]),
+        w1: &FirstLayer,
+        psqt_rows: &[AlignedVec<i32>; 2],
+        row_lists: &RowLists,
+    ) {
+        assert!(
+            row_lists.end(WeightType::I16) as usize * 8 <= psqt_rows[0].len()
+                && row_lists.end(WeightType::I8) as usize * 8 <= psqt_rows[1].len(),
+            "PSQT row out of range"
+        );
+        let psqt = Psqt8 {
+            dst: psqt_dst.as_mut_ptr(),
+            src: psqt_src.as_ptr(),
+            rows: [psqt_rows[0].as_ptr(), psqt_rows[1].as_ptr()],
+        };
+        self.update_into(dst, None, Some(src), w1, row_lists, Some(psqt));
     }
 
     /// [`update`](Self::update) that also writes the result to `copy` (a refresh cache's
@@ -255,7 +285,7 @@ impl Kernels {
         w1: &FirstLayer,
         row_lists: &RowLists,
     ) {
-        self.update_into(dst, Some(copy), Some(src), w1, row_lists);
+        self.update_into(dst, Some(copy), Some(src), w1, row_lists, None);
     }
 
     /// `entry += Σ rows.added − Σ rows.removed` and `dst = entry`, in one pass (a refresh from a
@@ -268,10 +298,11 @@ impl Kernels {
         w1: &FirstLayer,
         row_lists: &RowLists,
     ) {
-        self.update_into(dst, Some(entry), None, w1, row_lists);
+        self.update_into(dst, Some(entry), None, w1, row_lists, None);
     }
 
     /// `dst = src + rows` and, with `copy`, `copy = dst`; without `src`, `copy` is the source.
+    /// With `psqt`, its sums too (its rows checked by the caller).
     #[inline]
     fn update_into(
         self,
@@ -280,6 +311,7 @@ impl Kernels {
         src: Option<&[i16]>,
         w1: &FirstLayer,
         row_lists: &RowLists,
+        psqt: Option<Psqt8>,
     ) {
         let l1 = dst.len();
         assert!(l1 == w1.l1() && l1.is_multiple_of(32));
@@ -304,6 +336,7 @@ impl Kernels {
             w1,
             lists: row_lists,
             copy,
+            psqt,
         };
         // Every listed row inside its storage (multiplied, not divided: the two divisions were
         // a third of this function's time in the profile).
@@ -342,6 +375,45 @@ struct Rows<'a> {
     /// Where to write the result a second time (null: nowhere): L1 values apart from `dst`,
     /// which may be the source (every kernel reads a lane's source before writing the lane).
     copy: *mut i16,
+    /// The PSQT sums to update with the same rows, if any.
+    psqt: Option<Psqt8>,
+}
+
+/// The PSQT sums of 8 buckets an update writes (`dst = src + rows`) and their rows of each
+/// storage, whose listed rows the caller checked.
+#[derive(Clone, Copy)]
+struct Psqt8 {
+    dst: *mut i32,
+    src: *const i32,
+    rows: [*const i32; 2],
+}
+
+impl Psqt8 {
+    /// The sums of `rows`' PSQT rows, 8 lanes at a time in whatever vector the level has.
+    ///
+    /// # Safety
+    /// Every listed row has a PSQT row; `dst` and `src` hold 8 sums.
+    #[inline(always)]
+    unsafe fn apply<V: Copy>(
+        self,
+        lists: &RowLists,
+        load: impl Fn(*const i32) -> V,
+        add: impl Fn(V, V) -> V,
+        sub: impl Fn(V, V) -> V,
+        store: impl Fn(*mut i32, V),
+    ) {
+        let mut sum = load(self.src);
+        for (slot, ty) in [WeightType::I16, WeightType::I8].into_iter().enumerate() {
+            let rows = self.rows[slot];
+            for &i in lists.added(ty) {
+                sum = add(sum, load(rows.wrapping_add(i as usize * 8)));
+            }
+            for &i in lists.removed(ty) {
+                sum = sub(sum, load(rows.wrapping_add(i as usize * 8)));
+            }
+        }
+        store(self.dst, sum);
+    }
 }
 
 impl Rows<'_> {
@@ -408,6 +480,19 @@ unsafe fn update_scalar(dst: &mut [i16], src: *const i16, rows: &Rows) {
     if !rows.copy.is_null() {
         // SAFETY: `copy` holds L1 values apart from `dst` (checked by `Kernels::update_into`).
         unsafe { std::ptr::copy_nonoverlapping(dst.as_ptr(), rows.copy, l1) };
+    }
+    if let Some(psqt) = rows.psqt {
+        type Sums = [i32; 8];
+        // SAFETY: by the caller of `update_with_psqt` (8 sums; rows checked).
+        unsafe {
+            psqt.apply(
+                rows.lists,
+                |at| at.cast::<Sums>().read_unaligned(),
+                |a: Sums, b: Sums| std::array::from_fn(|k| a[k].wrapping_add(b[k])),
+                |a: Sums, b: Sums| std::array::from_fn(|k| a[k].wrapping_sub(b[k])),
+                |at, v| at.cast::<Sums>().write_unaligned(v),
+            )
+        }
     }
 }
 
@@ -561,6 +646,28 @@ mod x86 {
                 }
                 off += 32;
             }
+            if let Some(psqt) = rows.psqt {
+                psqt8_avx2(psqt, rows);
+            }
+        }
+    }
+
+    /// The PSQT sums of an update in one AVX2 register.
+    ///
+    /// # Safety
+    /// As [`Psqt8::apply`].
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn psqt8_avx2(psqt: super::Psqt8, rows: &Rows) {
+        // SAFETY: by the caller.
+        unsafe {
+            psqt.apply(
+                rows.lists,
+                |at| _mm256_loadu_si256(at.cast()),
+                |a, b| _mm256_add_epi32(a, b),
+                |a, b| _mm256_sub_epi32(a, b),
+                |at, v| _mm256_storeu_si256(at.cast(), v),
+            )
         }
     }
 
@@ -663,6 +770,9 @@ mod x86 {
                     tile_avx512::<1, false>(d, s, rows, l1, off);
                 }
                 off += 32;
+            }
+            if let Some(psqt) = rows.psqt {
+                psqt8_avx2(psqt, rows);
             }
         }
     }
@@ -858,6 +968,12 @@ mod tests {
                 .collect();
             let w1 = FirstLayer::new(l1, &runs, &values).unwrap();
             let src: Vec<i16> = (0..l1).map(|_| rng.i16()).collect();
+            // 8 PSQT buckets per row, near the ends of i32 to wrap.
+            let psqt: Vec<i32> = (0..rows * 8)
+                .map(|_| i32::from(rng.i16()) << 16 | i32::from(rng.i16() as u16))
+                .collect();
+            let psqt_rows = w1.by_storage(&psqt, 8);
+            let psqt_src: [i32; 8] = std::array::from_fn(|_| i32::from(rng.i16()) << 15);
             for n_add in 0..9 {
                 let pick = |rng: &mut Lcg| (rng.next() % rows as u64) as u32;
                 let add: Vec<u32> = (0..n_add).map(|_| pick(&mut rng)).collect();
@@ -870,6 +986,21 @@ mod tests {
                 {
                     for (k, e) in expected.iter_mut().enumerate() {
                         *e = e.wrapping_add(sign.wrapping_mul(values[i as usize * l1 + k]));
+                    }
+                }
+                let mut expected_psqt = psqt_src;
+                for (&i, add) in add
+                    .iter()
+                    .map(|i| (i, true))
+                    .chain(sub.iter().map(|i| (i, false)))
+                {
+                    for (k, e) in expected_psqt.iter_mut().enumerate() {
+                        let w = psqt[i as usize * 8 + k];
+                        *e = if add {
+                            e.wrapping_add(w)
+                        } else {
+                            e.wrapping_sub(w)
+                        };
                     }
                 }
                 let mut lists = RowLists::with_capacity(9);
@@ -887,6 +1018,18 @@ mod tests {
                     let (mut got, mut entry) = (vec![0i16; l1], src.clone());
                     kernels.update_in_place_and_copy(&mut entry, &mut got, &w1, &lists);
                     assert_eq!((&got, &entry), (&expected, &expected), "{level} l1={l1}");
+                    // With the PSQT sums in the same pass.
+                    let (mut got, mut sums) = (vec![0i16; l1], [0i32; 8]);
+                    let (w, p) = (&w1, &psqt_rows);
+                    kernels.update_with_psqt(
+                        (&mut got, &src),
+                        (&mut sums, &psqt_src),
+                        w,
+                        p,
+                        &lists,
+                    );
+                    assert_eq!(got, expected, "{level} l1={l1}");
+                    assert_eq!(sums, expected_psqt, "{level} l1={l1}");
                 }
             }
         }
