@@ -216,6 +216,10 @@ pub struct BlockDescriptor {
     pub mirror_symmetric: bool,
     /// When the block asks for refreshes.
     pub refresh_trigger: RefreshTrigger,
+    /// The roles whose moves may change the block's indices or ask for a refresh, bit `r` for
+    /// [`Role`] `r` ([`FeatureBlock::CHANGED_BY`]): the host does not call `delta` for a move
+    /// that moves, takes and promotes to none of them ([`Move::roles`]).
+    pub changed_by: u8,
     /// Whether the block emits every index at most once per board and perspective, so counts
     /// only go 0 ↔ 1.
     pub binary: bool,
@@ -276,6 +280,12 @@ pub trait FeatureBlock: 'static {
     const MIRROR_SYMMETRIC: bool = true;
     /// When the block asks for refreshes (see [`RefreshTrigger`]); no promise by default.
     const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::AnyMove;
+    /// The roles whose moves may change the block's indices or ask for a refresh, bit `r` for
+    /// [`Role`] `r` ([`Role::bit`]): a move that moves, takes and promotes to none of them
+    /// ([`Move::roles`]) leaves the block as it was, and the host does not ask it
+    /// (`pp_3wide`: pawns, and kings for its refreshes). Every role by default. The
+    /// conformance kit checks the promise.
+    const CHANGED_BY: u8 = Role::ALL_BITS;
     /// Whether every index is emitted at most once (see [`BlockDescriptor::binary`]).
     const BINARY: bool = false;
     /// Whether the block is a sum over pieces (see [`BlockDescriptor::piecewise`]).
@@ -335,6 +345,7 @@ impl BlockDescriptor {
             max_delta: B::MAX_DELTA,
             mirror_symmetric: B::MIRROR_SYMMETRIC,
             refresh_trigger: B::REFRESH_TRIGGER,
+            changed_by: B::CHANGED_BY,
             binary: B::BINARY,
             piecewise: B::PIECEWISE,
             factor_size: B::FACTOR_SIZE,

@@ -14,6 +14,9 @@
 //!   its lists are exactly the difference between the two boards' multisets;
 //! - for blocks that promise it, Black's indices of a board equal White's indices of the
 //!   colour-flipped mirror;
+//! - blocks keep their [`crate::FeatureBlock::CHANGED_BY`] promise (the host does not ask a
+//!   block about a move of other roles, so its indices must not change: the count check above
+//!   holds it to that);
 //! - blocks keep their [`RefreshTrigger`] promise (no refresh for `Never`, refreshes only when
 //!   the perspective's own king moves for `OwnKingMove`, only when it crosses between the d- and
 //!   e-files for `OwnKingSide`, and for `OwnKingSquare` no refresh and no change at all unless
@@ -448,7 +451,25 @@ impl<'s> Tracker<'s> {
                     .all(|run| counts[run[0] as usize] as usize == run.len());
             if !agrees {
                 let expected = dense(size, &self.scratch);
-                return Err(format!("{p:?}: {}", diff_counts(&expected, counts)));
+                // A term the move's roles cannot change (its promise) was not asked.
+                let unasked: Vec<&str> = self
+                    .set
+                    .terms()
+                    .iter()
+                    .filter(|t| t.changed_by & mv.roles() == 0)
+                    .map(|t| t.name.as_str())
+                    .collect();
+                let promise = match unasked.is_empty() {
+                    true => String::new(),
+                    false => format!(
+                        " ({} not asked: promised no change on a move of these roles)",
+                        unasked.join(", ")
+                    ),
+                };
+                return Err(format!(
+                    "{p:?}: {}{promise}",
+                    diff_counts(&expected, counts)
+                ));
             }
         }
         Ok(())

@@ -95,7 +95,8 @@ impl FeatureSet {
 
     /// Writes what `mv` (legal on `board`) adds and removes into `target`, term by term, and
     /// returns per perspective the terms that ask for a refresh ([`term_bit`]). One call per
-    /// block; a block's index at or above its size is an error naming it.
+    /// block, none for a term that promises no change on moves of the move's roles
+    /// ([`Term::changed_by`]); a block's index at or above its size is an error naming it.
     pub fn delta_into(
         &self,
         board: &Board,
@@ -104,7 +105,12 @@ impl FeatureSet {
         scratch: &mut ProductScratch,
     ) -> Result<[u64; 2], BlockError> {
         let mut refresh_terms = [0u64; 2];
+        let roles = mv.roles();
         for (t, term) in self.terms().iter().enumerate() {
+            // A term that no role of the move can change is not asked.
+            if term.changed_by & roles == 0 {
+                continue;
+            }
             let block = &term.factors[0];
             let cap = term.max_delta as usize;
             let (counts, refresh) = if term.is_product() {

@@ -46,6 +46,9 @@ pub struct Term {
     pub max_active: u32,
     /// Bound on the indices in one list of one perspective of a delta.
     pub max_delta: u32,
+    /// The roles whose moves may change the term ([`Role::bit`](crate::Role::bit)s): any of
+    /// its factors' ([`crate::FeatureBlock::CHANGED_BY`]).
+    pub changed_by: u8,
     /// Whether the term is trained with a factorizer (`^`).
     pub factorized: bool,
     /// Where the term's virtual features start (at or after the set's N); 0 if not factorized.
@@ -89,6 +92,9 @@ impl Term {
         let max_delta = product(|b| b.descriptor.max_active, prefix)
             .and_then(|a| a.checked_mul(last.descriptor.max_delta))
             .ok_or_else(|| too_big("delta bound"))?;
+        let changed_by = factors
+            .iter()
+            .fold(0, |roles, f| roles | f.descriptor.changed_by);
         let layout_id = match factors.as_slice() {
             [single] => single.descriptor.layout_id,
             _ => product_layout_id(
@@ -106,6 +112,7 @@ impl Term {
             layout_id,
             max_active,
             max_delta,
+            changed_by,
             factorized: false,
             virtual_offset: 0,
             virtual_size: 0,

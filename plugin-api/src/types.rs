@@ -114,6 +114,16 @@ impl Role {
         Role::King,
     ];
 
+    /// Every role's [`bit`](Self::bit).
+    pub const ALL_BITS: u8 = 0b11_1111;
+
+    /// The role's bit in a set of roles (bit `r` for role `r`; see
+    /// [`crate::FeatureBlock::CHANGED_BY`]).
+    #[inline(always)]
+    pub const fn bit(self) -> u8 {
+        1 << self as u8
+    }
+
     /// 0 (pawn) .. 5 (king).
     #[inline(always)]
     pub const fn index(self) -> usize {
@@ -295,6 +305,23 @@ impl Move {
     #[inline(always)]
     pub const fn promotion(&self) -> Option<Role> {
         Role::from_index(self.promotion)
+    }
+
+    /// The roles the move moves, takes and promotes to, as [`Role::bit`]s (castling moves a
+    /// king and a rook).
+    #[inline(always)]
+    pub const fn roles(&self) -> u8 {
+        // NO_ROLE (6), or any other byte past the roles, lands past the six role bits, which
+        // the mask drops.
+        const fn bit(role: u8) -> u32 {
+            1 << if role < 8 { role } else { 8 }
+        }
+        let bits = bit(self.role as u8) | bit(self.captured) | bit(self.promotion);
+        let castle = match self.kind {
+            MoveKind::Castle => Role::Rook.bit() as u32,
+            _ => 0,
+        };
+        ((bits | castle) & Role::ALL_BITS as u32) as u8
     }
 
     /// The king's and the rook's destination squares of a castling move.

@@ -77,6 +77,24 @@ impl FeatureBlock for AddsAndRemovesOneIndex {
     }
 }
 
+/// A correct piece-square block, but it promises that only pawn moves change it (knights,
+/// bishops and the rest change it too).
+struct PawnsOnlyPromise;
+impl FeatureBlock for PawnsOnlyPromise {
+    const NAME: &'static str = "pawns_only_promise";
+    const DESCRIPTION: &'static str = "broken: changed by every role, promises pawns only";
+    const SIZE: u32 = 768;
+    const MAX_ACTIVE: u32 = 32;
+    const MAX_DELTA: u32 = 4;
+    const CHANGED_BY: u8 = Role::Pawn.bit();
+    fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
+        piece_block_active(board, perspective, out, square_index);
+    }
+    fn delta(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
+        piece_block_delta(board, mv, out, square_index);
+    }
+}
+
 /// Emits an index beyond its size.
 struct OutOfRange;
 impl FeatureBlock for OutOfRange {
@@ -189,6 +207,50 @@ fn a_delta_that_forgets_captures_fails_and_names_block_and_move() {
     let err = err.to_string();
     assert!(err.contains("block 'forgets_captures'"), "{err}");
     assert!(err.contains("after ") && err.contains("has extra"), "{err}");
+}
+
+#[test]
+fn a_block_changed_by_moves_it_promised_to_ignore_fails() {
+    let err = check_blocks(&[BlockDescriptor::of::<PawnsOnlyPromise>()], quick())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("block 'pawns_only_promise'")
+            && err.contains("pawns_only_promise not asked: promised no change"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_move_names_the_roles_it_moves_takes_and_promotes_to() {
+    use plugin_api::{MoveKind, NO_ROLE};
+    let mv = |role: Role, captured: u8, promotion: u8, kind: MoveKind| Move {
+        from: 0,
+        to: 1,
+        role,
+        captured,
+        promotion,
+        kind,
+    };
+    let quiet = mv(Role::Knight, NO_ROLE, NO_ROLE, MoveKind::Normal);
+    assert_eq!(quiet.roles(), Role::Knight.bit());
+    let promotion = mv(
+        Role::Pawn,
+        Role::Rook as u8,
+        Role::Queen as u8,
+        MoveKind::Normal,
+    );
+    let taken = Role::Pawn.bit() | Role::Rook.bit() | Role::Queen.bit();
+    assert_eq!(promotion.roles(), taken);
+    let castle = mv(Role::King, NO_ROLE, NO_ROLE, MoveKind::Castle);
+    assert_eq!(castle.roles(), Role::King.bit() | Role::Rook.bit());
+    let en_passant = mv(Role::Pawn, Role::Pawn as u8, NO_ROLE, MoveKind::EnPassant);
+    assert_eq!(en_passant.roles(), Role::Pawn.bit());
+    // A byte past the roles names none.
+    assert_eq!(
+        mv(Role::Bishop, 200, 7, MoveKind::Normal).roles(),
+        Role::Bishop.bit()
+    );
 }
 
 #[test]

@@ -92,6 +92,8 @@ impl FeatureBlock for P {
     const MAX_ACTIVE: u32 = 30;
     const MAX_DELTA: u32 = 2;
     const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::Never;
+    /// Kings have no index: a king's move alone changes nothing (castling moves a rook).
+    const CHANGED_BY: u8 = Role::ALL_BITS & !Role::King.bit();
     const BINARY: bool = true;
     const PIECEWISE: bool = true;
     /// Ten boards, one per piece kind other than the kings.

@@ -1,8 +1,8 @@
 //! The K block: the perspective's own king square, oriented like ALL.
 
 use plugin_api::{
-    Board, Color, FeatureBlock, Grid, IndexList, Move, MoveDelta, Place, RefreshTrigger, Square,
-    file_of, rank_of,
+    Board, Color, FeatureBlock, Grid, IndexList, Move, MoveDelta, Place, RefreshTrigger, Role,
+    Square, file_of, rank_of,
 };
 
 /// K (64 indices): `file * 8 + rank` of the own king's square, mirrored vertically for Black
@@ -37,6 +37,8 @@ impl FeatureBlock for K {
     const MAX_ACTIVE: u32 = 1;
     const MAX_DELTA: u32 = 1;
     const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::OwnKingSquare;
+    /// Only a king's move changes it.
+    const CHANGED_BY: u8 = Role::King.bit();
     const BINARY: bool = true;
     const PIECEWISE: bool = true;
     /// One board of the own king's square.

@@ -135,6 +135,8 @@ impl FeatureBlock for PawnPairs3Wide {
     /// A move changes at most two pawns, each paired with at most 15 others.
     const MAX_DELTA: u32 = 30;
     const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::OwnKingSide;
+    /// Pawns, and kings for the refresh when one changes side.
+    const CHANGED_BY: u8 = Role::Pawn.bit() | Role::King.bit();
     const BINARY: bool = true;
     /// Colour pairs of first-pawn squares of second-pawn squares.
     const GEOMETRY: Grid = Grid::boards(3, "second pawn's square").with_tiles(
