@@ -94,23 +94,47 @@ pub fn halfka_v2_hm_factor(index: u32) -> u32 {
 /// The index of `piece` for `perspective`, whose king stands on `king` (board squares).
 #[inline(always)]
 pub fn halfka_v2_hm_index(perspective: Color, king: Square, piece: PieceOnSquare) -> u32 {
+    halfka_v2_hm_index_in(perspective, halfka_v2_hm_frame(perspective, king), piece)
+}
+
+/// What an index needs of the perspective's king: the squares' orientation (low byte) plus
+/// the king bucket's first index (`704 · bucket`, above it).
+#[inline(always)]
+fn halfka_v2_hm_frame(perspective: Color, king: Square) -> u32 {
     let vertical = if perspective == Color::Black { 56 } else { 0 };
     let horizontal = if file_of(king) < 4 { 7 } else { 0 };
     let orient = vertical ^ horizontal;
     let o = king ^ orient;
     let bucket = u32::from((7 - rank_of(o)) * 4 + (7 - file_of(o)));
+    u32::from(orient) | (704 * bucket) << 8
+}
+
+/// The index of `piece` for `perspective` from its king's [`halfka_v2_hm_frame`].
+#[inline(always)]
+fn halfka_v2_hm_index_in(perspective: Color, frame: u32, piece: PieceOnSquare) -> u32 {
+    let orient = frame as u8;
     let piece_index = if piece.role == Role::King {
         640
     } else {
         (piece.role as u32 * 2 + u32::from(piece.color != perspective)) * 64
     };
-    u32::from(piece.square ^ orient) + piece_index + 704 * bucket
+    u32::from(piece.square ^ orient) + piece_index + (frame >> 8)
 }
 
 impl KingRelative for HalfKav2Hm {
     #[inline(always)]
     fn index(perspective: Color, king: Square, piece: PieceOnSquare) -> Option<u32> {
         Some(halfka_v2_hm_index(perspective, king, piece))
+    }
+
+    #[inline(always)]
+    fn frame(perspective: Color, king: Square) -> u32 {
+        halfka_v2_hm_frame(perspective, king)
+    }
+
+    #[inline(always)]
+    fn index_in(perspective: Color, frame: u32, piece: PieceOnSquare) -> Option<u32> {
+        Some(halfka_v2_hm_index_in(perspective, frame, piece))
     }
 }
 

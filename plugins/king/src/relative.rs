@@ -9,19 +9,33 @@ pub trait KingRelative {
     /// The index of `piece` from `perspective` whose king stands on `king` (board squares).
     fn index(perspective: Color, king: Square, piece: PieceOnSquare) -> Option<u32>;
 
+    /// What [`index_in`](Self::index_in) needs of `perspective` and its king, worked out once
+    /// for all the pieces of a board or a move (by default the king's square).
+    #[inline(always)]
+    fn frame(_perspective: Color, king: Square) -> u32 {
+        u32::from(king)
+    }
+
+    /// [`index`](Self::index) from a [`frame`](Self::frame) of the perspective and its king.
+    #[inline(always)]
+    fn index_in(perspective: Color, frame: u32, piece: PieceOnSquare) -> Option<u32> {
+        Self::index(perspective, frame as Square, piece)
+    }
+
     /// Every piece's index, for a board with the perspective's king (none without it).
     #[inline]
     fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
         let Some(king) = board.king(perspective) else {
             return;
         };
+        let frame = Self::frame(perspective, king);
         board.for_each_piece(|square, color, role| {
             let piece = PieceOnSquare {
                 square,
                 color,
                 role,
             };
-            if let Some(ix) = Self::index(perspective, king, piece) {
+            if let Some(ix) = Self::index_in(perspective, frame, piece) {
                 out.push(ix);
             }
         });
@@ -40,13 +54,14 @@ pub trait KingRelative {
                     continue;
                 }
             };
+            let frame = Self::frame(p, king);
             for &piece in changes.removed() {
-                if let Some(ix) = Self::index(p, king, piece) {
+                if let Some(ix) = Self::index_in(p, frame, piece) {
                     out.removed[pi].push(ix);
                 }
             }
             for &piece in changes.added() {
-                if let Some(ix) = Self::index(p, king, piece) {
+                if let Some(ix) = Self::index_in(p, frame, piece) {
                     out.added[pi].push(ix);
                 }
             }
