@@ -12,9 +12,12 @@
 //!   A set whose blocks all promise binary counts ([`FeatureSet::binary`], checked by the
 //!   conformance kit) keeps none: its deltas are the rows themselves.
 //!
-//! A move's delta comes from [`FeatureSet::delta`] (one call per block, both perspectives). Its
-//! additions are counted before its removals, so an index that is removed and added again by the
-//! same move costs nothing. A perspective whose delta asks for a refresh is recomputed from the
+//! A move's delta comes from [`FeatureSet::delta_into`] (one call per block, both perspectives;
+//! none for a block the move's roles cannot change). A set without counts whose terms are each
+//! one run of the first layer's storage (every network this project writes) has it written
+//! straight into both perspectives' row lists ([`DeltaRows`]); the others through
+//! [`FeatureDelta`], whose additions are counted before its removals, so an index that is
+//! removed and added again by the same move costs nothing. A perspective whose delta asks for a refresh is recomputed from the
 //! new board with [`FeatureSet::active`]; for a set that refreshes only when a perspective's own
 //! king moves, through a [`RefreshCache`] that applies only the difference to the accumulator
 //! last seen with the king on that square.
@@ -664,9 +667,9 @@ impl<'a> AccumulatorStack<'a> {
             <&[i32; 8]>::try_from(psqt_src),
         ) {
             // Stockfish's 8 buckets: summed in the update's pass.
-            let both = (net.w1(), net.psqt_rows());
+            let (w1, psqt_rows) = (net.w1(), net.psqt_rows());
             self.kernels
-                .update_with_psqt((dst, src), (psqt_dst, psqt_src), both.0, both.1, rows);
+                .update_with_psqt((dst, src), (psqt_dst, psqt_src), w1, psqt_rows, rows);
             return;
         }
         self.kernels.update(dst, src, net.w1(), rows);
