@@ -201,7 +201,7 @@ unsafe fn transform_avx512(
         return unsafe { transform_avx2(arch, stm, opp, out, nnz) };
     }
     assert!(nnz.len() >= half / 2 && out.len() >= 2 * half);
-    let (mut base, mut n) = (crate::simd::nnz_lanes(0), 0);
+    let (mut base, mut n) = (crate::simd::nnz_lanes(), 0);
     let wide = arch.ft_output == FtOutput::Pairwise255;
     let zero = _mm512_setzero_si512();
     let max = _mm512_set1_epi16(if wide { 255 } else { 127 });

@@ -883,14 +883,12 @@ mod x86 {
         *base = _mm512_add_epi32(*base, _mm512_set1_epi32(16));
     }
 
-    /// The first 16 group numbers from `first`, one per 32-bit lane ([`record_nnz_avx512`]).
+    /// The first 16 group numbers, 0 to 15, one per 32-bit lane: where [`record_nnz_avx512`]
+    /// starts.
     #[target_feature(enable = "avx512f")]
     #[inline]
-    pub(crate) fn nnz_lanes(first: i32) -> __m512i {
-        _mm512_add_epi32(
-            _mm512_set1_epi32(first),
-            _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-        )
+    pub(crate) fn nnz_lanes() -> __m512i {
+        _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
     }
 
     /// Writes the indices of the groups of four bytes of `x` that are not all zero to the front
@@ -916,7 +914,7 @@ mod x86 {
     #[target_feature(enable = "avx512f,avx512bw,avx2,popcnt")]
     pub(crate) unsafe fn find_nnz_avx512(x: &[u8], nnz: &mut [u16]) -> usize {
         assert!(x.len().is_multiple_of(64) && nnz.len() >= x.len() / 4);
-        let mut base = nnz_lanes(0);
+        let mut base = nnz_lanes();
         let mut n = 0;
         for c in 0..x.len() / 64 {
             // SAFETY: 64·c + 64 <= x.len(); the store writes nnz[n .. n + 16] with n <= 16·c,

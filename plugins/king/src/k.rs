@@ -59,12 +59,11 @@ impl FeatureBlock for K {
     /// Only the mover's own perspective changes, and only when its king moves.
     fn delta(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
         for p in Color::ALL {
-            if board.moves_king_of(mv, p) {
-                let after = board.play(mv);
-                if let (Some(from), Some(to)) = (board.king(p), after.king(p)) {
-                    out.removed[p.index()].push(k_index(p, from));
-                    out.added[p.index()].push(k_index(p, to));
-                }
+            if board.moves_king_of(mv, p)
+                && let (Some(from), Some(to)) = (board.king(p), board.king_after(mv, p))
+            {
+                out.removed[p.index()].push(k_index(p, from));
+                out.added[p.index()].push(k_index(p, to));
             }
         }
     }
