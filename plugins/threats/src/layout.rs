@@ -130,15 +130,18 @@ static OFFSETS: Offsets = {
 
 const _: () = assert!(OFFSETS.total == THREAT_FEATURES);
 
-/// A pair the layout leaves out, in [`PAIR_BASE`].
-const NO_PAIR: u32 = u32::MAX;
+/// A pair the layout leaves out, in [`PAIR_BASE`]: at or past the layout's end, so that any
+/// index built on it is too.
+const NO_PAIR: u32 = THREAT_FEATURES;
 
-/// Per attacker class (relative colour and role), victim's relative colour and victim role: the
-/// first index of the pair's block, `base + (victim colour · targets / 2 + slot) · squares`, or
-/// [`NO_PAIR`]. One look-up instead of the slot's and the sizes' (Stockfish's `index_lut1`,
-/// `full_threats.cpp` at 762dd1da9).
-static PAIR_BASE: [[[u32; 5]; 2]; 10] = {
-    let mut t = [[[NO_PAIR; 5]; 2]; 10];
+/// Per attacker class (relative colour and role), victim's relative colour, victim role and
+/// whether the oriented from-square is below the to-square: the first index of the pair's
+/// block, `base + (victim colour · targets / 2 + slot) · squares`, or [`NO_PAIR`] for a pair the
+/// layout leaves out, the pair de-duplication rule's included. One look-up instead of the
+/// slot's, the sizes' and the rule's (Stockfish's `index_lut1`, `full_threats.cpp` at
+/// 762dd1da9).
+static PAIR_BASE: [[[[u32; 2]; 5]; 2]; 10] = {
+    let mut t = [[[[NO_PAIR; 2]; 5]; 2]; 10];
     let mut class = 0;
     while class < 10 {
         let ar = class % 5;
@@ -148,13 +151,31 @@ static PAIR_BASE: [[[u32; 5]; 2]; 10] = {
             while vr < 5 {
                 let slot = SLOT[ar][vr];
                 if slot >= 0 {
-                    t[class][v_color][vr] = OFFSETS.base[class]
+                    let base = OFFSETS.base[class]
                         + (v_color as u32 * (TARGETS[ar] / 2) + slot as u32)
                             * OFFSETS.squares[class];
+                    t[class][v_color][vr] = [base, if ar == vr { NO_PAIR } else { base }];
                 }
                 vr += 1;
             }
             v_color += 1;
+        }
+        class += 1;
+    }
+    t
+};
+
+/// Per attacker class, the empty-board attacks from each square ([`pseudo_attacks`] of the
+/// class's relative colour and role): one look-up for the rank of a threat's to-square.
+static CLASS_REACH: [[u64; 64]; 10] = {
+    let mut t = [[0; 64]; 10];
+    let mut class = 0;
+    while class < 10 {
+        let (color, role) = class_parts(class);
+        let mut sq = 0;
+        while sq < 64 {
+            t[class][sq] = pseudo_attacks(color, role, sq as Square);
+            sq += 1;
         }
         class += 1;
     }
@@ -318,22 +339,12 @@ pub fn threat_index(
     let a_color = (attacker.0 != perspective) as usize;
     let v_color = (victim.0 != perspective) as usize;
     let class = a_color * 5 + ar;
-    let pair = PAIR_BASE[class][v_color][vr];
-    if pair == NO_PAIR {
-        return None;
-    }
-    let (from, to) = (from ^ orient, to ^ orient);
-    if ar == vr && from < to {
-        return None;
-    }
-    let relative = if a_color == 0 {
-        Color::White
-    } else {
-        Color::Black
-    };
+    let (from, to) = ((from ^ orient) as usize & 63, (to ^ orient) as usize & 63);
     let below = (1u64 << to) - 1;
-    let rank = (pseudo_attacks(relative, attacker.1, from) & below).count_ones();
-    Some(pair + OFFSETS.from[class][from as usize] + rank)
+    let rank = (CLASS_REACH[class][from] & below).count_ones();
+    let index =
+        PAIR_BASE[class][v_color][vr][usize::from(from < to)] + OFFSETS.from[class][from] + rank;
+    (index < THREAT_FEATURES).then_some(index)
 }
 
 #[cfg(test)]

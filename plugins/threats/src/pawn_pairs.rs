@@ -93,38 +93,6 @@ pub fn pawn_pair_index(
     hi * (hi - 1) / 2 + lo
 }
 
-#[inline(always)]
-fn color_at(board: &Board, sq: Square) -> Color {
-    if board.by_color[0] & (1u64 << sq) != 0 {
-        Color::White
-    } else {
-        Color::Black
-    }
-}
-
-/// Calls `f` with every pair of `pawns` on `board` that has an end in `ends`, each pair once.
-#[inline(always)]
-fn for_each_pair(
-    board: &Board,
-    pawns: u64,
-    ends: u64,
-    mut f: impl FnMut((Color, Square), (Color, Square)),
-) {
-    let mut bb = ends;
-    while bb != 0 {
-        let s = bb.trailing_zeros() as Square;
-        bb &= bb - 1;
-        // A partner that is itself an end pairs from the higher square only.
-        let above = if s == 63 { 0 } else { !0u64 << (s + 1) };
-        let mut partners = pair_mask(s) & pawns & !(ends & above);
-        while partners != 0 {
-            let t = partners.trailing_zeros() as Square;
-            partners &= partners - 1;
-            f((color_at(board, s), s), (color_at(board, t), t));
-        }
-    }
-}
-
 impl FeatureBlock for PawnPairs3Wide {
     const NAME: &'static str = "pp_3wide";
     const DESCRIPTION: &'static str =
@@ -156,7 +124,8 @@ impl FeatureBlock for PawnPairs3Wide {
             return;
         };
         let pawns = board.by_role[Role::Pawn.index()] & PAWN_RANKS;
-        for_each_pair(board, pawns, pawns, |a, b| {
+        let pawns = [pawns & board.by_color[0], pawns & board.by_color[1]];
+        for_each_pair(pawns, pawns, |a, b| {
             out.push(pawn_pair_index(perspective, orient, a, b));
         });
     }
@@ -170,24 +139,64 @@ impl FeatureBlock for PawnPairs3Wide {
             return;
         }
         let orient = orientations_after(board, mv, out);
-        if !pawns_move {
+        if !pawns_move || orient == [None, None] {
             return;
         }
-        let changed = decompose(board, mv).changed_squares();
-        let after = board.play(mv);
-        let pawns0 = board.by_role[Role::Pawn.index()] & PAWN_RANKS;
-        let pawns1 = after.by_role[Role::Pawn.index()] & PAWN_RANKS;
-        for p in Color::ALL {
-            let Some(o) = orient[p.index()] else {
-                continue;
-            };
-            let pi = p.index();
-            for_each_pair(board, pawns0, pawns0 & changed, |a, b| {
-                out.removed[pi].push(pawn_pair_index(p, o, a, b));
-            });
-            for_each_pair(&after, pawns1, pawns1 & changed, |a, b| {
-                out.added[pi].push(pawn_pair_index(p, o, a, b));
-            });
+        // Each colour's pawns before and after, from the move's changes alone (Stockfish's
+        // `DirtyPawnPairs`, `PP_3Wide::append_changed_indices_both` at 762dd1da9).
+        let pawns = board.by_role[Role::Pawn.index()] & PAWN_RANKS;
+        let before = [pawns & board.by_color[0], pawns & board.by_color[1]];
+        let mut after = before;
+        let changes = decompose(board, mv);
+        for piece in changes.removed().iter().filter(|p| p.role == Role::Pawn) {
+            after[piece.color.index()] &= !(1u64 << piece.square);
+        }
+        for piece in changes.added().iter().filter(|p| p.role == Role::Pawn) {
+            after[piece.color.index()] |= (1u64 << piece.square) & PAWN_RANKS;
+        }
+        let gone = [before[0] & !after[0], before[1] & !after[1]];
+        let came = [after[0] & !before[0], after[1] & !before[1]];
+        for_each_pair(before, gone, |a, b| {
+            for (p, o) in Color::ALL.into_iter().zip(orient) {
+                if let Some(o) = o {
+                    out.removed[p.index()].push(pawn_pair_index(p, o, a, b));
+                }
+            }
+        });
+        for_each_pair(after, came, |a, b| {
+            for (p, o) in Color::ALL.into_iter().zip(orient) {
+                if let Some(o) = o {
+                    out.added[p.index()].push(pawn_pair_index(p, o, a, b));
+                }
+            }
+        });
+    }
+}
+
+/// Calls `f` with every pair of the pawns `pawns` (White's, Black's) that has an end in `ends`
+/// (White's, Black's), each pair once.
+#[inline(always)]
+fn for_each_pair(
+    pawns: [u64; 2],
+    ends: [u64; 2],
+    mut f: impl FnMut((Color, Square), (Color, Square)),
+) {
+    let (all, all_ends) = (pawns[0] | pawns[1], ends[0] | ends[1]);
+    let color = |sq: Square| match pawns[1] & (1u64 << sq) {
+        0 => Color::White,
+        _ => Color::Black,
+    };
+    let mut bb = all_ends;
+    while bb != 0 {
+        let s = bb.trailing_zeros() as Square;
+        bb &= bb - 1;
+        // A partner that is itself an end pairs from the higher square only.
+        let above = if s == 63 { 0 } else { !0u64 << (s + 1) };
+        let mut partners = pair_mask(s) & all & !(all_ends & above);
+        while partners != 0 {
+            let t = partners.trailing_zeros() as Square;
+            partners &= partners - 1;
+            f((color(s), s), (color(t), t));
         }
     }
 }
