@@ -46,6 +46,7 @@ use super::first_layer::RowLists;
 use super::forward::{self, ForwardScratch};
 use super::grouping::{Group, Grouping};
 use super::load::Nnue;
+use super::network::Network;
 use super::refresh_cache::{CacheStats, CachedTerms, RefreshCache};
 use super::simd::Kernels;
 
@@ -422,15 +423,21 @@ impl<'a> AccumulatorStack<'a> {
             (true, Some(rest)) => rest.mask,
             _ => u64::MAX,
         };
-        self.active.clear();
-        set.active_terms(board, p, mask, &mut self.active)?;
         let base = p.index() * self.n;
         self.rows.clear();
-        if self.counts.is_empty() {
+        if let Some(delta) = &self.delta_rows {
+            // Binary terms of one run each: the blocks write the rows themselves.
+            let mut target = delta.active_rows(&mut self.rows);
+            set.active_into(board, p, mask, &mut target, &mut self.active)?;
+        } else if self.counts.is_empty() {
             // Binary terms: every index is a row, no count to look up.
+            self.active.clear();
+            set.active_terms(board, p, mask, &mut self.active)?;
             self.all_in_range(&self.active)?;
             self.rows.extend(net.w1(), &self.active, &[]);
         } else {
+            self.active.clear();
+            set.active_terms(board, p, mask, &mut self.active)?;
             for k in 0..self.active.len() {
                 let index = self.active[k];
                 let counted = self.is_counted(index);
@@ -445,10 +452,13 @@ impl<'a> AccumulatorStack<'a> {
             true => (&self.group0[0][..], &self.group0_psqt[0][..b]),
             false => (net.b1(), &zero[..b]),
         };
-        self.kernels.update(dst, origin, net.w1(), &self.rows);
-        if b > 0 {
-            self.rows.apply_psqt(psqt, psqt_origin, net.psqt_rows());
-        }
+        update_rows(
+            self.kernels,
+            net,
+            (dst, origin),
+            (psqt, psqt_origin),
+            &self.rows,
+        );
         if ply > 0 {
             self.stats.refresh_rows += self.rows.len() as u64;
         }
@@ -662,20 +672,7 @@ impl<'a> AccumulatorStack<'a> {
             &mut psqt_tail[..b],
             &psqt_head[psqt_parent..psqt_parent + b],
         );
-        if let (Ok(psqt_dst), Ok(psqt_src)) = (
-            <&mut [i32; 8]>::try_from(&mut *psqt_dst),
-            <&[i32; 8]>::try_from(psqt_src),
-        ) {
-            // Stockfish's 8 buckets: summed in the update's pass.
-            let (w1, psqt_rows) = (net.w1(), net.psqt_rows());
-            self.kernels
-                .update_with_psqt((dst, src), (psqt_dst, psqt_src), w1, psqt_rows, rows);
-            return;
-        }
-        self.kernels.update(dst, src, net.w1(), rows);
-        if b > 0 {
-            rows.apply_psqt(psqt_dst, psqt_src, net.psqt_rows());
-        }
+        update_rows(self.kernels, net, (dst, src), (psqt_dst, psqt_src), rows);
     }
 
     /// The hybrid update of a king move that refreshes group 0 alone (Stockfish's
@@ -802,6 +799,31 @@ impl<'a> AccumulatorStack<'a> {
             pieces,
             scratch,
         )
+    }
+}
+
+/// Writes `dst` = `src` + the rows of `rows` in `net`'s first layer, and the PSQT sums
+/// `psqt_dst` = `psqt_src` + theirs (none without buckets): Stockfish's 8 buckets in the
+/// update's pass (its `apply_combined`), other counts in a pass of their own.
+#[inline(always)]
+fn update_rows(
+    kernels: Kernels,
+    net: &Network,
+    (dst, src): (&mut [i16], &[i16]),
+    (psqt_dst, psqt_src): (&mut [i32], &[i32]),
+    rows: &RowLists,
+) {
+    if let (Ok(psqt_dst), Ok(psqt_src)) = (
+        <&mut [i32; 8]>::try_from(&mut *psqt_dst),
+        <&[i32; 8]>::try_from(psqt_src),
+    ) {
+        let (w1, psqt_rows) = (net.w1(), net.psqt_rows());
+        kernels.update_with_psqt((dst, src), (psqt_dst, psqt_src), w1, psqt_rows, rows);
+        return;
+    }
+    kernels.update(dst, src, net.w1(), rows);
+    if !psqt_dst.is_empty() {
+        rows.apply_psqt(psqt_dst, psqt_src, net.psqt_rows());
     }
 }
 

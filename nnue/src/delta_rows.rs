@@ -1,14 +1,16 @@
-//! A move's delta written straight into the rows of the first layer's weights.
+//! A move's delta, and a refresh's active indices, written straight into the rows of the first
+//! layer's weights.
 //!
-//! [`FeatureSet::delta_into`] hands each term's indices over term by term; a term is one run of
-//! the layer's storage in every network this project writes, so its indices become storage rows
-//! by one shift, in place, in the row lists the accumulator kernels read. No list is copied
-//! between the plugins' answer and the kernels (Stockfish's `append_changed_indices` write the
-//! lists its `apply_combined` reads, `src/nnue/nnue_accumulator.cpp` at 762dd1da9).
+//! [`FeatureSet::delta_into`] and [`FeatureSet::active_into`] hand each term's indices over term
+//! by term; a term is one run of the layer's storage in every network this project writes, so
+//! its indices become storage rows by one shift, in place, in the row lists the accumulator
+//! kernels read. No list is copied between the plugins' answer and the kernels (Stockfish's
+//! `append_changed_indices` and `append_active_indices` write the lists its `apply_combined` and
+//! `update_accumulator_refresh_cache` read, `src/nnue/nnue_accumulator.cpp` at 762dd1da9).
 
 use std::mem::MaybeUninit;
 
-use plugin_api::{Color, DeltaTarget, FeatureSet, Term};
+use plugin_api::{ActiveTarget, Color, DeltaTarget, FeatureSet, Term};
 
 use super::aligned::AlignedVec;
 use super::first_layer::{FirstLayer, RowLists, WeightType};
@@ -59,6 +61,14 @@ impl<'a> DeltaRows<'a> {
     #[inline(always)]
     pub fn of(&self, perspective: Color) -> &RowLists {
         &self.lists[perspective.index()]
+    }
+
+    /// `rows` as the target of a refresh's [`FeatureSet::active_into`], with these terms' runs.
+    pub fn active_rows<'r>(&'r self, rows: &'r mut RowLists) -> ActiveRows<'r> {
+        ActiveRows {
+            rows,
+            terms: &self.terms,
+        }
     }
 
     /// Lists in `out` the rows of `perspective` that belong to the terms in `mask` (bit t for
@@ -124,5 +134,26 @@ impl DeltaTarget for DeltaRows<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// A refresh's rows: the active indices of the terms asked for, written into one row list as
+/// rows of their storage ([`DeltaRows::active_rows`]).
+pub(crate) struct ActiveRows<'r> {
+    rows: &'r mut RowLists,
+    /// Per term: its storage and the shift to its rows (those of [`DeltaRows`]).
+    terms: &'r [(WeightType, u32)],
+}
+
+impl ActiveTarget for ActiveRows<'_> {
+    #[inline(always)]
+    fn room(&mut self, t: usize, _term: &Term, cap: usize) -> &mut [MaybeUninit<u32>] {
+        self.rows.rooms(self.terms[t].0, cap)[0]
+    }
+
+    #[inline(always)]
+    fn wrote(&mut self, t: usize, term: &Term, n: usize) -> Result<(), u32> {
+        let (ty, shift) = self.terms[t];
+        self.rows.take(ty, [n, 0], term.size, shift, |_| {})
     }
 }

@@ -20,6 +20,7 @@
 
 #![warn(missing_docs)]
 
+pub mod active;
 pub mod block;
 pub mod conformance;
 pub mod convert;
@@ -38,6 +39,7 @@ pub mod types;
 #[doc(hidden)]
 pub use abi_stable;
 
+pub use active::ActiveTarget;
 pub use block::{
     full_diff_delta, install_plugin_panic_hook, layout_id, piece_block_active, piece_block_delta,
     BlockDescriptor, ErrorKind, FeatureBlock, IndexList, MoveDelta, PluginError, RefreshTrigger,

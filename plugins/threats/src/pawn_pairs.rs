@@ -28,6 +28,17 @@ pub const fn pair_mask(sq: Square) -> u64 {
     files & PAWN_RANKS & !(1u64 << sq)
 }
 
+/// [`pair_mask`] of every square, for the pair walks.
+static PAIR_MASKS: [u64; 64] = {
+    let mut masks = [0; 64];
+    let mut sq = 0;
+    while sq < 64 {
+        masks[sq] = pair_mask(sq as Square);
+        sq += 1;
+    }
+    masks
+};
+
 /// nnue-pytorch's `PP_3Wide` (`data_loader/cpp/training_data_loader.cpp`, struct `PP_3Wide`,
 /// official-stockfish/nnue-pytorch at 9f72946, 2026-07-26): 4,560 indices.
 ///
@@ -192,7 +203,7 @@ fn for_each_pair(
         bb &= bb - 1;
         // A partner that is itself an end pairs from the higher square only.
         let above = if s == 63 { 0 } else { !0u64 << (s + 1) };
-        let mut partners = pair_mask(s) & all & !(all_ends & above);
+        let mut partners = PAIR_MASKS[s as usize & 63] & all & !(all_ends & above);
         while partners != 0 {
             let t = partners.trailing_zeros() as Square;
             partners &= partners - 1;
