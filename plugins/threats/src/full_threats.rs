@@ -187,6 +187,15 @@ fn victim_on(board: &Board, sq: Square) -> Piece {
     (color, role)
 }
 
+/// The colour of the piece on `sq` (which must hold one).
+#[inline(always)]
+fn color_on(board: &Board, sq: Square) -> Color {
+    match board.by_color[0] & (1u64 << sq) {
+        0 => Color::Black,
+        _ => Color::White,
+    }
+}
+
 /// Whether an attacker of `attacker` role has `victim` role among the victims the layout keeps.
 #[inline(always)]
 fn keeps(attacker: Role, victim: Role) -> bool {
@@ -237,30 +246,41 @@ fn piece_threats(w: &Board, piece: Piece, s: Square, put: bool, lists: &mut Chan
             targets &= targets - 1;
             lists.push(put, piece, s, victim_on(w, to), to);
         }
-        // The threats against it.
+        // The threats of knights and pawns against it, their roles known by their sets.
         let pawns = by_role(Role::Pawn) & PAWN_RANKS;
-        let mut attackers = sliders
-            | (knight_attacks(s) & by_role(Role::Knight))
-            | (pawn_attacks(Color::Black, s) & pawns & w.by_color[0])
-            | (pawn_attacks(Color::White, s) & pawns & w.by_color[1]);
+        let knights = match keeps(Role::Knight, role) {
+            true => knight_attacks(s) & by_role(Role::Knight),
+            false => 0,
+        };
+        let mut attackers = knights;
+        if keeps(Role::Pawn, role) {
+            attackers |= (pawn_attacks(Color::Black, s) & pawns & w.by_color[0])
+                | (pawn_attacks(Color::White, s) & pawns & w.by_color[1]);
+        }
         while attackers != 0 {
             let from = attackers.trailing_zeros() as Square;
             attackers &= attackers - 1;
-            let attacker = victim_on(w, from);
-            if keeps(attacker.1, role) {
-                lists.push(put, attacker, from, piece, s);
-            }
+            let attacker_role = match knights & (1u64 << from) {
+                0 => Role::Pawn,
+                _ => Role::Knight,
+            };
+            lists.push(put, (color_on(w, from), attacker_role), from, piece, s);
         }
     }
-    // The sliders' rays through `s`: the first piece beyond it, hidden or uncovered.
+    // The sliders that see `s`: each one's threat against the piece, and against the first
+    // piece beyond `s`, which the piece hides or uncovers (Stockfish's `process_sliders`).
     let mut seeing = sliders;
     while seeing != 0 {
         let from = seeing.trailing_zeros() as Square;
         seeing &= seeing - 1;
+        let slider = victim_on(w, from);
+        if role != Role::King && keeps(slider.1, role) {
+            lists.push(put, slider, from, piece, s);
+        }
         let beyond = ray_beyond(from, s) & (diagonal | straight) & occupied;
         if beyond != 0 {
             let to = beyond.trailing_zeros() as Square;
-            let (slider, victim) = (victim_on(w, from), victim_on(w, to));
+            let victim = victim_on(w, to);
             if keeps(slider.1, victim.1) {
                 lists.push(!put, slider, from, victim, to);
             }
