@@ -194,6 +194,28 @@ pub enum RefreshTrigger {
     OwnKingSide = 4,
 }
 
+impl RefreshTrigger {
+    /// Whether `mv` (legal on `board`) is a move this trigger names for perspective `p`: a move
+    /// of `p`'s own king (`OwnKingMove`), one that takes it between files a–d and e–h
+    /// (`OwnKingSide`). A block that the host does not ask about a move (its
+    /// [`FeatureBlock::CHANGED_BY`]) is refreshed where this holds: a refresh its own trigger
+    /// explains needs no call.
+    #[inline]
+    pub fn fires(self, board: &Board, mv: &Move, p: Color) -> bool {
+        if !board.moves_king_of(mv, p) {
+            return false;
+        }
+        let side = |king: Option<Square>| king.map(|k| k & 7 >= 4);
+        match self {
+            RefreshTrigger::OwnKingMove => true,
+            RefreshTrigger::OwnKingSide => side(board.king(p)) != side(board.king_after(mv, p)),
+            RefreshTrigger::AnyMove | RefreshTrigger::Never | RefreshTrigger::OwnKingSquare => {
+                false
+            }
+        }
+    }
+}
+
 /// Everything the host knows about one feature block: identity, bounds and entry points.
 #[repr(C)]
 #[derive(StableAbi, Clone, Copy, Debug)]
@@ -218,7 +240,8 @@ pub struct BlockDescriptor {
     pub refresh_trigger: RefreshTrigger,
     /// The roles whose moves may change the block's indices or ask for a refresh, bit `r` for
     /// [`Role`] `r` ([`FeatureBlock::CHANGED_BY`]): the host does not call `delta` for a move
-    /// that moves, takes and promotes to none of them ([`Move::roles`]).
+    /// that moves, takes and promotes to none of them ([`Move::roles`]), and refreshes where
+    /// the block's refresh trigger [`fires`](RefreshTrigger::fires).
     pub changed_by: u8,
     /// Whether the block emits every index at most once per board and perspective, so counts
     /// only go 0 ↔ 1.
@@ -282,9 +305,11 @@ pub trait FeatureBlock: 'static {
     const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::AnyMove;
     /// The roles whose moves may change the block's indices or ask for a refresh, bit `r` for
     /// [`Role`] `r` ([`Role::bit`]): a move that moves, takes and promotes to none of them
-    /// ([`Move::roles`]) leaves the block as it was, and the host does not ask it
-    /// (`pp_3wide`: pawns, and kings for its refreshes). Every role by default. The
-    /// conformance kit checks the promise.
+    /// ([`Move::roles`]) leaves the block as it was but for the refreshes its
+    /// [`REFRESH_TRIGGER`](Self::REFRESH_TRIGGER) names ([`RefreshTrigger::fires`]), which the
+    /// host makes without asking it (`pp_3wide`: pawns; a king move changes it only by the
+    /// refresh of a king changing side). Every role by default. The conformance kit checks the
+    /// promise.
     const CHANGED_BY: u8 = Role::ALL_BITS;
     /// Whether every index is emitted at most once (see [`BlockDescriptor::binary`]).
     const BINARY: bool = false;

@@ -14,7 +14,7 @@ use abi_stable::std_types::RResult;
 use crate::block::{IndexList, MoveDelta};
 use crate::feature_set::{block_error, combined_active, term_bit, FeatureSet, Term};
 use crate::loader::{BlockError, RegisteredBlock};
-use crate::types::{Board, Color, Move};
+use crate::types::{Board, Color, Move, Role};
 
 /// Where [`FeatureSet::delta_into`] writes a move's indices, term by term.
 ///
@@ -96,7 +96,9 @@ impl FeatureSet {
     /// Writes what `mv` (legal on `board`) adds and removes into `target`, term by term, and
     /// returns per perspective the terms that ask for a refresh ([`term_bit`]). One call per
     /// block, none for a term that promises no change on moves of the move's roles
-    /// ([`Term::changed_by`]); a block's index at or above its size is an error naming it.
+    /// ([`Term::changed_by`]), which is refreshed where its refresh trigger
+    /// [`fires`](crate::RefreshTrigger::fires); a block's index at or above its size is an error
+    /// naming it.
     pub fn delta_into(
         &self,
         board: &Board,
@@ -107,8 +109,17 @@ impl FeatureSet {
         let mut refresh_terms = [0u64; 2];
         let roles = mv.roles();
         for (t, term) in self.terms().iter().enumerate() {
-            // A term that no role of the move can change is not asked.
+            // A term that no role of the move can change is not asked; a king move its
+            // refresh trigger names refreshes the perspective.
             if term.changed_by & roles == 0 {
+                if mv.role == Role::King {
+                    let trigger = term.refresh_trigger();
+                    for p in Color::ALL {
+                        if trigger.fires(board, mv, p) {
+                            refresh_terms[p.index()] |= term_bit(t);
+                        }
+                    }
+                }
                 continue;
             }
             let block = &term.factors[0];

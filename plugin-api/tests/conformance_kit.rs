@@ -95,6 +95,56 @@ impl FeatureBlock for PawnsOnlyPromise {
     }
 }
 
+/// Own and enemy pawns by square (Black's view rank-mirrored), mirrored horizontally when the
+/// own king stands on files e–h: only pawn moves change it, but for a king changing side, which
+/// its trigger names.
+fn pawns_by_king_side(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
+    let Some(king) = board.king(perspective) else {
+        return;
+    };
+    let vertical = if perspective == Color::Black { 56 } else { 0 };
+    let flip = vertical ^ if king & 7 >= 4 { 7 } else { 0 };
+    let pawns = board.by_role[Role::Pawn.index()];
+    for c in Color::ALL {
+        let mut bb = pawns & board.by_color[c.index()];
+        while bb != 0 {
+            let sq = bb.trailing_zeros();
+            bb &= bb - 1;
+            out.push(u32::from(c != perspective) * 64 + (sq ^ flip));
+        }
+    }
+}
+
+/// [`pawns_by_king_side`] with the promise that makes it right: pawn moves ask it, king moves
+/// changing side refresh it by its trigger without asking.
+struct PawnsKingSide;
+impl FeatureBlock for PawnsKingSide {
+    const NAME: &'static str = "pawns_king_side";
+    const DESCRIPTION: &'static str = "pawns mirrored by the own king's side";
+    const SIZE: u32 = 128;
+    const MAX_ACTIVE: u32 = 16;
+    const MAX_DELTA: u32 = 16;
+    const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::OwnKingSide;
+    const CHANGED_BY: u8 = Role::Pawn.bit();
+    fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
+        pawns_by_king_side(board, perspective, out);
+    }
+}
+
+/// [`PawnsKingSide`] without its trigger: a king changing side changes it unasked.
+struct PawnsKingSideNoTrigger;
+impl FeatureBlock for PawnsKingSideNoTrigger {
+    const NAME: &'static str = "pawns_king_side_no_trigger";
+    const DESCRIPTION: &'static str = "broken: king moves change it, promises pawns only";
+    const SIZE: u32 = 128;
+    const MAX_ACTIVE: u32 = 16;
+    const MAX_DELTA: u32 = 16;
+    const CHANGED_BY: u8 = Role::Pawn.bit();
+    fn active(board: &Board, perspective: Color, out: &mut IndexList<'_>) {
+        pawns_by_king_side(board, perspective, out);
+    }
+}
+
 /// Emits an index beyond its size.
 struct OutOfRange;
 impl FeatureBlock for OutOfRange {
@@ -217,6 +267,19 @@ fn a_block_changed_by_moves_it_promised_to_ignore_fails() {
     assert!(
         err.contains("block 'pawns_only_promise'")
             && err.contains("pawns_only_promise not asked: promised no change"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_refresh_its_trigger_names_needs_no_call_and_without_the_trigger_is_missed() {
+    let report = check_blocks(&[BlockDescriptor::of::<PawnsKingSide>()], quick()).unwrap();
+    assert!(report.refreshes > 10, "{report:?}");
+    let err = check_blocks(&[BlockDescriptor::of::<PawnsKingSideNoTrigger>()], quick())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("pawns_king_side_no_trigger not asked: promised no change"),
         "{err}"
     );
 }

@@ -49,9 +49,10 @@ static PAIR_MASKS: [u64; 64] = {
 /// once. Worked example: the start position from White's view (king e1, orient 7) has the pair
 /// of own pawns a2, b2, oriented h2 and g2, ids 7 and 6: index 7 · 6 / 2 + 6 = 27.
 ///
-/// `delta` re-pairs only the pawns on the squares a move changes, and returns at once from a
-/// move that takes, puts or moves no pawn and is no king move (most moves); perspectives are
-/// refreshed only when their own king changes side.
+/// `delta` re-pairs only the pawns on the squares a move changes; perspectives are refreshed
+/// only when their own king changes side. The host asks it only about moves that take, put or
+/// move a pawn (`CHANGED_BY`) and makes the refreshes of other king moves itself; asked about
+/// another move, it returns at once.
 ///
 /// **Picture** ([`pawn_pair_place`]): three sheets by the pair's colours (own–own, own–their,
 /// their–their), each an 8 × 8 grid of tiles, the square of the pair's lower id (the own pawn of
@@ -114,8 +115,9 @@ impl FeatureBlock for PawnPairs3Wide {
     /// A move changes at most two pawns, each paired with at most 15 others.
     const MAX_DELTA: u32 = 30;
     const REFRESH_TRIGGER: RefreshTrigger = RefreshTrigger::OwnKingSide;
-    /// Pawns, and kings for the refresh when one changes side.
-    const CHANGED_BY: u8 = Role::Pawn.bit() | Role::King.bit();
+    /// Pawns: a king move changes it only by the refresh of a king changing side, which its
+    /// refresh trigger names.
+    const CHANGED_BY: u8 = Role::Pawn.bit();
     const BINARY: bool = true;
     /// Colour pairs of first-pawn squares of second-pawn squares.
     const GEOMETRY: Grid = Grid::boards(3, "second pawn's square").with_tiles(
