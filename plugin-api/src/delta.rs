@@ -113,10 +113,9 @@ impl FeatureSet {
             // refresh trigger names refreshes the perspective.
             if term.changed_by & roles == 0 {
                 if mv.role == Role::King {
-                    let trigger = term.refresh_trigger();
-                    for p in Color::ALL {
-                        if trigger.fires(board, mv, p) {
-                            refresh_terms[p.index()] |= term_bit(t);
+                    for (p, fires) in triggered(term, board, mv).into_iter().enumerate() {
+                        if fires {
+                            refresh_terms[p] |= term_bit(t);
                         }
                     }
                 }
@@ -159,6 +158,15 @@ impl FeatureSet {
         }
         Ok(refresh_terms)
     }
+}
+
+/// Per perspective, whether `term`'s refresh trigger names the king move `mv`: apart from the
+/// per-move path, which most moves leave at the role test.
+#[cold]
+#[inline(never)]
+fn triggered(term: &Term, board: &Board, mv: &Move) -> [bool; 2] {
+    let trigger = term.refresh_trigger();
+    Color::ALL.map(|p| trigger.fires(board, mv, p))
 }
 
 /// The delta of a product term into `rooms`: refresh a perspective unless only the last factor
