@@ -166,7 +166,11 @@ impl FeatureSet {
 #[inline(never)]
 fn triggered(term: &Term, board: &Board, mv: &Move) -> [bool; 2] {
     let trigger = term.refresh_trigger();
-    Color::ALL.map(|p| trigger.fires(board, mv, p))
+    let [white, black] = Color::ALL;
+    [
+        trigger.fires(board, mv, white),
+        trigger.fires(board, mv, black),
+    ]
 }
 
 /// The delta of a product term into `rooms`: refresh a perspective unless only the last factor
