@@ -726,25 +726,26 @@ impl<'a> AccumulatorStack<'a> {
         self.stats.refresh_rows += rows as u64;
         self.stats.hybrids += 1;
         self.stats.rows += self.rows.len() as u64;
-        // now += parent − was: the parent with group 0 replaced.
+        // now += parent − was: the parent with group 0 replaced, then group 1's rows.
         let (head, tail) = self.acc.split_at_mut(child);
         for ((n, &w), &a) in now.iter_mut().zip(&was[..]).zip(&head[parent..parent + l1]) {
             *n = n.wrapping_add(a.wrapping_sub(w));
         }
-        self.kernels
-            .update(&mut tail[..l1], now, net.w1(), &self.rows);
-        if b > 0 {
-            let (head, tail) = self.psqt.split_at_mut(psqt_child);
-            for ((n, &w), &a) in now_psqt
-                .iter_mut()
-                .zip(&*was_psqt)
-                .zip(&head[psqt_parent..])
-            {
-                *n = n.wrapping_add(a.wrapping_sub(w));
-            }
-            self.rows
-                .apply_psqt(&mut tail[..b], now_psqt, net.psqt_rows());
+        let (psqt_head, psqt_tail) = self.psqt.split_at_mut(psqt_child);
+        for ((n, &w), &a) in now_psqt
+            .iter_mut()
+            .zip(&*was_psqt)
+            .zip(&psqt_head[psqt_parent..psqt_parent + b])
+        {
+            *n = n.wrapping_add(a.wrapping_sub(w));
         }
+        update_rows(
+            self.kernels,
+            net,
+            (&mut tail[..l1], now),
+            (&mut psqt_tail[..b], now_psqt),
+            &self.rows,
+        );
         Ok(())
     }
 

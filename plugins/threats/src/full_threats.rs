@@ -174,17 +174,11 @@ impl FeatureBlock for FullThreats {
 /// and its test of the other colour, as the delta asks it for every threat it lists.
 #[inline(always)]
 fn victim_on(board: &Board, sq: Square) -> Piece {
-    let bit = 1u64 << sq;
-    let color = if board.by_color[0] & bit != 0 {
-        Color::White
-    } else {
-        Color::Black
-    };
     let role = ATTACKERS
         .into_iter()
-        .find(|r| board.by_role[r.index()] & bit != 0)
+        .find(|r| board.by_role[r.index()] & (1u64 << sq) != 0)
         .unwrap_or(Role::King);
-    (color, role)
+    (color_on(board, sq), role)
 }
 
 /// The colour of the piece on `sq` (which must hold one).
