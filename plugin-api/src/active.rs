@@ -12,7 +12,9 @@ use std::mem::MaybeUninit;
 use abi_stable::std_types::RResult;
 
 use crate::block::IndexList;
-use crate::feature_set::{block_error, combined_active, term_bit, FeatureSet, Term};
+use crate::feature_set::{
+    block_error, combined_active, index_past_term, term_bit, FeatureSet, Term,
+};
 use crate::loader::BlockError;
 use crate::types::{Board, Color};
 
@@ -65,11 +67,7 @@ impl FeatureSet {
                 list.len()
             };
             if let Err(ix) = target.wrote(t, term, n) {
-                return Err(BlockError {
-                    block: term.name.clone(),
-                    origin: term.factors[0].origin.clone(),
-                    message: format!("emitted index {ix} >= its size {}", term.size),
-                });
+                return Err(index_past_term(term, "emitted", ix));
             }
         }
         Ok(())

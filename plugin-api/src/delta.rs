@@ -12,7 +12,9 @@ use std::mem::MaybeUninit;
 use abi_stable::std_types::RResult;
 
 use crate::block::{IndexList, MoveDelta};
-use crate::feature_set::{block_error, combined_active, term_bit, FeatureSet, Term};
+use crate::feature_set::{
+    block_error, combined_active, index_past_term, term_bit, FeatureSet, Term,
+};
 use crate::loader::{BlockError, RegisteredBlock};
 use crate::types::{Board, Color, Move, Role};
 
@@ -149,11 +151,7 @@ impl FeatureSet {
                 }
             }
             if let Err(ix) = target.wrote(t, term, counts, refresh) {
-                return Err(BlockError {
-                    block: term.name.clone(),
-                    origin: block.origin.clone(),
-                    message: format!("delta emitted index {ix} >= its size {}", term.size),
-                });
+                return Err(index_past_term(term, "delta emitted", ix));
             }
         }
         Ok(refresh_terms)

@@ -296,6 +296,19 @@ pub(crate) fn combined_active(
     Ok(())
 }
 
+/// The error of term `term` that emitted `ix`, at or above the term's size, as a target of
+/// [`FeatureSet::delta_into`] or [`FeatureSet::active_into`] found (`what`: "delta emitted",
+/// "emitted"). Apart from the per-move loops, which only return it.
+#[cold]
+#[inline(never)]
+pub(crate) fn index_past_term(term: &Term, what: &str, ix: u32) -> BlockError {
+    BlockError {
+        block: term.name.clone(),
+        origin: term.factors[0].origin.clone(),
+        message: format!("{what} index {ix} >= its size {}", term.size),
+    }
+}
+
 pub(crate) fn block_error(block: &RegisteredBlock, e: PluginError) -> BlockError {
     BlockError {
         block: block.descriptor.name.to_string(),

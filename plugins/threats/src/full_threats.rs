@@ -68,12 +68,7 @@ fn for_each_victim(board: &Board, squares: u64, mut f: impl FnMut(Piece, Square)
         while bb != 0 {
             let to = bb.trailing_zeros() as Square;
             bb &= bb - 1;
-            let color = if board.by_color[0] & (1u64 << to) != 0 {
-                Color::White
-            } else {
-                Color::Black
-            };
-            f((color, role), to);
+            f((color_on(board, to), role), to);
         }
     }
 }
