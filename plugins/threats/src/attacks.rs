@@ -41,23 +41,24 @@ pub fn slider_attacks(sq: Square, occupied: u64, want: (bool, bool)) -> (u64, u6
     )
 }
 
-/// The squares beyond `through` on the line from `from` through it, up to the board's edge
-/// (empty if the two squares share no line or are one square): the ray from `through` in the
-/// direction from `from` to it, from a table of 4.5 KiB (one of 32 KiB by square pair missed the
-/// cache inside the accumulator's loop).
+/// The squares of the ray from `from` through `through` up to the board's edge, `from` left out
+/// (empty if the two squares share no line or are one square): Stockfish's `ray_pass_bb`. A
+/// slider on `from` that sees `through` sees no piece before it, so on a board the ray's first
+/// piece after `through` is the one beyond it. From a table of 4.5 KiB (one of 32 KiB by square
+/// pair missed the cache inside the accumulator's loop).
 #[inline(always)]
-pub fn ray_beyond(from: Square, through: Square) -> u64 {
+pub fn ray_through(from: Square, through: Square) -> u64 {
     let (df, dr) = (
         (through & 7) as i8 - (from & 7) as i8,
         (through >> 3) as i8 - (from >> 3) as i8,
     );
     // Not on one line: the centre row of the table, which is empty.
-    let aligned = df == 0 || dr == 0 || df == dr || df == -dr;
+    let aligned = (df != 0 || dr != 0) && (df == 0 || dr == 0 || df == dr || df == -dr);
     let direction = match aligned {
         true => ((df.signum() + 1) * 3 + dr.signum() + 1) as usize,
         false => 4,
     };
-    RAYS[direction][through as usize]
+    RAYS[direction][from as usize]
 }
 
 /// The capture squares of a pawn of `color` on `sq`.
@@ -184,19 +185,23 @@ mod tests {
     }
 
     #[test]
-    fn the_ray_beyond_a_square_is_what_a_slider_sees_through_it_on_an_empty_board() {
+    fn the_ray_through_a_square_is_what_a_queen_sees_on_its_line() {
         for from in 0..64u8 {
             for through in 0..64u8 {
-                let beyond = ray_beyond(from, through);
-                // A queen on `from` sees `through`; with `through` alone occupied, the squares it
-                // no longer sees are exactly those beyond.
-                let queen = |occupied| attacks(Color::White, Role::Queen, from, occupied);
-                let on_line = from != through && queen(0) & (1 << through) != 0;
-                let expected = match on_line {
-                    true => queen(0) & !queen(1 << through),
-                    false => 0,
+                let ray = ray_through(from, through);
+                // shakmaty's line through both squares, less `from` and the squares on its
+                // far side (those with `from` between them and `through`).
+                let (f, t) = (ssq(from), ssq(through));
+                let line = if from == through {
+                    shakmaty::Bitboard(0)
+                } else {
+                    attacks::ray(f, t)
                 };
-                assert_eq!(beyond, expected, "{from} through {through}");
+                let expected = line
+                    .into_iter()
+                    .filter(|&x| x != f && !attacks::between(x, t).contains(f))
+                    .fold(0u64, |set, x| set | 1 << u32::from(x));
+                assert_eq!(ray, expected, "{from} through {through}");
             }
         }
     }

@@ -2,12 +2,12 @@
 //! its square) pair that the layout keeps, updated incrementally.
 
 use plugin_api::{
-    Board, Color, FeatureBlock, Grid, IndexList, Move, MoveDelta, Place, RefreshTrigger, Role,
-    Square, decompose,
+    Board, Color, FeatureBlock, Grid, IndexList, Move, MoveDelta, MoveKind, Place, RefreshTrigger,
+    Role, Square, decompose,
 };
 
 use crate::attacks::{
-    PAWN_RANKS, attacks, knight_attacks, pawn_attacks, pseudo_attacks, ray_beyond, slider_attacks,
+    PAWN_RANKS, attacks, knight_attacks, pawn_attacks, pseudo_attacks, ray_through, slider_attacks,
 };
 use crate::king_side::{orientation_on, orientations_after};
 use crate::layout::{
@@ -27,14 +27,17 @@ const ATTACKERS: [Role; 5] = [
 /// nnue-pytorch's `Full_Threats` (59,808 indices; layout in [`crate::layout`]).
 ///
 /// `active` enumerates every threat of the board. `delta` plays the move one piece at a time
-/// (its removals, then its additions) as Stockfish's `do_move` does, and lists what each piece
-/// change does to the threats on the board that holds the piece (Stockfish's
-/// `Position::update_piece_threats`, `src/position.cpp` at 762dd1da9): the piece's own threats,
-/// the threats against it, and for every slider that sees its square the threat against the
-/// first piece beyond it, which the piece hides when put and uncovers when taken. A change that a
-/// later piece takes back cancels in the lists ([`IndexList::take`]), so the delta is the exact
-/// difference. A square's bishop and rook look-ups are made only for lines the piece moves along
-/// or a slider stands on. Perspectives are refreshed only when their own king changes side.
+/// as Stockfish's `do_move` does, and lists what each piece change does to the threats on the
+/// board that holds the piece (Stockfish's `Position::update_piece_threats`, `src/position.cpp`
+/// at 762dd1da9): the piece's own threats, the threats against it, and for every slider that
+/// sees its square the threat against the first piece beyond it, which the piece hides when put
+/// and uncovers when taken. As there, a quiet move skips the threats beyond both of its squares
+/// on one slider's line (uncovered and hidden again), and a capture's piece swap on the captured
+/// piece's square skips every threat beyond it (its occupancy stays). A change that a later
+/// piece takes back still cancels in the lists of a capture, en passant or castling
+/// ([`IndexList::take`]), so the delta is the exact difference. A square's bishop and rook
+/// look-ups are made only for lines the piece moves along or a slider stands on. Perspectives
+/// are refreshed only when their own king changes side.
 ///
 /// **Picture** ([`threat_place`](crate::layout::threat_place)): one sheet per (attacker kind,
 /// victim kind) pair of the layout (80, "own knight → their rook"), an 8 × 8 grid of tiles (the
@@ -148,21 +151,60 @@ impl FeatureBlock for FullThreats {
         if orient == [None, None] {
             return;
         }
-        let changes = decompose(board, mv);
         // The move played one piece at a time on `w`, each change's threats listed on the board
-        // that holds the piece (Stockfish's `Position::update_piece_threats`).
-        let mut lists = ChangedThreats { orient, out };
+        // that holds the piece, as Stockfish's `do_move` plays it (`src/position.cpp` and
+        // `position.h` at 762dd1da9).
         let mut w = *board;
-        for p in changes.removed() {
-            piece_threats(&w, (p.color, p.role), p.square, false, &mut lists);
-            w.remove(p.square, p.color, p.role);
-        }
-        for p in changes.added() {
-            w.put(p.square, p.color, p.role);
-            piece_threats(&w, (p.color, p.role), p.square, true, &mut lists);
+        let (from, to) = (mv.from, mv.to);
+        let us = color_on(board, from);
+        let moved = (us, mv.role);
+        let landed = (us, mv.promotion().unwrap_or(mv.role));
+        match (mv.kind, mv.captured()) {
+            // `move_piece` (and `remove_piece`, `put_piece` for a promotion): the threats of a
+            // slider on the line through both squares, beyond them, are uncovered and hidden
+            // again, so neither is listed; nothing else of the move takes another back.
+            (MoveKind::Normal, None) => {
+                let lists = &mut ChangedThreats::new(orient, out, false);
+                let line = (1u64 << from) | (1u64 << to);
+                piece_threats(&w, moved, from, false, line, lists);
+                w.remove(from, us, mv.role);
+                w.put(to, landed.0, landed.1);
+                piece_threats(&w, landed, to, true, line, lists);
+            }
+            // `remove_piece` of the mover, then `swap_piece` on the captured piece's square:
+            // its occupancy stays, so no slider's threat beyond it changes.
+            (MoveKind::Normal, Some(captured)) => {
+                let lists = &mut ChangedThreats::new(orient, out, true);
+                let victim = (us.other(), captured);
+                piece_threats(&w, moved, from, false, EVERY_RAY, lists);
+                w.remove(from, us, mv.role);
+                piece_threats(&w, victim, to, false, NO_RAY, lists);
+                w.remove(to, victim.0, victim.1);
+                w.put(to, landed.0, landed.1);
+                piece_threats(&w, landed, to, true, NO_RAY, lists);
+            }
+            // En passant and castling: their removals, then their additions.
+            _ => {
+                let lists = &mut ChangedThreats::new(orient, out, true);
+                let changes = decompose(board, mv);
+                for p in changes.removed() {
+                    piece_threats(&w, (p.color, p.role), p.square, false, EVERY_RAY, lists);
+                    w.remove(p.square, p.color, p.role);
+                }
+                for p in changes.added() {
+                    w.put(p.square, p.color, p.role);
+                    piece_threats(&w, (p.color, p.role), p.square, true, EVERY_RAY, lists);
+                }
+            }
         }
     }
 }
+
+/// `piece_threats`' `discovered_unless` that lists every slider's threat beyond the square.
+const EVERY_RAY: u64 = u64::MAX;
+
+/// `piece_threats`' `discovered_unless` that lists none (Stockfish's `ComputeRay = false`).
+const NO_RAY: u64 = 0;
 
 /// The colour and role of the piece on `sq` of `board` (which must hold a piece there; a king
 /// reads as one): [`Board::piece_at`] for a square known to be occupied, without its `Option`
@@ -194,11 +236,20 @@ fn keeps(attacker: Role, victim: Role) -> bool {
 /// Lists the threats that change when `piece` is put on (`put`) or taken from `s` of `w`, which
 /// holds it there: its own threats, the threats against it, and the threats of the sliders
 /// that see `s` against the first piece beyond it, which the piece hides when put and uncovers
-/// when taken (the discovered and blocked attacks). Not inlined: one copy of this code instead of
+/// when taken (the discovered and blocked attacks), except those of a slider whose ray through
+/// `s` holds all of `discovered_unless` (Stockfish's `noRaysContaining`: [`EVERY_RAY`] lists
+/// all, [`NO_RAY`] none). Not inlined: one copy of this code instead of
 /// one per call site keeps `delta` small in the instruction cache, which the accumulator's loop
 /// shares with the kernels (1–2% of `host eval --games` at AVX-512 VNNI, in-process A/B).
 #[inline(never)]
-fn piece_threats(w: &Board, piece: Piece, s: Square, put: bool, lists: &mut ChangedThreats) {
+fn piece_threats(
+    w: &Board,
+    piece: Piece,
+    s: Square,
+    put: bool,
+    discovered_unless: u64,
+    lists: &mut ChangedThreats,
+) {
     let occupied = w.occupied();
     let (color, role) = piece;
     let by_role = |r: Role| w.by_role[r.index()];
@@ -266,8 +317,10 @@ fn piece_threats(w: &Board, piece: Piece, s: Square, put: bool, lists: &mut Chan
         if role != Role::King && keeps(slider.1, role) {
             lists.push(put, slider, from, piece, s);
         }
-        let beyond = ray_beyond(from, s) & (diagonal | straight) & occupied;
-        if beyond != 0 {
+        let ray = ray_through(from, s);
+        // The ray's first piece after `s` (the slider sees none before it).
+        let beyond = ray & (diagonal | straight) & occupied;
+        if beyond != 0 && ray & discovered_unless != discovered_unless {
             let to = beyond.trailing_zeros() as Square;
             let victim = victim_on(w, to);
             if keeps(slider.1, victim.1) {
@@ -281,9 +334,20 @@ fn piece_threats(w: &Board, piece: Piece, s: Square, put: bool, lists: &mut Chan
 struct ChangedThreats<'o, 'l> {
     orient: [Option<u8>; 2],
     out: &'o mut MoveDelta<'l>,
+    /// Whether a change may take back an earlier one of the move (then it cancels with it).
+    cancel: bool,
 }
 
-impl ChangedThreats<'_, '_> {
+impl<'o, 'l> ChangedThreats<'o, 'l> {
+    /// Lists for the perspectives with an orientation, into `out`.
+    fn new(orient: [Option<u8>; 2], out: &'o mut MoveDelta<'l>, cancel: bool) -> Self {
+        ChangedThreats {
+            orient,
+            out,
+            cancel,
+        }
+    }
+
     /// The threat of `attacker` on `from` against `victim` on `to` appears (`add`) or goes.
     #[inline(always)]
     fn push(&mut self, add: bool, attacker: Piece, from: Square, victim: Piece, to: Square) {
@@ -296,7 +360,7 @@ impl ChangedThreats<'_, '_> {
                     false => (&mut self.out.removed, &mut self.out.added),
                 };
                 // A change that an earlier piece's change takes back cancels with it.
-                if !other[p.index()].take(ix) {
+                if !self.cancel || !other[p.index()].take(ix) {
                     this[p.index()].push(ix);
                 }
             }
