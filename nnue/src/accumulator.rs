@@ -728,9 +728,8 @@ impl<'a> AccumulatorStack<'a> {
         self.stats.rows += self.rows.len() as u64;
         // now += parent − was: the parent with group 0 replaced, then group 1's rows.
         let (head, tail) = self.acc.split_at_mut(child);
-        for ((n, &w), &a) in now.iter_mut().zip(&was[..]).zip(&head[parent..parent + l1]) {
-            *n = n.wrapping_add(a.wrapping_sub(w));
-        }
+        self.kernels
+            .add_difference(now, &head[parent..parent + l1], &was[..]);
         let (psqt_head, psqt_tail) = self.psqt.split_at_mut(psqt_child);
         for ((n, &w), &a) in now_psqt
             .iter_mut()

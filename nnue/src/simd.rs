@@ -517,6 +517,38 @@ impl Kernels {
     }
 }
 
+impl Kernels {
+    /// `dst += plus − minus` (16-bit wrapping; lengths equal, a multiple of 32): a hybrid
+    /// update's parent with its cached group replaced (Stockfish's `update_accumulator_hybrid`
+    /// folds the two cache entries' differences into its pass the same way).
+    #[inline]
+    pub fn add_difference(self, dst: &mut [i16], plus: &[i16], minus: &[i16]) {
+        assert!(
+            dst.len() == plus.len() && dst.len() == minus.len() && dst.len().is_multiple_of(32)
+        );
+        match self.level {
+            SimdLevel::Scalar => add_difference_scalar(dst, plus, minus),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the level was checked against the CPU; lengths checked above.
+            SimdLevel::Avx2 => unsafe { x86::add_difference_avx2(dst, plus, minus) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
+            SimdLevel::Avx512 | SimdLevel::Avx512Vnni => unsafe {
+                x86::add_difference_avx512(dst, plus, minus)
+            },
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => unreachable!("only the scalar kernels exist on this architecture"),
+        }
+    }
+}
+
+/// Scalar [`Kernels::add_difference`].
+fn add_difference_scalar(dst: &mut [i16], plus: &[i16], minus: &[i16]) {
+    for ((d, &p), &m) in dst.iter_mut().zip(plus).zip(minus) {
+        *d = d.wrapping_add(p.wrapping_sub(m));
+    }
+}
+
 /// Scalar clipped ReLU: `clamp(a, 0, 127)` as u8.
 pub(crate) fn clipped_relu_scalar(acc: &[i16], x: &mut [u8]) {
     for (o, &a) in x.iter_mut().zip(acc) {
@@ -773,6 +805,46 @@ mod x86 {
             }
             if let Some(psqt) = rows.psqt {
                 psqt8_avx2(psqt, rows);
+            }
+        }
+    }
+
+    /// AVX2 [`Kernels::add_difference`](super::Kernels::add_difference): 16 lanes at a time.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn add_difference_avx2(dst: &mut [i16], plus: &[i16], minus: &[i16]) {
+        let mut i = 0;
+        // SAFETY: i + 16 <= len in every iteration (the three lengths are equal, a multiple
+        // of 32).
+        unsafe {
+            while i < dst.len() {
+                let at = |v: &[i16]| v.as_ptr().add(i) as *const __m256i;
+                let d = _mm256_loadu_si256(dst.as_ptr().add(i) as *const __m256i);
+                let diff =
+                    _mm256_sub_epi16(_mm256_loadu_si256(at(plus)), _mm256_loadu_si256(at(minus)));
+                _mm256_storeu_si256(
+                    dst.as_mut_ptr().add(i) as *mut __m256i,
+                    _mm256_add_epi16(d, diff),
+                );
+                i += 16;
+            }
+        }
+    }
+
+    /// AVX-512 [`Kernels::add_difference`](super::Kernels::add_difference): 32 lanes at a
+    /// time.
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub unsafe fn add_difference_avx512(dst: &mut [i16], plus: &[i16], minus: &[i16]) {
+        let mut i = 0;
+        // SAFETY: i + 32 <= len in every iteration (the three lengths are equal, a multiple
+        // of 32).
+        unsafe {
+            while i < dst.len() {
+                let at = |v: &[i16]| v.as_ptr().add(i) as *const _;
+                let d = _mm512_loadu_si512(dst.as_ptr().add(i) as *const _);
+                let diff =
+                    _mm512_sub_epi16(_mm512_loadu_si512(at(plus)), _mm512_loadu_si512(at(minus)));
+                _mm512_storeu_si512(dst.as_mut_ptr().add(i) as *mut _, _mm512_add_epi16(d, diff));
+                i += 32;
             }
         }
     }
@@ -1057,6 +1129,28 @@ mod tests {
                         _ => x86::clipped_relu_avx512(&acc, &mut got),
                     }
                 }
+                assert_eq!(got, expected, "{level} l1={l1}");
+            }
+        }
+    }
+
+    #[test]
+    fn add_difference_kernels_agree_and_wrap() {
+        let mut rng = Lcg(12);
+        for l1 in [32usize, 64, 96, 1024] {
+            let mut v = || -> Vec<i16> { (0..l1).map(|_| rng.i16()).collect() };
+            let (start, plus, mut minus) = (v(), v(), v());
+            // A lane that wraps: MAX + (MAX − MIN).
+            minus[0] = i16::MIN;
+            let mut expected = start.clone();
+            for ((e, &p), &m) in expected.iter_mut().zip(&plus).zip(&minus) {
+                *e = (i32::from(*e) + i32::from(p) - i32::from(m)) as i16;
+            }
+            for level in SimdLevel::under_test().unwrap_or_else(|e| panic!("{e}")) {
+                let mut got = start.clone();
+                Kernels::new(level)
+                    .unwrap()
+                    .add_difference(&mut got, &plus, &minus);
                 assert_eq!(got, expected, "{level} l1={l1}");
             }
         }
