@@ -114,12 +114,24 @@ impl Board {
     /// rights and the en-passant square.
     pub fn play(&self, mv: &Move) -> Board {
         let mut next = *self;
-        let changes = decompose(self, mv);
-        for p in changes.removed() {
-            next.remove(p.square, p.color, p.role);
-        }
-        for p in changes.added() {
-            next.put(p.square, p.color, p.role);
+        if let (MoveKind::Normal, Some(us)) = (mv.kind, self.color_at(mv.from)) {
+            // decompose's removals and additions of a normal move, without listing them.
+            let (from, to) = (1u64 << mv.from, 1u64 << mv.to);
+            if let Some(captured) = mv.captured() {
+                next.by_color[us.other().index()] &= !to;
+                next.by_role[captured.index()] &= !to;
+            }
+            next.by_color[us.index()] ^= from | to;
+            next.by_role[mv.role.index()] &= !from;
+            next.by_role[mv.promotion().unwrap_or(mv.role).index()] |= to;
+        } else {
+            let changes = decompose(self, mv);
+            for p in changes.removed() {
+                next.remove(p.square, p.color, p.role);
+            }
+            for p in changes.added() {
+                next.put(p.square, p.color, p.role);
+            }
         }
         let us = self.turn;
         next.turn = us.other();
@@ -132,6 +144,17 @@ impl Board {
         }
         next.castling &= !((1u64 << mv.from) | (1u64 << mv.to));
         next
+    }
+
+    /// The colour of the piece on `sq`, if any.
+    #[inline(always)]
+    fn color_at(&self, sq: Square) -> Option<Color> {
+        let bit = 1u64 << sq;
+        match (self.by_color[0] & bit != 0, self.by_color[1] & bit != 0) {
+            (true, _) => Some(Color::White),
+            (_, true) => Some(Color::Black),
+            _ => None,
+        }
     }
 
     /// Whether `mv` (legal here) moves `color`'s king, castling included: the move's role and
