@@ -54,13 +54,21 @@ unsafe fn clipped_relu_32_avx2(y: &[i32; 32], shift: u32, out: &mut [u8; 32]) {
     unsafe {
         let load =
             |k: usize| _mm256_sra_epi32(_mm256_loadu_si256(y.as_ptr().add(8 * k).cast()), by);
-        let words0 = _mm256_packs_epi32(load(0), load(1));
-        let words1 = _mm256_packs_epi32(load(2), load(3));
-        let bytes = _mm256_max_epi8(_mm256_packs_epi16(words0, words1), _mm256_setzero_si256());
-        let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-        _mm256_storeu_si256(
-            out.as_mut_ptr().cast(),
-            _mm256_permutevar8x32_epi32(bytes, order),
-        );
+        let bytes = bytes_32_avx2([load(0), load(1), load(2), load(3)]);
+        let bytes = _mm256_max_epi8(bytes, _mm256_setzero_si256());
+        _mm256_storeu_si256(out.as_mut_ptr().cast(), bytes);
     }
+}
+
+/// 32 values of `i32` (four registers of 8, in order) as 32 bytes in order, saturated to `i8`:
+/// packs to `i16` then `i8`, and the 128-bit lanes the packs interleave put back in order.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) fn bytes_32_avx2(
+    [a, b, c, d]: [std::arch::x86_64::__m256i; 4],
+) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    let bytes = _mm256_packs_epi16(_mm256_packs_epi32(a, b), _mm256_packs_epi32(c, d));
+    _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
 }

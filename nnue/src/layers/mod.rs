@@ -79,3 +79,49 @@ impl Activation {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kernel_activates_as_the_reference() {
+        let mut seed = 0x5eed_u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 32) as i32
+        };
+        for activation in [Activation::ClippedRelu, Activation::SqrClippedRelu] {
+            for width in [1usize, 8, 15, 16, 31, 32, 64, 96] {
+                for shift in [6, 7] {
+                    // Sums of every magnitude, both signs, and the edges of the square's cap
+                    // and of the clamps.
+                    let padded = width.next_multiple_of(32);
+                    let mut sums: Vec<i32> = (0..padded)
+                        .map(|_| {
+                            let (v, by) = (next(), next().unsigned_abs() % 28);
+                            v >> by
+                        })
+                        .collect();
+                    let edges = [i32::MIN, i32::MAX, 32767, 32768, -32768, 127 << 7, -1, 0];
+                    for (s, e) in sums.iter_mut().zip(edges) {
+                        *s = e;
+                    }
+                    let wide: Vec<i64> = sums[..width].iter().map(|&s| i64::from(s)).collect();
+                    let expected = activation.reference(&wide, shift);
+                    for level in SimdLevel::under_test().unwrap_or_else(|e| panic!("{e}")) {
+                        let mut acts = vec![0xa5u8; 2 * padded + 32];
+                        activation.activate(level, &sums, width, shift, &mut acts);
+                        let got: Vec<i64> = acts[..expected.len()]
+                            .iter()
+                            .map(|&a| i64::from(a))
+                            .collect();
+                        assert_eq!(got, expected, "{activation:?} {level} width {width}");
+                    }
+                }
+            }
+        }
+    }
+}

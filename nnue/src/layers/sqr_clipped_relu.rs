@@ -17,6 +17,13 @@ pub(super) fn activate(
     acts: &mut [u8],
 ) -> bool {
     #[cfg(target_arch = "x86_64")]
+    if width.is_multiple_of(32) && level != SimdLevel::Scalar {
+        let (squares, plain) = acts[..2 * width].split_at_mut(width);
+        // SAFETY: every SIMD level has AVX2 (checked against the CPU).
+        unsafe { sqr_and_clipped_32s_avx2(&sums[..width], shift, squares, plain) };
+        return true;
+    }
+    #[cfg(target_arch = "x86_64")]
     if width <= 16 && level != SimdLevel::Scalar {
         let y: &[i32; 16] = sums[..16].try_into().expect("16 sums");
         let a: &mut [u8; 32] = (&mut acts[..32]).try_into().expect("32 bytes");
@@ -76,6 +83,39 @@ fn sqr_and_clipped(y: &[i32; 16], shift: u32, sq: &mut [u8; 16], plain: &mut [u8
 #[target_feature(enable = "avx2")]
 unsafe fn sqr_and_clipped_avx2(y: &[i32; 16], shift: u32, sq: &mut [u8; 16], plain: &mut [u8; 16]) {
     sqr_and_clipped(y, shift, sq, plain)
+}
+
+/// [`sqr_and_clipped`] of a layer whose width is a multiple of 32, 32 sums at a time, each run
+/// of squares and of plain values in one 32-byte store (Stockfish's `sqr_clipped_relu.h` and
+/// `clipped_relu.h` one after the other): one call for the whole layer.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn sqr_and_clipped_32s_avx2(y: &[i32], shift: u32, squares: &mut [u8], plain: &mut [u8]) {
+    use std::arch::x86_64::*;
+    let n = y.len();
+    assert!(n.is_multiple_of(32) && squares.len() == n && plain.len() == n);
+    let (by, by_square) = (
+        _mm_cvtsi32_si128(shift as i32),
+        _mm_cvtsi32_si128(2 * shift as i32 + 7),
+    );
+    let limit = _mm256_set1_epi32(32767);
+    for k in (0..n).step_by(32) {
+        // SAFETY: k + 32 <= n: the loads read y's values k .. k + 32 and the stores write
+        // 32 bytes of each output from k.
+        unsafe {
+            let v: [__m256i; 4] =
+                std::array::from_fn(|r| _mm256_loadu_si256(y.as_ptr().add(k + 8 * r).cast()));
+            let square = |v: __m256i| {
+                let a = _mm256_min_epu32(_mm256_abs_epi32(v), limit);
+                _mm256_srl_epi32(_mm256_mullo_epi32(a, a), by_square)
+            };
+            let sq = super::clipped_relu::bytes_32_avx2(v.map(square));
+            let clipped = super::clipped_relu::bytes_32_avx2(v.map(|v| _mm256_sra_epi32(v, by)));
+            let clipped = _mm256_max_epi8(clipped, _mm256_setzero_si256());
+            _mm256_storeu_si256(squares.as_mut_ptr().add(k).cast(), sq);
+            _mm256_storeu_si256(plain.as_mut_ptr().add(k).cast(), clipped);
+        }
+    }
 }
 
 /// Byte shuffles that lay the squared and the plain activations of a layer of `w` ≤ 16 outputs
