@@ -238,9 +238,9 @@ fn keeps(attacker: Role, victim: Role) -> bool {
 /// that see `s` against the first piece beyond it, which the piece hides when put and uncovers
 /// when taken (the discovered and blocked attacks), except those of a slider whose ray through
 /// `s` holds all of `discovered_unless` (Stockfish's `noRaysContaining`: [`EVERY_RAY`] lists
-/// all, [`NO_RAY`] none). Not inlined: one copy of this code instead of
-/// one per call site keeps `delta` small in the instruction cache, which the accumulator's loop
-/// shares with the kernels (1–2% of `host eval --games` at AVX-512 VNNI, in-process A/B).
+/// all, [`NO_RAY`] none). Not inlined: one copy of this code instead of one per call site keeps
+/// `delta` small in the instruction cache, which the accumulator's loop shares with the kernels
+/// (1–2% of `host eval --games` at AVX-512 VNNI, in-process A/B).
 #[inline(never)]
 fn piece_threats(
     w: &Board,
