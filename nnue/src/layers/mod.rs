@@ -86,13 +86,8 @@ mod tests {
 
     #[test]
     fn every_kernel_activates_as_the_reference() {
-        let mut seed = 0x5eed_u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 32) as i32
-        };
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x5eed);
         for activation in [Activation::ClippedRelu, Activation::SqrClippedRelu] {
             for width in [1usize, 8, 15, 16, 31, 32, 64, 96] {
                 for shift in [6, 7] {
@@ -100,10 +95,7 @@ mod tests {
                     // and of the clamps.
                     let padded = width.next_multiple_of(32);
                     let mut sums: Vec<i32> = (0..padded)
-                        .map(|_| {
-                            let (v, by) = (next(), next().unsigned_abs() % 28);
-                            v >> by
-                        })
+                        .map(|_| rng.random::<i32>() >> rng.random_range(0..28))
                         .collect();
                     let edges = [i32::MIN, i32::MAX, 32767, 32768, -32768, 127 << 7, -1, 0];
                     for (s, e) in sums.iter_mut().zip(edges) {
