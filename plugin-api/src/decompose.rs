@@ -56,11 +56,7 @@ impl PieceChanges {
 /// of the piece on `mv.from` (the side to move for a consistent board).
 #[inline]
 pub fn decompose(board: &Board, mv: &Move) -> PieceChanges {
-    let us = if board.by_color[1] & (1u64 << mv.from) != 0 {
-        Color::Black
-    } else {
-        Color::White
-    };
+    let us = mover(board, mv);
     let them = us.other();
     let filler = PieceOnSquare {
         square: 0,
@@ -109,19 +105,31 @@ pub fn decompose(board: &Board, mv: &Move) -> PieceChanges {
     c
 }
 
+/// The colour of the piece on `mv.from`: Black's if one of Black's pieces stands there, else
+/// White's.
+#[inline(always)]
+fn mover(board: &Board, mv: &Move) -> Color {
+    match board.by_color[1] & (1u64 << mv.from) {
+        0 => Color::White,
+        _ => Color::Black,
+    }
+}
+
 impl Board {
     /// The board after `mv` (which must be legal here). Updates pieces, side to move, castling
     /// rights and the en-passant square.
     pub fn play(&self, mv: &Move) -> Board {
         let mut next = *self;
-        if let (MoveKind::Normal, Some(us)) = (mv.kind, self.color_at(mv.from)) {
-            // decompose's removals and additions of a normal move, without listing them.
-            let (from, to) = (1u64 << mv.from, 1u64 << mv.to);
+        if mv.kind == MoveKind::Normal {
+            // decompose's removals and additions of a normal move, bit for bit, without
+            // listing them: the mover from its square, the captured piece from the target,
+            // the mover (or its promotion) onto it.
+            let (us, from, to) = (mover(self, mv), 1u64 << mv.from, 1u64 << mv.to);
             if let Some(captured) = mv.captured() {
                 next.by_color[us.other().index()] &= !to;
                 next.by_role[captured.index()] &= !to;
             }
-            next.by_color[us.index()] ^= from | to;
+            next.by_color[us.index()] = (next.by_color[us.index()] & !from) | to;
             next.by_role[mv.role.index()] &= !from;
             next.by_role[mv.promotion().unwrap_or(mv.role).index()] |= to;
         } else {
@@ -144,17 +152,6 @@ impl Board {
         }
         next.castling &= !((1u64 << mv.from) | (1u64 << mv.to));
         next
-    }
-
-    /// The colour of the piece on `sq`, if any.
-    #[inline(always)]
-    fn color_at(&self, sq: Square) -> Option<Color> {
-        let bit = 1u64 << sq;
-        match (self.by_color[0] & bit != 0, self.by_color[1] & bit != 0) {
-            (true, _) => Some(Color::White),
-            (_, true) => Some(Color::Black),
-            _ => None,
-        }
     }
 
     /// Whether `mv` (legal here) moves `color`'s king, castling included: the move's role and
