@@ -209,6 +209,7 @@ impl<'a> AccumulatorStack<'a> {
         // Per ply and perspective: added + removed of a delta, or old + new indices of a refresh.
         let per_ply = 2 * 2 * max_delta.max(max_active);
         let grouping = Grouping::of(set);
+        set.make_piece_tables();
         // A binary group's counts would only mirror membership: none are kept.
         let counted = grouping.iter().any(|group| group.counted);
         let buckets = net.arch().psqt_buckets;
@@ -658,19 +659,10 @@ impl<'a> AccumulatorStack<'a> {
         };
         self.stats.updates += 1;
         self.stats.rows += rows.len() as u64;
-        let parent = self.slot_start(self.ply, p.index());
-        let child = self.slot_start(self.ply + 1, p.index());
-        let (psqt_parent, psqt_child) = (
-            self.psqt_start(self.ply, p.index()),
-            self.psqt_start(self.ply + 1, p.index()),
-        );
-        let (head, tail) = self.acc.split_at_mut(child);
-        let (dst, src) = (&mut tail[..self.l1], &head[parent..parent + self.l1]);
-        let b = self.buckets;
-        let (psqt_head, psqt_tail) = self.psqt.split_at_mut(psqt_child);
-        let (psqt_dst, psqt_src) = (
-            &mut psqt_tail[..b],
-            &psqt_head[psqt_parent..psqt_parent + b],
+        let ((src, dst), (psqt_src, psqt_dst)) = parent_and_child(
+            (&mut self.acc, &mut self.psqt),
+            (self.l1, self.buckets),
+            2 * self.ply + p.index(),
         );
         update_rows(self.kernels, net, (dst, src), (psqt_dst, psqt_src), rows);
     }
@@ -702,15 +694,7 @@ impl<'a> AccumulatorStack<'a> {
         if self.buckets > 0 {
             self.rows.prefetch_psqt(net.psqt_rows(), self.buckets);
         }
-        let (l1, b, mask) = (self.l1, self.buckets, self.grouping.first().mask);
-        let (parent, child) = (
-            self.slot_start(self.ply, p.index()),
-            self.slot_start(self.ply + 1, p.index()),
-        );
-        let (psqt_parent, psqt_child) = (
-            self.psqt_start(self.ply, p.index()),
-            self.psqt_start(self.ply + 1, p.index()),
-        );
+        let (b, mask) = (self.buckets, self.grouping.first().mask);
         let cache = self.cache.as_mut().expect("the caller checked the cache");
         let [was, now] = &mut self.group0;
         let [was_psqt, now_psqt] = &mut self.group0_psqt;
@@ -727,22 +711,20 @@ impl<'a> AccumulatorStack<'a> {
         self.stats.hybrids += 1;
         self.stats.rows += self.rows.len() as u64;
         // now += parent − was: the parent with group 0 replaced, then group 1's rows.
-        let (head, tail) = self.acc.split_at_mut(child);
-        self.kernels
-            .add_difference(now, &head[parent..parent + l1], &was[..]);
-        let (psqt_head, psqt_tail) = self.psqt.split_at_mut(psqt_child);
-        for ((n, &w), &a) in now_psqt
-            .iter_mut()
-            .zip(&*was_psqt)
-            .zip(&psqt_head[psqt_parent..psqt_parent + b])
-        {
+        let ((parent, child), (psqt_parent, psqt_child)) = parent_and_child(
+            (&mut self.acc, &mut self.psqt),
+            (self.l1, b),
+            2 * self.ply + p.index(),
+        );
+        self.kernels.add_difference(now, parent, &was[..]);
+        for ((n, &w), &a) in now_psqt.iter_mut().zip(&*was_psqt).zip(psqt_parent) {
             *n = n.wrapping_add(a.wrapping_sub(w));
         }
         update_rows(
             self.kernels,
             net,
-            (&mut tail[..l1], now),
-            (&mut psqt_tail[..b], now_psqt),
+            (child, now),
+            (psqt_child, now_psqt),
             &self.rows,
         );
         Ok(())
@@ -798,6 +780,40 @@ impl<'a> AccumulatorStack<'a> {
             (&psqt[s * b..(s + 1) * b], &psqt[o * b..(o + 1) * b]),
             pieces,
             scratch,
+        )
+    }
+}
+
+/// The accumulator slot `slot` (`2 · ply + perspective`) of `acc`, of `l1` values, and the one
+/// two slots on (the same perspective at the next ply), apart; the same of the PSQT sums, of `b`
+/// each: the parent a push reads and the child it writes. One check for each buffer instead of
+/// one per bound of every slice.
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+fn parent_and_child<'s>(
+    (acc, psqt): (&'s mut [i16], &'s mut [i32]),
+    (l1, b): (usize, usize),
+    slot: usize,
+) -> ((&'s [i16], &'s mut [i16]), (&'s [i32], &'s mut [i32])) {
+    let (parent, psqt_parent) = (slot * l1, slot * b);
+    assert!(
+        parent + 3 * l1 <= acc.len() && psqt_parent + 3 * b <= psqt.len(),
+        "a ply past the stack"
+    );
+    let (acc, psqt) = (acc.as_mut_ptr(), psqt.as_mut_ptr());
+    // SAFETY: both slots of each buffer lie inside it (asserted: the child ends at the parent
+    // + 3 slots) and apart (the child starts 2 slots on, past the parent's end), and the
+    // buffers are borrowed mutably for 's.
+    unsafe {
+        (
+            (
+                std::slice::from_raw_parts(acc.add(parent), l1),
+                std::slice::from_raw_parts_mut(acc.add(parent + 2 * l1), l1),
+            ),
+            (
+                std::slice::from_raw_parts(psqt.add(psqt_parent), b),
+                std::slice::from_raw_parts_mut(psqt.add(psqt_parent + 2 * b), b),
+            ),
         )
     }
 }

@@ -141,7 +141,18 @@ pub struct MoveDelta<'a> {
     pub refresh: [bool; 2],
 }
 
-impl MoveDelta<'_> {
+impl<'a> MoveDelta<'a> {
+    /// Empty lists writing into `buffers` (added White, added Black, removed White, removed
+    /// Black), no refresh asked.
+    pub fn over<const N: usize>(buffers: &'a mut [[u32; N]; 4]) -> Self {
+        let [a0, a1, r0, r1] = buffers;
+        MoveDelta {
+            added: [IndexList::new(a0), IndexList::new(a1)],
+            removed: [IndexList::new(r0), IndexList::new(r1)],
+            refresh: [false; 2],
+        }
+    }
+
     /// Empties all lists and clears the refresh flags.
     #[inline]
     pub fn clear(&mut self) {

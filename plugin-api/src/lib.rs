@@ -31,6 +31,7 @@ pub mod geometry;
 pub mod loader;
 #[allow(non_camel_case_types)]
 pub mod module;
+pub mod piece_table;
 pub mod spec;
 pub mod term_geometry;
 pub mod testing;

@@ -489,12 +489,7 @@ fn delta_emits_exact_transitions() {
         kind: plugin_api::MoveKind::Normal,
     };
     let mut bufs = [[0u32; 768]; 4];
-    let [a0, a1, r0, r1] = &mut bufs;
-    let mut md = MoveDelta {
-        added: [IndexList::new(a0), IndexList::new(a1)],
-        removed: [IndexList::new(r0), IndexList::new(r1)],
-        refresh: [false; 2],
-    };
+    let mut md = MoveDelta::over(&mut bufs);
     Mb::delta(&b, &mv, &mut md);
     let idx = |name: &str, role: Role| {
         mb_index(Color::White, Color::White, role as usize, sq(name).into())
