@@ -209,7 +209,6 @@ impl<'a> AccumulatorStack<'a> {
         // Per ply and perspective: added + removed of a delta, or old + new indices of a refresh.
         let per_ply = 2 * 2 * max_delta.max(max_active);
         let grouping = Grouping::of(set);
-        set.make_piece_tables();
         // A binary group's counts would only mirror membership: none are kept.
         let counted = grouping.iter().any(|group| group.counted);
         let buckets = net.arch().psqt_buckets;

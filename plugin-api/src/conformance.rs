@@ -24,9 +24,7 @@
 //! - a block's factor map sends the indices of one board to distinct factors below its factor
 //!   size;
 //! - a piecewise block's indices of a board are those of the own king alone plus what each
-//!   other piece adds to it, and where the host computes its deltas from a
-//!   [`PieceTable`](crate::piece_table::PieceTable) made of that, the table's delta is the
-//!   block's own on every move;
+//!   other piece adds to it;
 //! - a block's (or a product's) declared geometry places indices inside its grid, no two on one
 //!   place, and names every sheet ([`crate::term_geometry::check`]); every index it emits in the
 //!   games has a place.
@@ -215,9 +213,6 @@ struct Tracker<'s> {
     /// Sum of `counts`, per perspective.
     totals: [usize; 2],
     delta: FeatureDelta,
-    /// The delta through the set's piece tables, for sets with one
-    /// ([`PieceTable`](crate::piece_table::PieceTable)).
-    tables: Option<FeatureDelta>,
     scratch: Vec<u32>,
     refreshes: [usize; 2],
 }
@@ -247,37 +242,6 @@ impl Tracker<'_> {
             None => Ok(()),
         }
     }
-}
-
-/// A move's delta through the piece tables against the blocks' own, per perspective: the same
-/// lists (as multisets) where they refresh the same terms; a table may refresh where its block
-/// need not (an own king move), never the other way.
-fn check_tables(blocks: &FeatureDelta, tables: &FeatureDelta) -> Result<(), String> {
-    for p in Color::ALL {
-        let (b, t) = (blocks.refresh_terms(p), tables.refresh_terms(p));
-        if b & !t != 0 {
-            return Err(format!(
-                "{p:?}: the blocks' delta refreshes terms {b:#b}, the piece tables' only {t:#b}"
-            ));
-        }
-        if b != t {
-            continue;
-        }
-        let sorted = |list: &[u32]| {
-            let mut v = list.to_vec();
-            v.sort_unstable();
-            v
-        };
-        let lists = |d: &FeatureDelta| (sorted(d.added(p)), sorted(d.removed(p)));
-        let (from_blocks, from_tables) = (lists(blocks), lists(tables));
-        if from_blocks != from_tables {
-            return Err(format!(
-                "{p:?}: the piece tables' delta (added, removed) {from_tables:?} differs from \
-                 the blocks' {from_blocks:?}"
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// The piecewise promise on `board` for `p`, whose sorted indices are `expected`: the own king
@@ -421,11 +385,6 @@ impl<'s> Tracker<'s> {
             counts,
             totals,
             delta: set.delta_buffer(),
-            tables: set
-                .terms()
-                .iter()
-                .any(|t| t.piece_table().is_some())
-                .then(|| set.delta_buffer()),
             scratch,
             refreshes: [0; 2],
         })
@@ -434,14 +393,8 @@ impl<'s> Tracker<'s> {
     fn step(&mut self, before: &Board, mv: &Move, after: &Board) -> Result<(), String> {
         let size = self.set.size();
         self.set
-            .delta_by_blocks(before, mv, &mut self.delta)
+            .delta(before, mv, &mut self.delta)
             .map_err(|e| format!("delta() failed: {}", e.message))?;
-        if let Some(tables) = &mut self.tables {
-            self.set
-                .delta(before, mv, tables)
-                .map_err(|e| format!("delta() failed: {}", e.message))?;
-            check_tables(&self.delta, tables)?;
-        }
         for p in Color::ALL {
             let pi = p.index();
             self.check_promises(p, before, after)?;

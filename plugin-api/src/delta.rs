@@ -1,8 +1,8 @@
 //! A move's delta of a feature set: what each term adds and removes, for both perspectives.
 //!
 //! [`FeatureSet::delta_into`] calls each term's block once (a product also lists its left
-//! factors' active indices; a block with a [`PieceTable`](crate::piece_table::PieceTable) is looked up instead) and hands the
-//! term's lists, local to the term, to a [`DeltaTarget`], which places them: [`FeatureDelta`] offsets them into the set's index space
+//! factors' active indices) and hands the term's lists, local to the term, to a
+//! [`DeltaTarget`], which places them: [`FeatureDelta`] offsets them into the set's index space
 //! (what the trainer, the conformance kit and counted sets read); the evaluator's row lists
 //! shift them straight to the rows of the network's weights, so that no list is copied on the
 //! per-move path.
@@ -90,30 +90,8 @@ impl FeatureSet {
         mv: &Move,
         buf: &mut FeatureDelta,
     ) -> Result<(), BlockError> {
-        self.fill::<true>(board, mv, buf)
-    }
-
-    /// [`delta`](Self::delta) with every term's delta from its blocks' own code, none from a
-    /// [`PieceTable`](crate::piece_table::PieceTable): what the conformance kit checks the tables against.
-    pub fn delta_by_blocks(
-        &self,
-        board: &Board,
-        mv: &Move,
-        buf: &mut FeatureDelta,
-    ) -> Result<(), BlockError> {
-        self.fill::<false>(board, mv, buf)
-    }
-
-    /// [`delta`](Self::delta), the piece tables used where `TABLES`.
-    fn fill<const TABLES: bool>(
-        &self,
-        board: &Board,
-        mv: &Move,
-        buf: &mut FeatureDelta,
-    ) -> Result<(), BlockError> {
         buf.lists.clear();
-        buf.refresh_terms =
-            self.delta_terms::<TABLES>(board, mv, &mut buf.lists, &mut buf.scratch)?;
+        buf.refresh_terms = self.delta_into(board, mv, &mut buf.lists, &mut buf.scratch)?;
         Ok(())
     }
 
@@ -121,21 +99,9 @@ impl FeatureSet {
     /// returns per perspective the terms that ask for a refresh ([`term_bit`]). One call per
     /// block, none for a term that promises no change on moves of the move's roles
     /// ([`Term::changed_by`]), which is refreshed where its refresh trigger
-    /// [`fires`](crate::RefreshTrigger::fires), and none for a block with a [`PieceTable`](crate::piece_table::PieceTable),
-    /// whose delta is the table's; a block's index at or above its size is an error naming it.
+    /// [`fires`](crate::RefreshTrigger::fires); a block's index at or above its size is an error
+    /// naming it.
     pub fn delta_into(
-        &self,
-        board: &Board,
-        mv: &Move,
-        target: &mut impl DeltaTarget,
-        scratch: &mut ProductScratch,
-    ) -> Result<[u64; 2], BlockError> {
-        self.delta_terms::<true>(board, mv, target, scratch)
-    }
-
-    /// [`delta_into`](Self::delta_into), the [`PieceTable`](crate::piece_table::PieceTable)s used where `TABLES`.
-    #[inline(always)]
-    fn delta_terms<const TABLES: bool>(
         &self,
         board: &Board,
         mv: &Move,
@@ -159,13 +125,7 @@ impl FeatureSet {
             }
             let block = &term.factors[0];
             let cap = term.max_delta as usize;
-            let table = match TABLES {
-                true => term.piece_table(),
-                false => None,
-            };
-            let (counts, refresh) = if let Some(table) = table {
-                table.delta(board, mv, target.room(t, term, cap))
-            } else if term.is_product() {
+            let (counts, refresh) = if term.is_product() {
                 product_delta(term, board, mv, target.room(t, term, cap), scratch)?
             } else {
                 let [a0, a1, r0, r1] = target.room(t, term, cap);

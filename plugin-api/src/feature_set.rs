@@ -22,13 +22,10 @@
 //! two): a product's left factors must have one active index at most (`k*all^`), and a block's
 //! factor map must be injective on any board (the conformance kit checks it).
 
-use std::sync::{Arc, OnceLock};
-
 use abi_stable::std_types::RResult;
 
 use crate::block::{IndexList, PluginError, RefreshTrigger};
 use crate::loader::{BlockError, LoadError, PluginRegistry, RegisteredBlock};
-use crate::piece_table::PieceTable;
 use crate::spec::Spec;
 use crate::types::{Board, Color};
 
@@ -58,9 +55,6 @@ pub struct Term {
     pub virtual_offset: u32,
     /// Number of the term's virtual features; 0 if not factorized.
     pub virtual_size: u32,
-    /// The block's [`PieceTable`], made on the first delta that asks for it and shared by the
-    /// term's clones (`None` inside: the block has none).
-    piece_table: Arc<OnceLock<Option<PieceTable>>>,
 }
 
 /// The layout identity of a product: FNV-1a over `×` and the factors' identities in order, so
@@ -122,7 +116,6 @@ impl Term {
             factorized: false,
             virtual_offset: 0,
             virtual_size: 0,
-            piece_table: Arc::default(),
         })
     }
 
@@ -224,18 +217,6 @@ impl Term {
     /// Whether the term is a product of two or more blocks.
     pub fn is_product(&self) -> bool {
         self.factors.len() > 1
-    }
-
-    /// The table of the term's block, if it is one block with a [`PieceTable`] (made on the
-    /// first call).
-    #[inline]
-    pub fn piece_table(&self) -> Option<&PieceTable> {
-        let [block] = self.factors.as_slice() else {
-            return None;
-        };
-        self.piece_table
-            .get_or_init(|| PieceTable::of(block))
-            .as_ref()
     }
 
     /// Appends one factor's active indices of `board` from `p` to `out` (unoffset), checking its
@@ -487,14 +468,6 @@ impl FeatureSet {
     /// Whether every term is a sum over pieces (see [`crate::BlockDescriptor::piecewise`]).
     pub fn piecewise(&self) -> bool {
         self.terms.iter().all(Term::piecewise)
-    }
-
-    /// Makes the terms' [`PieceTable`]s now, which the first delta would otherwise make: what
-    /// an evaluator calls before its per-move path, which allocates nothing.
-    pub fn make_piece_tables(&self) {
-        self.terms.iter().for_each(|t| {
-            t.piece_table();
-        });
     }
 
     /// Bound on the indices [`active`](Self::active) returns for one perspective.

@@ -31,7 +31,6 @@ pub mod geometry;
 pub mod loader;
 #[allow(non_camel_case_types)]
 pub mod module;
-pub mod piece_table;
 pub mod spec;
 pub mod term_geometry;
 pub mod testing;
