@@ -1,7 +1,9 @@
 //! What king-relative blocks share: indices that depend on the own king's square, so that a
 //! move of that king refreshes the perspective and any other move is a piece-by-piece delta.
 
-use plugin_api::{Board, Color, IndexList, Move, MoveDelta, PieceOnSquare, Square, decompose};
+use plugin_api::{
+    Board, Color, IndexList, Move, MoveDelta, MoveKind, PieceOnSquare, Square, decompose,
+};
 
 /// A block whose index of a piece depends on the piece and on the perspective's own king square
 /// only; `index` returns `None` for pieces the block leaves out.
@@ -42,9 +44,42 @@ pub trait KingRelative {
     }
 
     /// A refresh for the perspective whose king moves; the moved pieces' indices for the other.
+    /// A normal move's pieces are read off the move (the mover, its capture, what lands), the
+    /// others' from [`decompose`].
     #[inline]
     fn delta(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
-        let changes = decompose(board, mv);
+        if mv.kind != MoveKind::Normal {
+            let changes = decompose(board, mv);
+            return Self::delta_of(board, mv, (changes.removed(), changes.added()), out);
+        }
+        let us = match board.by_color[Color::Black.index()] & (1u64 << mv.from) {
+            0 => Color::White,
+            _ => Color::Black,
+        };
+        let piece = |square, color, role| PieceOnSquare {
+            square,
+            color,
+            role,
+        };
+        let landed = piece(mv.to, us, mv.promotion().unwrap_or(mv.role));
+        let moved = piece(mv.from, us, mv.role);
+        match mv.captured() {
+            Some(captured) => {
+                let taken = [moved, piece(mv.to, us.other(), captured)];
+                Self::delta_of(board, mv, (&taken, &[landed]), out)
+            }
+            None => Self::delta_of(board, mv, (&[moved], &[landed]), out),
+        }
+    }
+
+    /// [`delta`](Self::delta) of a move that takes the pieces `removed` and puts `added`.
+    #[inline(always)]
+    fn delta_of(
+        board: &Board,
+        mv: &Move,
+        (removed, added): (&[PieceOnSquare], &[PieceOnSquare]),
+        out: &mut MoveDelta<'_>,
+    ) {
         for p in Color::ALL {
             let pi = p.index();
             let king = match board.king(p) {
@@ -55,12 +90,12 @@ pub trait KingRelative {
                 }
             };
             let frame = Self::frame(p, king);
-            for &piece in changes.removed() {
+            for &piece in removed {
                 if let Some(ix) = Self::index_in(p, frame, piece) {
                     out.removed[pi].push(ix);
                 }
             }
-            for &piece in changes.added() {
+            for &piece in added {
                 if let Some(ix) = Self::index_in(p, frame, piece) {
                     out.added[pi].push(ix);
                 }
