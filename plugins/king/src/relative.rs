@@ -45,7 +45,7 @@ pub trait KingRelative {
 
     /// A refresh for the perspective whose king moves; the moved pieces' indices for the other.
     /// A normal move's pieces are read off the move (the mover, its capture, what lands), the
-    /// others' from [`decompose`].
+    /// others' from [`decompose()`].
     #[inline]
     fn delta(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
         if mv.kind != MoveKind::Normal {
