@@ -76,13 +76,14 @@ pub fn decompose(board: &Board, mv: &Move) -> PieceChanges {
     };
     match mv.kind {
         MoveKind::Normal => {
-            c.removed[0] = piece(mv.from, us, mv.role);
+            let normal = normal_pieces(board, mv);
+            c.removed[0] = normal.moved;
             c.n_removed = 1;
-            if let Some(captured) = mv.captured() {
-                c.removed[1] = piece(mv.to, them, captured);
+            if let Some(captured) = normal.captured {
+                c.removed[1] = captured;
                 c.n_removed = 2;
             }
-            c.added[0] = piece(mv.to, us, mv.promotion().unwrap_or(mv.role));
+            c.added[0] = normal.landed;
             c.n_added = 1;
         }
         MoveKind::EnPassant => {
@@ -103,6 +104,35 @@ pub fn decompose(board: &Board, mv: &Move) -> PieceChanges {
         }
     }
     c
+}
+
+/// The pieces of a normal move ([`normal_pieces`]).
+#[derive(Clone, Copy, Debug)]
+pub struct NormalPieces {
+    /// The mover, on its square.
+    pub moved: PieceOnSquare,
+    /// The captured piece, on the target square.
+    pub captured: Option<PieceOnSquare>,
+    /// What lands on the target square: the promotion, else the mover.
+    pub landed: PieceOnSquare,
+}
+
+/// The pieces of `mv` (legal on `board`), which must be a normal move: [`decompose`]'s changes of
+/// it, for a block that reads them without [`PieceChanges`]' lists (the king-relative blocks'
+/// deltas).
+#[inline(always)]
+pub fn normal_pieces(board: &Board, mv: &Move) -> NormalPieces {
+    let us = mover(board, mv);
+    let piece = |square, color, role| PieceOnSquare {
+        square,
+        color,
+        role,
+    };
+    NormalPieces {
+        moved: piece(mv.from, us, mv.role),
+        captured: mv.captured().map(|role| piece(mv.to, us.other(), role)),
+        landed: piece(mv.to, us, mv.promotion().unwrap_or(mv.role)),
+    }
 }
 
 /// The colour of the piece on `mv.from`: Black's if one of Black's pieces stands there, else

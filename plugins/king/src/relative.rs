@@ -1,6 +1,7 @@
 //! What king-relative blocks share: indices that depend on the own king's square, so that a
 //! move of that king refreshes the perspective and any other move is a piece-by-piece delta.
 
+use plugin_api::decompose::{NormalPieces, normal_pieces};
 use plugin_api::{
     Board, Color, IndexList, Move, MoveDelta, MoveKind, PieceOnSquare, Square, decompose,
 };
@@ -44,30 +45,21 @@ pub trait KingRelative {
     }
 
     /// A refresh for the perspective whose king moves; the moved pieces' indices for the other.
-    /// A normal move's pieces are read off the move (the mover, its capture, what lands), the
-    /// others' from [`decompose()`].
+    /// A normal move's pieces are read off the move ([`normal_pieces`]: the mover, its capture,
+    /// what lands), the others' from [`decompose()`].
     #[inline]
     fn delta(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
         if mv.kind != MoveKind::Normal {
             let changes = decompose(board, mv);
             return Self::delta_of(board, mv, (changes.removed(), changes.added()), out);
         }
-        let us = match board.by_color[Color::Black.index()] & (1u64 << mv.from) {
-            0 => Color::White,
-            _ => Color::Black,
-        };
-        let piece = |square, color, role| PieceOnSquare {
-            square,
-            color,
-            role,
-        };
-        let landed = piece(mv.to, us, mv.promotion().unwrap_or(mv.role));
-        let moved = piece(mv.from, us, mv.role);
-        match mv.captured() {
-            Some(captured) => {
-                let taken = [moved, piece(mv.to, us.other(), captured)];
-                Self::delta_of(board, mv, (&taken, &[landed]), out)
-            }
+        let NormalPieces {
+            moved,
+            captured,
+            landed,
+        } = normal_pieces(board, mv);
+        match captured {
+            Some(captured) => Self::delta_of(board, mv, (&[moved, captured], &[landed]), out),
             None => Self::delta_of(board, mv, (&[moved], &[landed]), out),
         }
     }
