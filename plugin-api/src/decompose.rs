@@ -151,17 +151,18 @@ impl Board {
     pub fn play(&self, mv: &Move) -> Board {
         let mut next = *self;
         if mv.kind == MoveKind::Normal {
-            // decompose's removals and additions of a normal move, bit for bit, without
-            // listing them: the mover from its square, the captured piece from the target,
-            // the mover (or its promotion) onto it.
-            let (us, from, to) = (mover(self, mv), 1u64 << mv.from, 1u64 << mv.to);
-            if let Some(captured) = mv.captured() {
-                next.by_color[us.other().index()] &= !to;
-                next.by_role[captured.index()] &= !to;
+            // A normal move's pieces ([`normal_pieces`]) without listing them: the captured
+            // piece and the mover taken off, what lands put on.
+            let NormalPieces {
+                moved,
+                captured,
+                landed,
+            } = normal_pieces(self, mv);
+            if let Some(c) = captured {
+                next.remove(c.square, c.color, c.role);
             }
-            next.by_color[us.index()] = (next.by_color[us.index()] & !from) | to;
-            next.by_role[mv.role.index()] &= !from;
-            next.by_role[mv.promotion().unwrap_or(mv.role).index()] |= to;
+            next.remove(moved.square, moved.color, moved.role);
+            next.put(landed.square, landed.color, landed.role);
         } else {
             let changes = decompose(self, mv);
             for p in changes.removed() {

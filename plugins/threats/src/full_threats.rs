@@ -1,6 +1,7 @@
 //! The `full_threats` block: one feature per (attacking piece on its square, attacked piece on
 //! its square) pair that the layout keeps, updated incrementally.
 
+use plugin_api::decompose::{NormalPieces, normal_pieces};
 use plugin_api::{
     Board, Color, FeatureBlock, Grid, IndexList, Move, MoveDelta, MoveKind, Place, RefreshTrigger,
     Role, Square, decompose,
@@ -155,47 +156,53 @@ impl FeatureBlock for FullThreats {
         // that holds the piece, as Stockfish's `do_move` plays it (`src/position.cpp` and
         // `position.h` at 762dd1da9).
         let mut w = *board;
-        let (from, to) = (mv.from, mv.to);
-        let us = color_on(board, from);
-        let moved = (us, mv.role);
-        let landed = (us, mv.promotion().unwrap_or(mv.role));
-        match (mv.kind, mv.captured()) {
-            // `move_piece` (and `remove_piece`, `put_piece` for a promotion): the threats of a
-            // slider on the line through both squares, beyond them, are uncovered and hidden
-            // again, so neither is listed; nothing else of the move takes another back.
-            (MoveKind::Normal, None) => {
-                let lists = &mut ChangedThreats::new(orient, out, false);
-                let line = (1u64 << from) | (1u64 << to);
-                piece_threats(&w, moved, from, false, line, lists);
-                w.remove(from, us, mv.role);
-                w.put(to, landed.0, landed.1);
-                piece_threats(&w, landed, to, true, line, lists);
-            }
-            // `remove_piece` of the mover, then `swap_piece` on the captured piece's square:
-            // its occupancy stays, so no slider's threat beyond it changes.
-            (MoveKind::Normal, Some(captured)) => {
-                let lists = &mut ChangedThreats::new(orient, out, true);
-                let victim = (us.other(), captured);
-                piece_threats(&w, moved, from, false, EVERY_RAY, lists);
-                w.remove(from, us, mv.role);
-                piece_threats(&w, victim, to, false, NO_RAY, lists);
-                w.remove(to, victim.0, victim.1);
-                w.put(to, landed.0, landed.1);
-                piece_threats(&w, landed, to, true, NO_RAY, lists);
-            }
-            // En passant and castling: their removals, then their additions.
-            _ => {
-                let lists = &mut ChangedThreats::new(orient, out, true);
-                let changes = decompose(board, mv);
-                for p in changes.removed() {
-                    piece_threats(&w, (p.color, p.role), p.square, false, EVERY_RAY, lists);
-                    w.remove(p.square, p.color, p.role);
+        if mv.kind == MoveKind::Normal {
+            let (from, to) = (mv.from, mv.to);
+            let NormalPieces {
+                moved,
+                captured,
+                landed,
+            } = normal_pieces(board, mv);
+            let (moved, landed) = ((moved.color, moved.role), (landed.color, landed.role));
+            match captured {
+                // `move_piece` (and `remove_piece`, `put_piece` for a promotion): the threats of
+                // a slider on the line through both squares, beyond them, are uncovered and
+                // hidden again, so neither is listed; nothing else of the move takes another
+                // back.
+                None => {
+                    let lists = &mut ChangedThreats::new(orient, out, false);
+                    let line = (1u64 << from) | (1u64 << to);
+                    piece_threats(&w, moved, from, false, line, lists);
+                    w.remove(from, moved.0, moved.1);
+                    w.put(to, landed.0, landed.1);
+                    piece_threats(&w, landed, to, true, line, lists);
                 }
-                for p in changes.added() {
-                    w.put(p.square, p.color, p.role);
-                    piece_threats(&w, (p.color, p.role), p.square, true, EVERY_RAY, lists);
+                // `remove_piece` of the mover, then `swap_piece` on the captured piece's
+                // square: its occupancy stays, so no slider's threat beyond it changes.
+                Some(victim) => {
+                    let lists = &mut ChangedThreats::new(orient, out, true);
+                    let victim = (victim.color, victim.role);
+                    piece_threats(&w, moved, from, false, EVERY_RAY, lists);
+                    w.remove(from, moved.0, moved.1);
+                    piece_threats(&w, victim, to, false, NO_RAY, lists);
+                    w.remove(to, victim.0, victim.1);
+                    w.put(to, landed.0, landed.1);
+                    piece_threats(&w, landed, to, true, NO_RAY, lists);
                 }
             }
+            return;
+        }
+        // En passant and castling: their removals, then their additions.
+        // En passant and castling: their removals, then their additions.
+        let lists = &mut ChangedThreats::new(orient, out, true);
+        let changes = decompose(board, mv);
+        for p in changes.removed() {
+            piece_threats(&w, (p.color, p.role), p.square, false, EVERY_RAY, lists);
+            w.remove(p.square, p.color, p.role);
+        }
+        for p in changes.added() {
+            w.put(p.square, p.color, p.role);
+            piece_threats(&w, (p.color, p.role), p.square, true, EVERY_RAY, lists);
         }
     }
 }
