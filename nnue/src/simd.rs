@@ -809,24 +809,43 @@ mod x86 {
         }
     }
 
+    /// [`Kernels::add_difference`](super::Kernels::add_difference) `LANES` values at a time in
+    /// whatever vector the level has: the loop of [`add_difference_avx2`] and
+    /// [`add_difference_avx512`], inlined into each.
+    ///
+    /// # Safety
+    /// The three lengths are equal and a multiple of `LANES`; `load` and `store` read and write
+    /// `LANES` values.
+    #[inline(always)]
+    unsafe fn add_difference_lanes<V: Copy, const LANES: usize>(
+        dst: &mut [i16],
+        (plus, minus): (&[i16], &[i16]),
+        load: impl Fn(*const i16) -> V,
+        (add, sub): (impl Fn(V, V) -> V, impl Fn(V, V) -> V),
+        store: impl Fn(*mut i16, V),
+    ) {
+        // SAFETY: i + LANES <= len in every iteration (by the caller).
+        unsafe {
+            for i in (0..dst.len()).step_by(LANES) {
+                let diff = sub(load(plus.as_ptr().add(i)), load(minus.as_ptr().add(i)));
+                let at = dst.as_mut_ptr().add(i);
+                store(at, add(load(at), diff));
+            }
+        }
+    }
+
     /// AVX2 [`Kernels::add_difference`](super::Kernels::add_difference): 16 lanes at a time.
     #[target_feature(enable = "avx2")]
     pub unsafe fn add_difference_avx2(dst: &mut [i16], plus: &[i16], minus: &[i16]) {
-        let mut i = 0;
-        // SAFETY: i + 16 <= len in every iteration (the three lengths are equal, a multiple
-        // of 32).
+        // SAFETY: the three lengths are equal, a multiple of 32 (by the caller).
         unsafe {
-            while i < dst.len() {
-                let at = |v: &[i16]| v.as_ptr().add(i) as *const __m256i;
-                let d = _mm256_loadu_si256(dst.as_ptr().add(i) as *const __m256i);
-                let diff =
-                    _mm256_sub_epi16(_mm256_loadu_si256(at(plus)), _mm256_loadu_si256(at(minus)));
-                _mm256_storeu_si256(
-                    dst.as_mut_ptr().add(i) as *mut __m256i,
-                    _mm256_add_epi16(d, diff),
-                );
-                i += 16;
-            }
+            add_difference_lanes::<_, 16>(
+                dst,
+                (plus, minus),
+                |at| _mm256_loadu_si256(at.cast()),
+                (|a, b| _mm256_add_epi16(a, b), |a, b| _mm256_sub_epi16(a, b)),
+                |at, v| _mm256_storeu_si256(at.cast(), v),
+            )
         }
     }
 
@@ -834,18 +853,15 @@ mod x86 {
     /// time.
     #[target_feature(enable = "avx512f,avx512bw")]
     pub unsafe fn add_difference_avx512(dst: &mut [i16], plus: &[i16], minus: &[i16]) {
-        let mut i = 0;
-        // SAFETY: i + 32 <= len in every iteration (the three lengths are equal, a multiple
-        // of 32).
+        // SAFETY: as above.
         unsafe {
-            while i < dst.len() {
-                let at = |v: &[i16]| v.as_ptr().add(i) as *const _;
-                let d = _mm512_loadu_si512(dst.as_ptr().add(i) as *const _);
-                let diff =
-                    _mm512_sub_epi16(_mm512_loadu_si512(at(plus)), _mm512_loadu_si512(at(minus)));
-                _mm512_storeu_si512(dst.as_mut_ptr().add(i) as *mut _, _mm512_add_epi16(d, diff));
-                i += 32;
-            }
+            add_difference_lanes::<_, 32>(
+                dst,
+                (plus, minus),
+                |at| _mm512_loadu_si512(at.cast()),
+                (|a, b| _mm512_add_epi16(a, b), |a, b| _mm512_sub_epi16(a, b)),
+                |at, v| _mm512_storeu_si512(at.cast(), v),
+            )
         }
     }
 
