@@ -11,8 +11,8 @@
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use plugin_api::conformance::START_FENS;
 use plugin_api::{
-    BlockDescriptor, Board, FeatureBlock, IndexList, Move, MoveDelta, PluginRegistry,
-    board_from_position, move_from_shakmaty,
+    BlockDescriptor, Board, FeatureBlock, Move, MoveDelta, PluginRegistry, board_from_position,
+    move_from_shakmaty,
 };
 use rand::SeedableRng;
 use rand::seq::IndexedRandom;
@@ -51,12 +51,7 @@ impl Buffers {
     }
 
     fn delta(&mut self) -> MoveDelta<'_> {
-        let [a0, a1, r0, r1] = &mut self.lists;
-        MoveDelta {
-            added: [IndexList::new(a0), IndexList::new(a1)],
-            removed: [IndexList::new(r0), IndexList::new(r1)],
-            refresh: [false; 2],
-        }
+        MoveDelta::over(&mut self.lists)
     }
 }
 

@@ -143,12 +143,12 @@ pub struct MoveDelta<'a> {
 
 impl<'a> MoveDelta<'a> {
     /// Empty lists writing into `buffers` (added White, added Black, removed White, removed
-    /// Black), no refresh asked.
-    pub fn over<const N: usize>(buffers: &'a mut [[u32; N]; 4]) -> Self {
+    /// Black; arrays or vectors, each's length its capacity), no refresh asked.
+    pub fn over<B: AsMut<[u32]>>(buffers: &'a mut [B; 4]) -> Self {
         let [a0, a1, r0, r1] = buffers;
         MoveDelta {
-            added: [IndexList::new(a0), IndexList::new(a1)],
-            removed: [IndexList::new(r0), IndexList::new(r1)],
+            added: [IndexList::new(a0.as_mut()), IndexList::new(a1.as_mut())],
+            removed: [IndexList::new(r0.as_mut()), IndexList::new(r1.as_mut())],
             refresh: [false; 2],
         }
     }

@@ -43,15 +43,8 @@ fn recompute_mc(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
 fn bench_delta(c: &mut Criterion) {
     let seq = delta_bench_moves();
     eprintln!("delta benchmark: {} moves per iteration", seq.len());
-    let mut bufs = vec![vec![0u32; 768]; 4];
-    let [a0, a1, r0, r1] = &mut bufs[..] else {
-        unreachable!()
-    };
-    let mut md = MoveDelta {
-        added: [IndexList::new(a0), IndexList::new(a1)],
-        removed: [IndexList::new(r0), IndexList::new(r1)],
-        refresh: [false; 2],
-    };
+    let mut bufs: [Vec<u32>; 4] = std::array::from_fn(|_| vec![0; 768]);
+    let mut md = MoveDelta::over(&mut bufs);
     // How much each block's delta says per move (White's perspective; Black's is alike).
     for (name, f) in [
         ("all", All::delta as fn(&Board, &Move, &mut MoveDelta<'_>)),

@@ -545,13 +545,8 @@ mod tests {
     /// (removed, added) of one perspective, sorted.
     fn delta_sorted<B: FeatureBlock>(board: &Board, mv: &Move, p: Color) -> (Vec<u32>, Vec<u32>) {
         let cap = B::MAX_DELTA as usize;
-        let (mut a0, mut a1, mut r0, mut r1) =
-            (vec![0; cap], vec![0; cap], vec![0; cap], vec![0; cap]);
-        let mut md = MoveDelta {
-            added: [IndexList::new(&mut a0), IndexList::new(&mut a1)],
-            removed: [IndexList::new(&mut r0), IndexList::new(&mut r1)],
-            refresh: [false; 2],
-        };
+        let mut bufs: [Vec<u32>; 4] = std::array::from_fn(|_| vec![0; cap]);
+        let mut md = MoveDelta::over(&mut bufs);
         B::delta(board, mv, &mut md);
         assert_eq!(md.refresh, [false; 2]);
         let mut removed = md.removed[p.index()].as_slice().to_vec();

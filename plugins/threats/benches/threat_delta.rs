@@ -23,15 +23,8 @@ type DeltaFn = fn(&Board, &Move, &mut MoveDelta<'_>);
 fn bench_delta(c: &mut Criterion) {
     let seq = delta_bench_moves();
     eprintln!("threat delta benchmark: {} moves per iteration", seq.len());
-    let mut bufs = vec![vec![0u32; 512]; 4];
-    let [a0, a1, r0, r1] = &mut bufs[..] else {
-        unreachable!()
-    };
-    let mut md = MoveDelta {
-        added: [IndexList::new(a0), IndexList::new(a1)],
-        removed: [IndexList::new(r0), IndexList::new(r1)],
-        refresh: [false; 2],
-    };
+    let mut bufs: [Vec<u32>; 4] = std::array::from_fn(|_| vec![0; 512]);
+    let mut md = MoveDelta::over(&mut bufs);
     for (name, f) in [
         ("full_threats", FullThreats::delta as DeltaFn),
         ("pp_3wide", PawnPairs3Wide::delta),
