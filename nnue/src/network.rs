@@ -437,12 +437,15 @@ pub const SPARSE_FROM: usize = 256;
 /// outputs are zero-padded to a multiple of it): chosen when the layer is built, from its sizes
 /// alone, so that every shape with the same layer gets the same kernel.
 ///
-/// A wide, sparse layer of more than 16 outputs (the thesis's 2·L1 → 32) takes 32 outputs per
-/// pass: one pass over its non-zero blocks instead of two, each broadcast block feeding four
-/// AVX2 or two AVX-512 registers. Every other layer (Stockfish's L1 → 16, the small dense
-/// layers) takes 16: a wider pass would only multiply padding.
+/// A layer of more than 16 outputs takes 32 outputs per pass when it is wide and sparse (the
+/// thesis's 2·L1 → 32, today's L1 → 32) or when 32 pad it no more than 16 do (the dense 32 → 32
+/// and 64 → 32 of Stockfish's shapes): one pass over its blocks instead of two, each broadcast
+/// block feeding four AVX2 or two AVX-512 registers. Every other layer (15.1's L1 → 16, a dense
+/// layer of 33 to 48 outputs) takes 16: a wider pass would only multiply padding.
 pub fn outputs_per_pass(inputs: usize, outputs: usize) -> usize {
-    if outputs > 16 && inputs.next_multiple_of(32) >= SPARSE_FROM {
+    let sparse = inputs.next_multiple_of(32) >= SPARSE_FROM;
+    let no_more_padding = outputs.next_multiple_of(32) == outputs.next_multiple_of(16);
+    if outputs > 16 && (sparse || no_more_padding) {
         32
     } else {
         16
