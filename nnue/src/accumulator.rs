@@ -761,24 +761,30 @@ impl<'a> AccumulatorStack<'a> {
 
     /// The network's output for the side to move of the current position.
     pub fn evaluate(&mut self) -> i32 {
-        let (kernels, nnue, l1, b) = (self.kernels, self.nnue, self.l1, self.buckets);
-        let (acc, psqt, scratch, stm, pieces) = self.forward_inputs();
-        let (s, o) = (stm.index(), 1 - stm.index());
-        let (stm_acc, opp_acc) = match s {
-            0 => acc.split_at(l1),
-            _ => {
-                let (white, black) = acc.split_at(l1);
-                (black, white)
-            }
-        };
-        forward::evaluate(
-            kernels,
-            nnue.arranged().network(),
-            stm_acc,
-            opp_acc,
-            (&psqt[s * b..(s + 1) * b], &psqt[o * b..(o + 1) * b]),
-            pieces,
-            scratch,
+        // The layers' kernels inlined into one copy per kernel version.
+        self.kernels.compiled(
+            #[inline(always)]
+            |kernels| {
+                let (nnue, l1, b) = (self.nnue, self.l1, self.buckets);
+                let (acc, psqt, scratch, stm, pieces) = self.forward_inputs();
+                let (s, o) = (stm.index(), 1 - stm.index());
+                let (stm_acc, opp_acc) = match s {
+                    0 => acc.split_at(l1),
+                    _ => {
+                        let (white, black) = acc.split_at(l1);
+                        (black, white)
+                    }
+                };
+                forward::evaluate(
+                    kernels,
+                    nnue.arranged().network(),
+                    stm_acc,
+                    opp_acc,
+                    (&psqt[s * b..(s + 1) * b], &psqt[o * b..(o + 1) * b]),
+                    pieces,
+                    scratch,
+                )
+            },
         )
     }
 }

@@ -95,7 +95,7 @@ impl ForwardScratch {
 /// pairwise products also list the output's non-zero groups of four bytes in `nnz` as they
 /// write them (which the next layer reads sparsely) and return how many there are; `None`
 /// where they are not listed.
-#[inline]
+#[inline(always)]
 pub fn transform(
     kernels: Kernels,
     arch: &Arch,
@@ -646,6 +646,7 @@ mod x86 {
 /// output layer's sum and the skip value (0 without a skip term), before the output rule's
 /// scaling ([`positional`]). `listed`: the non-zero groups of `input` listed in the scratch's
 /// blocks ([`transform`]).
+#[inline(always)]
 fn propagate(
     kernels: Kernels,
     plan: &Plan,
@@ -785,7 +786,7 @@ unsafe fn crelu_dot_avx2(y: &[i32], w: &[i8]) -> i32 {
 /// The terms of stack `stack` (and PSQT bucket `bucket`) from both perspectives' accumulators
 /// and PSQT sums (side to move's first; the PSQT sums are empty without PSQT).
 #[allow(clippy::too_many_arguments)]
-#[inline]
+#[inline(always)]
 pub fn stack_output(
     kernels: Kernels,
     net: &Network,
@@ -817,7 +818,7 @@ pub fn stack_output(
 }
 
 /// The evaluation for the side to move of a position with `pieces` pieces.
-#[inline]
+#[inline(always)]
 pub fn evaluate(
     kernels: Kernels,
     net: &Network,

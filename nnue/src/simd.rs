@@ -235,6 +235,25 @@ impl Kernels {
         self.level
     }
 
+    /// Calls `f` with these kernels from a copy of it compiled for their version: inside `f`
+    /// (inlined into that copy) the level is a constant, so its kernels can be inlined and its
+    /// tests of the level fold away, as in a build for one CPU (Stockfish's). For a whole pass
+    /// that calls many kernels, such as the layers of one evaluation.
+    #[inline(always)]
+    pub fn compiled<R>(self, f: impl FnOnce(Kernels) -> R) -> R {
+        // SAFETY: the level was checked against the CPU when `self` was made.
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            match self.level {
+                SimdLevel::Avx2 => return x86::compiled_avx2(self, f),
+                SimdLevel::Avx512 => return x86::compiled_avx512(self, f),
+                SimdLevel::Avx512Vnni => return x86::compiled_vnni(self, f),
+                SimdLevel::Scalar => {}
+            }
+        }
+        f(self)
+    }
+
     /// `dst = src + Σ rows.added − Σ rows.removed` (16-bit wrapping), rows of `w1` of L1 =
     /// `dst.len()` values; the `i8` rows are widened as they are added.
     ///
@@ -567,7 +586,40 @@ mod x86 {
 
     use std::arch::x86_64::*;
 
-    use super::Rows;
+    use super::{Kernels, Rows, SimdLevel};
+
+    /// [`Kernels::compiled`] at AVX2: `f` inlined into a function compiled with it.
+    ///
+    /// # Safety
+    /// `kernels` must be AVX2's, checked against the CPU.
+    #[target_feature(enable = "avx2,popcnt")]
+    pub unsafe fn compiled_avx2<R>(kernels: Kernels, f: impl FnOnce(Kernels) -> R) -> R {
+        // SAFETY: the caller's promise; knowing the level, the compiler drops its tests.
+        unsafe { std::hint::assert_unchecked(kernels.level == SimdLevel::Avx2) };
+        f(kernels)
+    }
+
+    /// [`Kernels::compiled`] at AVX-512 (F, BW).
+    ///
+    /// # Safety
+    /// `kernels` must be AVX-512's, checked against the CPU.
+    #[target_feature(enable = "avx512f,avx512bw,avx2,popcnt")]
+    pub unsafe fn compiled_avx512<R>(kernels: Kernels, f: impl FnOnce(Kernels) -> R) -> R {
+        // SAFETY: as in `compiled_avx2`.
+        unsafe { std::hint::assert_unchecked(kernels.level == SimdLevel::Avx512) };
+        f(kernels)
+    }
+
+    /// [`Kernels::compiled`] at AVX-512 VNNI.
+    ///
+    /// # Safety
+    /// `kernels` must be AVX-512 VNNI's, checked against the CPU.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,popcnt")]
+    pub unsafe fn compiled_vnni<R>(kernels: Kernels, f: impl FnOnce(Kernels) -> R) -> R {
+        // SAFETY: as in `compiled_avx2`.
+        unsafe { std::hint::assert_unchecked(kernels.level == SimdLevel::Avx512Vnni) };
+        f(kernels)
+    }
 
     /// One tile of `R` AVX2 registers (16 lanes each) at `off`: load src, add/sub the wide
     /// rows, add/sub the narrow rows sign-extended, store.
