@@ -90,7 +90,8 @@ mod tests {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x5eed);
         for activation in [Activation::ClippedRelu, Activation::SqrClippedRelu] {
             for width in [1usize, 8, 15, 16, 31, 32, 64, 96] {
-                for shift in [6, 7] {
+                // Stockfish's 6; 5 to 8 take its 16-bit way, the others the 32-bit one.
+                for shift in [4, 5, 6, 7, 8, 9] {
                     // Sums of every magnitude, both signs, and the edges of the square's cap
                     // and of the clamps.
                     let padded = width.next_multiple_of(32);

@@ -16,6 +16,11 @@ pub(super) fn activate(
     shift: u32,
     acts: &mut [u8],
 ) -> bool {
+    // The SIMD kernels square in 32 bits, which holds the square's cap for shifts up to 8.
+    let level = match shift {
+        0..=SIMD_MAX_SHIFT => level,
+        _ => SimdLevel::Scalar,
+    };
     #[cfg(target_arch = "x86_64")]
     if width.is_multiple_of(32) && level != SimdLevel::Scalar {
         let (squares, plain) = acts[..2 * width].split_at_mut(width);
@@ -66,13 +71,19 @@ pub(super) fn reference(y: &[i64], shift: u32) -> Vec<i64> {
     y.iter().map(|&v| square(v)).chain(crelu).collect()
 }
 
-/// The squared clipped ReLU `min(127, y² >> 19)` and the clipped ReLU `clamp(y >> 6, 0, 127)` of
-/// 16 sums. `|y|` is capped at 32,767 first so that the square fits 32 bits: beyond it both
-/// give 127 (Stockfish's `vpackssdw` saturates the same way, `sqr_clipped_relu.h:86-111`).
+/// The largest shift at which the SIMD kernels' squares are exact: they cap `|y|` at 32,767 so
+/// that the square fits 32 bits (Stockfish's `vpackssdw` saturates the same way,
+/// `sqr_clipped_relu.h:86-111`), and beyond the cap the square must still reach 127:
+/// `32767² >> (2s + 7) ≥ 127` for `s ≤ 8`.
+const SIMD_MAX_SHIFT: u32 = 8;
+
+/// The squared clipped ReLU `min(127, y² >> (2s + 7))` and the clipped ReLU
+/// `clamp(y >> s, 0, 127)` of 16 sums at shift `s` (Stockfish's 6: `y² >> 19`, `y >> 6`), the
+/// square in 64 bits: exact at every shift.
 #[inline(always)]
 fn sqr_and_clipped(y: &[i32; 16], shift: u32, sq: &mut [u8; 16], plain: &mut [u8; 16]) {
     for k in 0..16 {
-        let a = y[k].unsigned_abs().min(32767);
+        let a = u64::from(y[k].unsigned_abs());
         sq[k] = ((a * a) >> (2 * shift + 7)).min(127) as u8;
         plain[k] = (y[k] >> shift).clamp(0, 127) as u8;
     }
@@ -99,6 +110,40 @@ unsafe fn sqr_and_clipped_32s_avx2(y: &[i32], shift: u32, squares: &mut [u8], pl
         _mm_cvtsi32_si128(2 * shift as i32 + 7),
     );
     let limit = _mm256_set1_epi32(32767);
+    // Stockfish's own way for shifts 5 to 8: the sums saturated to `i16` once, the square's
+    // high half (`vpmulhw`) shifted by the rest, the plain value shifted in 16 bits
+    // (`sqr_clipped_relu.h`, `clipped_relu.h` at 762dd1da9). Equal to the 32-bit way: a sum
+    // beyond the `i16` range gives 127 (square and positive) or 0 both ways when
+    // `32767² >> (2s + 7)` and `32767 >> s` are at least 127.
+    if (5..=8).contains(&shift) {
+        let (by, by_high) = (
+            _mm_cvtsi32_si128(shift as i32),
+            _mm_cvtsi32_si128(2 * shift as i32 + 7 - 16),
+        );
+        let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+        for k in (0..n).step_by(32) {
+            // SAFETY: as below.
+            unsafe {
+                let load = |r: usize| _mm256_loadu_si256(y.as_ptr().add(k + 8 * r).cast());
+                let (ab, cd) = (
+                    _mm256_packs_epi32(load(0), load(1)),
+                    _mm256_packs_epi32(load(2), load(3)),
+                );
+                let square = |v: __m256i| _mm256_srl_epi16(_mm256_mulhi_epi16(v, v), by_high);
+                let sq = _mm256_packs_epi16(square(ab), square(cd));
+                let clipped =
+                    _mm256_packs_epi16(_mm256_sra_epi16(ab, by), _mm256_sra_epi16(cd, by));
+                let clipped = _mm256_max_epi8(clipped, _mm256_setzero_si256());
+                let (sq, clipped) = (
+                    _mm256_permutevar8x32_epi32(sq, order),
+                    _mm256_permutevar8x32_epi32(clipped, order),
+                );
+                _mm256_storeu_si256(squares.as_mut_ptr().add(k).cast(), sq);
+                _mm256_storeu_si256(plain.as_mut_ptr().add(k).cast(), clipped);
+            }
+        }
+        return;
+    }
     for k in (0..n).step_by(32) {
         // SAFETY: k + 32 <= n: the loads read y's values k .. k + 32 and the stores write
         // 32 bytes of each output from k.
