@@ -883,10 +883,8 @@ fn the_kernels_chosen_for_each_layer_agree_with_every_other_choice_on_every_shap
         // more than 16 do (today's dense 64 -> 32).
         for layer in &net.stacks()[0] {
             let sparse = layer.inputs().next_multiple_of(32) >= host::nnue::SPARSE_FROM;
-            let (o, padded) = (layer.outputs(), |k: usize| {
-                layer.outputs().next_multiple_of(k)
-            });
-            let wide = o > 16 && (sparse || padded(32) == padded(16));
+            let o = layer.outputs();
+            let wide = o > 16 && (sparse || o.next_multiple_of(32) == o.next_multiple_of(16));
             assert_eq!(layer.per_pass(), if wide { 32 } else { 16 }, "{arch}");
         }
         let first = &net.stacks()[0][0];
