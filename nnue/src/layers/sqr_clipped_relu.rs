@@ -105,21 +105,14 @@ unsafe fn sqr_and_clipped_32s_avx2(y: &[i32], shift: u32, squares: &mut [u8], pl
     use std::arch::x86_64::*;
     let n = y.len();
     assert!(n.is_multiple_of(32) && squares.len() == n && plain.len() == n);
-    let (by, by_square) = (
-        _mm_cvtsi32_si128(shift as i32),
-        _mm_cvtsi32_si128(2 * shift as i32 + 7),
-    );
-    let limit = _mm256_set1_epi32(32767);
+    let by = _mm_cvtsi32_si128(shift as i32);
     // Stockfish's own way for shifts 5 (2s + 7 ≥ 16) to 8: the sums saturated to `i16` once,
     // the square's high half (`vpmulhw`) shifted by the rest, the plain value shifted in 16 bits
     // (`sqr_clipped_relu.h`, `clipped_relu.h` at 762dd1da9). Equal to the 32-bit way: a sum
     // beyond the `i16` range gives 127 (square and positive) or 0 both ways when
     // `32767² >> (2s + 7)` and `32767 >> s` are at least 127.
     if (5..=SIMD_MAX_SHIFT).contains(&shift) {
-        let (by, by_high) = (
-            _mm_cvtsi32_si128(shift as i32),
-            _mm_cvtsi32_si128(2 * shift as i32 + 7 - 16),
-        );
+        let by_high = _mm_cvtsi32_si128(2 * shift as i32 + 7 - 16);
         let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
         for k in (0..n).step_by(32) {
             // SAFETY: as below.
@@ -144,6 +137,10 @@ unsafe fn sqr_and_clipped_32s_avx2(y: &[i32], shift: u32, squares: &mut [u8], pl
         }
         return;
     }
+    let (by_square, limit) = (
+        _mm_cvtsi32_si128(2 * shift as i32 + 7),
+        _mm256_set1_epi32(32767),
+    );
     for k in (0..n).step_by(32) {
         // SAFETY: k + 32 <= n: the loads read y's values k .. k + 32 and the stores write
         // 32 bytes of each output from k.

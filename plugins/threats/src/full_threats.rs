@@ -193,7 +193,6 @@ impl FeatureBlock for FullThreats {
             return;
         }
         // En passant and castling: their removals, then their additions.
-        // En passant and castling: their removals, then their additions.
         let lists = &mut ChangedThreats::new(orient, out, true);
         let changes = decompose(board, mv);
         for p in changes.removed() {
