@@ -10,7 +10,7 @@
 #               NNUE_SIMD=<level> HOST_BIN eval --net NET --games GAMES --repeat REPEATS
 #             for each level in HOST_LEVELS (default "avx2 avx512 avx512vnni"), and
 #             again with --full-refresh (no refresh cache: a king move refreshes from
-#             all rows, as Stockfish 15.1 does); "-" skips the host half.
+#             all rows, as Stockfish 15.1 does) unless FULL_REFRESH=0; "-" skips the host half.
 # NET:        nn-ad9b42354671.nnue (the Stockfish 15.1 net, 47,001,499 bytes).
 # GAMES:      env, default host/tests/data/stockfish-15.1/games.tsv of this repo.
 # SF_HARNESS: env, the harness's name (default sf151_nnue; sf16_nnue for
@@ -41,6 +41,7 @@ HOST_LEVELS=${HOST_LEVELS:-avx2 avx512 avx512vnni}
 SF_VARIANTS="avx2 bmi2 avx512 vnni512"
 SF_HARNESS=${SF_HARNESS:-sf151_nnue}
 SF_LABEL=${SF_LABEL:-Stockfish 15.1}
+FULL_REFRESH=${FULL_REFRESH:-1}
 
 die() { echo "bench.sh: $*" >&2; exit 1; }
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "bad ROUNDS $ROUNDS"
@@ -58,7 +59,9 @@ for v in $SF_VARIANTS; do
     if [ -x "$b" ]; then RUNS+=("sf-$v"$'\t'"$(printf '%q %q bench %q' "$b" "$NET" "$REPEATS")"); fi
     l=$(host_level "$v")
     if [ "$HOST_BIN" != "-" ] && [ -n "$l" ] && [[ " $HOST_LEVELS " == *" $l "* ]]; then
-        for full in "" " --full-refresh"; do
+        FULLS=("")
+        if [ "$FULL_REFRESH" != 0 ]; then FULLS+=(" --full-refresh"); fi
+        for full in "${FULLS[@]}"; do
             RUNS+=("host-$l${full:+-full}"$'\t'"$(printf 'NNUE_SIMD=%q %q eval --net %q --games %q --repeat %q' \
                 "$l" "$HOST_BIN" "$NET" "$GAMES" "$REPEATS")$full")
         done
