@@ -174,6 +174,40 @@ impl FeatureBlock for AlwaysFails {
     }
 }
 
+/// A block whose delta gives an index one past its end (its lists refuse and remember it).
+struct StrayOnDelta;
+
+impl FeatureBlock for StrayOnDelta {
+    const NAME: &'static str = "strayondelta";
+    const DESCRIPTION: &'static str = "test block: index 1 of a block of size 1 in delta";
+    const SIZE: u32 = 1;
+    const MAX_ACTIVE: u32 = 1;
+    const MAX_DELTA: u32 = 1;
+
+    fn active(_: &Board, _: Color, out: &mut IndexList<'_>) {
+        out.push(0);
+    }
+
+    fn delta(_: &Board, _: &Move, out: &mut MoveDelta<'_>) {
+        out.added[1].push(1);
+    }
+}
+
+/// A block whose active indices include one past its end.
+struct StrayOnActive;
+
+impl FeatureBlock for StrayOnActive {
+    const NAME: &'static str = "strayonactive";
+    const DESCRIPTION: &'static str = "test block: index 1 of a block of size 1 in active";
+    const SIZE: u32 = 1;
+    const MAX_ACTIVE: u32 = 1;
+    const MAX_DELTA: u32 = 1;
+
+    fn active(_: &Board, _: Color, out: &mut IndexList<'_>) {
+        out.push(1);
+    }
+}
+
 #[test]
 fn a_failing_plugin_is_reported_and_the_search_still_plays() {
     let mut reg = registry();
@@ -181,6 +215,8 @@ fn a_failing_plugin_is_reported_and_the_search_still_plays() {
         &[
             BlockDescriptor::of::<FailsOnDelta>(),
             BlockDescriptor::of::<AlwaysFails>(),
+            BlockDescriptor::of::<StrayOnDelta>(),
+            BlockDescriptor::of::<StrayOnActive>(),
         ],
         "linked test blocks",
         "tests",
@@ -194,6 +230,8 @@ fn a_failing_plugin_is_reported_and_the_search_still_plays() {
     for (spec, message) in [
         ("all+failsondelta", "no incremental updates here"),
         ("all+alwaysfails", "no refresh here"),
+        ("all+strayondelta", "delta emitted index 1 >= its size 1"),
+        ("all+strayonactive", "emitted index 1 >= its size 1"),
     ] {
         let net = nnue_common::random_network(&reg, spec, 64, 8, nnue_common::Weights::Moderate, 5);
         let nnue = Nnue::bind(net, "synthetic", &reg).unwrap_or_else(|e| panic!("{e}"));

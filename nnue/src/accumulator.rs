@@ -176,7 +176,7 @@ pub struct AccumulatorStack<'a> {
     /// are not one run of storage each.
     delta: FeatureDelta,
     /// A move's delta as rows, both perspectives, for the other sets (see [`DeltaRows`]).
-    delta_rows: Option<DeltaRows<'a>>,
+    delta_rows: Option<DeltaRows>,
     /// The scratch lists of the products' deltas written into `delta_rows`.
     product_scratch: ProductScratch,
     /// Per perspective, the terms the last push's delta asked to refresh.
@@ -647,14 +647,8 @@ impl<'a> AccumulatorStack<'a> {
     fn apply_rows(&mut self, p: Color) {
         let net = self.nnue.arranged().network();
         let rows = match &self.delta_rows {
-            // Their PSQT rows were asked for as they were listed.
             Some(delta) => delta.of(p),
-            None => {
-                if self.buckets > 0 {
-                    self.rows.prefetch_psqt(net.psqt_rows(), self.buckets);
-                }
-                &self.rows
-            }
+            None => &self.rows,
         };
         self.stats.updates += 1;
         self.stats.rows += rows.len() as u64;
@@ -841,6 +835,11 @@ fn update_rows(
         let (w1, psqt_rows) = (net.w1(), net.psqt_rows());
         kernels.update_with_psqt((dst, src), (psqt_dst, psqt_src), w1, psqt_rows, rows);
         return;
+    }
+    // The PSQT rows asked for before the update, so that their misses overlap with it (the
+    // kernels ask for those of 8 buckets themselves).
+    if !psqt_dst.is_empty() {
+        rows.prefetch_psqt(net.psqt_rows(), psqt_dst.len());
     }
     kernels.update(dst, src, net.w1(), rows);
     if !psqt_dst.is_empty() {

@@ -1,38 +1,31 @@
 //! A move's delta, and a refresh's active indices, written straight into the rows of the first
 //! layer's weights.
 //!
-//! [`FeatureSet::delta_into`] and [`FeatureSet::active_into`] hand each term's indices over term
-//! by term; a term is one run of the layer's storage in every network this project writes, so
-//! its indices become storage rows by one shift, in place, in the row lists the accumulator
-//! kernels read. No list is copied between the plugins' answer and the kernels (Stockfish's
+//! [`FeatureSet::delta_into`] and [`FeatureSet::active_into`] hand each term lists to write its
+//! indices into; a term is one run of the layer's storage in every network this project
+//! writes, so the lists are [placed](IndexList::placed) in the row lists the accumulator
+//! kernels read, with the run's shift: the block stores its indices as storage rows. No list
+//! is copied or passed over between the plugins' answer and the kernels (Stockfish's
 //! `append_changed_indices` and `append_active_indices` write the lists its `apply_combined` and
 //! `update_accumulator_refresh_cache` read, `src/nnue/nnue_accumulator.cpp` at 762dd1da9).
 
-use std::mem::MaybeUninit;
+use plugin_api::{ActiveTarget, Color, DeltaTarget, FeatureSet, IndexList, Term};
 
-use plugin_api::{ActiveTarget, Color, DeltaTarget, FeatureSet, Term};
-
-use super::aligned::AlignedVec;
 use super::first_layer::{FirstLayer, RowLists, WeightType};
 use super::network::Network;
 
 /// Per perspective, the rows a move adds and subtracts, written by [`FeatureSet::delta_into`].
-pub(crate) struct DeltaRows<'a> {
+pub(crate) struct DeltaRows {
     /// The rows of White's and Black's perspectives.
     lists: [RowLists; 2],
     /// Per term: its storage and the shift from its own indices to the storage's rows.
     terms: Vec<(WeightType, u32)>,
-    /// The PSQT rows of each storage, of `buckets` sums each, asked for as their rows are
-    /// listed so that their misses overlap with the accumulator's update (none without
-    /// buckets).
-    psqt: &'a [AlignedVec<i32>; 2],
-    buckets: usize,
 }
 
-impl<'a> DeltaRows<'a> {
+impl DeltaRows {
     /// Row lists for the deltas of `set` over `net`'s first layer, when each term is one run of
     /// its storage (else `None`: the deltas then go through [`plugin_api::FeatureDelta`]).
-    pub fn new(set: &FeatureSet, net: &'a Network) -> Option<DeltaRows<'a>> {
+    pub fn new(set: &FeatureSet, net: &Network) -> Option<DeltaRows> {
         let layer = net.w1();
         let terms = set
             .terms()
@@ -47,8 +40,6 @@ impl<'a> DeltaRows<'a> {
         Some(DeltaRows {
             lists: [RowLists::with_capacity(cap), RowLists::with_capacity(cap)],
             terms,
-            psqt: net.psqt_rows(),
-            buckets: net.arch().psqt_buckets,
         })
     }
 
@@ -103,37 +94,26 @@ impl<'a> DeltaRows<'a> {
     }
 }
 
-impl DeltaTarget for DeltaRows<'_> {
+impl DeltaTarget for DeltaRows {
     #[inline(always)]
-    fn room(&mut self, t: usize, _term: &Term, cap: usize) -> [&mut [MaybeUninit<u32>]; 4] {
-        let ty = self.terms[t].0;
+    fn lists(&mut self, t: usize, term: &Term, cap: usize) -> [IndexList<'_>; 4] {
+        let (ty, shift) = self.terms[t];
         let [white, black] = &mut self.lists;
         let [white_added, white_removed] = white.rooms(ty, cap);
         let [black_added, black_removed] = black.rooms(ty, cap);
         [white_added, black_added, white_removed, black_removed]
+            .map(|room| IndexList::placed(room, shift, term.size))
     }
 
     #[inline(always)]
-    fn wrote(
-        &mut self,
-        t: usize,
-        term: &Term,
-        counts: [usize; 4],
-        refresh: [bool; 2],
-    ) -> Result<(), u32> {
+    unsafe fn wrote(&mut self, t: usize, term: &Term, counts: [usize; 4], refresh: [bool; 2]) {
         let (ty, shift) = self.terms[t];
-        let (psqt, b) = (self.psqt[ty.slot()].as_ptr(), self.buckets);
-        let prefetch = |row: u32| {
-            if b > 0 {
-                crate::prefetch::prefetch(psqt.wrapping_add(row as usize * b));
-            }
-        };
         for p in 0..2 {
             if !refresh[p] {
-                self.lists[p].take(ty, [counts[p], counts[2 + p]], term.size, shift, prefetch)?;
+                // SAFETY: the lists made by `lists` stored these counts (the caller's promise).
+                unsafe { self.lists[p].took(ty, [counts[p], counts[2 + p]], term.size, shift) };
             }
         }
-        Ok(())
     }
 }
 
@@ -147,13 +127,16 @@ pub(crate) struct ActiveRows<'r> {
 
 impl ActiveTarget for ActiveRows<'_> {
     #[inline(always)]
-    fn room(&mut self, t: usize, _term: &Term, cap: usize) -> &mut [MaybeUninit<u32>] {
-        self.rows.rooms(self.terms[t].0, cap)[0]
+    fn list(&mut self, t: usize, term: &Term, cap: usize) -> IndexList<'_> {
+        let (ty, shift) = self.terms[t];
+        let [room, _] = self.rows.rooms(ty, cap);
+        IndexList::placed(room, shift, term.size)
     }
 
     #[inline(always)]
-    fn wrote(&mut self, t: usize, term: &Term, n: usize) -> Result<(), u32> {
+    unsafe fn wrote(&mut self, t: usize, term: &Term, n: usize) {
         let (ty, shift) = self.terms[t];
-        self.rows.take(ty, [n, 0], term.size, shift, |_| {})
+        // SAFETY: the list made by `list` stored `n` rows (the caller's promise).
+        unsafe { self.rows.took(ty, [n, 0], term.size, shift) };
     }
 }

@@ -14,8 +14,6 @@
 use std::fmt;
 use std::mem::MaybeUninit;
 
-use plugin_api::delta::take_shifted;
-
 use super::aligned::AlignedVec;
 use crate::names::UnknownName;
 
@@ -464,27 +462,26 @@ impl RowLists {
         ]
     }
 
-    /// Takes the `counts` (added, subtracted) indices written at the start of the
-    /// [`rooms`](Self::rooms) of `ty`, each below `size`, as rows `index + shift` (wrapping):
-    /// rows of a run of `size` rows from `shift`, whose end bounds them for the kernels. Shows
-    /// each row to `each` (a prefetch). Returns the first index not below `size`, if any.
+    /// Takes the `counts` (added, subtracted) rows stored at the start of the
+    /// [`rooms`](Self::rooms) of `ty`: rows of the run of `size` rows from `shift`, whose end
+    /// bounds them for the kernels.
+    ///
+    /// # Safety
+    /// Lists [placed](plugin_api::IndexList::placed) in those rooms with offset `shift` and
+    /// size `size` stored `counts` rows there.
     #[inline(always)]
-    pub fn take(
-        &mut self,
-        ty: WeightType,
-        counts: [usize; 2],
-        size: u32,
-        shift: u32,
-        mut each: impl FnMut(u32),
-    ) -> Result<(), u32> {
-        if counts == [0; 2] {
-            return Ok(());
-        }
+    pub unsafe fn took(&mut self, ty: WeightType, counts: [usize; 2], size: u32, shift: u32) {
         let slot = ty.slot();
-        take_shifted(&mut self.add[slot], counts[0], size, shift, &mut each)?;
-        take_shifted(&mut self.sub[slot], counts[1], size, shift, &mut each)?;
-        self.end[slot] = self.end[slot].max(shift.wrapping_add(size));
-        Ok(())
+        for (list, n) in [
+            (&mut self.add[slot], counts[0]),
+            (&mut self.sub[slot], counts[1]),
+        ] {
+            // SAFETY: by the caller, the `n` entries after the list's end are stored.
+            unsafe { list.set_len(list.len() + n) };
+        }
+        // Both counts zero leave the end as it was: a term that listed nothing bounds nothing.
+        let listed = u32::from(counts != [0; 2]);
+        self.end[slot] = self.end[slot].max(shift.wrapping_add(size) * listed);
     }
 
     /// Subtracts feature `index`'s row.

@@ -688,18 +688,33 @@ mod x86 {
         if NARROW { rows } else { &[] }
     }
 
-    /// Asks for the first cache line of every listed row before the tiles read them, so that
-    /// the rows' misses (threat rows lie anywhere in tens of megabytes) overlap instead of
-    /// waiting one after another (Stockfish prefetches each threat row as it lists it,
-    /// `FullThreats::append_changed_indices`).
+    /// Asks for the first cache line of every listed row, and of its PSQT row when the update
+    /// sums them too, before the tiles read them, so that the rows' misses (threat rows lie
+    /// anywhere in tens of megabytes) overlap instead of waiting one after another (Stockfish
+    /// prefetches each threat row as it lists it, `FullThreats::append_changed_indices`).
     #[inline(always)]
     fn prefetch_rows(rows: &Rows, l1: usize) {
+        use crate::prefetch::prefetch;
         let (wide, narrow) = (rows.wide().as_ptr(), rows.narrow().as_ptr());
-        for &i in rows.add16().iter().chain(rows.sub16()) {
-            crate::prefetch::prefetch(wide.wrapping_add(i as usize * l1));
-        }
-        for &i in rows.add8().iter().chain(rows.sub8()) {
-            crate::prefetch::prefetch(narrow.wrapping_add(i as usize * l1));
+        match rows.psqt.map(|p| p.rows) {
+            Some([psqt16, psqt8]) => {
+                for &i in rows.add16().iter().chain(rows.sub16()) {
+                    prefetch(wide.wrapping_add(i as usize * l1));
+                    prefetch(psqt16.wrapping_add(i as usize * 8));
+                }
+                for &i in rows.add8().iter().chain(rows.sub8()) {
+                    prefetch(narrow.wrapping_add(i as usize * l1));
+                    prefetch(psqt8.wrapping_add(i as usize * 8));
+                }
+            }
+            None => {
+                for &i in rows.add16().iter().chain(rows.sub16()) {
+                    prefetch(wide.wrapping_add(i as usize * l1));
+                }
+                for &i in rows.add8().iter().chain(rows.sub8()) {
+                    prefetch(narrow.wrapping_add(i as usize * l1));
+                }
+            }
         }
     }
 

@@ -2,33 +2,35 @@
 //! wants them.
 //!
 //! [`FeatureSet::active_into`] calls each term's block once (a product combines its factors'
-//! lists first) and hands the term's indices, local to the term, to an [`ActiveTarget`]: the
-//! evaluator's row lists shift them straight to the rows of the network's weights, so that a
-//! refresh copies no list between the plugins' answer and the kernels (the refresh's half of
+//! lists first) into a list that an [`ActiveTarget`] places ([`IndexList::placed`]): the
+//! evaluator's row lists have the indices stored as the rows of the network's weights, so that
+//! a refresh copies no list between the plugins' answer and the kernels (the refresh's half of
 //! what [`crate::DeltaTarget`] does for a move).
-
-use std::mem::MaybeUninit;
 
 use abi_stable::std_types::RResult;
 
 use crate::block::IndexList;
 use crate::feature_set::{
-    block_error, combined_active, index_past_term, term_bit, FeatureSet, Term,
+    block_error, combined_active, index_past_term, lists_replaced, term_bit, FeatureSet, Term,
 };
 use crate::loader::BlockError;
 use crate::types::{Board, Color};
 
 /// Where [`FeatureSet::active_into`] writes a position's indices, term by term.
 ///
-/// For each term the set asks for [`room`](Self::room), lets the term write its indices there
-/// (local to the term: below its size), then hands them over with [`wrote`](Self::wrote).
+/// For each term the set asks for a [`list`](Self::list), lets the term write its indices
+/// there, then hands them over with [`wrote`](Self::wrote).
 pub trait ActiveTarget {
-    /// Room for at least `cap` indices of term `t` after what the list holds.
-    fn room(&mut self, t: usize, term: &Term, cap: usize) -> &mut [MaybeUninit<u32>];
+    /// A list for term `t` with room for at least `cap` indices after what the target holds,
+    /// [placed](IndexList::placed) where the target wants the term's indices and refusing those
+    /// at or above the term's size.
+    fn list(&mut self, t: usize, term: &Term, cap: usize) -> IndexList<'_>;
 
-    /// Takes the `n` indices term `t` just wrote at the start of its room. Returns an index at
-    /// or above the term's size, if there is one (none is taken then).
-    fn wrote(&mut self, t: usize, term: &Term, n: usize) -> Result<(), u32>;
+    /// Takes the `n` indices that term `t`'s list just stored.
+    ///
+    /// # Safety
+    /// `n` is the length of the list [`list`](Self::list) last made for term `t`.
+    unsafe fn wrote(&mut self, t: usize, term: &Term, n: usize);
 }
 
 impl FeatureSet {
@@ -49,26 +51,31 @@ impl FeatureSet {
                 continue;
             }
             let cap = term.max_active as usize;
-            let n = if term.is_product() {
+            let mut list = target.list(t, term, cap);
+            let buffer = list.buffer();
+            if term.is_product() {
                 scratch.clear();
                 combined_active(&term.factors, board, perspective, scratch)?;
-                // The factors' bounds bound their combinations by the term's.
-                let room = &mut target.room(t, term, cap)[..scratch.len()];
-                for (slot, &ix) in room.iter_mut().zip(scratch.iter()) {
-                    slot.write(ix);
-                }
-                scratch.len()
+                scratch.iter().for_each(|&ix| list.push(ix));
+                assert!(
+                    !list.overflowed(),
+                    "the factors' bounds bound their combinations by the term's"
+                );
             } else {
                 let block = &term.factors[0];
-                let mut list = IndexList::in_spare(&mut target.room(t, term, cap)[..cap]);
                 if let RResult::RErr(e) = (block.descriptor.active)(board, perspective, &mut list) {
                     return Err(block_error(block, e));
                 }
-                list.len()
-            };
-            if let Err(ix) = target.wrote(t, term, n) {
+            }
+            if list.buffer() != buffer {
+                return Err(lists_replaced(&term.factors[0]));
+            }
+            if let Some(ix) = list.stray() {
                 return Err(index_past_term(term, "emitted", ix));
             }
+            let n = list.len();
+            // SAFETY: `n` is the length of the list just made for term t.
+            unsafe { target.wrote(t, term, n) };
         }
         Ok(())
     }
@@ -111,6 +118,21 @@ mod tests {
         fn delta(_board: &Board, _mv: &Move, _out: &mut MoveDelta<'_>) {}
     }
 
+    /// Puts a list of its own in place of the host's.
+    struct Swaps;
+    impl FeatureBlock for Swaps {
+        const NAME: &'static str = "swaps";
+        const DESCRIPTION: &'static str = "replaces the list it was given";
+        const SIZE: u32 = 4;
+        const MAX_DELTA: u32 = 1;
+        const MAX_ACTIVE: u32 = 1;
+        fn active(_board: &Board, _perspective: Color, out: &mut IndexList<'_>) {
+            *out = IndexList::new(Box::leak(Box::new([0; 64])));
+            out.push(0);
+        }
+        fn delta(_board: &Board, _mv: &Move, _out: &mut MoveDelta<'_>) {}
+    }
+
     /// Each term's indices as handed over, by term.
     #[derive(Default)]
     struct Collect {
@@ -118,25 +140,25 @@ mod tests {
         taken: Vec<(usize, Vec<u32>)>,
     }
     impl ActiveTarget for Collect {
-        fn room(&mut self, _t: usize, _term: &Term, cap: usize) -> &mut [MaybeUninit<u32>] {
+        fn list(&mut self, _t: usize, term: &Term, cap: usize) -> IndexList<'_> {
             self.list.clear();
             self.list.reserve(cap);
-            &mut self.list.spare_capacity_mut()[..cap]
+            IndexList::placed(&mut self.list.spare_capacity_mut()[..cap], 0, term.size)
         }
-        fn wrote(&mut self, t: usize, term: &Term, n: usize) -> Result<(), u32> {
-            // SAFETY: the term wrote its first `n` entries of the room.
+        unsafe fn wrote(&mut self, t: usize, _term: &Term, n: usize) {
+            // SAFETY: the term's list stored its first `n` entries (the caller's promise).
             unsafe { self.list.set_len(n) };
-            if let Some(&ix) = self.list.iter().find(|&&ix| ix >= term.size) {
-                return Err(ix);
-            }
             self.taken.push((t, self.list.clone()));
-            Ok(())
         }
     }
 
     fn registry() -> PluginRegistry {
         let mut r = PluginRegistry::new();
-        let blocks = [BlockDescriptor::of::<Two>(), BlockDescriptor::of::<Edge>()];
+        let blocks = [
+            BlockDescriptor::of::<Two>(),
+            BlockDescriptor::of::<Edge>(),
+            BlockDescriptor::of::<Swaps>(),
+        ];
         r.register(&blocks, "linked", "test 0").unwrap();
         r
     }
@@ -155,6 +177,18 @@ mod tests {
         set.active_into(&board, Color::White, 0b10, &mut target, &mut scratch)
             .unwrap();
         assert_eq!(target.taken, [(1, vec![9, 10, 17, 18])]);
+    }
+
+    #[test]
+    fn a_block_that_replaces_its_list_is_an_error_naming_it() {
+        let set = registry().feature_set("two+swaps").unwrap();
+        let (board, mut scratch) = (start_board(), Vec::new());
+        let mut target = Collect::default();
+        let err = set
+            .active_into(&board, Color::White, u64::MAX, &mut target, &mut scratch)
+            .unwrap_err();
+        assert_eq!(err.block, "swaps");
+        assert!(err.message.contains("replaced the index lists"), "{err:?}");
     }
 
     #[test]

@@ -28,53 +28,106 @@ use crate::types::{Board, Color, Move, Role, Square};
 /// `push` beyond the capacity drops the index and sets `overflow`; the shims turn that into an
 /// error for `active` and into a refresh request for `delta`, so a too-small bound is never a
 /// silently wrong answer.
+///
+/// The caller may also *place* the list ([`placed`](Self::placed)): every index is stored plus
+/// an offset (the host's row of it, or its place in the whole feature set), and an index at or
+/// above the block's size is refused and remembered ([`stray`](Self::stray)), which the host
+/// reports as an error naming the block. So the host takes a block's answer as it stands,
+/// without a pass over it.
 #[repr(C)]
 #[derive(StableAbi, Debug)]
 pub struct IndexList<'a> {
     ptr: *mut u32,
     cap: u32,
     len: u32,
+    /// Added (wrapping) to every index as it is stored.
+    offset: u32,
+    /// The largest index accepted (`u32::MAX`: any).
+    max: u32,
+    /// The first refused index (when `stray`).
+    stray_index: u32,
     overflow: bool,
+    stray: bool,
     _buf: PhantomData<&'a mut u32>,
 }
 
 impl<'a> IndexList<'a> {
-    /// A list writing into `buf` (its length is the capacity), starting empty.
+    /// A list writing into `buf` (its length is the capacity), starting empty, storing indices
+    /// as they are.
     pub fn new(buf: &'a mut [u32]) -> Self {
-        IndexList {
-            ptr: buf.as_mut_ptr(),
-            cap: u32::try_from(buf.len()).unwrap_or(u32::MAX),
-            len: 0,
-            overflow: false,
-            _buf: PhantomData,
-        }
+        Self::raw(buf.as_mut_ptr(), buf.len(), 0, u32::MAX)
     }
 
     /// A list writing into memory not yet written (a `Vec`'s spare capacity): no need to zero
     /// it first, as the list reads back only what it wrote.
     pub fn in_spare(buf: &'a mut [MaybeUninit<u32>]) -> Self {
+        Self::raw(buf.as_mut_ptr().cast(), buf.len(), 0, u32::MAX)
+    }
+
+    /// A list writing into `buf` (memory not yet written) that stores each index plus `offset`
+    /// (wrapping) and refuses indices at or above `size` (a block's, at least 1).
+    pub fn placed(buf: &'a mut [MaybeUninit<u32>], offset: u32, size: u32) -> Self {
+        Self::raw(
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            offset,
+            size.saturating_sub(1),
+        )
+    }
+
+    /// This list, refusing indices at or above `size` (at least 1): a factor's lists in the
+    /// host's scratch.
+    pub fn below(mut self, size: u32) -> Self {
+        self.max = size.saturating_sub(1);
+        self
+    }
+
+    fn raw(ptr: *mut u32, cap: usize, offset: u32, max: u32) -> Self {
         IndexList {
-            ptr: buf.as_mut_ptr().cast(),
-            cap: u32::try_from(buf.len()).unwrap_or(u32::MAX),
+            ptr,
+            cap: u32::try_from(cap).unwrap_or(u32::MAX),
             len: 0,
+            offset,
+            max,
+            stray_index: 0,
             overflow: false,
+            stray: false,
             _buf: PhantomData,
         }
     }
 
-    /// Appends an index (or records the overflow when full).
+    /// Appends an index (or records the overflow when full, or the stray index when it is past
+    /// the block's size).
     #[inline(always)]
     pub fn push(&mut self, index: u32) {
-        if self.len < self.cap {
+        if index <= self.max && self.len < self.cap {
             // SAFETY: len < cap and ptr points to cap writable u32s borrowed for 'a.
-            unsafe { self.ptr.add(self.len as usize).write(index) };
+            unsafe {
+                self.ptr
+                    .add(self.len as usize)
+                    .write(index.wrapping_add(self.offset))
+            };
             self.len += 1;
+        } else {
+            self.refuse(index);
+        }
+    }
+
+    /// The cold side of [`push`](Self::push): an index past the size, or a full list.
+    #[cold]
+    #[inline(never)]
+    fn refuse(&mut self, index: u32) {
+        if index > self.max {
+            if !self.stray {
+                self.stray = true;
+                self.stray_index = index;
+            }
         } else {
             self.overflow = true;
         }
     }
 
-    /// The indices written so far.
+    /// The indices written so far, as stored (each plus the list's offset).
     #[inline(always)]
     pub fn as_slice(&self) -> &[u32] {
         // SAFETY: the first len entries were written by push.
@@ -99,12 +152,26 @@ impl<'a> IndexList<'a> {
         self.overflow
     }
 
+    /// Where the list writes: the host checks that a block left it the lists it was given (one
+    /// put in their place would hold indices the host never checked).
+    #[inline(always)]
+    pub fn buffer(&self) -> *const u32 {
+        self.ptr
+    }
+
+    /// The first index pushed at or above the size, if any (it was not stored).
+    #[inline(always)]
+    pub fn stray(&self) -> Option<u32> {
+        self.stray.then_some(self.stray_index)
+    }
+
     /// Removes one occurrence of `index` (the last index takes its place) and says whether
     /// there was one: a block that lists a move's changes one piece at a time cancels a change
     /// that a later piece takes back.
     #[inline(always)]
     pub fn take(&mut self, index: u32) -> bool {
-        match self.as_slice().iter().position(|&i| i == index) {
+        let stored = index.wrapping_add(self.offset);
+        match self.as_slice().iter().position(|&i| i == stored) {
             Some(k) => {
                 let last = self.len as usize - 1;
                 // SAFETY: k and last are below len, so both entries were written by push.
@@ -116,11 +183,12 @@ impl<'a> IndexList<'a> {
         }
     }
 
-    /// Forgets the written indices and the overflow flag.
+    /// Forgets the written indices, the overflow and the stray index.
     #[inline(always)]
     pub fn clear(&mut self) {
         self.len = 0;
         self.overflow = false;
+        self.stray = false;
     }
 }
 

@@ -1,11 +1,11 @@
 //! A move's delta of a feature set: what each term adds and removes, for both perspectives.
 //!
 //! [`FeatureSet::delta_into`] calls each term's block once (a product also lists its left
-//! factors' active indices) and hands the term's lists, local to the term, to a
-//! [`DeltaTarget`], which places them: [`FeatureDelta`] offsets them into the set's index space
-//! (what the trainer, the conformance kit and counted sets read); the evaluator's row lists
-//! shift them straight to the rows of the network's weights, so that no list is copied on the
-//! per-move path.
+//! factors' active indices) into lists that a [`DeltaTarget`] places ([`IndexList::placed`]):
+//! [`FeatureDelta`] has the term's indices stored offset into the set's index space (what the
+//! trainer, the conformance kit and counted sets read); the evaluator's row lists have them
+//! stored as the rows of the network's weights. Either takes the lists as the block left them:
+//! no list is copied or passed over on the per-move path.
 
 use std::mem::MaybeUninit;
 
@@ -13,31 +13,29 @@ use abi_stable::std_types::RResult;
 
 use crate::block::{IndexList, MoveDelta};
 use crate::feature_set::{
-    block_error, combined_active, index_past_term, term_bit, FeatureSet, Term,
+    block_error, combined_active, index_past_block, index_past_term, lists_replaced, term_bit,
+    FeatureSet, Term,
 };
 use crate::loader::{BlockError, RegisteredBlock};
 use crate::types::{Board, Color, Move, Role};
 
 /// Where [`FeatureSet::delta_into`] writes a move's indices, term by term.
 ///
-/// For each term the set asks for [`room`](Self::room) in four lists, lets the term write its
-/// indices there (local to the term: below its size), then hands them over with
-/// [`wrote`](Self::wrote).
+/// For each term the set asks for four [`lists`](Self::lists), lets the term write its indices
+/// there, then hands them over with [`wrote`](Self::wrote).
 pub trait DeltaTarget {
-    /// Room for at least `cap` indices of term `t` after what each of the four lists holds:
-    /// added for White, added for Black, removed for White, removed for Black.
-    fn room(&mut self, t: usize, term: &Term, cap: usize) -> [&mut [MaybeUninit<u32>]; 4];
+    /// Four lists for term `t` (added for White, added for Black, removed for White, removed
+    /// for Black), each with room for at least `cap` indices after what the target holds,
+    /// [placed](IndexList::placed) where the target wants the term's indices and refusing
+    /// those at or above the term's size.
+    fn lists(&mut self, t: usize, term: &Term, cap: usize) -> [IndexList<'_>; 4];
 
-    /// Takes the `counts` indices term `t` just wrote at the start of each room (same order).
-    /// A perspective in `refresh` must be recomputed: its indices of this term are dropped.
-    /// Returns an index at or above the term's size, if there is one (none is taken then).
-    fn wrote(
-        &mut self,
-        t: usize,
-        term: &Term,
-        counts: [usize; 4],
-        refresh: [bool; 2],
-    ) -> Result<(), u32>;
+    /// Takes the `counts` indices that term `t`'s lists just stored (same order). A
+    /// perspective in `refresh` must be recomputed: its indices of this term are dropped.
+    ///
+    /// # Safety
+    /// `counts` are the lengths of the lists [`lists`](Self::lists) last made for term `t`.
+    unsafe fn wrote(&mut self, t: usize, term: &Term, counts: [usize; 4], refresh: [bool; 2]);
 }
 
 /// The scratch lists of a product term's delta: its factors' deltas and its left factors'
@@ -125,34 +123,38 @@ impl FeatureSet {
             }
             let block = &term.factors[0];
             let cap = term.max_delta as usize;
-            let (counts, refresh) = if term.is_product() {
-                product_delta(term, board, mv, target.room(t, term, cap), scratch)?
-            } else {
-                let [a0, a1, r0, r1] = target.room(t, term, cap);
-                let mut md = MoveDelta {
-                    added: [IndexList::in_spare(a0), IndexList::in_spare(a1)],
-                    removed: [IndexList::in_spare(r0), IndexList::in_spare(r1)],
-                    refresh: [false; 2],
-                };
-                if let RResult::RErr(e) = (block.descriptor.delta)(board, mv, &mut md) {
-                    return Err(block_error(block, e));
-                }
-                let counts = [
-                    md.added[0].len(),
-                    md.added[1].len(),
-                    md.removed[0].len(),
-                    md.removed[1].len(),
-                ];
-                (counts, md.refresh)
+            let [a0, a1, r0, r1] = target.lists(t, term, cap);
+            let buffers = [&a0, &a1, &r0, &r1].map(IndexList::buffer);
+            let mut md = MoveDelta {
+                added: [a0, a1],
+                removed: [r0, r1],
+                refresh: [false; 2],
             };
+            if term.is_product() {
+                product_delta(term, board, mv, &mut md, scratch)?;
+            } else if let RResult::RErr(e) = (block.descriptor.delta)(board, mv, &mut md) {
+                return Err(block_error(block, e));
+            }
+            if lists_of(&md) != buffers {
+                return Err(lists_replaced(block));
+            }
+            if let Some(ix) = stray(&md) {
+                return Err(index_past_term(term, "delta emitted", ix));
+            }
+            let counts = [
+                md.added[0].len(),
+                md.added[1].len(),
+                md.removed[0].len(),
+                md.removed[1].len(),
+            ];
+            let refresh = md.refresh;
             for (p, asked) in refresh.into_iter().enumerate() {
                 if asked {
                     refresh_terms[p] |= term_bit(t);
                 }
             }
-            if let Err(ix) = target.wrote(t, term, counts, refresh) {
-                return Err(index_past_term(term, "delta emitted", ix));
-            }
+            // SAFETY: the counts are the lengths of the lists just made for term t.
+            unsafe { target.wrote(t, term, counts, refresh) };
         }
         Ok(refresh_terms)
     }
@@ -171,16 +173,31 @@ fn triggered(term: &Term, board: &Board, mv: &Move) -> [bool; 2] {
     ]
 }
 
-/// The delta of a product term into `rooms`: refresh a perspective unless only the last factor
-/// changed, in which case its changes are emitted under every active combination of the
-/// others. Returns the counts written and the perspectives to refresh.
+/// Where a delta's lists write, in the order of [`DeltaTarget::lists`].
+#[inline(always)]
+fn lists_of(md: &MoveDelta) -> [*const u32; 4] {
+    [&md.added[0], &md.added[1], &md.removed[0], &md.removed[1]].map(IndexList::buffer)
+}
+
+/// The first index of a delta's lists at or above its term's size, if any (none is stored).
+#[inline(always)]
+fn stray(md: &MoveDelta) -> Option<u32> {
+    md.added
+        .iter()
+        .chain(&md.removed)
+        .find_map(IndexList::stray)
+}
+
+/// The delta of a product term into `out`'s lists: refresh a perspective unless only the last
+/// factor changed, in which case its changes are emitted under every active combination of the
+/// others.
 fn product_delta(
     term: &Term,
     board: &Board,
     mv: &Move,
-    mut rooms: [&mut [MaybeUninit<u32>]; 4],
+    out: &mut MoveDelta,
     scratch: &mut ProductScratch,
-) -> Result<([usize; 4], [bool; 2]), BlockError> {
+) -> Result<(), BlockError> {
     let (last, prefix) = term.factors.split_last().expect("a product has factors");
     // Which perspectives a left factor changes (then they are refreshed).
     let mut changed = [false; 2];
@@ -199,12 +216,10 @@ fn product_delta(
         md.removed[1].len(),
     ];
     let last_refresh = md.refresh;
-    let mut counts = [0; 4];
-    let mut refresh = [false; 2];
     for p in Color::ALL {
         let pi = p.index();
         if changed[pi] || last_refresh[pi] {
-            refresh[pi] = true;
+            out.refresh[pi] = true;
             continue;
         }
         if n[pi] == 0 && n[2 + pi] == 0 {
@@ -213,17 +228,17 @@ fn product_delta(
         // The left factors' combined active indices (unchanged by the move).
         scratch.prefix.clear();
         combined_active(prefix, board, p, &mut scratch.prefix)?;
-        for list in [pi, 2 + pi] {
-            let room = &mut rooms[list];
+        for (k, list) in [(pi, &mut out.added[pi]), (2 + pi, &mut out.removed[pi])] {
             for &i in &scratch.prefix {
-                for &j in &scratch.factor_lists[list][..n[list]] {
-                    room[counts[list]].write(i * last_size + j);
-                    counts[list] += 1;
+                for &j in &scratch.factor_lists[k][..n[k]] {
+                    list.push(i * last_size + j);
                 }
             }
         }
+        // A bound too small for the combinations refreshes the perspective.
+        out.refresh[pi] |= out.added[pi].overflowed() || out.removed[pi].overflowed();
     }
-    Ok((counts, refresh))
+    Ok(())
 }
 
 /// Calls one block's `delta` into the scratch lists (added White, added Black, removed White,
@@ -234,21 +249,24 @@ fn call_delta<'b>(
     mv: &Move,
     lists: &'b mut [Vec<u32>; 4],
 ) -> Result<MoveDelta<'b>, BlockError> {
-    let cap = block.descriptor.max_delta as usize;
+    let (cap, size) = (block.descriptor.max_delta as usize, block.descriptor.size);
     let [aw, ab, rw, rb] = lists;
     let mut md = MoveDelta {
         added: [
-            IndexList::new(&mut aw[..cap]),
-            IndexList::new(&mut ab[..cap]),
+            IndexList::new(&mut aw[..cap]).below(size),
+            IndexList::new(&mut ab[..cap]).below(size),
         ],
         removed: [
-            IndexList::new(&mut rw[..cap]),
-            IndexList::new(&mut rb[..cap]),
+            IndexList::new(&mut rw[..cap]).below(size),
+            IndexList::new(&mut rb[..cap]).below(size),
         ],
         refresh: [false; 2],
     };
     if let RResult::RErr(e) = (block.descriptor.delta)(board, mv, &mut md) {
         return Err(block_error(block, e));
+    }
+    if let Some(ix) = stray(&md) {
+        return Err(index_past_block(block, "delta emitted", ix));
     }
     for p in 0..2 {
         if md.added[p].overflowed() || md.removed[p].overflowed() {
@@ -256,38 +274,6 @@ fn call_delta<'b>(
         }
     }
     Ok(md)
-}
-
-/// Takes `n` indices written into `list`'s spare capacity, each below `size`, plus `shift`
-/// (wrapping), and shows each to `each` (a reader that asks for the memory it will read).
-/// Returns the first index not below `size`, if any (then the list keeps its length).
-#[inline(always)]
-pub fn take_shifted(
-    list: &mut Vec<u32>,
-    n: usize,
-    size: u32,
-    shift: u32,
-    mut each: impl FnMut(u32),
-) -> Result<(), u32> {
-    let len = list.len();
-    assert!(
-        n <= list.capacity() - len,
-        "more indices than the room given"
-    );
-    // SAFETY: the caller wrote the `n` entries after `len`, inside the capacity (asserted).
-    let new = unsafe { std::slice::from_raw_parts_mut(list.as_mut_ptr().add(len), n) };
-    // One pass with an exit: a delta's lists are a few indices long, too short for the
-    // vectorised loops the compiler makes of a pass without one.
-    for ix in new.iter_mut() {
-        if *ix >= size {
-            return Err(*ix);
-        }
-        *ix = ix.wrapping_add(shift);
-        each(*ix);
-    }
-    // SAFETY: the entries up to len + n are written.
-    unsafe { list.set_len(len + n) };
-    Ok(())
 }
 
 /// Room for `cap` more indices in `list`'s spare capacity, which must hold them: the lists of a
@@ -325,33 +311,23 @@ impl DeltaLists {
 
 impl DeltaTarget for DeltaLists {
     #[inline]
-    fn room(&mut self, _t: usize, _term: &Term, cap: usize) -> [&mut [MaybeUninit<u32>]; 4] {
+    fn lists(&mut self, _t: usize, term: &Term, cap: usize) -> [IndexList<'_>; 4] {
         let [a0, a1] = &mut self.added;
         let [r0, r1] = &mut self.removed;
-        [
-            spare(a0, cap),
-            spare(a1, cap),
-            spare(r0, cap),
-            spare(r1, cap),
-        ]
+        [a0, a1, r0, r1].map(|list| IndexList::placed(spare(list, cap), term.offset, term.size))
     }
 
     #[inline]
-    fn wrote(
-        &mut self,
-        _t: usize,
-        term: &Term,
-        counts: [usize; 4],
-        refresh: [bool; 2],
-    ) -> Result<(), u32> {
+    unsafe fn wrote(&mut self, _t: usize, _term: &Term, counts: [usize; 4], refresh: [bool; 2]) {
         let [a0, a1] = &mut self.added;
         let [r0, r1] = &mut self.removed;
         for (k, list) in [a0, a1, r0, r1].into_iter().enumerate() {
             if !refresh[k % 2] {
-                take_shifted(list, counts[k], term.size, term.offset, |_| {})?;
+                // SAFETY: the list made over this vector's spare capacity stored `counts[k]`
+                // indices there (the caller's promise).
+                unsafe { list.set_len(list.len() + counts[k]) };
             }
         }
-        Ok(())
     }
 }
 
@@ -395,24 +371,161 @@ impl FeatureDelta {
 
 #[cfg(test)]
 mod tests {
-    use super::{spare, take_shifted};
+    use super::spare;
+    use crate::block::{BlockDescriptor, FeatureBlock, IndexList, MoveDelta};
+    use crate::loader::PluginRegistry;
+    use crate::testing::start_board;
+    use crate::types::{Board, Color, Move, MoveKind, Role, NO_ROLE};
+
+    /// Size 2: index 1 added for both perspectives on every move.
+    struct Fine;
+    impl FeatureBlock for Fine {
+        const NAME: &'static str = "fine";
+        const DESCRIPTION: &'static str = "index 1 on every move";
+        const SIZE: u32 = 2;
+        const MAX_DELTA: u32 = 1;
+        const MAX_ACTIVE: u32 = 1;
+        fn active(_board: &Board, _perspective: Color, out: &mut IndexList<'_>) {
+            out.push(0);
+        }
+        fn delta(_board: &Board, _mv: &Move, out: &mut MoveDelta<'_>) {
+            out.added[0].push(1);
+            out.added[1].push(1);
+        }
+    }
+
+    /// Size 3: index 2 added for both perspectives on every move.
+    struct Also;
+    impl FeatureBlock for Also {
+        const NAME: &'static str = "also";
+        const DESCRIPTION: &'static str = "index 2 on every move";
+        const SIZE: u32 = 3;
+        const MAX_DELTA: u32 = 1;
+        const MAX_ACTIVE: u32 = 1;
+        fn active(_board: &Board, _perspective: Color, out: &mut IndexList<'_>) {
+            out.push(0);
+        }
+        fn delta(_board: &Board, _mv: &Move, out: &mut MoveDelta<'_>) {
+            out.added[0].push(2);
+            out.added[1].push(2);
+        }
+    }
+
+    /// Size 4: index 3 added for White, 4 (one past its end) for Black.
+    struct Past;
+    impl FeatureBlock for Past {
+        const NAME: &'static str = "past";
+        const DESCRIPTION: &'static str = "one index past the end for Black";
+        const SIZE: u32 = 4;
+        const MAX_DELTA: u32 = 1;
+        const MAX_ACTIVE: u32 = 1;
+        fn active(_board: &Board, _perspective: Color, out: &mut IndexList<'_>) {
+            out.push(0);
+        }
+        fn delta(_board: &Board, _mv: &Move, out: &mut MoveDelta<'_>) {
+            out.added[0].push(3);
+            out.added[1].push(4);
+        }
+    }
+
+    /// Puts a list of its own in place of the host's White list of added indices.
+    struct Swaps;
+    impl FeatureBlock for Swaps {
+        const NAME: &'static str = "swaps";
+        const DESCRIPTION: &'static str = "replaces a list it was given";
+        const SIZE: u32 = 4;
+        const MAX_DELTA: u32 = 1;
+        const MAX_ACTIVE: u32 = 1;
+        fn active(_board: &Board, _perspective: Color, out: &mut IndexList<'_>) {
+            *out = IndexList::new(Box::leak(Box::new([0; 64])));
+            out.push(0);
+        }
+        fn delta(_board: &Board, _mv: &Move, out: &mut MoveDelta<'_>) {
+            out.added[0] = IndexList::new(Box::leak(Box::new([0; 64])));
+            out.added[0].push(3);
+        }
+    }
+
+    fn registry() -> PluginRegistry {
+        let mut r = PluginRegistry::new();
+        let blocks = [
+            BlockDescriptor::of::<Fine>(),
+            BlockDescriptor::of::<Also>(),
+            BlockDescriptor::of::<Past>(),
+            BlockDescriptor::of::<Swaps>(),
+        ];
+        r.register(&blocks, "linked", "test 0").unwrap();
+        r
+    }
+
+    const E2E4: Move = Move {
+        from: 12,
+        to: 28,
+        role: Role::Pawn,
+        captured: NO_ROLE,
+        promotion: NO_ROLE,
+        kind: MoveKind::Normal,
+    };
 
     #[test]
-    fn taken_indices_are_shifted_shown_and_checked_against_the_size() {
+    fn each_term_stores_its_indices_offset_into_the_set() {
+        let set = registry().feature_set("fine+also").unwrap();
+        let mut delta = set.delta_buffer();
+        set.delta(&start_board(), &E2E4, &mut delta).unwrap();
+        for p in Color::ALL {
+            assert_eq!(delta.added(p), [1, 2 + 2]);
+            assert!(delta.removed(p).is_empty() && !delta.needs_refresh(p));
+        }
+    }
+
+    #[test]
+    fn a_block_that_replaces_its_lists_is_an_error_naming_it() {
+        let set = registry().feature_set("fine+swaps").unwrap();
+        let mut delta = set.delta_buffer();
+        let err = set.delta(&start_board(), &E2E4, &mut delta).unwrap_err();
+        assert_eq!(err.block, "swaps");
+        assert!(err.message.contains("replaced the index lists"), "{err:?}");
+        let err = set
+            .active(&start_board(), Color::White, &mut Vec::new())
+            .unwrap_err();
+        assert_eq!(err.block, "swaps");
+        assert!(err.message.contains("replaced the index lists"), "{err:?}");
+    }
+
+    #[test]
+    fn an_index_past_a_term_or_a_factor_is_an_error_naming_its_block() {
+        let registry = registry();
+        for spec in ["fine+past", "fine*past"] {
+            let set = registry.feature_set(spec).unwrap();
+            let mut delta = set.delta_buffer();
+            let err = set.delta(&start_board(), &E2E4, &mut delta).unwrap_err();
+            assert_eq!(err.block, "past", "{spec}");
+            assert!(
+                err.message.contains("delta emitted index 4 >= its size 4"),
+                "{spec}: {err:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn placed_lists_store_offset_indices_and_refuse_those_past_the_size() {
         let mut list = Vec::with_capacity(8);
         list.push(7u32);
-        for (slot, ix) in spare(&mut list, 3).iter_mut().zip([0u32, 4, 2]) {
-            slot.write(ix);
+        let mut placed = IndexList::placed(spare(&mut list, 3), 100, 5);
+        for ix in [0, 4, 5, 2, 9] {
+            placed.push(ix);
         }
-        let mut seen = Vec::new();
-        assert_eq!(take_shifted(&mut list, 3, 5, 100, |r| seen.push(r)), Ok(()));
-        assert_eq!(list, [7, 100, 104, 102]);
-        assert_eq!(seen, [100, 104, 102]);
-        // An index at the size is refused and nothing of the call is taken.
-        for (slot, ix) in spare(&mut list, 2).iter_mut().zip([1u32, 5]) {
-            slot.write(ix);
-        }
-        assert_eq!(take_shifted(&mut list, 2, 5, 100, |_| {}), Err(5));
-        assert_eq!(list, [7, 100, 104, 102]);
+        assert_eq!(placed.as_slice(), [100, 104, 102]);
+        // The first index past the size is remembered; none past it is stored.
+        assert_eq!(placed.stray(), Some(5));
+        assert!(!placed.overflowed());
+        // `take` finds an index by the block's number, the last one taking its place.
+        assert!(placed.take(4));
+        assert!(!placed.take(4));
+        assert_eq!(placed.as_slice(), [100, 102]);
+        placed.push(1);
+        placed.push(3);
+        assert_eq!(placed.as_slice(), [100, 102, 101]);
+        assert!(placed.overflowed());
     }
 }

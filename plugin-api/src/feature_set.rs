@@ -231,28 +231,23 @@ impl Term {
         let start = out.len();
         out.reserve(d.max_active as usize);
         let spare = &mut out.spare_capacity_mut()[..d.max_active as usize];
-        let mut list = IndexList::in_spare(spare);
+        let mut list = IndexList::placed(spare, 0, d.size);
+        let buffer = list.buffer();
         let r = (d.active)(board, p, &mut list);
-        let n = list.len();
-        // SAFETY: the list wrote its first `n` entries, right after the vector's `start`.
+        if list.buffer() != buffer {
+            return Err(lists_replaced(factor));
+        }
+        let (n, stray) = (list.len(), list.stray());
+        // SAFETY: the list (the one made here: checked) wrote its first `n` entries, right
+        // after the vector's `start`.
         unsafe { out.set_len(start + n) };
         if let RResult::RErr(e) = r {
             return Err(block_error(factor, e));
         }
-        // The largest index first (a loop without exits, which the compiler vectorises), the
-        // culprit only when there is one.
-        let largest = out[start..].iter().copied().max().unwrap_or(0);
-        if let Some(ix) = (largest >= d.size)
-            .then(|| out[start..].iter().find(|&&ix| ix >= d.size))
-            .flatten()
-        {
-            return Err(BlockError {
-                block: d.name.to_string(),
-                origin: factor.origin.clone(),
-                message: format!("emitted index {ix} >= its size {}", d.size),
-            });
+        match stray {
+            Some(ix) => Err(index_past_block(factor, "emitted", ix)),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Appends the term's active indices of `board` from `p`, offset into the feature set.
@@ -306,6 +301,28 @@ pub(crate) fn index_past_term(term: &Term, what: &str, ix: u32) -> BlockError {
         block: term.name.clone(),
         origin: term.factors[0].origin.clone(),
         message: format!("{what} index {ix} >= its size {}", term.size),
+    }
+}
+
+/// The error of a block that put other index lists in place of those the host gave it: their
+/// indices were never checked, and the host's lists hold none.
+#[cold]
+#[inline(never)]
+pub(crate) fn lists_replaced(block: &RegisteredBlock) -> BlockError {
+    BlockError {
+        block: block.descriptor.name.to_string(),
+        origin: block.origin.clone(),
+        message: "replaced the index lists it was given".into(),
+    }
+}
+
+/// The error of `block` giving an index at or above its size (`what`: "emitted", "delta
+/// emitted").
+pub(crate) fn index_past_block(block: &RegisteredBlock, what: &str, ix: u32) -> BlockError {
+    BlockError {
+        block: block.descriptor.name.to_string(),
+        origin: block.origin.clone(),
+        message: format!("{what} index {ix} >= its size {}", block.descriptor.size),
     }
 }
 
