@@ -217,12 +217,11 @@ const NO_RAY: u64 = 0;
 /// and its test of the other colour, as the delta asks it for every threat it lists.
 #[inline(always)]
 fn victim_on(board: &Board, sq: Square) -> Piece {
-    // The role's number as the sum of each role's bit times its number, without branches: a
-    // search through the roles mispredicts its exit on every other piece.
-    let number: usize = (1..6)
-        .map(|r| r * ((board.by_role[r] >> sq) & 1) as usize)
-        .sum();
-    (color_on(board, sq), Role::ALL[number.min(5)])
+    let role = ATTACKERS
+        .into_iter()
+        .find(|r| board.by_role[r.index()] & (1u64 << sq) != 0)
+        .unwrap_or(Role::King);
+    (color_on(board, sq), role)
 }
 
 /// The colour of the piece on `sq` (which must hold one).
