@@ -282,10 +282,11 @@ fn piece_threats(
             Role::Rook => straight,
             _ => diagonal | straight,
         };
-        let victims = ATTACKERS
-            .into_iter()
-            .filter(|&v| keeps(role, v))
-            .fold(0, |set, v| set | by_role(v));
+        // The victims' roles without a branch per role (which role is kept varies piece to piece).
+        let kept = VICTIM_ROLES[role.index()];
+        let victims = ATTACKERS.into_iter().fold(0, |set, v| {
+            set | (by_role(v) & 0u64.wrapping_sub(u64::from(kept >> v.index() & 1)))
+        });
         let mut targets = reach & victims;
         while targets != 0 {
             let to = targets.trailing_zeros() as Square;
@@ -357,7 +358,24 @@ impl<'o, 'l> ChangedThreats<'o, 'l> {
     /// The threat of `attacker` on `from` against `victim` on `to` appears (`add`) or goes.
     #[inline(always)]
     fn push(&mut self, add: bool, attacker: Piece, from: Square, victim: Piece, to: Square) {
-        for p in Color::ALL {
+        // The perspectives one after the other, not a loop: a two-turn loop at every call site
+        // costs its exit's misprediction more than once in a while.
+        self.push_for(Color::White, add, attacker, from, victim, to);
+        self.push_for(Color::Black, add, attacker, from, victim, to);
+    }
+
+    /// [`push`](Self::push) for perspective `p`.
+    #[inline(always)]
+    fn push_for(
+        &mut self,
+        p: Color,
+        add: bool,
+        attacker: Piece,
+        from: Square,
+        victim: Piece,
+        to: Square,
+    ) {
+        {
             if let Some(o) = self.orient[p.index()]
                 && let Some(ix) = threat_index(p, o, attacker, from, victim, to)
             {
