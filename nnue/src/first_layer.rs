@@ -225,8 +225,8 @@ impl FirstLayer {
 
     /// The storage of the `len` features from `start` when one run holds them all: its type
     /// and the shift (wrapping) from a feature's index to its storage row. A feature set's term
-    /// is one run in every network this project writes, so its delta's indices are shifted
-    /// straight to rows ([`RowLists::take`]).
+    /// is one run in every network this project writes, so its delta's indices are stored
+    /// straight as rows ([`RowLists::took`]).
     pub fn run_of(&self, start: u32, len: u32) -> Option<(WeightType, u32)> {
         let end = start.checked_add(len)?;
         self.segments
@@ -452,7 +452,7 @@ impl RowLists {
 
     /// Room for `cap` more rows of storage `ty` to add and to subtract, in the lists' spare
     /// capacity: where a feature set's delta writes a term's indices
-    /// ([`plugin_api::DeltaTarget`]), taken by [`take`](Self::take).
+    /// ([`plugin_api::DeltaTarget`]), taken by [`took`](Self::took).
     #[inline(always)]
     pub fn rooms(&mut self, ty: WeightType, cap: usize) -> [&mut [MaybeUninit<u32>]; 2] {
         let slot = ty.slot();
