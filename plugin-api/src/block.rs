@@ -58,14 +58,9 @@ impl<'a> IndexList<'a> {
         Self::raw(buf.as_mut_ptr(), buf.len(), 0, u32::MAX)
     }
 
-    /// A list writing into memory not yet written (a `Vec`'s spare capacity): no need to zero
-    /// it first, as the list reads back only what it wrote.
-    pub fn in_spare(buf: &'a mut [MaybeUninit<u32>]) -> Self {
-        Self::raw(buf.as_mut_ptr().cast(), buf.len(), 0, u32::MAX)
-    }
-
-    /// A list writing into `buf` (memory not yet written) that stores each index plus `offset`
-    /// (wrapping) and refuses indices at or above `size` (a block's, at least 1).
+    /// A list writing into `buf`, memory not yet written (a `Vec`'s spare capacity: no need to
+    /// zero it first, as the list reads back only what it wrote), that stores each index plus
+    /// `offset` (wrapping) and refuses indices at or above `size` (a block's, at least 1).
     pub fn placed(buf: &'a mut [MaybeUninit<u32>], offset: u32, size: u32) -> Self {
         Self::raw(
             buf.as_mut_ptr().cast(),

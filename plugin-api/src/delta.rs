@@ -141,13 +141,7 @@ impl FeatureSet {
             if let Some(ix) = stray(&md) {
                 return Err(index_past_term(term, "delta emitted", ix));
             }
-            let counts = [
-                md.added[0].len(),
-                md.added[1].len(),
-                md.removed[0].len(),
-                md.removed[1].len(),
-            ];
-            let refresh = md.refresh;
+            let (counts, refresh) = (lengths(&md), md.refresh);
             for (p, asked) in refresh.into_iter().enumerate() {
                 if asked {
                     refresh_terms[p] |= term_bit(t);
@@ -177,6 +171,12 @@ fn triggered(term: &Term, board: &Board, mv: &Move) -> [bool; 2] {
 #[inline(always)]
 fn lists_of(md: &MoveDelta) -> [*const u32; 4] {
     [&md.added[0], &md.added[1], &md.removed[0], &md.removed[1]].map(IndexList::buffer)
+}
+
+/// How many indices each of a delta's lists holds, in the order of [`DeltaTarget::lists`].
+#[inline(always)]
+fn lengths(md: &MoveDelta) -> [usize; 4] {
+    [&md.added[0], &md.added[1], &md.removed[0], &md.removed[1]].map(IndexList::len)
 }
 
 /// The first index of a delta's lists at or above its term's size, if any (none is stored).
@@ -209,13 +209,7 @@ fn product_delta(
     }
     let md = call_delta(last, board, mv, &mut scratch.factor_lists)?;
     let last_size = last.descriptor.size;
-    let n = [
-        md.added[0].len(),
-        md.added[1].len(),
-        md.removed[0].len(),
-        md.removed[1].len(),
-    ];
-    let last_refresh = md.refresh;
+    let (n, last_refresh) = (lengths(&md), md.refresh);
     for p in Color::ALL {
         let pi = p.index();
         if changed[pi] || last_refresh[pi] {
@@ -242,7 +236,8 @@ fn product_delta(
 }
 
 /// Calls one block's `delta` into the scratch lists (added White, added Black, removed White,
-/// removed Black) and returns the filled lists.
+/// removed Black) and returns the filled lists, checked as [`FeatureSet::delta_into`] checks a
+/// term's: the block's own lists, its indices below its size.
 fn call_delta<'b>(
     block: &RegisteredBlock,
     board: &Board,
@@ -262,8 +257,12 @@ fn call_delta<'b>(
         ],
         refresh: [false; 2],
     };
+    let buffers = lists_of(&md);
     if let RResult::RErr(e) = (block.descriptor.delta)(board, mv, &mut md) {
         return Err(block_error(block, e));
+    }
+    if lists_of(&md) != buffers {
+        return Err(lists_replaced(block));
     }
     if let Some(ix) = stray(&md) {
         return Err(index_past_block(block, "delta emitted", ix));
@@ -480,11 +479,19 @@ mod tests {
 
     #[test]
     fn a_block_that_replaces_its_lists_is_an_error_naming_it() {
-        let set = registry().feature_set("fine+swaps").unwrap();
-        let mut delta = set.delta_buffer();
-        let err = set.delta(&start_board(), &E2E4, &mut delta).unwrap_err();
-        assert_eq!(err.block, "swaps");
-        assert!(err.message.contains("replaced the index lists"), "{err:?}");
+        let registry = registry();
+        // As a term, and as a product's factor (whose lists the host reads from its scratch).
+        for spec in ["fine+swaps", "fine*swaps"] {
+            let set = registry.feature_set(spec).unwrap();
+            let mut delta = set.delta_buffer();
+            let err = set.delta(&start_board(), &E2E4, &mut delta).unwrap_err();
+            assert_eq!(err.block, "swaps", "{spec}");
+            assert!(
+                err.message.contains("replaced the index lists"),
+                "{spec}: {err:?}"
+            );
+        }
+        let set = registry.feature_set("fine+swaps").unwrap();
         let err = set
             .active(&start_board(), Color::White, &mut Vec::new())
             .unwrap_err();

@@ -47,18 +47,20 @@ const ATTACKERS: [Role; 5] = [
 /// that the de-duplication rule drops are not drawn.
 pub struct FullThreats;
 
+/// The squares of the victims an attacker of `role` may threaten on `board`, without a branch
+/// per victim role (which roles are kept varies piece to piece).
+#[inline(always)]
+fn victims_of(board: &Board, role: Role) -> u64 {
+    let kept = VICTIM_ROLES[role.index()];
+    ATTACKERS.into_iter().fold(0, |set, v| {
+        set | (board.by_role[v.index()] & 0u64.wrapping_sub(u64::from(kept >> v.index() & 1)))
+    })
+}
+
 /// For each attacker role, the squares of the victims it may threaten on `board`.
 #[inline(always)]
 fn victim_sets(board: &Board) -> [u64; 5] {
-    let mut sets = [0u64; 5];
-    for (role, set) in sets.iter_mut().enumerate() {
-        for victim in 0..5 {
-            if VICTIM_ROLES[role] & (1 << victim) != 0 {
-                *set |= board.by_role[victim];
-            }
-        }
-    }
-    sets
+    ATTACKERS.map(|role| victims_of(board, role))
 }
 
 /// Calls `f(victim, to)` for every square of `squares` (which must hold victims on `board`).
@@ -282,12 +284,7 @@ fn piece_threats(
             Role::Rook => straight,
             _ => diagonal | straight,
         };
-        // The victims' roles without a branch per role (which role is kept varies piece to piece).
-        let kept = VICTIM_ROLES[role.index()];
-        let victims = ATTACKERS.into_iter().fold(0, |set, v| {
-            set | (by_role(v) & 0u64.wrapping_sub(u64::from(kept >> v.index() & 1)))
-        });
-        let mut targets = reach & victims;
+        let mut targets = reach & victims_of(w, role);
         while targets != 0 {
             let to = targets.trailing_zeros() as Square;
             targets &= targets - 1;
@@ -375,18 +372,16 @@ impl<'o, 'l> ChangedThreats<'o, 'l> {
         victim: Piece,
         to: Square,
     ) {
+        if let Some(o) = self.orient[p.index()]
+            && let Some(ix) = threat_index(p, o, attacker, from, victim, to)
         {
-            if let Some(o) = self.orient[p.index()]
-                && let Some(ix) = threat_index(p, o, attacker, from, victim, to)
-            {
-                let (this, other) = match add {
-                    true => (&mut self.out.added, &mut self.out.removed),
-                    false => (&mut self.out.removed, &mut self.out.added),
-                };
-                // A change that an earlier piece's change takes back cancels with it.
-                if !self.cancel || !other[p.index()].take(ix) {
-                    this[p.index()].push(ix);
-                }
+            let (this, other) = match add {
+                true => (&mut self.out.added, &mut self.out.removed),
+                false => (&mut self.out.removed, &mut self.out.added),
+            };
+            // A change that an earlier piece's change takes back cancels with it.
+            if !self.cancel || !other[p.index()].take(ix) {
+                this[p.index()].push(ix);
             }
         }
     }
