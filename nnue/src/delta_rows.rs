@@ -20,6 +20,12 @@ pub(crate) struct DeltaRows {
     lists: [RowLists; 2],
     /// Per term: its storage and the shift from its own indices to the storage's rows.
     terms: Vec<(WeightType, u32)>,
+    /// The rows each list was made with room for.
+    room: usize,
+    /// The rows handed out to the terms since the lists were emptied, in each list at most:
+    /// while it is at most `room`, every list has room for what is handed out (one check per
+    /// term instead of one per list).
+    handed: usize,
 }
 
 impl DeltaRows {
@@ -36,16 +42,19 @@ impl DeltaRows {
                     .map(|(ty, shift)| (ty, shift.wrapping_add(t.offset)))
             })
             .collect::<Option<Vec<_>>>()?;
-        let cap = 2 * set.max_delta();
+        let room = 2 * set.max_delta();
         Some(DeltaRows {
-            lists: [RowLists::with_capacity(cap), RowLists::with_capacity(cap)],
+            lists: [RowLists::with_capacity(room), RowLists::with_capacity(room)],
             terms,
+            room,
+            handed: 0,
         })
     }
 
     /// Empties both perspectives' lists.
     pub fn clear(&mut self) {
         self.lists.iter_mut().for_each(RowLists::clear);
+        self.handed = 0;
     }
 
     /// The rows of `perspective`.
@@ -98,9 +107,17 @@ impl DeltaTarget for DeltaRows {
     #[inline(always)]
     fn lists(&mut self, t: usize, term: &Term, cap: usize) -> [IndexList<'_>; 4] {
         let (ty, shift) = self.terms[t];
+        self.handed += cap;
+        assert!(
+            self.handed <= self.room,
+            "delta lists made for another feature set"
+        );
         let [white, black] = &mut self.lists;
-        let [white_added, white_removed] = white.rooms(ty, cap);
-        let [black_added, black_removed] = black.rooms(ty, cap);
+        // SAFETY: every list was made with room for `room` rows and holds at most the rows
+        // handed out before (a term stores at most its `cap` in each, `wrote`'s contract), so
+        // `cap` more fit.
+        let [white_added, white_removed] = unsafe { white.rooms_unchecked(ty, cap) };
+        let [black_added, black_removed] = unsafe { black.rooms_unchecked(ty, cap) };
         [white_added, black_added, white_removed, black_removed]
             .map(|room| IndexList::placed(room, shift, term.size))
     }

@@ -462,6 +462,30 @@ impl RowLists {
         ]
     }
 
+    /// [`rooms`](Self::rooms) without its check that `cap` rows fit: a caller that knows they
+    /// do checks once for many lists ([`super::delta_rows::DeltaRows`]).
+    ///
+    /// # Safety
+    /// Both lists of `ty` must have room for `cap` more rows (capacity − length ≥ `cap`).
+    #[inline(always)]
+    pub unsafe fn rooms_unchecked(
+        &mut self,
+        ty: WeightType,
+        cap: usize,
+    ) -> [&mut [MaybeUninit<u32>]; 2] {
+        let slot = ty.slot();
+        [&mut self.add[slot], &mut self.sub[slot]].map(|list| {
+            let len = list.len();
+            // SAFETY: by the caller, the `cap` entries after `len` are inside the capacity.
+            unsafe {
+                std::slice::from_raw_parts_mut(
+                    list.as_mut_ptr().add(len).cast::<MaybeUninit<u32>>(),
+                    cap,
+                )
+            }
+        })
+    }
+
     /// Takes the `counts` (added, subtracted) rows stored at the start of the
     /// [`rooms`](Self::rooms) of `ty`: rows of the run of `size` rows from `shift`, whose end
     /// bounds them for the kernels.

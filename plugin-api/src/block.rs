@@ -38,14 +38,16 @@ use crate::types::{Board, Color, Move, Role, Square};
 #[derive(StableAbi, Debug)]
 pub struct IndexList<'a> {
     ptr: *mut u32,
-    cap: u32,
+    // `len` and `stray_index` side by side, as `overflow` and `stray`: a new list's zeros are
+    // two stores, not four (a delta makes four lists per block and move).
     len: u32,
+    /// The first refused index (when `stray`).
+    stray_index: u32,
+    cap: u32,
     /// Added (wrapping) to every index as it is stored.
     offset: u32,
     /// The largest index accepted (`u32::MAX`: any).
     max: u32,
-    /// The first refused index (when `stray`).
-    stray_index: u32,
     overflow: bool,
     stray: bool,
     _buf: PhantomData<&'a mut u32>,
@@ -80,11 +82,11 @@ impl<'a> IndexList<'a> {
     fn raw(ptr: *mut u32, cap: usize, offset: u32, max: u32) -> Self {
         IndexList {
             ptr,
-            cap: u32::try_from(cap).unwrap_or(u32::MAX),
             len: 0,
+            stray_index: 0,
+            cap: u32::try_from(cap).unwrap_or(u32::MAX),
             offset,
             max,
-            stray_index: 0,
             overflow: false,
             stray: false,
             _buf: PhantomData,

@@ -35,10 +35,12 @@ const ATTACKERS: [Role; 5] = [
 /// and uncovers when taken. As there, a quiet move skips the threats beyond both of its squares
 /// on one slider's line (uncovered and hidden again), and a capture's piece swap on the captured
 /// piece's square skips every threat beyond it (its occupancy stays). A change that a later
-/// piece takes back still cancels in the lists of a capture, en passant or castling
-/// ([`IndexList::take`]), so the delta is the exact difference. A square's bishop and rook
-/// look-ups are made only for lines the piece moves along or a slider stands on. Perspectives
-/// are refreshed only when their own king changes side.
+/// piece takes back still cancels ([`IndexList::take`]), so the delta is the exact difference:
+/// in a capture only the captured piece's removals can (a slider's threat that the mover
+/// uncovered, against the captured piece or by it), and only they look; in en passant and
+/// castling every change looks. A square's bishop and rook look-ups are made only for lines the
+/// piece moves along or a slider stands on. Perspectives are refreshed only when their own king
+/// changes side.
 ///
 /// **Picture** ([`threat_place`](crate::layout::threat_place)): one sheet per (attacker kind,
 /// victim kind) pair of the layout (80, "own knight → their rook"), an 8 × 8 grid of tiles (the
@@ -181,12 +183,19 @@ impl FeatureBlock for FullThreats {
                 }
                 // `remove_piece` of the mover, then `swap_piece` on the captured piece's
                 // square: its occupancy stays, so no slider's threat beyond it changes.
+                // Only the captured piece's removals can take back an earlier change: a
+                // slider's threat that the mover uncovered (an addition), against the captured
+                // piece or by it. The mover's changes come first, and the landed piece's
+                // additions are on its square, which no removal of another piece of its colour
+                // lists.
                 Some(victim) => {
-                    let lists = &mut ChangedThreats::new(orient, out, true);
+                    let lists = &mut ChangedThreats::new(orient, out, false);
                     let victim = (victim.color, victim.role);
                     piece_threats(&w, moved, from, false, EVERY_RAY, lists);
                     w.remove(from, moved.0, moved.1);
+                    lists.cancel = lists.out.added.iter().any(|l| !l.is_empty());
                     piece_threats(&w, victim, to, false, NO_RAY, lists);
+                    lists.cancel = false;
                     w.remove(to, victim.0, victim.1);
                     w.put(to, landed.0, landed.1);
                     piece_threats(&w, landed, to, true, NO_RAY, lists);
@@ -224,6 +233,18 @@ fn victim_on(board: &Board, sq: Square) -> Piece {
         .find(|r| board.by_role[r.index()] & (1u64 << sq) != 0)
         .unwrap_or(Role::King);
     (color_on(board, sq), role)
+}
+
+/// The colour and role of the slider on `sq` (which must hold a bishop, rook or queen): its
+/// role read off two bit sets, without [`victim_on`]'s search through every role.
+#[inline(always)]
+fn slider_on(board: &Board, sq: Square) -> Piece {
+    let on = |role: Role| (board.by_role[role.index()] >> (sq & 63) & 1) as usize;
+    const SLIDERS: [Role; 4] = [Role::Bishop, Role::Rook, Role::Queen, Role::Queen];
+    (
+        color_on(board, sq),
+        SLIDERS[on(Role::Rook) | on(Role::Queen) << 1],
+    )
 }
 
 /// The colour of the piece on `sq` (which must hold one).
@@ -317,7 +338,7 @@ fn piece_threats(
     while seeing != 0 {
         let from = seeing.trailing_zeros() as Square;
         seeing &= seeing - 1;
-        let slider = victim_on(w, from);
+        let slider = slider_on(w, from);
         if role != Role::King && keeps(slider.1, role) {
             lists.push(put, slider, from, piece, s);
         }
