@@ -762,13 +762,9 @@ impl<'a> AccumulatorStack<'a> {
                 let (nnue, l1, b) = (self.nnue, self.l1, self.buckets);
                 let (acc, psqt, scratch, stm, pieces) = self.forward_inputs();
                 let (s, o) = (stm.index(), 1 - stm.index());
-                let (stm_acc, opp_acc) = match s {
-                    0 => acc.split_at(l1),
-                    _ => {
-                        let (white, black) = acc.split_at(l1);
-                        (black, white)
-                    }
-                };
+                // By index, not by a branch on the side to move (which alternates every ply).
+                let (white, black) = acc.split_at(l1);
+                let (stm_acc, opp_acc) = ([white, black][s], [white, black][o]);
                 forward::evaluate(
                     kernels,
                     nnue.arranged().network(),
