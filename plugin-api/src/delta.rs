@@ -135,7 +135,7 @@ impl FeatureSet {
             } else if let RResult::RErr(e) = (block.descriptor.delta)(board, mv, &mut md) {
                 return Err(block_error(block, e));
             }
-            if lists_of(&md) != buffers {
+            if moved(lists_of(&md), buffers) {
                 return Err(lists_replaced(block));
             }
             if let Some(ix) = stray(&md) {
@@ -173,19 +173,31 @@ fn lists_of(md: &MoveDelta) -> [*const u32; 4] {
     [&md.added[0], &md.added[1], &md.removed[0], &md.removed[1]].map(IndexList::buffer)
 }
 
+/// Whether any of a delta's lists writes elsewhere than where it was made to: one branch on
+/// the four comparisons.
+#[inline(always)]
+fn moved(now: [*const u32; 4], made: [*const u32; 4]) -> bool {
+    now.iter()
+        .zip(made)
+        .fold(0, |differ, (&a, b)| differ | (a as usize ^ b as usize))
+        != 0
+}
+
 /// How many indices each of a delta's lists holds, in the order of [`DeltaTarget::lists`].
 #[inline(always)]
 fn lengths(md: &MoveDelta) -> [usize; 4] {
     [&md.added[0], &md.added[1], &md.removed[0], &md.removed[1]].map(IndexList::len)
 }
 
-/// The first index of a delta's lists at or above its term's size, if any (none is stored).
+/// The first index of a delta's lists at or above its term's size, if any (none is stored):
+/// one branch on the four lists' flags, then the search where one is set.
 #[inline(always)]
 fn stray(md: &MoveDelta) -> Option<u32> {
-    md.added
-        .iter()
-        .chain(&md.removed)
-        .find_map(IndexList::stray)
+    let lists = [&md.added[0], &md.added[1], &md.removed[0], &md.removed[1]];
+    if !lists.iter().fold(false, |any, l| any | l.stray().is_some()) {
+        return None;
+    }
+    lists.into_iter().find_map(IndexList::stray)
 }
 
 /// The delta of a product term into `out`'s lists: refresh a perspective unless only the last
@@ -261,7 +273,7 @@ fn call_delta<'b>(
     if let RResult::RErr(e) = (block.descriptor.delta)(board, mv, &mut md) {
         return Err(block_error(block, e));
     }
-    if lists_of(&md) != buffers {
+    if moved(lists_of(&md), buffers) {
         return Err(lists_replaced(block));
     }
     if let Some(ix) = stray(&md) {
