@@ -463,7 +463,7 @@ impl RowLists {
     }
 
     /// [`rooms`](Self::rooms) without its check that `cap` rows fit: a caller that knows they
-    /// do checks once for many lists ([`super::delta_rows::DeltaRows`]).
+    /// do checks once for many lists (the delta rows of a move).
     ///
     /// # Safety
     /// Both lists of `ty` must have room for `cap` more rows (capacity − length ≥ `cap`).
