@@ -173,8 +173,8 @@ fn lists_of(md: &MoveDelta) -> [*const u32; 4] {
     [&md.added[0], &md.added[1], &md.removed[0], &md.removed[1]].map(IndexList::buffer)
 }
 
-/// Whether any of a delta's lists writes elsewhere than where it was made to: one branch on
-/// the four comparisons.
+/// Whether any of a delta's lists writes elsewhere than where it was made to: the four
+/// places compared together, not one after another.
 #[inline(always)]
 fn moved(now: [*const u32; 4], made: [*const u32; 4]) -> bool {
     now.iter()
