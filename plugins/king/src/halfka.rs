@@ -2,7 +2,7 @@
 
 use plugin_api::{
     Axis, Board, Color, FeatureBlock, Grid, IndexList, Move, MoveDelta, PIECE_SHEETS,
-    PieceOnSquare, Place, RefreshTrigger, Role, Square, file_of, rank_of,
+    PieceOnSquare, Place, RefreshTrigger, Square, file_of, rank_of,
 };
 
 use crate::relative::KingRelative;
@@ -113,12 +113,11 @@ fn halfka_v2_hm_frame(perspective: Color, king: Square) -> u32 {
 #[inline(always)]
 fn halfka_v2_hm_index_in(perspective: Color, frame: u32, piece: PieceOnSquare) -> u32 {
     let orient = frame as u8;
-    let piece_index = if piece.role == Role::King {
-        640
-    } else {
-        (piece.role as u32 * 2 + u32::from(piece.color != perspective)) * 64
-    };
-    u32::from(piece.square ^ orient) + piece_index + (frame >> 8)
+    // The piece's plane × 64 (own pawn 0, their pawn 64, ... their queen 576), kings of both
+    // colours on one plane (640): the minimum, where a king's own number would be 640 or 704,
+    // instead of a branch on kings.
+    let plane = ((piece.role as u32 * 2 + u32::from(piece.color != perspective)) * 64).min(640);
+    u32::from(piece.square ^ orient) + plane + (frame >> 8)
 }
 
 impl KingRelative for HalfKav2Hm {
@@ -178,7 +177,7 @@ impl FeatureBlock for HalfKav2Hm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use plugin_api::square;
+    use plugin_api::{Role, square};
 
     fn piece(file: u8, rank: u8, color: Color, role: Role) -> PieceOnSquare {
         PieceOnSquare {
