@@ -474,16 +474,9 @@ impl RowLists {
         cap: usize,
     ) -> [&mut [MaybeUninit<u32>]; 2] {
         let slot = ty.slot();
-        [&mut self.add[slot], &mut self.sub[slot]].map(|list| {
-            let len = list.len();
-            // SAFETY: by the caller, the `cap` entries after `len` are inside the capacity.
-            unsafe {
-                std::slice::from_raw_parts_mut(
-                    list.as_mut_ptr().add(len).cast::<MaybeUninit<u32>>(),
-                    cap,
-                )
-            }
-        })
+        // SAFETY: by the caller, the spare capacity holds `cap` entries.
+        [&mut self.add[slot], &mut self.sub[slot]]
+            .map(|list| unsafe { list.spare_capacity_mut().get_unchecked_mut(..cap) })
     }
 
     /// Takes the `counts` (added, subtracted) rows stored at the start of the

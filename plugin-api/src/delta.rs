@@ -124,7 +124,6 @@ impl FeatureSet {
             let block = &term.factors[0];
             let cap = term.max_delta as usize;
             let [a0, a1, r0, r1] = target.lists(t, term, cap);
-            let buffers = [&a0, &a1, &r0, &r1].map(IndexList::buffer);
             let mut md = MoveDelta {
                 added: [a0, a1],
                 removed: [r0, r1],
@@ -132,11 +131,8 @@ impl FeatureSet {
             };
             if term.is_product() {
                 product_delta(term, board, mv, &mut md, scratch)?;
-            } else if let RResult::RErr(e) = (block.descriptor.delta)(board, mv, &mut md) {
-                return Err(block_error(block, e));
-            }
-            if moved(lists_of(&md), buffers) {
-                return Err(lists_replaced(block));
+            } else {
+                block_delta(block, board, mv, &mut md)?;
             }
             if let Some(ix) = stray(&md) {
                 return Err(index_past_term(term, "delta emitted", ix));
@@ -165,6 +161,25 @@ fn triggered(term: &Term, board: &Board, mv: &Move) -> [bool; 2] {
         trigger.fires(board, mv, white),
         trigger.fires(board, mv, black),
     ]
+}
+
+/// Calls `block`'s `delta` into `md`: the block's error, or lists other than the ones it was
+/// given (they would hold indices the host never checked), is an error naming it.
+#[inline(always)]
+fn block_delta(
+    block: &RegisteredBlock,
+    board: &Board,
+    mv: &Move,
+    md: &mut MoveDelta,
+) -> Result<(), BlockError> {
+    let made = lists_of(md);
+    if let RResult::RErr(e) = (block.descriptor.delta)(board, mv, md) {
+        return Err(block_error(block, e));
+    }
+    if moved(lists_of(md), made) {
+        return Err(lists_replaced(block));
+    }
+    Ok(())
 }
 
 /// Where a delta's lists write, in the order of [`DeltaTarget::lists`].
@@ -269,13 +284,7 @@ fn call_delta<'b>(
         ],
         refresh: [false; 2],
     };
-    let buffers = lists_of(&md);
-    if let RResult::RErr(e) = (block.descriptor.delta)(board, mv, &mut md) {
-        return Err(block_error(block, e));
-    }
-    if moved(lists_of(&md), buffers) {
-        return Err(lists_replaced(block));
-    }
+    block_delta(block, board, mv, &mut md)?;
     if let Some(ix) = stray(&md) {
         return Err(index_past_block(block, "delta emitted", ix));
     }
