@@ -93,13 +93,38 @@ fn attackers(board: &Board, color: Color, role: Role) -> u64 {
     }
 }
 
+/// The capture squares of `color`'s `pawns` in each of their two directions, with the step
+/// from a pawn to its capture square (as a square difference, wrapping for Black's).
+#[inline(always)]
+fn pawn_captures(color: Color, pawns: u64) -> [(u64, u8); 2] {
+    const NOT_A: u64 = !0x0101_0101_0101_0101;
+    const NOT_H: u64 = !0x8080_8080_8080_8080;
+    match color {
+        Color::White => [((pawns & NOT_A) << 7, 7), ((pawns & NOT_H) << 9, 9)],
+        Color::Black => [
+            ((pawns & NOT_A) >> 9, 9u8.wrapping_neg()),
+            ((pawns & NOT_H) >> 7, 7u8.wrapping_neg()),
+        ],
+    }
+}
+
 /// Calls `f(attacker, from, victim, to)` for every threat of `board`.
 #[inline(always)]
 pub fn for_each_threat(board: &Board, mut f: impl FnMut(Piece, Square, Piece, Square)) {
     let occupied = board.occupied();
     let victims = victim_sets(board);
     for color in Color::ALL {
-        for role in ATTACKERS {
+        // Pawns by their set shifted one capture direction at a time, not one pawn at a time
+        // (Stockfish's `FullThreats::append_active_indices`).
+        let pawns = attackers(board, color, Role::Pawn);
+        for (shifted, step) in pawn_captures(color, pawns) {
+            for_each_victim(
+                board,
+                shifted & victims[Role::Pawn.index()],
+                |victim, to| f((color, Role::Pawn), to.wrapping_sub(step), victim, to),
+            );
+        }
+        for role in [Role::Knight, Role::Bishop, Role::Rook, Role::Queen] {
             let mut bb = attackers(board, color, role);
             while bb != 0 {
                 let from = bb.trailing_zeros() as Square;
