@@ -169,6 +169,8 @@ impl FeatureBlock for HalfKav2Hm {
         <HalfKav2Hm as KingRelative>::active(board, perspective, out);
     }
 
+    /// Inlined into the plugin's shim, which the host calls: one call and one frame fewer per move.
+    #[inline]
     fn delta(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
         <HalfKav2Hm as KingRelative>::delta(board, mv, out);
     }

@@ -143,6 +143,9 @@ impl FeatureBlock for PawnPairs3Wide {
         });
     }
 
+    /// Inlined into the plugin's shim, which the host calls: one call and one frame fewer per
+    /// pawn move.
+    #[inline]
     fn delta(board: &Board, mv: &Move, out: &mut MoveDelta<'_>) {
         // A move takes, puts or moves a pawn when it moves one (promotions included) or takes
         // one (en passant included).
