@@ -26,6 +26,9 @@ pub(crate) struct DeltaRows {
     /// while it is at most `room`, every list has room for what is handed out (one check per
     /// term instead of one per list).
     handed: usize,
+    /// Per storage, the end of the terms' runs: every row a term can write lies below it
+    /// ([`RowLists::cover`]).
+    ends: [u32; 2],
 }
 
 impl DeltaRows {
@@ -42,18 +45,27 @@ impl DeltaRows {
                     .map(|(ty, shift)| (ty, shift.wrapping_add(t.offset)))
             })
             .collect::<Option<Vec<_>>>()?;
+        let mut ends = [0u32; 2];
+        for (&(ty, shift), term) in terms.iter().zip(set.terms()) {
+            let end = &mut ends[ty.slot()];
+            *end = (*end).max(shift.wrapping_add(term.size));
+        }
         let room = 2 * set.max_delta();
         Some(DeltaRows {
             lists: [RowLists::with_capacity(room), RowLists::with_capacity(room)],
             terms,
             room,
             handed: 0,
+            ends,
         })
     }
 
-    /// Empties both perspectives' lists.
+    /// Empties both perspectives' lists, their rows bounded by the terms' runs.
     pub fn clear(&mut self) {
-        self.lists.iter_mut().for_each(RowLists::clear);
+        for list in &mut self.lists {
+            list.clear();
+            list.cover(self.ends);
+        }
         self.handed = 0;
     }
 
@@ -65,6 +77,7 @@ impl DeltaRows {
 
     /// `rows` as the target of a refresh's [`FeatureSet::active_into`], with these terms' runs.
     pub fn active_rows<'r>(&'r self, rows: &'r mut RowLists) -> ActiveRows<'r> {
+        rows.cover(self.ends);
         ActiveRows {
             rows,
             terms: &self.terms,
@@ -123,12 +136,13 @@ impl DeltaTarget for DeltaRows {
     }
 
     #[inline(always)]
-    unsafe fn wrote(&mut self, t: usize, term: &Term, counts: [usize; 4], refresh: [bool; 2]) {
-        let (ty, shift) = self.terms[t];
+    unsafe fn wrote(&mut self, t: usize, _: &Term, counts: [usize; 4], refresh: [bool; 2]) {
+        let (ty, _) = self.terms[t];
         for p in 0..2 {
             if !refresh[p] {
-                // SAFETY: the lists made by `lists` stored these counts (the caller's promise).
-                unsafe { self.lists[p].took(ty, [counts[p], counts[2 + p]], term.size, shift) };
+                // SAFETY: the lists made by `lists` stored these counts (the caller's promise),
+                // rows of the term's run, which `clear` covered.
+                unsafe { self.lists[p].took(ty, [counts[p], counts[2 + p]]) };
             }
         }
     }
@@ -151,9 +165,10 @@ impl ActiveTarget for ActiveRows<'_> {
     }
 
     #[inline(always)]
-    unsafe fn wrote(&mut self, t: usize, term: &Term, n: usize) {
-        let (ty, shift) = self.terms[t];
-        // SAFETY: the list made by `list` stored `n` rows (the caller's promise).
-        unsafe { self.rows.took(ty, [n, 0], term.size, shift) };
+    unsafe fn wrote(&mut self, t: usize, _: &Term, n: usize) {
+        let (ty, _) = self.terms[t];
+        // SAFETY: the list made by `list` stored `n` rows (the caller's promise), rows of the
+        // term's run, which `active_rows` covered.
+        unsafe { self.rows.took(ty, [n, 0]) };
     }
 }

@@ -334,9 +334,10 @@ pub(crate) fn permute_runs<T: Copy>(values: &mut [T], order: &[u32]) {
 pub struct RowLists {
     add: [Vec<u32>; 2],
     sub: [Vec<u32>; 2],
-    /// Per storage, a bound on the rows listed: one more than the largest row, or the end of
-    /// the run that [`take`](Self::take) took rows from (what the kernels check against the
-    /// layer in one comparison instead of a pass over the lists).
+    /// Per storage, a bound on the rows listed: one more than the largest row added, or the
+    /// end of the runs [covered](Self::cover) for the rows that [`took`](Self::took) takes
+    /// (what the kernels check against the layer in one comparison instead of a pass over the
+    /// lists).
     end: [u32; 2],
 }
 
@@ -480,14 +481,14 @@ impl RowLists {
     }
 
     /// Takes the `counts` (added, subtracted) rows stored at the start of the
-    /// [`rooms`](Self::rooms) of `ty`: rows of the run of `size` rows from `shift`, whose end
-    /// bounds them for the kernels.
+    /// [`rooms`](Self::rooms) of `ty`. The lists' end is left as it is: the caller
+    /// [covered](Self::cover) the rows they can hold beforehand.
     ///
     /// # Safety
-    /// Lists [placed](plugin_api::IndexList::placed) in those rooms with offset `shift` and
-    /// size `size` stored `counts` rows there.
+    /// Lists [placed](plugin_api::IndexList::placed) in those rooms stored `counts` rows there,
+    /// all below the end of `ty` ([`cover`](Self::cover)).
     #[inline(always)]
-    pub unsafe fn took(&mut self, ty: WeightType, counts: [usize; 2], size: u32, shift: u32) {
+    pub unsafe fn took(&mut self, ty: WeightType, counts: [usize; 2]) {
         let slot = ty.slot();
         for (list, n) in [
             (&mut self.add[slot], counts[0]),
@@ -496,9 +497,14 @@ impl RowLists {
             // SAFETY: by the caller, the `n` entries after the list's end are stored.
             unsafe { list.set_len(list.len() + n) };
         }
-        // Both counts zero leave the end as it was: a term that listed nothing bounds nothing.
-        let listed = u32::from(counts != [0; 2]);
-        self.end[slot] = self.end[slot].max(shift.wrapping_add(size) * listed);
+    }
+
+    /// Raises the lists' end of each storage to at least `ends`: the bound, checked by the
+    /// kernels, on rows that [`took`](Self::took) will take (the end of every run that lists
+    /// may write rows of), set once for a move or a refresh instead of with every term's rows.
+    #[inline(always)]
+    pub fn cover(&mut self, ends: [u32; 2]) {
+        self.end = [self.end[0].max(ends[0]), self.end[1].max(ends[1])];
     }
 
     /// Subtracts feature `index`'s row.
