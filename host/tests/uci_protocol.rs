@@ -220,8 +220,8 @@ fn isready_and_stop_during_an_infinite_search() {
     e.send("position startpos moves e2e4");
     e.send("go infinite");
     // The search is under way once it reports a depth. Waiting for that line, not for a fixed
-    // time, keeps the test true on a loaded machine, where the twelve engines of this file share
-    // two cores (a fixed 300 ms once saw no depth yet).
+    // time, keeps the test true on a loaded machine, where this file's engines run side by side
+    // on two cores (a fixed 300 ms once saw no depth yet).
     let mut before = e.until("the first depth of the search", |l| {
         l.starts_with("info depth")
     });
