@@ -56,7 +56,7 @@ impl PieceChanges {
 /// of the piece on `mv.from` (the side to move for a consistent board).
 #[inline]
 pub fn decompose(board: &Board, mv: &Move) -> PieceChanges {
-    let us = mover(board, mv);
+    let us = board.color_on(mv.from);
     let them = us.other();
     let filler = PieceOnSquare {
         square: 0,
@@ -122,7 +122,7 @@ pub struct NormalPieces {
 /// deltas).
 #[inline(always)]
 pub fn normal_pieces(board: &Board, mv: &Move) -> NormalPieces {
-    let us = mover(board, mv);
+    let us = board.color_on(mv.from);
     let piece = |square, color, role| PieceOnSquare {
         square,
         color,
@@ -132,16 +132,6 @@ pub fn normal_pieces(board: &Board, mv: &Move) -> NormalPieces {
         moved: piece(mv.from, us, mv.role),
         captured: mv.captured().map(|role| piece(mv.to, us.other(), role)),
         landed: piece(mv.to, us, mv.promotion().unwrap_or(mv.role)),
-    }
-}
-
-/// The colour of the piece on `mv.from`: Black's if one of Black's pieces stands there, else
-/// White's.
-#[inline(always)]
-fn mover(board: &Board, mv: &Move) -> Color {
-    match board.by_color[1] & (1u64 << mv.from) {
-        0 => Color::White,
-        _ => Color::Black,
     }
 }
 

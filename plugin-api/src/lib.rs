@@ -57,6 +57,6 @@ pub use module::{PluginModule, PluginModule_Ref, API_VERSION};
 pub use spec::{Spec, SpecError};
 pub use term_geometry::TermGeometry;
 pub use types::{
-    file_of, flip_rank, rank_of, square, Board, Color, Move, MoveKind, Role, Square, NO_ROLE,
-    NO_SQUARE,
+    file_of, flip_rank, pawn_captures, rank_of, square, Board, Color, Move, MoveKind, Role, Square,
+    FILE_A, FILE_H, NO_ROLE, NO_SQUARE,
 };

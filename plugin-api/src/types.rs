@@ -31,6 +31,26 @@ pub const fn square(file: u8, rank: u8) -> Square {
     rank * 8 + file
 }
 
+/// The squares of the a-file.
+pub const FILE_A: u64 = 0x0101_0101_0101_0101;
+
+/// The squares of the h-file.
+pub const FILE_H: u64 = FILE_A << 7;
+
+/// The squares `color`'s `pawns` capture on, set-wise, in each of their two directions (towards
+/// the a-file, then the h-file), each with the step from a pawn to its capture square as a
+/// square difference (wrapping for Black's).
+#[inline(always)]
+pub const fn pawn_captures(color: Color, pawns: u64) -> [(u64, u8); 2] {
+    match color {
+        Color::White => [((pawns & !FILE_A) << 7, 7), ((pawns & !FILE_H) << 9, 9)],
+        Color::Black => [
+            ((pawns & !FILE_A) >> 9, 9u8.wrapping_neg()),
+            ((pawns & !FILE_H) >> 7, 7u8.wrapping_neg()),
+        ],
+    }
+}
+
 /// The square mirrored vertically (rank r becomes 7 − r, file unchanged).
 #[inline(always)]
 pub const fn flip_rank(sq: Square) -> Square {
@@ -177,18 +197,29 @@ impl Board {
         }
     }
 
-    /// Calls `f` with every piece's square, colour and role, by colour, then role, then square.
+    /// Calls `f` with every piece's square, colour and role, by role, then square: six sets
+    /// walked, each piece's colour read off its square, instead of twelve colour-and-role sets
+    /// (the refresh cache's boards of the pieces that came and went hold only a few).
     #[inline(always)]
     pub fn for_each_piece(&self, mut f: impl FnMut(Square, Color, Role)) {
-        for color in Color::ALL {
-            for role in Role::ALL {
-                let mut bb = self.pieces(color, role);
-                while bb != 0 {
-                    let square = bb.trailing_zeros() as Square;
-                    bb &= bb - 1;
-                    f(square, color, role);
-                }
+        for role in Role::ALL {
+            let mut bb = self.by_role[role as usize];
+            while bb != 0 {
+                let square = bb.trailing_zeros() as Square;
+                bb &= bb - 1;
+                f(square, self.color_on(square), role);
             }
+        }
+    }
+
+    /// The colour of the piece on `sq`, which must hold one: Black's if one of Black's pieces
+    /// stands there, else White's (one bit test, without [`piece_at`](Self::piece_at)'s role
+    /// search).
+    #[inline(always)]
+    pub const fn color_on(&self, sq: Square) -> Color {
+        match self.by_color[1] & (1u64 << sq) {
+            0 => Color::White,
+            _ => Color::Black,
         }
     }
 

@@ -3,7 +3,7 @@
 
 use plugin_api::decompose::{NormalPieces, normal_pieces};
 use plugin_api::{
-    Board, Color, IndexList, Move, MoveDelta, MoveKind, PieceOnSquare, Role, Square, decompose,
+    Board, Color, IndexList, Move, MoveDelta, MoveKind, PieceOnSquare, Square, decompose,
 };
 
 /// A block whose index of a piece depends on the piece and on the perspective's own king square
@@ -32,27 +32,16 @@ pub trait KingRelative {
             return;
         };
         let frame = Self::frame(perspective, king);
-        // By role, each piece's colour read off its square: six sets to walk instead of twelve,
-        // as the refresh cache's boards of the pieces that came and went hold only a few.
-        for role in Role::ALL {
-            let mut bb = board.by_role[role.index()];
-            while bb != 0 {
-                let square = bb.trailing_zeros() as Square;
-                bb &= bb - 1;
-                let color = match board.by_color[1] & (1u64 << square) {
-                    0 => Color::White,
-                    _ => Color::Black,
-                };
-                let piece = PieceOnSquare {
-                    square,
-                    color,
-                    role,
-                };
-                if let Some(ix) = Self::index_in(perspective, frame, piece) {
-                    out.push(ix);
-                }
+        board.for_each_piece(|square, color, role| {
+            let piece = PieceOnSquare {
+                square,
+                color,
+                role,
+            };
+            if let Some(ix) = Self::index_in(perspective, frame, piece) {
+                out.push(ix);
             }
-        }
+        });
     }
 
     /// A refresh for the perspective whose king moves; the moved pieces' indices for the other.

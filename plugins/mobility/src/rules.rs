@@ -5,15 +5,12 @@
 //! A *type* is a (colour, role) pair, numbered `colour * 6 + role` (White pawn 0 .. Black king
 //! 11). All sets are bitboards in shakmaty's square numbering (a1 = 0, h8 = 63).
 
-use plugin_api::{Board, Color, Move, Role, decompose};
+use plugin_api::{Board, Color, Move, Role, decompose, pawn_captures};
 use shakmaty::attacks;
 use shakmaty::{Bitboard, Square as SSquare};
 
 /// Number of (colour, role) types.
 pub const TYPES: usize = 12;
-
-const FILE_A: u64 = 0x0101_0101_0101_0101;
-const FILE_H: u64 = FILE_A << 7;
 
 /// The type number of a (colour, role) pair.
 #[inline(always)]
@@ -102,10 +99,8 @@ fn line(a: u32, b: u32) -> u64 {
 /// Squares attacked by the pawns `pawns` of `color` (set-wise).
 #[inline(always)]
 const fn pawn_attacks_set(color: Color, pawns: u64) -> u64 {
-    match color {
-        Color::White => ((pawns & !FILE_A) << 7) | ((pawns & !FILE_H) << 9),
-        Color::Black => ((pawns & !FILE_A) >> 9) | ((pawns & !FILE_H) >> 7),
-    }
+    let [(towards_a, _), (towards_h, _)] = pawn_captures(color, pawns);
+    towards_a | towards_h
 }
 
 /// The single-push squares of the pawns `pawns` of `color` (set-wise, occupancy ignored).

@@ -56,8 +56,8 @@
 //! colour bit; see [`pair_place`]).
 
 use plugin_api::{
-    Axis, Board, Color, FeatureBlock, Grid, IndexList, Move, MoveDelta, Place, RefreshTrigger,
-    Role, Square, decompose, file_of, rank_of,
+    Axis, Board, Color, FILE_A, FeatureBlock, Grid, IndexList, Move, MoveDelta, Place,
+    RefreshTrigger, Role, Square, decompose, file_of, rank_of,
 };
 
 /// Number of indices per line: 12 piece kinds (role and colour) for each end of a pair.
@@ -141,8 +141,6 @@ trait Lines {
     /// The squares of a line.
     fn mask(line: u32) -> u64;
 }
-
-const FILE_A: u64 = 0x0101_0101_0101_0101;
 
 /// The 15 diagonals with `file + rank` constant (index `file + rank`).
 const DIAG_MASKS: [u64; 15] = {

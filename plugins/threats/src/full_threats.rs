@@ -4,7 +4,7 @@
 use plugin_api::decompose::{NormalPieces, normal_pieces};
 use plugin_api::{
     Board, Color, FeatureBlock, Grid, IndexList, Move, MoveDelta, MoveKind, Place, RefreshTrigger,
-    Role, Square, decompose,
+    Role, Square, decompose, pawn_captures,
 };
 
 use crate::attacks::{
@@ -82,7 +82,7 @@ fn for_each_victim(board: &Board, squares: u64, mut f: impl FnMut(Piece, Square)
         while bb != 0 {
             let to = bb.trailing_zeros() as Square;
             bb &= bb - 1;
-            f((color_on(board, to), role), to);
+            f((board.color_on(to), role), to);
         }
     }
 }
@@ -96,21 +96,6 @@ fn attackers(board: &Board, color: Color, role: Role) -> u64 {
         pieces & PAWN_RANKS
     } else {
         pieces
-    }
-}
-
-/// The capture squares of `color`'s `pawns` in each of their two directions, with the step
-/// from a pawn to its capture square (as a square difference, wrapping for Black's).
-#[inline(always)]
-fn pawn_captures(color: Color, pawns: u64) -> [(u64, u8); 2] {
-    const NOT_A: u64 = !0x0101_0101_0101_0101;
-    const NOT_H: u64 = !0x8080_8080_8080_8080;
-    match color {
-        Color::White => [((pawns & NOT_A) << 7, 7), ((pawns & NOT_H) << 9, 9)],
-        Color::Black => [
-            ((pawns & NOT_A) >> 9, 9u8.wrapping_neg()),
-            ((pawns & NOT_H) >> 7, 7u8.wrapping_neg()),
-        ],
     }
 }
 
@@ -263,7 +248,7 @@ fn victim_on(board: &Board, sq: Square) -> Piece {
         .into_iter()
         .find(|r| board.by_role[r.index()] & (1u64 << sq) != 0)
         .unwrap_or(Role::King);
-    (color_on(board, sq), role)
+    (board.color_on(sq), role)
 }
 
 /// The colour and role of the slider on `sq` (which must hold a bishop, rook or queen): its
@@ -273,18 +258,9 @@ fn slider_on(board: &Board, sq: Square) -> Piece {
     let on = |role: Role| (board.by_role[role.index()] >> (sq & 63) & 1) as usize;
     const SLIDERS: [Role; 4] = [Role::Bishop, Role::Rook, Role::Queen, Role::Queen];
     (
-        color_on(board, sq),
+        board.color_on(sq),
         SLIDERS[on(Role::Rook) | on(Role::Queen) << 1],
     )
-}
-
-/// The colour of the piece on `sq` (which must hold one).
-#[inline(always)]
-fn color_on(board: &Board, sq: Square) -> Color {
-    match board.by_color[0] & (1u64 << sq) {
-        0 => Color::Black,
-        _ => Color::White,
-    }
 }
 
 /// Whether an attacker of `attacker` role has `victim` role among the victims the layout keeps.
@@ -360,7 +336,7 @@ fn piece_threats(
                 0 => Role::Pawn,
                 _ => Role::Knight,
             };
-            lists.push(put, (color_on(w, from), attacker_role), from, piece, s);
+            lists.push(put, (w.color_on(from), attacker_role), from, piece, s);
         }
     }
     // The sliders that see `s`: each one's threat against the piece, and against the first

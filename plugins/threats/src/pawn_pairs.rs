@@ -2,8 +2,8 @@
 //! nnue-pytorch's `PP_3Wide`.
 
 use plugin_api::{
-    Axis, Board, Color, FeatureBlock, Grid, IndexList, Move, MoveDelta, Place, RefreshTrigger,
-    Role, Square, decompose,
+    Axis, Board, Color, FILE_A, FeatureBlock, Grid, IndexList, Move, MoveDelta, Place,
+    RefreshTrigger, Role, Square, decompose,
 };
 
 use crate::attacks::PAWN_RANKS;
@@ -16,7 +16,6 @@ pub const PAWN_PAIR_FEATURES: u32 = 96 * 95 / 2;
 /// itself left out.
 #[inline(always)]
 pub const fn pair_mask(sq: Square) -> u64 {
-    const FILE_A: u64 = 0x0101_0101_0101_0101;
     let f = sq & 7;
     let mut files = FILE_A << f;
     if f > 0 {

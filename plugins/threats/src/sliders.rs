@@ -10,9 +10,8 @@
 //! the attacks read from a table of the first rank (or the a-file), a few instructions that hit
 //! the first-level cache.
 
-use plugin_api::Square;
+use plugin_api::{FILE_A, Square};
 
-const FILE_A: u64 = 0x0101_0101_0101_0101;
 const FILE_B: u64 = FILE_A << 1;
 /// Gathers the a-file's six inner squares (a2–a7) into the top six bits, reversed.
 const DIAG_C7_H2: u64 = 0x0004_0810_2040_8000;
