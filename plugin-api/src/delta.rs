@@ -182,10 +182,16 @@ fn block_delta(
     Ok(())
 }
 
+/// A delta's four lists, in the order of [`DeltaTarget::lists`].
+#[inline(always)]
+fn four<'m, 'l>(md: &'m MoveDelta<'l>) -> [&'m IndexList<'l>; 4] {
+    [&md.added[0], &md.added[1], &md.removed[0], &md.removed[1]]
+}
+
 /// Where a delta's lists write, in the order of [`DeltaTarget::lists`].
 #[inline(always)]
 fn lists_of(md: &MoveDelta) -> [*const u32; 4] {
-    [&md.added[0], &md.added[1], &md.removed[0], &md.removed[1]].map(IndexList::buffer)
+    four(md).map(IndexList::buffer)
 }
 
 /// Whether any of a delta's lists writes elsewhere than where it was made to: the four
@@ -201,14 +207,14 @@ fn moved(now: [*const u32; 4], made: [*const u32; 4]) -> bool {
 /// How many indices each of a delta's lists holds, in the order of [`DeltaTarget::lists`].
 #[inline(always)]
 fn lengths(md: &MoveDelta) -> [usize; 4] {
-    [&md.added[0], &md.added[1], &md.removed[0], &md.removed[1]].map(IndexList::len)
+    four(md).map(IndexList::len)
 }
 
 /// The first index of a delta's lists at or above its term's size, if any (none is stored):
 /// one branch on the four lists' flags, then the search where one is set.
 #[inline(always)]
 fn stray(md: &MoveDelta) -> Option<u32> {
-    let lists = [&md.added[0], &md.added[1], &md.removed[0], &md.removed[1]];
+    let lists = four(md);
     if !lists.iter().fold(false, |any, l| any | l.stray().is_some()) {
         return None;
     }
