@@ -143,3 +143,23 @@ fn a_product_too_large_is_a_one_line_error() {
         "invalid feature set 'halfkp*halfkp*k': the size of 'halfkp*halfkp*k' does not fit in 32 bits"
     );
 }
+
+/// The piece-square blocks that refresh on own king moves get a piece table, from which the
+/// evaluator makes their deltas (and which the tests above hold to `active`); others get none.
+#[test]
+fn piece_square_blocks_have_piece_tables() {
+    let registry = registry();
+    for (spec, expected) in [
+        ("halfka_v2_hm", true),
+        ("halfkp", true),
+        ("kr", true),
+        ("all", false),
+        ("k*all", false),
+        ("full_threats", false),
+        ("mb", false),
+    ] {
+        let set = registry.feature_set(spec).unwrap_or_else(|e| panic!("{e}"));
+        let table = set.terms()[0].piece_table();
+        assert_eq!(table.is_some(), expected, "{spec}");
+    }
+}

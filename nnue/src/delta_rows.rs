@@ -9,7 +9,11 @@
 //! `append_changed_indices` and `append_active_indices` write the lists its `apply_combined` and
 //! `update_accumulator_refresh_cache` read, `src/nnue/nnue_accumulator.cpp` at 762dd1da9).
 
-use plugin_api::{ActiveTarget, Color, DeltaTarget, FeatureSet, IndexList, Term};
+use std::sync::Arc;
+
+use plugin_api::{
+    ActiveTarget, Board, Color, DeltaTarget, FeatureSet, IndexList, Move, PieceTable, Term,
+};
 
 use super::first_layer::{FirstLayer, RowLists, WeightType};
 use super::network::Network;
@@ -20,6 +24,9 @@ pub(crate) struct DeltaRows {
     lists: [RowLists; 2],
     /// Per term: its storage and the shift from its own indices to the storage's rows.
     terms: Vec<(WeightType, u32)>,
+    /// Per term: its [`PieceTable`], from which its changes are written without asking its
+    /// block ([`DeltaTarget::by_piece_table`]), if it has one.
+    tables: Vec<Option<Arc<PieceTable>>>,
     /// The rows each list was made with room for.
     room: usize,
     /// The rows handed out to the terms since the lists were emptied, in each list at most:
@@ -51,9 +58,15 @@ impl DeltaRows {
             *end = (*end).max(shift.wrapping_add(term.size));
         }
         let room = 2 * set.max_delta();
+        let tables = set
+            .terms()
+            .iter()
+            .map(|t| t.piece_table().cloned())
+            .collect();
         Some(DeltaRows {
             lists: [RowLists::with_capacity(room), RowLists::with_capacity(room)],
             terms,
+            tables,
             room,
             handed: 0,
             ends,
@@ -81,6 +94,7 @@ impl DeltaRows {
         ActiveRows {
             rows,
             terms: &self.terms,
+            tables: &self.tables,
         }
     }
 
@@ -116,6 +130,51 @@ impl DeltaRows {
     }
 }
 
+/// A term's changes by `mv` from its piece `table`, into rooms of `cap` rows of storage `ty` of
+/// both perspectives' `lists`: for each perspective whose king stays, the rows (the indices
+/// plus `shift`) of what the pieces taken off add, subtracted, and of what the pieces put on
+/// add; the perspectives whose king moves are to be refreshed. Not inlined: the per-move loop
+/// over the terms stays small.
+///
+/// # Safety
+/// Every list of `ty` has room for `cap` more rows.
+#[inline(never)]
+unsafe fn pieces_delta(
+    lists: &mut [RowLists; 2],
+    table: &PieceTable,
+    (ty, shift, cap): (WeightType, u32, usize),
+    board: &Board,
+    mv: &Move,
+) -> [bool; 2] {
+    let (places, rows) = table.changes(board, mv);
+    let mut refresh = [false; 2];
+    for (p, row) in rows.into_iter().enumerate() {
+        let Some(row) = row else {
+            refresh[p] = true;
+            continue;
+        };
+        let list = &mut lists[p];
+        // SAFETY: by the caller.
+        let [add_room, sub_room] = unsafe { list.rooms_unchecked(ty, cap) };
+        // A move puts on and takes off two pieces at most, one index each (the table's terms
+        // have delta lists of two at least).
+        let counts =
+            [(add_room, places.added()), (sub_room, places.removed())].map(|(room, places)| {
+                let room = &mut room[..2];
+                let mut n = 0;
+                for ix in places.into_iter().filter_map(|place| row.of(place)) {
+                    room[n].write(ix.wrapping_add(shift));
+                    n += 1;
+                }
+                n
+            });
+        // SAFETY: the rows just stored, of the term's indices (below its size: the table holds
+        // what its block's `active` emitted), so inside its run, which `clear` covered.
+        unsafe { list.took(ty, counts) };
+    }
+    refresh
+}
+
 impl DeltaTarget for DeltaRows {
     #[inline(always)]
     fn lists(&mut self, t: usize, term: &Term, cap: usize) -> [IndexList<'_>; 4] {
@@ -133,6 +192,27 @@ impl DeltaTarget for DeltaRows {
         let [black_added, black_removed] = unsafe { black.rooms_unchecked(ty, cap) };
         [white_added, black_added, white_removed, black_removed]
             .map(|room| IndexList::placed(room, shift, term.size))
+    }
+
+    /// The term's changes from its piece table, when it has one ([`pieces_delta`]).
+    #[inline(always)]
+    fn by_piece_table(
+        &mut self,
+        t: usize,
+        term: &Term,
+        board: &Board,
+        mv: &Move,
+    ) -> Option<[bool; 2]> {
+        let table = self.tables[t].as_deref()?;
+        let (ty, shift) = self.terms[t];
+        let cap = term.max_delta as usize;
+        self.handed += cap;
+        assert!(
+            self.handed <= self.room,
+            "delta lists made for another feature set"
+        );
+        // SAFETY: `cap` rows handed out, as `lists` does.
+        Some(unsafe { pieces_delta(&mut self.lists, table, (ty, shift, cap), board, mv) })
     }
 
     #[inline(always)]
@@ -154,6 +234,8 @@ pub(crate) struct ActiveRows<'r> {
     rows: &'r mut RowLists,
     /// Per term: its storage and the shift to its rows (those of [`DeltaRows`]).
     terms: &'r [(WeightType, u32)],
+    /// Per term: its piece table, if it has one (those of [`DeltaRows`]).
+    tables: &'r [Option<Arc<PieceTable>>],
 }
 
 impl ActiveTarget for ActiveRows<'_> {
@@ -162,6 +244,28 @@ impl ActiveTarget for ActiveRows<'_> {
         let (ty, shift) = self.terms[t];
         let [room, _] = self.rows.rooms(ty, cap);
         IndexList::placed(room, shift, term.size)
+    }
+
+    /// The term's rows from its piece table, when it has one and the perspective its king.
+    #[inline(always)]
+    fn by_piece_table(&mut self, t: usize, term: &Term, board: &Board, perspective: Color) -> bool {
+        let Some(table) = self.tables[t].as_deref() else {
+            return false;
+        };
+        let (ty, shift) = self.terms[t];
+        let [room, _] = self.rows.rooms(ty, term.max_active as usize);
+        let mut n = 0;
+        // The table lists the block's `active`, at most its bound.
+        let listed = table.active(board, perspective, |ix| {
+            if let Some(slot) = room.get_mut(n) {
+                slot.write(ix.wrapping_add(shift));
+                n += 1;
+            }
+        });
+        // SAFETY: the rows just stored, of the term's indices (below its size: the table holds
+        // what its block's `active` emitted), so inside its run, which `active_rows` covered.
+        unsafe { self.rows.took(ty, [n, 0]) };
+        listed
     }
 
     #[inline(always)]

@@ -31,6 +31,15 @@ pub trait ActiveTarget {
     /// # Safety
     /// `n` is the length of the list [`list`](Self::list) last made for term `t`.
     unsafe fn wrote(&mut self, t: usize, term: &Term, n: usize);
+
+    /// Writes term `t`'s indices of `board` from `perspective` itself, from the term's
+    /// [`PieceTable`](crate::PieceTable), instead of having its block asked; returns whether it
+    /// did (never, by default).
+    #[inline(always)]
+    fn by_piece_table(&mut self, t: usize, term: &Term, board: &Board, perspective: Color) -> bool {
+        let _ = (t, term, board, perspective);
+        false
+    }
 }
 
 impl FeatureSet {
@@ -47,7 +56,7 @@ impl FeatureSet {
         scratch: &mut Vec<u32>,
     ) -> Result<(), BlockError> {
         for (t, term) in self.terms().iter().enumerate() {
-            if mask & term_bit(t) == 0 {
+            if mask & term_bit(t) == 0 || target.by_piece_table(t, term, board, perspective) {
                 continue;
             }
             let cap = term.max_active as usize;

@@ -213,11 +213,32 @@ struct Tracker<'s> {
     /// Sum of `counts`, per perspective.
     totals: [usize; 2],
     delta: FeatureDelta,
+    /// Whether the deltas come from the terms' piece tables ([`crate::PieceTable`]).
+    from_tables: bool,
     scratch: Vec<u32>,
     refreshes: [usize; 2],
 }
 
 impl Tracker<'_> {
+    /// Checks what `board`'s indices for `p` (in the scratch, sorted) promise: the factor map,
+    /// the piecewise sum, binary counts.
+    fn check_boards(&self, board: &Board, p: Color) -> Result<(), String> {
+        check_factor_map(self.set, &self.scratch)?;
+        check_piece_tables(self.set, board, p)?;
+        if self.set.piecewise() {
+            check_piecewise(self.set, board, p, &self.scratch)?;
+        }
+        if self.set.binary() {
+            if let Some(w) = self.scratch.windows(2).find(|w| w[0] == w[1]) {
+                return Err(format!(
+                    "{p:?}: index {} emitted twice by a block that promises binary counts",
+                    w[0]
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Checks the set's refresh promise for perspective `p` on the move `before` → `after`.
     fn check_promises(&self, p: Color, before: &Board, after: &Board) -> Result<(), String> {
         let king_moved = before.king(p) != after.king(p);
@@ -291,6 +312,32 @@ fn check_piecewise(
         return Err(format!(
             "{p:?}: piecewise promise broken: the pieces one by one give {sum:?}, the board {expected:?}"
         ));
+    }
+    Ok(())
+}
+
+/// For every term with a [`PieceTable`](crate::PieceTable): its indices of `board` from `p`
+/// listed from the table are its block's `active` (as multisets).
+fn check_piece_tables(set: &FeatureSet, board: &Board, p: Color) -> Result<(), String> {
+    for term in set.terms() {
+        let Some(table) = term.piece_table() else {
+            continue;
+        };
+        let mut from_table = Vec::new();
+        if !table.active(board, p, |ix| from_table.push(ix + term.offset)) {
+            continue;
+        }
+        let mut from_block = Vec::new();
+        term.active_offset(board, p, &mut from_block)
+            .map_err(|e| format!("active() failed: {}", e.message))?;
+        from_table.sort_unstable();
+        from_block.sort_unstable();
+        if from_table != from_block {
+            return Err(format!(
+                "{p:?}: {}'s piece table lists {from_table:?}, its block {from_block:?}",
+                term.name
+            ));
+        }
     }
     Ok(())
 }
@@ -371,7 +418,9 @@ fn diff_counts(expected: &[u32], got: &[u32]) -> String {
 }
 
 impl<'s> Tracker<'s> {
-    fn new(set: &'s FeatureSet, board: &Board) -> Result<Self, String> {
+    /// Counts of `set` on `board`, to be kept from the blocks' deltas, or (`from_tables`) from
+    /// the piece tables where terms have them.
+    fn new(set: &'s FeatureSet, board: &Board, from_tables: bool) -> Result<Self, String> {
         let mut scratch = Vec::new();
         let mut counts: [Vec<u32>; 2] = Default::default();
         let mut totals = [0; 2];
@@ -384,7 +433,11 @@ impl<'s> Tracker<'s> {
             set,
             counts,
             totals,
-            delta: set.delta_buffer(),
+            delta: match from_tables {
+                true => set.delta_buffer().from_piece_tables(),
+                false => set.delta_buffer(),
+            },
+            from_tables,
             scratch,
             refreshes: [0; 2],
         })
@@ -399,17 +452,9 @@ impl<'s> Tracker<'s> {
             let pi = p.index();
             self.check_promises(p, before, after)?;
             sorted_active(self.set, after, p, &mut self.scratch)?;
-            check_factor_map(self.set, &self.scratch)?;
-            if self.set.piecewise() {
-                check_piecewise(self.set, after, p, &self.scratch)?;
-            }
-            if self.set.binary() {
-                if let Some(w) = self.scratch.windows(2).find(|w| w[0] == w[1]) {
-                    return Err(format!(
-                        "{p:?}: index {} emitted twice by a block that promises binary counts",
-                        w[0]
-                    ));
-                }
+            // What the boards' indices promise is checked once, by the blocks' tracker.
+            if !self.from_tables {
+                self.check_boards(after, p)?;
             }
             if self.delta.needs_refresh(p) {
                 self.refreshes[pi] += 1;
@@ -616,7 +661,12 @@ pub fn check_feature_sets(
         let mut board = board_from_position(&pos);
         let mut trackers = Vec::with_capacity(sets.len());
         for set in sets {
-            trackers.push(Tracker::new(set, &board).map_err(|e| fail(set, &pos, e))?);
+            trackers.push(Tracker::new(set, &board, false).map_err(|e| fail(set, &pos, e))?);
+            // A set whose terms have piece tables is also followed through them, as the
+            // evaluator follows it.
+            if set.terms().iter().any(|t| t.piece_table().is_some()) {
+                trackers.push(Tracker::new(set, &board, true).map_err(|e| fail(set, &pos, e))?);
+            }
         }
         for _ in 0..settings.max_game_plies {
             if report.plies >= settings.plies {
@@ -658,11 +708,15 @@ pub fn check_feature_sets(
             count_king_event(&mut report, &board, &next_board, &mv);
             for t in &mut trackers {
                 t.step(&board, &mv, &next_board).map_err(|e| {
+                    let by = match t.from_tables {
+                        true => " (the deltas from its piece tables)",
+                        false => "",
+                    };
                     fail(
                         t.set,
                         &pos,
                         format!(
-                            "after {}: {e}",
+                            "after {}{by}: {e}",
                             UciMove::from_move(m, CastlingMode::Standard)
                         ),
                     )
@@ -672,7 +726,7 @@ pub fn check_feature_sets(
             board = next_board;
             report.plies += 1;
         }
-        for t in &trackers {
+        for t in trackers.iter().filter(|t| !t.from_tables) {
             for p in 0..2 {
                 report.refreshes += t.refreshes[p];
                 report.refreshes_by_perspective[p] += t.refreshes[p];

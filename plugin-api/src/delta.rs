@@ -36,6 +36,22 @@ pub trait DeltaTarget {
     /// # Safety
     /// `counts` are the lengths of the lists [`lists`](Self::lists) last made for term `t`.
     unsafe fn wrote(&mut self, t: usize, term: &Term, counts: [usize; 4], refresh: [bool; 2]);
+
+    /// Writes term `t`'s changes by `mv` (legal on `board`) itself, from the term's
+    /// [`PieceTable`](crate::PieceTable), instead of having its block asked; returns the
+    /// perspectives to refresh, or `None` (the default) when the block is to be asked. A target
+    /// that keeps the table of a term answers for it on every move the term is asked about.
+    #[inline(always)]
+    fn by_piece_table(
+        &mut self,
+        t: usize,
+        term: &Term,
+        board: &Board,
+        mv: &Move,
+    ) -> Option<[bool; 2]> {
+        let _ = (t, term, board, mv);
+        None
+    }
 }
 
 /// The scratch lists of a product term's delta: its factors' deltas and its left factors'
@@ -74,6 +90,7 @@ impl FeatureSet {
             lists: DeltaLists {
                 added: [Vec::with_capacity(cap), Vec::with_capacity(cap)],
                 removed: [Vec::with_capacity(cap), Vec::with_capacity(cap)],
+                from_tables: false,
             },
             refresh_terms: [0; 2],
             scratch: self.product_scratch(),
@@ -117,6 +134,14 @@ impl FeatureSet {
                         if fires {
                             refresh_terms[p] |= term_bit(t);
                         }
+                    }
+                }
+                continue;
+            }
+            if let Some(refresh) = target.by_piece_table(t, term, board, mv) {
+                for (p, asked) in refresh.into_iter().enumerate() {
+                    if asked {
+                        refresh_terms[p] |= term_bit(t);
                     }
                 }
                 continue;
@@ -324,6 +349,9 @@ pub fn spare(list: &mut Vec<u32>, cap: usize) -> &mut [MaybeUninit<u32>] {
 pub struct DeltaLists {
     added: [Vec<u32>; 2],
     removed: [Vec<u32>; 2],
+    /// Whether terms with a [`PieceTable`](crate::PieceTable) are changed from it instead of
+    /// asking their blocks ([`FeatureDelta::from_piece_tables`]).
+    from_tables: bool,
 }
 
 impl DeltaLists {
@@ -341,6 +369,34 @@ impl DeltaTarget for DeltaLists {
         let [a0, a1] = &mut self.added;
         let [r0, r1] = &mut self.removed;
         [a0, a1, r0, r1].map(|list| IndexList::placed(spare(list, cap), term.offset, term.size))
+    }
+
+    fn by_piece_table(
+        &mut self,
+        _t: usize,
+        term: &Term,
+        board: &Board,
+        mv: &Move,
+    ) -> Option<[bool; 2]> {
+        if !self.from_tables {
+            return None;
+        }
+        let (places, rows) = term.piece_table()?.changes(board, mv);
+        let mut refresh = [false; 2];
+        for (p, row) in rows.into_iter().enumerate() {
+            let Some(row) = row else {
+                refresh[p] = true;
+                continue;
+            };
+            for (list, places) in [
+                (&mut self.added[p], places.added()),
+                (&mut self.removed[p], places.removed()),
+            ] {
+                let indices = places.into_iter().filter_map(|place| row.of(place));
+                list.extend(indices.map(|ix| ix + term.offset));
+            }
+        }
+        Some(refresh)
     }
 
     #[inline]
@@ -368,6 +424,14 @@ pub struct FeatureDelta {
 }
 
 impl FeatureDelta {
+    /// This buffer, changing the terms that have a [`PieceTable`](crate::PieceTable) from it
+    /// instead of asking their blocks, as the evaluator does: the conformance kit holds the
+    /// tables' deltas to the boards' `active` as it holds the blocks'.
+    pub fn from_piece_tables(mut self) -> FeatureDelta {
+        self.lists.from_tables = true;
+        self
+    }
+
     /// Indices whose count rises by one for `perspective`.
     #[inline(always)]
     pub fn added(&self, perspective: Color) -> &[u32] {

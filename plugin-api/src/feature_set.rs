@@ -22,10 +22,13 @@
 //! two): a product's left factors must have one active index at most (`k*all^`), and a block's
 //! factor map must be injective on any board (the conformance kit checks it).
 
+use std::sync::{Arc, OnceLock};
+
 use abi_stable::std_types::RResult;
 
 use crate::block::{IndexList, PluginError, RefreshTrigger};
 use crate::loader::{BlockError, LoadError, PluginRegistry, RegisteredBlock};
+use crate::piece_table::PieceTable;
 use crate::spec::Spec;
 use crate::types::{Board, Color};
 
@@ -55,6 +58,9 @@ pub struct Term {
     pub virtual_offset: u32,
     /// Number of the term's virtual features; 0 if not factorized.
     pub virtual_size: u32,
+    /// What each piece adds to the term's indices, made on first asking
+    /// ([`piece_table`](Self::piece_table)).
+    pieces: OnceLock<Option<Arc<PieceTable>>>,
 }
 
 /// The layout identity of a product: FNV-1a over `×` and the factors' identities in order, so
@@ -116,7 +122,24 @@ impl Term {
             factorized: false,
             virtual_offset: 0,
             virtual_size: 0,
+            pieces: OnceLock::new(),
         })
+    }
+
+    /// What each piece adds to the term's indices ([`PieceTable`]), made from its block's
+    /// `active` the first time it is asked for; `None` for a term that has none.
+    pub fn piece_table(&self) -> Option<&Arc<PieceTable>> {
+        self.pieces
+            .get_or_init(|| {
+                let [block] = self.factors.as_slice() else {
+                    return None;
+                };
+                let active = |board: &Board, p, out: &mut Vec<u32>| {
+                    Term::factor_active(block, board, p, out).is_ok()
+                };
+                PieceTable::of(&block.descriptor, self.max_delta, active).map(Arc::new)
+            })
+            .as_ref()
     }
 
     /// Marks the term as factorized with its virtual features at `virtual_offset`, checking that
@@ -221,7 +244,7 @@ impl Term {
 
     /// Appends one factor's active indices of `board` from `p` to `out` (unoffset), checking its
     /// buffer and its size.
-    fn factor_active(
+    pub(crate) fn factor_active(
         factor: &RegisteredBlock,
         board: &Board,
         p: Color,
@@ -251,7 +274,12 @@ impl Term {
     }
 
     /// Appends the term's active indices of `board` from `p`, offset into the feature set.
-    fn active_offset(&self, board: &Board, p: Color, out: &mut Vec<u32>) -> Result<(), BlockError> {
+    pub(crate) fn active_offset(
+        &self,
+        board: &Board,
+        p: Color,
+        out: &mut Vec<u32>,
+    ) -> Result<(), BlockError> {
         let start = out.len();
         combined_active(&self.factors, board, p, out)?;
         for ix in &mut out[start..] {
@@ -511,6 +539,8 @@ impl FeatureSet {
     }
 
     /// Appends the active indices of the terms in `mask` (bit t for term t, see [`term_bit`]).
+    /// A term with a [`PieceTable`] lists them from it: its block's indices (the conformance
+    /// kit checks it), without a call into the plugin (the evaluator's refreshes).
     pub fn active_terms(
         &self,
         board: &Board,
@@ -519,7 +549,13 @@ impl FeatureSet {
         out: &mut Vec<u32>,
     ) -> Result<(), BlockError> {
         for (t, term) in self.terms.iter().enumerate() {
-            if mask & term_bit(t) != 0 {
+            if mask & term_bit(t) == 0 {
+                continue;
+            }
+            let listed = term.piece_table().is_some_and(|table| {
+                table.active(board, perspective, |ix| out.push(ix + term.offset))
+            });
+            if !listed {
                 term.active_offset(board, perspective, out)?;
             }
         }

@@ -13,6 +13,7 @@
 //! - [`spec`]: the spec language, `+` for the thesis's ⊕ and `*` for its × (`k*all+h`).
 //! - [`feature_set`]: blocks composed into the input of a network, products included.
 //! - [`delta`]: a move's delta of a feature set, written where its reader wants it.
+//! - [`piece_table`]: a piecewise block's indices piece by piece, for deltas made without it.
 //! - [`geometry`]: how a block's indices are drawn (boards, strips, pair matrices), optional.
 //! - [`conformance`]: the kit every plugin runs in its tests ([`conformance_test!`]).
 //! - [`convert`]: shakmaty positions and moves to ABI types.
@@ -31,6 +32,7 @@ pub mod geometry;
 pub mod loader;
 #[allow(non_camel_case_types)]
 pub mod module;
+pub mod piece_table;
 pub mod spec;
 pub mod term_geometry;
 pub mod testing;
@@ -54,6 +56,7 @@ pub use feature_set::{term_bit, FeatureSet, Term};
 pub use geometry::{Axis, GeometryDescriptor, Grid, Place, PIECE_SHEETS};
 pub use loader::{BlockError, LoadError, PluginRegistry, RegisteredBlock, PLUGIN_DIR_ENV};
 pub use module::{PluginModule, PluginModule_Ref, API_VERSION};
+pub use piece_table::PieceTable;
 pub use spec::{Spec, SpecError};
 pub use term_geometry::TermGeometry;
 pub use types::{
