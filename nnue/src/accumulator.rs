@@ -48,7 +48,7 @@ use super::grouping::{Group, Grouping};
 use super::load::Nnue;
 use super::network::Network;
 use super::refresh_cache::{CacheStats, CachedTerms, RefreshCache};
-use super::simd::Kernels;
+use super::simd::{Kernels, PerspectiveUpdate};
 
 /// Default number of plies a stack holds beyond its root.
 pub const DEFAULT_MAX_PLY: usize = 256;
@@ -558,10 +558,15 @@ impl<'a> AccumulatorStack<'a> {
         };
         let after = before.play(mv);
         let mark = self.log.len();
-        for p in Color::ALL {
-            if let Err(e) = self.push_perspective(p, &before, &after) {
-                self.unwind(mark);
-                return Err(e);
+        if self.refresh_terms == [0; 2] && self.delta_rows.is_some() && self.buckets == 8 {
+            // Neither perspective refreshed: both updated from the delta rows in one call.
+            self.apply_both();
+        } else {
+            for p in Color::ALL {
+                if let Err(e) = self.push_perspective(p, &before, &after) {
+                    self.unwind(mark);
+                    return Err(e);
+                }
             }
         }
         self.ply += 1;
@@ -658,6 +663,48 @@ impl<'a> AccumulatorStack<'a> {
             2 * self.ply + p.index(),
         );
         update_rows(self.kernels, net, (dst, src), (psqt_dst, psqt_src), rows);
+    }
+
+    /// [`apply_rows`](Self::apply_rows) of both perspectives from the delta rows, with
+    /// Stockfish's 8 PSQT buckets, in one kernel call.
+    #[inline]
+    fn apply_both(&mut self) {
+        let net = self.nnue.arranged().network();
+        let delta = self
+            .delta_rows
+            .as_ref()
+            .expect("the caller checked the delta rows");
+        let (l1, b, ply) = (self.l1, self.buckets, self.ply);
+        let rows = Color::ALL.map(|p| delta.of(p));
+        self.stats.updates += 2;
+        self.stats.rows += (rows[0].len() + rows[1].len()) as u64;
+        // Ply's two accumulators (White's, Black's), then the child's two.
+        let (parents, children) = self.acc[2 * ply * l1..(2 * ply + 4) * l1].split_at_mut(2 * l1);
+        let (psqt_parents, psqt_children) =
+            self.psqt[2 * ply * b..(2 * ply + 4) * b].split_at_mut(2 * b);
+        let (parents, psqt_parents) = (parents.chunks_exact(l1), psqt_parents.as_chunks::<8>().0);
+        let (children, psqt_children) = (
+            children.chunks_exact_mut(l1),
+            psqt_children.as_chunks_mut::<8>().0,
+        );
+        let mut both = parents
+            .zip(children)
+            .zip(psqt_parents.iter().zip(psqt_children))
+            .zip(rows)
+            .map(
+                |(((src, dst), (psqt_src, psqt_dst)), rows)| PerspectiveUpdate {
+                    dst,
+                    src,
+                    psqt_dst,
+                    psqt_src,
+                    rows,
+                },
+            );
+        let (Some(white), Some(black)) = (both.next(), both.next()) else {
+            unreachable!("two perspectives");
+        };
+        self.kernels
+            .update_both_with_psqt([white, black], net.w1(), net.psqt_rows());
     }
 
     /// The hybrid update of a king move that refreshes group 0 alone (Stockfish's

@@ -279,16 +279,7 @@ impl Kernels {
         psqt_rows: &[AlignedVec<i32>; 2],
         row_lists: &RowLists,
     ) {
-        assert!(
-            row_lists.end(WeightType::I16) as usize * 8 <= psqt_rows[0].len()
-                && row_lists.end(WeightType::I8) as usize * 8 <= psqt_rows[1].len(),
-            "PSQT row out of range"
-        );
-        let psqt = Psqt8 {
-            dst: psqt_dst.as_mut_ptr(),
-            src: psqt_src.as_ptr(),
-            rows: [psqt_rows[0].as_ptr(), psqt_rows[1].as_ptr()],
-        };
+        let psqt = Psqt8::checked(psqt_dst, psqt_src, psqt_rows, row_lists);
         self.update_into(dst, None, Some(src), w1, row_lists, Some(psqt));
     }
 
@@ -320,6 +311,25 @@ impl Kernels {
         self.update_into(dst, Some(entry), None, w1, row_lists, None);
     }
 
+    /// [`update_with_psqt`](Self::update_with_psqt) of both perspectives of a move, whose rows
+    /// are `both[0].4` and `both[1].4`, in one call: the checks and the choice of kernel once
+    /// for the two (a move that refreshes neither perspective).
+    ///
+    /// Panics as [`update_with_psqt`](Self::update_with_psqt).
+    #[inline]
+    pub fn update_both_with_psqt(
+        self,
+        both: [PerspectiveUpdate<'_>; 2],
+        w1: &FirstLayer,
+        psqt_rows: &[AlignedVec<i32>; 2],
+    ) {
+        let [white, black] = both.map(|u| {
+            let psqt = Psqt8::checked(u.psqt_dst, u.psqt_src, psqt_rows, u.rows);
+            Update::checked(u.dst, None, Some(u.src), w1, u.rows, Some(psqt))
+        });
+        self.run([white, black]);
+    }
+
     /// `dst = src + rows` and, with `copy`, `copy = dst`; without `src`, `copy` is the source.
     /// With `psqt`, its sums too (its rows checked by the caller).
     #[inline]
@@ -332,6 +342,68 @@ impl Kernels {
         row_lists: &RowLists,
         psqt: Option<Psqt8>,
     ) {
+        self.run([Update::checked(dst, copy, src, w1, row_lists, psqt)]);
+    }
+
+    /// Makes the checked `updates` with this level's kernel, chosen once for all of them.
+    #[inline(never)]
+    fn run<const N: usize>(self, updates: [Update<'_>; N]) {
+        for Update { dst, src, rows } in updates {
+            match self.level {
+                // SAFETY: `src` holds L1 values, apart from `dst` (it is `copy` or a slice of
+                // its own); lengths and rows were checked when the update was made.
+                SimdLevel::Scalar => unsafe { update_scalar(dst, src, &rows) },
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: the level was checked against the CPU; the rest as above.
+                SimdLevel::Avx2 => unsafe { x86::update_avx2(dst, src, &rows) },
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: as above.
+                SimdLevel::Avx512 | SimdLevel::Avx512Vnni => unsafe {
+                    x86::update_avx512(dst, src, &rows)
+                },
+                #[cfg(not(target_arch = "x86_64"))]
+                _ => unreachable!("only the scalar kernels exist on this architecture"),
+            }
+        }
+    }
+}
+
+/// One perspective's operands of [`Kernels::update_both_with_psqt`]: `dst = src + rows` and
+/// `psqt_dst = psqt_src + the rows' PSQT rows`.
+pub struct PerspectiveUpdate<'a> {
+    /// The child's accumulator.
+    pub dst: &'a mut [i16],
+    /// The parent's accumulator.
+    pub src: &'a [i16],
+    /// The child's PSQT sums.
+    pub psqt_dst: &'a mut [i32; 8],
+    /// The parent's PSQT sums.
+    pub psqt_src: &'a [i32; 8],
+    /// The rows to add and subtract.
+    pub rows: &'a RowLists,
+}
+
+/// An accumulator update whose lengths and rows were checked ([`Update::checked`]).
+struct Update<'a> {
+    dst: &'a mut [i16],
+    /// L1 values apart from `dst`.
+    src: *const i16,
+    rows: Rows<'a>,
+}
+
+impl<'a> Update<'a> {
+    /// `dst = src + rows` and, with `copy`, `copy = dst`; without `src`, `copy` is the source.
+    /// With `psqt`, its sums too (its rows checked by the caller). Panics if the lengths
+    /// disagree or a row is not one of `w1`'s.
+    #[inline(always)]
+    fn checked(
+        dst: &'a mut [i16],
+        copy: Option<&'a mut [i16]>,
+        src: Option<&'a [i16]>,
+        w1: &'a FirstLayer,
+        row_lists: &'a RowLists,
+        psqt: Option<Psqt8>,
+    ) -> Update<'a> {
         let l1 = dst.len();
         assert!(l1 == w1.l1() && l1.is_multiple_of(32));
         let copy = match copy {
@@ -364,20 +436,7 @@ impl Kernels {
                 && row_lists.end(WeightType::I8) as usize * l1 <= rows.narrow().len(),
             "feature row out of range"
         );
-        match self.level {
-            // SAFETY: `src` holds L1 values, apart from `dst` (it is `copy` or a slice of its own).
-            SimdLevel::Scalar => unsafe { update_scalar(dst, src, &rows) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: the level was checked against the CPU; lengths and indices checked above.
-            SimdLevel::Avx2 => unsafe { x86::update_avx2(dst, src, &rows) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as above.
-            SimdLevel::Avx512 | SimdLevel::Avx512Vnni => unsafe {
-                x86::update_avx512(dst, src, &rows)
-            },
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => unreachable!("only the scalar kernels exist on this architecture"),
-        }
+        Update { dst, src, rows }
     }
 }
 
@@ -408,6 +467,26 @@ struct Psqt8 {
 }
 
 impl Psqt8 {
+    /// The sums `dst = src + rows' PSQT rows` of `psqt_rows`. Panics if a listed row has none.
+    #[inline(always)]
+    fn checked(
+        dst: &mut [i32; 8],
+        src: &[i32; 8],
+        psqt_rows: &[AlignedVec<i32>; 2],
+        row_lists: &RowLists,
+    ) -> Psqt8 {
+        assert!(
+            row_lists.end(WeightType::I16) as usize * 8 <= psqt_rows[0].len()
+                && row_lists.end(WeightType::I8) as usize * 8 <= psqt_rows[1].len(),
+            "PSQT row out of range"
+        );
+        Psqt8 {
+            dst: dst.as_mut_ptr(),
+            src: src.as_ptr(),
+            rows: [psqt_rows[0].as_ptr(), psqt_rows[1].as_ptr()],
+        }
+    }
+
     /// The sums of `rows`' PSQT rows, 8 lanes at a time in whatever vector the level has.
     ///
     /// # Safety
