@@ -678,30 +678,35 @@ impl<'a> AccumulatorStack<'a> {
         let rows = Color::ALL.map(|p| delta.of(p));
         self.stats.updates += 2;
         self.stats.rows += (rows[0].len() + rows[1].len()) as u64;
-        // Ply's two accumulators (White's, Black's), then the child's two.
+        // Ply's two accumulators (White's, Black's), then the child's two; their PSQT sums
+        // likewise.
         let (parents, children) = self.acc[2 * ply * l1..(2 * ply + 4) * l1].split_at_mut(2 * l1);
-        let (psqt_parents, psqt_children) =
-            self.psqt[2 * ply * b..(2 * ply + 4) * b].split_at_mut(2 * b);
-        let (parents, psqt_parents) = (parents.chunks_exact(l1), psqt_parents.as_chunks::<8>().0);
-        let (children, psqt_children) = (
-            children.chunks_exact_mut(l1),
-            psqt_children.as_chunks_mut::<8>().0,
-        );
-        let mut both = parents
-            .zip(children)
-            .zip(psqt_parents.iter().zip(psqt_children))
-            .zip(rows)
-            .map(
-                |(((src, dst), (psqt_src, psqt_dst)), rows)| PerspectiveUpdate {
-                    dst,
-                    src,
-                    psqt_dst,
-                    psqt_src,
-                    rows,
-                },
-            );
-        let (Some(white), Some(black)) = (both.next(), both.next()) else {
-            unreachable!("two perspectives");
+        let ((src_w, src_b), (dst_w, dst_b)) = (parents.split_at(l1), children.split_at_mut(l1));
+        let sums: &mut [i32; 32] = (&mut self.psqt[2 * ply * b..(2 * ply + 4) * b])
+            .try_into()
+            .expect("8 buckets");
+        let [psqt_parents, psqt_children] = sums.as_chunks_mut::<16>().0 else {
+            unreachable!("32 sums");
+        };
+        let [psqt_src_w, psqt_src_b] = psqt_parents.as_chunks::<8>().0 else {
+            unreachable!("16 sums");
+        };
+        let [psqt_dst_w, psqt_dst_b] = psqt_children.as_chunks_mut::<8>().0 else {
+            unreachable!("16 sums");
+        };
+        let white = PerspectiveUpdate {
+            dst: dst_w,
+            src: src_w,
+            psqt_dst: psqt_dst_w,
+            psqt_src: psqt_src_w,
+            rows: rows[0],
+        };
+        let black = PerspectiveUpdate {
+            dst: dst_b,
+            src: src_b,
+            psqt_dst: psqt_dst_b,
+            psqt_src: psqt_src_b,
+            rows: rows[1],
         };
         self.kernels
             .update_both_with_psqt([white, black], net.w1(), net.psqt_rows());

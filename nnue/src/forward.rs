@@ -65,6 +65,10 @@ struct LayerScratch {
     acts: Vec<u8>,
     /// The non-zero blocks of a wide layer's inputs (room for every block of the widest).
     blocks: Vec<u16>,
+    /// Whether the last evaluation's first-layer output had nearly no zero block: then the
+    /// next one's output is counted, not listed ([`transform`]), and listed apart only if it
+    /// turns out sparse.
+    dense: bool,
 }
 
 impl ForwardScratch {
@@ -86,15 +90,35 @@ impl ForwardScratch {
                         .next_multiple_of(32)
                 ],
                 blocks: vec![0; widest.next_multiple_of(64) / 4],
+                dense: false,
             },
         }
     }
 }
 
+/// What the writer of a layer's input knows of its non-zero groups of four bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Groups {
+    /// Listed at the front of the scratch's blocks: this many.
+    Listed(usize),
+    /// Counted, not listed: this many.
+    Counted(usize),
+    /// Neither.
+    Unknown,
+}
+
+/// Whether `n` non-zero groups of `blocks` are nearly all of them: the first layer then reads
+/// every block, without a list (its look-ups would cost more than the few zero blocks'
+/// products; random networks' outputs).
+#[inline(always)]
+fn mostly_nonzero(n: usize, blocks: usize) -> bool {
+    n * 8 > blocks * 7
+}
+
 /// Writes the first layer's output from the two accumulators (side to move's first). The SIMD
 /// pairwise products also list the output's non-zero groups of four bytes in `nnz` as they
-/// write them (which the next layer reads sparsely) and return how many there are; `None`
-/// where they are not listed.
+/// write them (which the next layer reads sparsely), or only count them when `list` is false
+/// (a layer that will read every block: the evaluation before's output had nearly none zero).
 #[inline(always)]
 pub fn transform(
     kernels: Kernels,
@@ -103,36 +127,51 @@ pub fn transform(
     opp: &[i16],
     out: &mut [u8],
     nnz: &mut [u16],
-) -> Option<usize> {
+    list: bool,
+) -> Groups {
     if arch.ft_output == FtOutput::ClippedRelu {
         let (s, o) = out.split_at_mut(stm.len());
         kernels.clipped_relu(stm, s);
         kernels.clipped_relu(opp, o);
-        return None;
+        return Groups::Unknown;
     }
-    match kernels.level() {
+    let n = match kernels.level() {
         SimdLevel::Scalar => {
             transform_any(arch, stm, opp, out);
-            None
+            return Groups::Unknown;
         }
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the level was checked against the CPU.
         SimdLevel::Avx512 | SimdLevel::Avx512Vnni => unsafe {
-            transform_avx512(arch, stm, opp, out, nnz)
+            match list {
+                true => transform_avx512::<true>(arch, stm, opp, out, nnz),
+                false => transform_avx512::<false>(arch, stm, opp, out, nnz),
+            }
         },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the level was checked against the CPU.
-        SimdLevel::Avx2 => unsafe { transform_avx2(arch, stm, opp, out, nnz) },
+        SimdLevel::Avx2 => unsafe {
+            match list {
+                true => transform_avx2::<true>(arch, stm, opp, out, nnz),
+                false => transform_avx2::<false>(arch, stm, opp, out, nnz),
+            }
+        },
         #[cfg(not(target_arch = "x86_64"))]
         _ => unreachable!("only the scalar kernels exist on this architecture"),
+    };
+    match (n, list) {
+        (None, _) => Groups::Unknown,
+        (Some(n), true) => Groups::Listed(n),
+        (Some(n), false) => Groups::Counted(n),
     }
 }
 
 /// [`transform_any`] with AVX2: the pairwise product as Stockfish 15.1 computes it
-/// (`nnue_feature_transformer.h:306-314`: clamp, `vpmullw`, `>> 7`, pack).
+/// (`nnue_feature_transformer.h:306-314`: clamp, `vpmullw`, `>> 7`, pack); the output's
+/// non-zero groups listed in `nnz` (`LIST`) or counted.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn transform_avx2(
+unsafe fn transform_avx2<const LIST: bool>(
     arch: &Arch,
     stm: &[i16],
     opp: &[i16],
@@ -176,7 +215,10 @@ unsafe fn transform_avx2(
                 let packed = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi16(lo, hi));
                 _mm256_storeu_si256(dst.add(j).cast(), packed);
                 // The groups so far are (p·half + j) / 4 < half / 2 − 8 + 1: room for 8.
-                crate::simd::record_nnz(packed, &mut base, nnz.as_mut_ptr(), &mut n);
+                match LIST {
+                    true => crate::simd::record_nnz(packed, &mut base, nnz.as_mut_ptr(), &mut n),
+                    false => n += crate::simd::count_nnz(packed),
+                }
             }
         }
     }
@@ -187,7 +229,7 @@ unsafe fn transform_avx2(
 /// AVX-512 path: `vpackuswb`, then `vpermq` to undo its lane interleaving).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx2,popcnt")]
-unsafe fn transform_avx512(
+unsafe fn transform_avx512<const LIST: bool>(
     arch: &Arch,
     stm: &[i16],
     opp: &[i16],
@@ -198,7 +240,7 @@ unsafe fn transform_avx512(
     let half = stm.len() / 2;
     if !arch.ft_output.is_pairwise() || !half.is_multiple_of(64) {
         // SAFETY: AVX2 is enabled here.
-        return unsafe { transform_avx2(arch, stm, opp, out, nnz) };
+        return unsafe { transform_avx2::<LIST>(arch, stm, opp, out, nnz) };
     }
     assert!(nnz.len() >= half / 2 && out.len() >= 2 * half);
     let (mut base, mut n) = (crate::simd::nnz_lanes(), 0);
@@ -226,7 +268,12 @@ unsafe fn transform_avx512(
                 let packed = _mm512_permutexvar_epi64(order, _mm512_packus_epi16(lo, hi));
                 _mm512_storeu_si512(dst.add(j).cast(), packed);
                 // As in transform_avx2: room for 16.
-                crate::simd::record_nnz_avx512(packed, &mut base, nnz.as_mut_ptr(), &mut n);
+                match LIST {
+                    true => {
+                        crate::simd::record_nnz_avx512(packed, &mut base, nnz.as_mut_ptr(), &mut n)
+                    }
+                    false => n += crate::simd::count_nnz_avx512(packed),
+                }
             }
         }
     }
@@ -262,8 +309,8 @@ fn transform_any(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) {
 /// zeros up to its [`stride`](Affine::stride). Inputs are at most 127, so the SIMD versions'
 /// 16-bit pair sums never saturate (2 · 127 · 128 < 2¹⁵).
 ///
-/// `listed`: how many non-zero groups of `x` the writer of `x` listed at the front of `blocks`
-/// (see [`transform`]), if it listed them all.
+/// `listed`: what the writer of `x` knows of its non-zero groups ([`transform`]), if it wrote
+/// all of `x`.
 #[inline(always)]
 fn affine(
     kernels: Kernels,
@@ -271,7 +318,7 @@ fn affine(
     x: &[u8],
     sums: &mut [i32],
     blocks: &mut [u16],
-    listed: Option<usize>,
+    listed: Groups,
 ) {
     let (inputs, stride) = (layer.inputs(), layer.stride());
     let level = kernels.level();
@@ -302,16 +349,19 @@ fn affine(
                     let blocks = &mut blocks[..stride / 4];
                     // Every input is at most 127, as find_nnz requires. A list of the writer's
                     // covers the layer's inputs when they are all it wrote.
+                    let whole = x.len() == stride;
                     let n = match (listed, level) {
-                        (Some(n), _) if x.len() == stride => n,
+                        (Groups::Listed(n), _) if whole => Some(n),
+                        // Counted, nearly all: every block is read.
+                        (Groups::Counted(n), _) if whole && mostly_nonzero(n, stride / 4) => None,
                         (_, SimdLevel::Avx512 | SimdLevel::Avx512Vnni)
                             if stride.is_multiple_of(64) =>
                         {
-                            crate::simd::find_nnz_avx512(x, blocks)
+                            Some(crate::simd::find_nnz_avx512(x, blocks))
                         }
-                        _ => crate::simd::find_nnz(x, blocks),
+                        _ => Some(crate::simd::find_nnz(x, blocks)),
                     };
-                    Some(&blocks[..n])
+                    n.map(|n| &blocks[..n])
                 } else {
                     None
                 };
@@ -356,6 +406,8 @@ fn affine(
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::*;
+
+    use super::mostly_nonzero;
 
     /// `Σ x·w` over 32 bytes at `k` of `x` and of row `w`: `vpmaddubsw` then `vpmaddwd` by ones.
     #[inline]
@@ -490,13 +542,21 @@ mod x86 {
                 );
             }
         };
-        // A list of nearly every block is read as none: the listed blocks' look-ups would cost
-        // more than the few zero blocks' products (random networks' inputs).
-        let nonzero = nonzero.filter(|list| list.len() * 8 <= blocks * 7);
+        // A list of nearly every block is read as none.
+        let nonzero = nonzero.filter(|list| !mostly_nonzero(list.len(), blocks));
         for g in (0..outputs).step_by(G * LANES) {
             let mut acc = [zero; 4];
             match nonzero {
-                // Every block, eight per loop step, block c into chain c mod CHAINS.
+                // A narrow layer's every block (a layer after the first).
+                None if blocks < 64 => {
+                    for c in (0..blocks).step_by(chains) {
+                        for j in 0..chains {
+                            mac(&mut acc, j, c + j, g);
+                        }
+                    }
+                }
+                // Every block of a wide one, eight per loop step, block c into chain c mod
+                // CHAINS.
                 None => {
                     let (eights, rest) = (blocks / 8, blocks % 8);
                     for e in 0..eights {
@@ -649,10 +709,12 @@ fn propagate(
     kernels: Kernels,
     plan: &Plan,
     stack: &[Affine],
-    (input, listed): (&[u8], Option<usize>),
+    (input, listed): (&[u8], Groups),
     scratch: &mut LayerScratch,
 ) -> (i32, i32) {
-    let LayerScratch { sums, acts, blocks } = scratch;
+    let LayerScratch {
+        sums, acts, blocks, ..
+    } = scratch;
     let mut skip = 0i32;
     let (hidden, output) = stack.split_at(stack.len() - 1);
     // A layer reads whole runs of 32: its inputs, then zeros.
@@ -661,8 +723,8 @@ fn propagate(
         let (x, listed): (&[u8], _) = match plan.input_of(i) {
             // The blocks hold `input`'s list until a layer lists its own.
             None if i == 0 => (input, listed),
-            None => (input, None),
-            Some(before) => (&acts[whole(&before)], None),
+            None => (input, Groups::Unknown),
+            Some(before) => (&acts[whole(&before)], Groups::Unknown),
         };
         debug_assert!(x.len() >= layer.stride());
         let out = &mut sums[..];
@@ -690,7 +752,14 @@ fn propagate(
     // A dense output's reads end where no layer padded them.
     zero(&mut acts[plan.output.reads.end..reads.end]);
     let mut out = [0i32];
-    affine(kernels, &output[0], &acts[reads], &mut out, blocks, None);
+    affine(
+        kernels,
+        &output[0],
+        &acts[reads],
+        &mut out,
+        blocks,
+        Groups::Unknown,
+    );
     (out[0], skip)
 }
 
@@ -724,7 +793,7 @@ pub fn positional(arch: &Arch, out: i32, skip: i32) -> i32 {
 fn sparse_crelu_to_output(
     kernels: Kernels,
     stack: &[Affine],
-    (input, listed): (&[u8], Option<usize>),
+    (input, listed): (&[u8], Groups),
     scratch: &mut LayerScratch,
 ) -> i32 {
     let [hidden, output] = stack else {
@@ -797,7 +866,19 @@ pub fn stack_output(
 ) -> StackOutput {
     let arch = net.arch();
     let ForwardScratch { input, layers } = scratch;
-    let listed = transform(kernels, arch, stm, opp, input, &mut layers.blocks);
+    let listed = transform(
+        kernels,
+        arch,
+        stm,
+        opp,
+        input,
+        &mut layers.blocks,
+        !layers.dense,
+    );
+    layers.dense = match listed {
+        Groups::Listed(n) | Groups::Counted(n) => mostly_nonzero(n, input.len() / 4),
+        Groups::Unknown => false,
+    };
     let layers_of = &net.stacks()[stack];
     let input = (&input[..], listed);
     let (out, skip) = match net.stack_path() {
@@ -872,9 +953,9 @@ mod tests {
                 for level in SimdLevel::under_test().unwrap_or_else(|e| panic!("{e}")) {
                     let kernels = Kernels::new(level).unwrap();
                     let (mut out, mut nnz) = (vec![0u8; l1], vec![u16::MAX; l1 / 4]);
-                    let listed = transform(kernels, &arch, &stm, &opp, &mut out, &mut nnz);
+                    let listed = transform(kernels, &arch, &stm, &opp, &mut out, &mut nnz, true);
                     assert_eq!(out, expected, "{level} l1={l1}");
-                    let Some(n) = listed else {
+                    let Groups::Listed(n) = listed else {
                         assert_eq!(level, SimdLevel::Scalar, "{level} lists");
                         continue;
                     };
@@ -884,6 +965,12 @@ mod tests {
                         .collect();
                     assert!(!groups.is_empty() && groups.len() < l1 / 4);
                     assert_eq!(&nnz[..n], &groups[..], "{level} l1={l1}");
+                    // Counted, not listed: the same output and number.
+                    let mut counted = vec![0u8; l1];
+                    let groups_counted =
+                        transform(kernels, &arch, &stm, &opp, &mut counted, &mut nnz, false);
+                    assert_eq!(counted, expected, "{level} l1={l1}");
+                    assert_eq!(groups_counted, Groups::Counted(n), "{level} l1={l1}");
                 }
             }
         }

@@ -656,7 +656,10 @@ pub(crate) fn clipped_relu_scalar(acc: &[i16], x: &mut [u8]) {
 
 /// The non-zero blocks of four bytes of activations, for the sparse layers.
 #[cfg(target_arch = "x86_64")]
-pub(crate) use x86::{find_nnz, find_nnz_avx512, nnz_lanes, record_nnz, record_nnz_avx512};
+pub(crate) use x86::{
+    count_nnz, count_nnz_avx512, find_nnz, find_nnz_avx512, nnz_lanes, record_nnz,
+    record_nnz_avx512,
+};
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
@@ -1094,6 +1097,26 @@ mod x86 {
         }
         *n += mask.count_ones() as usize;
         *base = _mm_add_epi16(*base, _mm_set1_epi16(8));
+    }
+
+    /// How many of the 8 groups of four bytes of `v` are not all zero: [`record_nnz`] without
+    /// the list (each byte at most 127).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(crate) fn count_nnz(v: __m256i) -> usize {
+        let mask = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(
+            v,
+            _mm256_setzero_si256(),
+        )));
+        (mask as u8).count_ones() as usize
+    }
+
+    /// How many of the 16 groups of four bytes of `v` are not all zero:
+    /// [`record_nnz_avx512`] without the list.
+    #[target_feature(enable = "avx512f,avx512bw,avx2,popcnt")]
+    #[inline]
+    pub(crate) fn count_nnz_avx512(v: __m512i) -> usize {
+        _mm512_test_epi32_mask(v, v).count_ones() as usize
     }
 
     /// [`record_nnz`] for 64 bytes with `vpcompressd`: `base` numbers the 16 groups, one per

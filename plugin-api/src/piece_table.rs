@@ -21,11 +21,18 @@ use crate::block::{BlockDescriptor, RefreshTrigger};
 use crate::decompose::{decompose, normal_pieces, NormalPieces, PieceOnSquare};
 use crate::types::{Board, Color, Move, MoveKind, Role, Square};
 
-/// Entries per perspective and own king square: a piece of each colour and role on each square.
+/// A piece of each colour and role on each square.
 const PIECES: usize = 2 * 6 * 64;
 
+/// Entries per perspective and own king square: one per piece ([`piece_place`]), then one
+/// for no piece ([`NO_PIECE`]).
+const ROW: usize = PIECES + 1;
+
+/// The place of no piece in a king's row, whose entry is [`NONE`].
+const NO_PIECE: PiecePlace = PiecePlace(PIECES as u16);
+
 /// All entries: both perspectives, every own king square.
-const ENTRIES: usize = 2 * 64 * PIECES;
+const ENTRIES: usize = 2 * 64 * ROW;
 
 /// An entry for a piece that adds no index.
 const NONE: u32 = u32::MAX;
@@ -50,38 +57,43 @@ impl fmt::Debug for PieceTable {
     }
 }
 
-/// The place of `piece` among the entries of one perspective and own king square: below
-/// [`PIECES`] whatever its square holds.
+/// Where a piece (or [`NO_PIECE`]) is looked up in a king's row of a [`PieceTable`]: below
+/// [`ROW`] whatever made it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PiecePlace(u16);
+
+/// The place of `piece` in a king's row: below [`PIECES`] whatever its square holds.
 #[inline(always)]
-fn piece_place(piece: PieceOnSquare) -> usize {
-    (piece.color.index() * 6 + piece.role.index()) * 64 + usize::from(piece.square & 63)
+fn piece_place(piece: PieceOnSquare) -> PiecePlace {
+    let role = piece.color.index() * 6 + piece.role.index();
+    PiecePlace((role * 64 + usize::from(piece.square & 63)) as u16)
 }
 
 /// Where the pieces a move puts on and takes off are looked up in a [`KingRow`], the same for
 /// both perspectives (past every piece's place for none).
 #[derive(Clone, Copy, Debug)]
 pub struct MovePlaces {
-    added: [usize; 2],
-    removed: [usize; 2],
+    added: [PiecePlace; 2],
+    removed: [PiecePlace; 2],
 }
 
 impl MovePlaces {
     /// The places of the pieces put on (two at most).
     #[inline(always)]
-    pub fn added(&self) -> [usize; 2] {
+    pub fn added(&self) -> [PiecePlace; 2] {
         self.added
     }
 
     /// The places of the pieces taken off (two at most).
     #[inline(always)]
-    pub fn removed(&self) -> [usize; 2] {
+    pub fn removed(&self) -> [PiecePlace; 2] {
         self.removed
     }
 
     /// The places of the pieces `mv` (legal on `board`) puts on and takes off.
     #[inline(always)]
     fn of(board: &Board, mv: &Move) -> MovePlaces {
-        let (mut added, mut removed) = ([PIECES; 2], [PIECES; 2]);
+        let (mut added, mut removed) = ([NO_PIECE; 2], [NO_PIECE; 2]);
         if mv.kind == MoveKind::Normal {
             let NormalPieces {
                 moved,
@@ -110,14 +122,16 @@ impl MovePlaces {
 
 /// What every piece adds to one perspective's indices with its own king on one square.
 #[derive(Clone, Copy)]
-pub struct KingRow<'t>(&'t [u32; PIECES]);
+pub struct KingRow<'t>(&'t [u32; ROW]);
 
 impl KingRow<'_> {
     /// The index a piece at `place` adds, local to the block: none for a piece on the king's
     /// square or another own king, or for no piece ([`MovePlaces`]).
     #[inline(always)]
-    pub fn of(self, place: usize) -> Option<u32> {
-        self.0.get(place).copied().filter(|&e| e != NONE)
+    pub fn of(self, place: PiecePlace) -> Option<u32> {
+        // SAFETY: every place is below ROW, the row's length.
+        let e = unsafe { *self.0.get_unchecked(usize::from(place.0)) };
+        (e != NONE).then_some(e)
     }
 }
 
@@ -165,6 +179,8 @@ impl PieceTable {
                         }
                     }
                 }
+                // NO_PIECE's entry.
+                entries.push(NONE);
             }
         }
         Some(PieceTable {
@@ -176,9 +192,9 @@ impl PieceTable {
     /// What every piece adds to perspective `p`'s indices with its own king on `king`.
     #[inline(always)]
     fn row(&self, p: Color, king: Square) -> KingRow<'_> {
-        let start = (p.index() * 64 + usize::from(king & 63)) * PIECES;
-        // SAFETY: start + PIECES <= ENTRIES, the entries' length.
-        KingRow(unsafe { &*self.entries.as_ptr().add(start).cast::<[u32; PIECES]>() })
+        let start = (p.index() * 64 + usize::from(king & 63)) * ROW;
+        // SAFETY: start + ROW <= ENTRIES, the entries' length.
+        KingRow(unsafe { &*self.entries.as_ptr().add(start).cast::<[u32; ROW]>() })
     }
 
     /// Calls `out` with the term's indices of `board` from `p`, local to the block (its
