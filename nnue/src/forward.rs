@@ -924,6 +924,49 @@ pub fn evaluate(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::network::Affine;
+
+    /// A wide layer's sums are the same whatever its writer knew of its non-zero blocks: listed,
+    /// counted (nearly all, read as every block; or sparse, then listed apart), or nothing.
+    #[test]
+    fn a_wide_layer_reads_listed_counted_and_unknown_inputs_alike() {
+        let (inputs, outputs) = (1024usize, 32usize);
+        let mut seed = 11u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            seed >> 33
+        };
+        let weights: Vec<i8> = (0..inputs * outputs).map(|_| next() as i8).collect();
+        let biases: Vec<i32> = (0..outputs).map(|_| next() as i32 % 1000).collect();
+        let layer = Affine::new(inputs, outputs, &weights, &biases);
+        // Nearly every block non-zero, then a sparse input.
+        for zero_blocks in [3usize, 200] {
+            let mut x: Vec<u8> = (0..inputs).map(|_| (next() % 128) as u8).collect();
+            for b in 0..zero_blocks {
+                let at = 4 * ((b * 37) % (inputs / 4));
+                x[at..at + 4].fill(0);
+            }
+            let n = x.chunks_exact(4).filter(|g| *g != [0; 4]).count();
+            assert_eq!(mostly_nonzero(n, inputs / 4), zero_blocks == 3);
+            for level in SimdLevel::under_test().unwrap_or_else(|e| panic!("{e}")) {
+                let kernels = Kernels::new(level).unwrap();
+                let sums_of = |groups: Groups, blocks: &mut Vec<u16>| {
+                    let mut sums = vec![0i32; outputs];
+                    affine(kernels, &layer, &x, &mut sums, blocks, groups);
+                    sums
+                };
+                let mut blocks = vec![0u16; inputs / 4];
+                let expected = sums_of(Groups::Unknown, &mut blocks);
+                let listed = sums_of(Groups::Listed(n), &mut blocks);
+                // A stale list in the blocks must not be read for a counted input.
+                blocks.fill(u16::MAX / 2);
+                let counted = sums_of(Groups::Counted(n), &mut blocks);
+                assert_eq!((&listed, &counted), (&expected, &expected), "{level}");
+            }
+        }
+    }
 
     /// The first layer's output of every kernel level equals the scalar one, and the non-zero
     /// groups a level lists while writing it are the groups `find_nnz` finds in it.
