@@ -57,8 +57,8 @@ impl fmt::Debug for PieceTable {
     }
 }
 
-/// Where a piece (or [`NO_PIECE`]) is looked up in a king's row of a [`PieceTable`]: below
-/// [`ROW`] whatever made it.
+/// Where a piece (or no piece) is looked up in a king's row of a [`PieceTable`]: inside the
+/// row whatever made it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PiecePlace(u16);
 
