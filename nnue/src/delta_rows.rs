@@ -254,18 +254,22 @@ impl ActiveTarget for ActiveRows<'_> {
         };
         let (ty, shift) = self.terms[t];
         let [room, _] = self.rows.rooms(ty, term.max_active as usize);
-        let mut n = 0;
-        // The table lists the block's `active`, at most its bound.
-        let listed = table.active(board, perspective, |ix| {
-            if let Some(slot) = room.get_mut(n) {
+        let (mut n, mut overflow) = (0, false);
+        let listed = table.active(board, perspective, |ix| match room.get_mut(n) {
+            Some(slot) => {
                 slot.write(ix.wrapping_add(shift));
                 n += 1;
             }
+            None => overflow = true,
         });
+        // More than the block's bound: its own `active` is asked, and refused as it should be.
+        if !listed || overflow {
+            return false;
+        }
         // SAFETY: the rows just stored, of the term's indices (below its size: the table holds
         // what its block's `active` emitted), so inside its run, which `active_rows` covered.
         unsafe { self.rows.took(ty, [n, 0]) };
-        listed
+        true
     }
 
     #[inline(always)]

@@ -141,7 +141,8 @@ impl PieceTable {
     /// own king moves, its king alone and every piece add one index at most, and its term's
     /// delta lists hold `max_delta` ≥ 2 indices (a move takes at most two pieces off and puts
     /// at most two on); else, or when `active` fails on a king with one piece, `None`. Calls
-    /// `active` on 2 × 64 × 757 boards.
+    /// `active` on 2 × 64 × 694 boards (the king alone, and with each piece but a second own
+    /// king).
     pub fn of(
         d: &BlockDescriptor,
         max_delta: u32,
