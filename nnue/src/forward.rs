@@ -309,8 +309,7 @@ fn transform_any(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) {
 /// zeros up to its [`stride`](Affine::stride). Inputs are at most 127, so the SIMD versions'
 /// 16-bit pair sums never saturate (2 · 127 · 128 < 2¹⁵).
 ///
-/// `listed`: what the writer of `x` knows of its non-zero groups ([`transform`]), if it wrote
-/// all of `x`.
+/// `listed`: what the writer of `x` knows of its non-zero groups ([`transform`]).
 #[inline(always)]
 fn affine(
     kernels: Kernels,
@@ -347,13 +346,13 @@ fn affine(
                 let (x, sums) = (&x[..stride], &mut sums[..outputs16]);
                 let nonzero = if stride >= SPARSE_FROM {
                     let blocks = &mut blocks[..stride / 4];
-                    // Every input is at most 127, as find_nnz requires. A list of the writer's
-                    // covers the layer's inputs when they are all it wrote.
-                    let whole = x.len() == stride;
+                    // Every input is at most 127, as find_nnz requires. A list or count of the
+                    // writer's (the first layer's output, which it lists or counts only in
+                    // whole runs of 32: the layer's stride) covers the layer's inputs.
                     let n = match (listed, level) {
-                        (Groups::Listed(n), _) if whole => Some(n),
+                        (Groups::Listed(n), _) => Some(n),
                         // Counted, nearly all: every block is read.
-                        (Groups::Counted(n), _) if whole && mostly_nonzero(n, stride / 4) => None,
+                        (Groups::Counted(n), _) if mostly_nonzero(n, stride / 4) => None,
                         (_, SimdLevel::Avx512 | SimdLevel::Avx512Vnni)
                             if stride.is_multiple_of(64) =>
                         {
@@ -361,7 +360,9 @@ fn affine(
                         }
                         _ => Some(crate::simd::find_nnz(x, blocks)),
                     };
-                    n.map(|n| &blocks[..n])
+                    // A list of nearly every block is read as none (`columns`).
+                    n.filter(|&n| !mostly_nonzero(n, stride / 4))
+                        .map(|n| &blocks[..n])
                 } else {
                     None
                 };
@@ -406,8 +407,6 @@ fn affine(
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::*;
-
-    use super::mostly_nonzero;
 
     /// `Σ x·w` over 32 bytes at `k` of `x` and of row `w`: `vpmaddubsw` then `vpmaddwd` by ones.
     #[inline]
@@ -542,8 +541,6 @@ mod x86 {
                 );
             }
         };
-        // A list of nearly every block is read as none.
-        let nonzero = nonzero.filter(|list| !mostly_nonzero(list.len(), blocks));
         for g in (0..outputs).step_by(G * LANES) {
             let mut acc = [zero; 4];
             match nonzero {

@@ -311,9 +311,9 @@ impl Kernels {
         self.update_into(dst, Some(entry), None, w1, row_lists, None);
     }
 
-    /// [`update_with_psqt`](Self::update_with_psqt) of both perspectives of a move, whose rows
-    /// are `both[0].4` and `both[1].4`, in one call: the checks and the choice of kernel once
-    /// for the two (a move that refreshes neither perspective).
+    /// [`update_with_psqt`](Self::update_with_psqt) of both perspectives of a move (White's,
+    /// Black's) in one call: the checks and the choice of kernel once for the two (a move that
+    /// refreshes neither perspective).
     ///
     /// Panics as [`update_with_psqt`](Self::update_with_psqt).
     #[inline]
@@ -1084,12 +1084,7 @@ mod x86 {
     #[target_feature(enable = "avx2")]
     #[inline]
     pub(crate) unsafe fn record_nnz(v: __m256i, base: &mut __m128i, nnz: *mut u16, n: &mut usize) {
-        // Each group read as an i32 is in 0 ..= 0x7f7f7f7f: not all zero means positive.
-        let mask = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(
-            v,
-            _mm256_setzero_si256(),
-        )));
-        let mask = mask as u8;
+        let mask = nnz_mask(v);
         // SAFETY: the table's rows hold 8 indices; the caller promised room for 8.
         unsafe {
             let idx = _mm_loadu_si128(NNZ_LOOKUP[usize::from(mask)].as_ptr() as *const __m128i);
@@ -1104,11 +1099,18 @@ mod x86 {
     #[target_feature(enable = "avx2")]
     #[inline]
     pub(crate) fn count_nnz(v: __m256i) -> usize {
-        let mask = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(
+        nnz_mask(v).count_ones() as usize
+    }
+
+    /// Bit k set when group k of the 8 groups of four bytes of `v` is not all zero.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn nnz_mask(v: __m256i) -> u8 {
+        // Each group read as an i32 is in 0 ..= 0x7f7f7f7f: not all zero means positive.
+        _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(
             v,
             _mm256_setzero_si256(),
-        )));
-        (mask as u8).count_ones() as usize
+        ))) as u8
     }
 
     /// How many of the 16 groups of four bytes of `v` are not all zero:

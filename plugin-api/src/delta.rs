@@ -130,20 +130,12 @@ impl FeatureSet {
             // refresh trigger names refreshes the perspective.
             if term.changed_by & roles == 0 {
                 if mv.role == Role::King {
-                    for (p, fires) in triggered(term, board, mv).into_iter().enumerate() {
-                        if fires {
-                            refresh_terms[p] |= term_bit(t);
-                        }
-                    }
+                    ask_refresh(&mut refresh_terms, t, triggered(term, board, mv));
                 }
                 continue;
             }
             if let Some(refresh) = target.by_piece_table(t, term, board, mv) {
-                for (p, asked) in refresh.into_iter().enumerate() {
-                    if asked {
-                        refresh_terms[p] |= term_bit(t);
-                    }
-                }
+                ask_refresh(&mut refresh_terms, t, refresh);
                 continue;
             }
             let block = &term.factors[0];
@@ -163,15 +155,21 @@ impl FeatureSet {
                 return Err(index_past_term(term, "delta emitted", ix));
             }
             let (counts, refresh) = (lengths(&md), md.refresh);
-            for (p, asked) in refresh.into_iter().enumerate() {
-                if asked {
-                    refresh_terms[p] |= term_bit(t);
-                }
-            }
+            ask_refresh(&mut refresh_terms, t, refresh);
             // SAFETY: the counts are the lengths of the lists just made for term t.
             unsafe { target.wrote(t, term, counts, refresh) };
         }
         Ok(refresh_terms)
+    }
+}
+
+/// Marks term `t` in the refresh terms of the perspectives `asked` names.
+#[inline(always)]
+fn ask_refresh(refresh_terms: &mut [u64; 2], t: usize, asked: [bool; 2]) {
+    for (terms, asked) in refresh_terms.iter_mut().zip(asked) {
+        if asked {
+            *terms |= term_bit(t);
+        }
     }
 }
 
