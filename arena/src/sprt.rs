@@ -1,41 +1,55 @@
-//! Sequential probability ratio test (GSPRT) as fishtest and fastchess run it.
+//! Sequential probability ratio test (GSPRT) as fishtest and fastchess run it, written from the
+//! published mathematics.
 //!
-//! # Statistics
+//! # Observations
 //!
 //! Games are played in pairs: the same opening twice, colours reversed. A pair scores 0, ½, 1,
 //! 1½ or 2 points for the tested engine; the five counts form the *pentanomial* distribution
-//! (bins LL, LD, WL+DD, WD, WW), which captures the correlation between the two games of a pair
+//! (bins LL, LD, WL+DD, WD, WW), which keeps the correlation between the two games of a pair
 //! and gives a smaller variance than counting games. When games are not paired the
-//! *trinomial* L/D/W counts are used instead. Scores are normalised to 0..1 (pair score / 2).
+//! *trinomial* L/D/W counts are used instead. Each bin's score is normalised to 0..1 (a pair's
+//! score / 2).
 //!
-//! # Log-likelihood ratio
+//! # The test
 //!
-//! Hypotheses H0: Elo = `elo0`, H1: Elo = `elo1`. Bounds (Wald): `A = ln(β/(1-α))`,
-//! `B = ln((1-β)/α)`; the test accepts H1 when `LLR ≥ B`, H0 when `LLR ≤ A`, and goes on
-//! otherwise.
+//! H0: Elo = `elo0` against H1: Elo = `elo1`, with Wald's bounds `A = ln(β/(1-α))` and
+//! `B = ln((1-β)/α)`: H1 is accepted when `LLR ≥ B`, H0 when `LLR ≤ A`; otherwise play on.
 //!
-//! The LLR is the *generalised* log-likelihood ratio of fishtest's `LLRcalc.py`
-//! (M. Van den Bergh, "Comments on normalized Elo" / `support_MLE_multinomial.pdf`): with
-//! `N` observations (pairs or games), empirical frequencies `p̂_i` of the scores `a_i`, and for
-//! each hypothesis the maximum-likelihood distribution `p⁽ᵏ⁾` subject to that hypothesis,
+//! The LLR is the *generalised* log-likelihood ratio of M. Van den Bergh's notes on fishtest's
+//! statistics (`support_MLE_multinomial.pdf`, proposition 1.1, and
+//! `normalized_elo_practical.pdf`, section 4.1, at `https://www.cantate.be/Fishtest/`), which
+//! fishtest and fastchess compute. A hypothesis
+//! does not fix a distribution, only one of its properties; each side of the ratio takes the
+//! distribution on the bins' scores that explains the observations best among those with the
+//! property:
 //!
-//! `LLR = N · Σ_i p̂_i (ln p⁽¹⁾_i - ln p⁽⁰⁾_i)`.
+//! `LLR = N · Σ_i p̂_i (ln q⁽¹⁾_i − ln q⁽⁰⁾_i)`,
 //!
-//! - Logistic Elo (`model=logistic`): the hypothesis fixes the expected score
-//!   `s_k = 1/(1 + 10^(-elo_k/400))`. The constrained maximum is `p_i = p̂_i / (1 + θ(a_i - s))`
-//!   with `θ` the root of `Σ_i p̂_i (a_i - s)/(1 + θ(a_i - s)) = 0` (fishtest `MLE_expected`).
-//! - Normalized Elo (`model=normalized`): the hypothesis fixes `t = (μ - ½)/σ` with
-//!   `t_k = nelo_k / (800/ln 10)`, times √2 for pentanomial counts (σ per pair is √2 times σ
-//!   per game). The maximum is found by fishtest's fixed-point iteration `MLE_t_value`.
+//! with `N` the observations (pairs or games), `p̂` their shares per bin, and `q⁽ᵏ⁾` the most
+//! likely distribution under hypothesis `k`.
 //!
-//! Zero counts are replaced by 1e-3 before anything is computed (fishtest `regularize`).
+//! **A linear property** `Σ_i q_i g_i = 0` ([`Observed::most_likely_with`]): maximising
+//! `Σ p̂_i ln q_i` with a Lagrange multiplier gives `q_i = p̂_i / (1 + λ g_i)`, where `λ` makes
+//! `Σ_i p̂_i g_i / (1 + λ g_i)` vanish. That sum falls strictly as `λ` rises on the interval
+//! where every `1 + λ g_i` is positive, `(−1/max g, −1/min g)`, so the root is found by halving
+//! that interval.
+//!
+//! - *Logistic Elo* fixes the mean score: `s = 1/(1 + 10^(−elo/400))`, `g_i = a_i − s`.
+//! - *Normalized Elo* fixes the t-value `(μ − ½)/σ = t`, with `t = nelo / (800/ln 10)`, times √2
+//!   for pairs (a pair's σ is √2 times a game's). That property is not linear in `q`; it is
+//!   made linear at the current estimate and solved again until the estimate stands still: at
+//!   `q` with mean `μ` and deviation `σ`, `g_i = a_i − ½ − tσ(1 + ((a_i − μ)/σ)²)/2`, the
+//!   gradient of `μ − ½ − tσ` shifted so that `Σ q_i g_i` is its value.
+//!
+//! Empty bins get a weight of 1e-3 before the shares are taken (otherwise a distribution with a
+//! zero could not be tilted towards the hypothesis).
 //!
 //! # Estimates
 //!
 //! Score `s̄ = Σ p̂_i a_i`, variance per observation `σ² = Σ p̂_i (a_i - s̄)²`, 95% interval
 //! `s̄ ± 1.96 σ/√N`; logistic Elo `-400 log10(1/s̄ - 1)` with the half-width of the mapped
 //! interval as error; normalized Elo `(s̄ - ½)/σ_game · 800/ln 10` with `σ_game = √2 σ` for
-//! pairs (fastchess `elo_pentanomial.cpp`); LOS `Φ((s̄ - ½)/(σ/√N))`.
+//! pairs (as fastchess's `elo_pentanomial.cpp` reports them); LOS `Φ((s̄ - ½)/(σ/√N))`.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -45,6 +59,9 @@ use crate::rating::{Z95, elo_from_score, normal_cdf};
 
 /// `800 / ln 10`: normalized Elo per unit of `t`.
 pub const NELO_PER_T: f64 = 800.0 / std::f64::consts::LN_10;
+
+/// The weight an empty bin gets before the shares are taken.
+const EMPTY_BIN_WEIGHT: f64 = 1e-3;
 
 /// Result counts: 3 (L, D, W) or 5 (LL, LD, WL+DD, WD, WW) bins, from the tested engine's side.
 #[derive(Clone, Debug, PartialEq)]
@@ -77,23 +94,17 @@ impl Counts {
         }
     }
 
-    /// The regularised empirical distribution: `(score 0..1, frequency)` per bin, zero counts
-    /// replaced by 1e-3; and the (regularised) number of observations.
-    pub fn pdf(&self) -> (f64, Vec<(f64, f64)>) {
-        let bins: Vec<f64> = self
-            .bins()
-            .iter()
-            .map(|&c| if c == 0 { 1e-3 } else { c as f64 })
-            .collect();
-        let n: f64 = bins.iter().sum();
-        let k = bins.len() as f64 - 1.0;
-        (
-            n,
-            bins.iter()
-                .enumerate()
-                .map(|(i, &c)| (i as f64 / k, c / n))
-                .collect(),
-        )
+    /// The score of bin `i` of these counts, 0..1.
+    fn score_of(&self, i: usize) -> f64 {
+        i as f64 / (self.bins().len() - 1) as f64
+    }
+
+    /// A pair's standard deviation per game's: √2 for pairs, 1 for games.
+    fn deviation_per_game(&self) -> f64 {
+        match self {
+            Counts::Trinomial(_) => 1.0,
+            Counts::Pentanomial(_) => std::f64::consts::SQRT_2,
+        }
     }
 }
 
@@ -199,74 +210,154 @@ pub struct SprtReport {
     pub los: f64,
 }
 
-fn mean_var(pdf: &[(f64, f64)]) -> (f64, f64) {
-    let mu: f64 = pdf.iter().map(|(a, p)| a * p).sum();
-    let var: f64 = pdf.iter().map(|(a, p)| p * (a - mu) * (a - mu)).sum();
-    (mu, var)
+/// Mean and variance of `scores` weighted by `probabilities` (which sum to 1).
+fn moments(scores: &[f64], probabilities: &[f64]) -> (f64, f64) {
+    let mean: f64 = scores.iter().zip(probabilities).map(|(a, p)| a * p).sum();
+    let variance = scores
+        .iter()
+        .zip(probabilities)
+        .map(|(a, p)| p * (a - mean) * (a - mean))
+        .sum();
+    (mean, variance)
 }
 
-/// Root of the secular equation `Σ p_i v_i/(1 + x v_i) = 0` (needs `min v < 0 < max v`),
-/// by bisection on `(-1/max v, -1/min v)`, where the left side decreases.
-fn secular(pdf: &[(f64, f64)]) -> f64 {
-    let vmin = pdf.iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
-    let vmax = pdf.iter().map(|x| x.0).fold(f64::NEG_INFINITY, f64::max);
-    let f = |x: f64| pdf.iter().map(|&(v, p)| p * v / (1.0 + x * v)).sum::<f64>();
-    let (mut lo, mut hi) = (-1.0 / vmax, -1.0 / vmin);
-    for _ in 0..300 {
-        let mid = 0.5 * (lo + hi);
-        if mid <= lo || mid >= hi {
-            break;
-        }
-        if f(mid) > 0.0 {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    0.5 * (lo + hi)
+/// What a hypothesis says of the true distribution of scores.
+#[derive(Clone, Copy, Debug)]
+enum Property {
+    /// Its mean score.
+    Mean(f64),
+    /// Its t-value `(μ − ½)/σ`.
+    TValue(f64),
 }
 
-/// fishtest `MLE_expected`: the distribution on the scores of `pdf` closest in likelihood to
-/// it with expectation `s`.
-fn mle_expected(pdf: &[(f64, f64)], s: f64) -> Vec<f64> {
-    let shifted: Vec<(f64, f64)> = pdf.iter().map(|&(a, p)| (a - s, p)).collect();
-    let x = secular(&shifted);
-    pdf.iter().map(|&(a, p)| p / (1.0 + x * (a - s))).collect()
-}
-
-/// fishtest `MLE_t_value`: the closest distribution with `(μ - ref)/σ = t`.
-fn mle_t_value(pdf: &[(f64, f64)], reference: f64, t: f64) -> Vec<f64> {
-    let n = pdf.len();
-    let mut p: Vec<f64> = vec![1.0 / n as f64; n];
-    for _ in 0..100 {
-        let cur: Vec<(f64, f64)> = pdf.iter().zip(&p).map(|(&(a, _), &q)| (a, q)).collect();
-        let (mu, var) = mean_var(&cur);
-        let sigma = var.sqrt();
-        let shifted: Vec<(f64, f64)> = pdf
-            .iter()
-            .map(|&(a, ph)| {
-                (
-                    a - reference - t * sigma * (1.0 + ((mu - a) / sigma).powi(2)) / 2.0,
-                    ph,
-                )
-            })
-            .collect();
-        let x = secular(&shifted);
-        let next: Vec<f64> = pdf
-            .iter()
-            .zip(&shifted)
-            .map(|(&(_, ph), &(v, _))| ph / (1.0 + x * v))
-            .collect();
-        let diff = next
-            .iter()
-            .zip(&p)
-            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
-        p = next;
-        if diff < 1e-12 {
-            break;
+impl Property {
+    /// The property `model` gives `elo` for observations of `counts`' kind.
+    fn of(model: EloModel, elo: f64, counts: &Counts) -> Property {
+        match model {
+            EloModel::Logistic => Property::Mean(score_from_elo(elo)),
+            EloModel::Normalized => {
+                Property::TValue(counts.deviation_per_game() * elo / NELO_PER_T)
+            }
         }
     }
-    p
+}
+
+/// The observations as a distribution on the bins' scores.
+struct Observed {
+    /// Each bin's score, 0..1.
+    scores: Vec<f64>,
+    /// Each bin's share of the (weighted) observations.
+    shares: Vec<f64>,
+    /// The (weighted) number of observations.
+    total: f64,
+}
+
+/// Rounds of making the t-value linear at most; the estimate stands still long before.
+const MAX_LINEARISATIONS: usize = 100;
+
+impl Observed {
+    fn new(counts: &Counts) -> Self {
+        let weights: Vec<f64> = counts
+            .bins()
+            .iter()
+            .map(|&c| if c == 0 { EMPTY_BIN_WEIGHT } else { c as f64 })
+            .collect();
+        let total: f64 = weights.iter().sum();
+        Observed {
+            scores: (0..weights.len()).map(|i| counts.score_of(i)).collect(),
+            shares: weights.iter().map(|w| w / total).collect(),
+            total,
+        }
+    }
+
+    /// The distribution most likely to have produced the observations among those with
+    /// `Σ q_i g_i = 0` (module docs): `q_i = p̂_i / (1 + λ g_i)`.
+    fn most_likely_with(&self, g: &[f64]) -> Vec<f64> {
+        let lambda = self.multiplier(g);
+        self.shares
+            .iter()
+            .zip(g)
+            .map(|(p, gi)| p / (1.0 + lambda * gi))
+            .collect()
+    }
+
+    /// The `λ` at which `Σ p̂_i g_i / (1 + λ g_i)` vanishes, by halving the interval on which
+    /// every `1 + λ g_i` is positive (`g` must take both signs).
+    fn multiplier(&self, g: &[f64]) -> f64 {
+        let (low, high) = g
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| {
+                (l.min(x), h.max(x))
+            });
+        let slope = |lambda: f64| -> f64 {
+            self.shares
+                .iter()
+                .zip(g)
+                .map(|(p, gi)| p * gi / (1.0 + lambda * gi))
+                .sum()
+        };
+        let (mut below, mut above) = (-1.0 / high, -1.0 / low);
+        loop {
+            let middle = 0.5 * (below + above);
+            if middle <= below || middle >= above {
+                return middle;
+            }
+            if slope(middle) > 0.0 {
+                below = middle;
+            } else {
+                above = middle;
+            }
+        }
+    }
+
+    /// The distribution most likely to have produced the observations among those with
+    /// `property`.
+    fn most_likely_under(&self, property: Property) -> Vec<f64> {
+        match property {
+            Property::Mean(s) => {
+                let g: Vec<f64> = self.scores.iter().map(|a| a - s).collect();
+                self.most_likely_with(&g)
+            }
+            Property::TValue(t) => {
+                let n = self.scores.len();
+                let mut q = vec![1.0 / n as f64; n];
+                for _ in 0..MAX_LINEARISATIONS {
+                    let (mean, variance) = moments(&self.scores, &q);
+                    let sigma = variance.sqrt();
+                    let g: Vec<f64> = self
+                        .scores
+                        .iter()
+                        .map(|a| {
+                            let z = (a - mean) / sigma;
+                            a - 0.5 - t * sigma * (1.0 + z * z) / 2.0
+                        })
+                        .collect();
+                    let next = self.most_likely_with(&g);
+                    let moved = next
+                        .iter()
+                        .zip(&q)
+                        .map(|(a, b)| (a - b).abs())
+                        .fold(0.0, f64::max);
+                    q = next;
+                    if moved < 1e-12 {
+                        break;
+                    }
+                }
+                q
+            }
+        }
+    }
+
+    /// `N · Σ p̂_i ln(q1_i / q0_i)`.
+    fn log_likelihood_ratio(&self, q0: &[f64], q1: &[f64]) -> f64 {
+        self.total
+            * self
+                .shares
+                .iter()
+                .zip(q0.iter().zip(q1))
+                .map(|(p, (a, b))| p * (b.ln() - a.ln()))
+                .sum::<f64>()
+    }
 }
 
 /// Logistic Elo to expected score: `1/(1 + 10^(-elo/400))`.
@@ -276,28 +367,10 @@ pub fn score_from_elo(elo: f64) -> f64 {
 
 /// The log-likelihood ratio of H1 against H0 for these counts; see the module docs.
 pub fn llr(counts: &Counts, elo0: f64, elo1: f64, model: EloModel) -> f64 {
-    let (n, pdf) = counts.pdf();
-    let (p0, p1) = match model {
-        EloModel::Logistic => (
-            mle_expected(&pdf, score_from_elo(elo0)),
-            mle_expected(&pdf, score_from_elo(elo1)),
-        ),
-        EloModel::Normalized => {
-            let scale = match counts {
-                Counts::Trinomial(_) => 1.0,
-                Counts::Pentanomial(_) => std::f64::consts::SQRT_2,
-            };
-            (
-                mle_t_value(&pdf, 0.5, scale * elo0 / NELO_PER_T),
-                mle_t_value(&pdf, 0.5, scale * elo1 / NELO_PER_T),
-            )
-        }
-    };
-    n * pdf
-        .iter()
-        .zip(p0.iter().zip(&p1))
-        .map(|(&(_, ph), (&a, &b))| ph * (b.ln() - a.ln()))
-        .sum::<f64>()
+    let observed = Observed::new(counts);
+    let [q0, q1] =
+        [elo0, elo1].map(|elo| observed.most_likely_under(Property::of(model, elo, counts)));
+    observed.log_likelihood_ratio(&q0, &q1)
 }
 
 /// Why a test cannot run. `Display`: one line.
@@ -332,24 +405,18 @@ pub fn evaluate(counts: &Counts, params: SprtParams) -> Result<SprtReport, SprtE
     } else {
         Verdict::Continue
     };
-    // Estimates from the raw (unregularised) frequencies.
-    let bins = counts.bins();
+    // Estimates from the observed shares, empty bins left empty.
     let n = counts.observations() as f64;
-    let k = bins.len() as f64 - 1.0;
-    let pdf: Vec<(f64, f64)> = bins
-        .iter()
-        .enumerate()
-        .map(|(i, &c)| (i as f64 / k, c as f64 / n))
+    let scores: Vec<f64> = (0..counts.bins().len())
+        .map(|i| counts.score_of(i))
         .collect();
-    let (score, var) = mean_var(&pdf);
+    let shares: Vec<f64> = counts.bins().iter().map(|&c| c as f64 / n).collect();
+    let (score, var) = moments(&scores, &shares);
     let se = (var / n).sqrt();
     let (hi, lo) = ((score + Z95 * se).min(1.0), (score - Z95 * se).max(0.0));
     let elo = elo_from_score(score);
     let elo_error = (elo_from_score(hi) - elo_from_score(lo)) / 2.0;
-    let sigma_game = match counts {
-        Counts::Trinomial(_) => var.sqrt(),
-        Counts::Pentanomial(_) => (2.0 * var).sqrt(),
-    };
+    let sigma_game = counts.deviation_per_game() * var.sqrt();
     let nelo = (score - 0.5) / sigma_game * NELO_PER_T;
     let nelo_error = Z95 * se / sigma_game * NELO_PER_T;
     let los = if se > 0.0 {

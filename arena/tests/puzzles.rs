@@ -1,6 +1,6 @@
 //! Puzzle scoring: the rule on hand-made answers, file errors, and the real `host` engine.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use arena::puzzles::{self, Verdict};
 use arena::uci::{EngineSpec, SearchLimit};
@@ -112,22 +112,25 @@ fn bad_lines_name_file_and_line() {
     assert_eq!(ok[0].line, 2);
 }
 
+/// The shared puzzle file: 1,000 Lichess puzzles (`../shared` sits beside the repository, as
+/// the README says and CI provides it).
+fn shared_puzzles() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/puzzles.csv")
+}
+
 #[test]
 fn the_shared_puzzle_file_reads() {
-    // ../shared sits beside the repository (README); CI provides it.
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/puzzles.csv");
-    let list = puzzles::read_puzzles(&path).unwrap();
+    let list = puzzles::read_puzzles(&shared_puzzles()).unwrap();
     assert_eq!(list.len(), 1000);
     assert!(list.iter().all(|p| p.moves.len() % 2 == 0));
 }
 
 #[test]
-fn host_engine_is_deterministic_on_twenty_puzzles() {
+fn host_engine_is_deterministic_on_the_first_twenty_shared_puzzles() {
     // `cargo test --workspace` builds the host binary next to the test's folder.
     let spec = EngineSpec::host("host").expect("the host binary is built");
-    let text = include_str!("data/puzzles20.csv");
-    let list = puzzles::parse_puzzles(text, "puzzles20.csv").unwrap();
-    assert_eq!(list.len(), 20);
+    let mut list = puzzles::read_puzzles(&shared_puzzles()).unwrap();
+    list.truncate(20);
     let a = puzzles::solve_all(&spec, &list, SearchLimit::Nodes(3000), 1, false).unwrap();
     let acc = a.accuracy();
     assert!((0.0..=1.0).contains(&acc), "{acc}");

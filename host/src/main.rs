@@ -146,6 +146,20 @@ enum NetCommand {
         #[arg(long = "out", value_name = "FILE")]
         output: PathBuf,
     },
+    /// Write one of the seeded random networks of Stockfish's format of today on which
+    /// Stockfish's own code computed host's reference vectors, byte for byte (SHA-256 in
+    /// host/tests/data/stockfish-sfnnv16/networks.tsv): the speed comparison's networks.
+    Reference {
+        /// Seed of the parameters (the vectors use 1, 2 and 3).
+        #[arg(long)]
+        seed: u64,
+        /// The first layer's scale, in quarters (the vectors use 4, 8 and 2).
+        #[arg(long, value_parser = clap::value_parser!(i32).range(1..=64))]
+        scale: i32,
+        /// Output file (Stockfish's format).
+        #[arg(long = "out", value_name = "FILE")]
+        output: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -239,6 +253,11 @@ fn main() -> ExitCode {
                 i8_blocks,
                 output,
             ),
+            NetCommand::Reference {
+                seed,
+                scale,
+                output,
+            } => cli::net::reference(args.plugin_dir.as_deref(), *seed, *scale, output),
         },
     };
     // Whatever was computed before an error is kept: flush first, then report.

@@ -1,7 +1,7 @@
 //! Stockfish 15.1's own network (`nn-ad9b42354671.nnue`, exported by Debian's `stockfish` with
 //! its UCI command `export_net`) loaded, evaluated and written by host, checked against
-//! Stockfish's own code: the vectors of `host/tests/data/stockfish-15.1/` (made by
-//! `scripts/stockfish-nnue/` from the `sf_15.1` source) and the `eval` table of the real binary.
+//! Stockfish's own code: the vectors of `host/tests/data/stockfish-15.1/` (its README says how
+//! they were made) and the `eval` table of the real binary.
 
 mod common;
 mod nnue_common;

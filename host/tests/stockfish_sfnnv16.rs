@@ -1,12 +1,11 @@
 //! Stockfish's networks of today (SFNNv16: HalfKAv2_hm, FullThreats and PP_3Wide) loaded,
 //! evaluated and written by host, checked against Stockfish's own code at 762dd1da9: the
-//! vectors of `host/tests/data/stockfish-sfnnv16/`, made by `scripts/stockfish-sfnnv16/` (its
-//! README) from random networks that Stockfish's own writer (`Network::save`) wrote.
+//! vectors of `host/tests/data/stockfish-sfnnv16/` (its README says how they were made), computed
+//! on seeded random networks that Stockfish's own writer (`Network::save`) wrote.
 //!
-//! The networks (90 MB each) are not committed: the test rebuilds each one's parameters with
-//! the harness's generator (SplitMix64, in the harness's order), writes the file with this
-//! project's writer and checks that its SHA-256 is that of the file Stockfish wrote. The
-//! vectors then hold for exactly the bytes Stockfish's code read.
+//! The networks (90 MB each) are not committed: `host net reference` writes each one again
+//! (`nnue::stockfish::seeded_random_parts`) and the test checks that its SHA-256 is that of the
+//! file Stockfish wrote. The vectors then hold for exactly the bytes Stockfish's code read.
 
 mod common;
 mod nnue_common;
@@ -17,7 +16,7 @@ use common::{assert_networks_refused, host, run_ok, tsv_rows};
 use nnue_common::registry;
 use sha2::{Digest, Sha256};
 
-use host::nnue::{Arch, LayerParts, Network, NetworkParts, Quantization, SimdLevel, stockfish};
+use host::nnue::{Network, SimdLevel, stockfish};
 
 fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/stockfish-sfnnv16")
@@ -28,99 +27,35 @@ fn rows(file: &str) -> Vec<Vec<String>> {
     tsv_rows(&data().join(file))
 }
 
-/// The harness's generator (`sf16_nnue.cpp`, `SplitMix64`).
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// `lo + next() mod (hi − lo + 1)`, times `scale / 4` (truncating, as C++).
-    fn range(&mut self, lo: i32, hi: i32, scale: i32) -> i32 {
-        let v = lo + (self.next() % (hi - lo + 1) as u64) as i32;
-        v * scale / 4
-    }
-}
-
-/// The parameters `sf16_nnue random OUT SEED SCALE` fills Stockfish's network with, in its
-/// order, as this project's parts (HalfKAv2_hm's rows first, then the threats' and the pairs').
-fn harness_parts(seed: u64, scale: i32) -> NetworkParts {
-    let (l1, buckets) = (stockfish::L1, 8);
-    let (halfka, threats, pairs) = (
-        stockfish::FEATURES,
-        stockfish::THREAT_FEATURES,
-        stockfish::PAIR_FEATURES,
-    );
-    let mut rng = SplitMix64(seed);
-    let b1: Vec<i16> = (0..l1).map(|_| rng.range(-20, 180, scale) as i16).collect();
-    let mut w1: Vec<i16> = (0..halfka * l1)
-        .map(|_| rng.range(-40, 40, scale) as i16)
-        .collect();
-    w1.extend((0..(threats + pairs) * l1).map(|_| rng.range(-12, 12, scale) as i16));
-    let mut psqt: Vec<i32> = (0..halfka * buckets)
-        .map(|_| rng.range(-3000, 3000, 4))
-        .collect();
-    psqt.extend((0..(threats + pairs) * buckets).map(|_| rng.range(-600, 600, 4)));
-    let arch = Arch::sfnnv16();
-    let ranges = [(3000, 24), (2000, 60), (2000, 100)];
-    let stacks = (0..arch.stacks)
-        .map(|_| {
-            arch.layers(l1)
-                .iter()
-                .zip(ranges)
-                .map(|(&(inputs, outputs), (b, w))| {
-                    let biases = (0..outputs).map(|_| rng.range(-b, b, 4)).collect();
-                    let weights = (0..inputs * outputs)
-                        .map(|_| rng.range(-w, w, 4) as i8)
-                        .collect();
-                    LayerParts { weights, biases }
-                })
-                .collect()
-        })
-        .collect();
-    let set = registry()
-        .feature_set(stockfish::FEATURE_SET_SFNNV16)
-        .unwrap();
-    NetworkParts {
-        feature_set: stockfish::FEATURE_SET_SFNNV16.into(),
-        blocks: stockfish::Generation::Sfnnv16.block_infos(&set),
-        l1,
-        arch,
-        quantization: Quantization::THESIS,
-        w1,
-        b1,
-        psqt,
-        stacks,
-        units: stockfish::Generation::Sfnnv16.units(),
-    }
-}
-
-/// The networks of `networks.tsv` (seed, scale), each rebuilt, written with this project's
-/// writer into `dir` and checked byte for byte (SHA-256 and length) against the file
-/// Stockfish's writer made.
+/// The networks of `networks.tsv` (seed, scale), each written by `host net reference` into
+/// `dir` and checked byte for byte (SHA-256 and length) against the file Stockfish's writer
+/// made.
 fn rebuilt_networks(dir: &Path) -> Vec<(u64, PathBuf)> {
     rows("networks.tsv")
         .iter()
         .map(|r| {
-            let (seed, scale): (u64, i32) = (r[0].parse().unwrap(), r[1].parse().unwrap());
-            let net = Network::from_parts(harness_parts(seed, scale)).unwrap();
-            let description = format!(
-                "Random SFNNv16 network, seed {seed}, scale {scale}, written by Stockfish 762dd1da9's Network::save."
+            let seed: u64 = r[0].parse().unwrap();
+            let path = dir.join(format!("random-{seed}.nnue"));
+            run_ok(
+                host()
+                    .args([
+                        "net",
+                        "reference",
+                        "--seed",
+                        &r[0],
+                        "--scale",
+                        &r[1],
+                        "--out",
+                    ])
+                    .arg(&path),
             );
-            let bytes = stockfish::encode(&net, &description).unwrap();
+            let bytes = std::fs::read(&path).unwrap();
             assert_eq!(bytes.len().to_string(), r[2], "seed {seed}: length");
             let sha: String = Sha256::digest(&bytes)
                 .iter()
                 .map(|b| format!("{b:02x}"))
                 .collect();
             assert_eq!(sha, r[3], "seed {seed}: not the bytes Stockfish wrote");
-            let path = dir.join(format!("random-{seed}.nnue"));
-            std::fs::write(&path, bytes).unwrap();
             (seed, path)
         })
         .collect()
@@ -209,7 +144,10 @@ fn host_evaluates_stockfish_sfnnv16_networks_exactly() {
 /// memory, never a panic.
 #[test]
 fn broken_sfnnv16_files_are_refused_in_one_line() {
-    let net = Network::from_parts(harness_parts(7, 4)).unwrap();
+    let set = registry()
+        .feature_set(stockfish::FEATURE_SET_SFNNV16)
+        .unwrap();
+    let net = Network::from_parts(stockfish::seeded_random_parts(7, 4, &set)).unwrap();
     let original = stockfish::encode(&net, "x").unwrap();
     let dir = tempfile::tempdir().unwrap();
     let fens = dir.path().join("f.fen");

@@ -63,8 +63,8 @@ pub struct RefreshCache {
 /// Whether refreshes go through the cache. An entry pays only if later refreshes start from
 /// it; when kings wander (random playouts), nearly every refresh misses, and the cache's look-up
 /// and the 2 × L1 bytes each miss writes into its entry are pure cost (5 to 6% of an
-/// evaluation along the random games of `scripts/stockfish-nnue/bench.sh` with Stockfish's
-/// network). So hits earn [`Credit::PER_HIT`] and each replacement of a filled entry spends
+/// evaluation along the random games of `host/tests/data/stockfish-15.1/games.tsv` with
+/// Stockfish's network). So hits earn [`Credit::PER_HIT`] and each replacement of a filled entry spends
 /// one: while a cache's refreshes hit less than one time in `1 + PER_HIT`, it stands aside
 /// (refreshes sum every row, as without the cache) but for one refresh in [`Credit::PROBE`],
 /// which notices when the positions settle and hits come back. In a search more than half the

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # The trainer on a GPU: throughput per shape (`trainer bench`) and short end-to-end runs
-# (`trainer train` on the committed Stockfish-labelled sample, each beside the same run on the
-# CPU, whose losses it should follow), as recorded in BENCHMARKS.md ("Training throughput on a
-# GPU"). For a machine with an NVIDIA GPU and PyTorch 2.11 but no Rust, such as the lent device
-# machines: build and strip here, carry the folder, run there from the repository's root.
+# (`trainer train` on slices of nnue-pytorch's Stockfish-labelled sample, each beside the same
+# run on the CPU, whose losses it should follow), as recorded in BENCHMARKS.md ("Training on a
+# GPU"). For a machine with an NVIDIA GPU and PyTorch 2.11 but no Rust and no ../shared, such as
+# the lent device machines: build, strip and slice here, carry the folder, run there from the
+# repository's root.
 #
 #   cargo build --release -p trainer -p nnue-plugin-all -p nnue-plugin-king
 #   mkdir -p .dev-carry && strip -o .dev-carry/trainer target/release/trainer
 #   for f in target/release/libnnue_plugin_*.so; do strip -o .dev-carry/${f##*/} $f; done
+#   S=../shared/data/nnue-pytorch-small.binpack
+#   target/release/trainer convert --in $S --offset 10000 --limit 100000 --out .dev-carry/sample-train.binpack
+#   target/release/trainer convert --in $S --limit 10000 --out .dev-carry/sample-val.binpack
 #   bash scripts/gpu/training-check.sh .dev-carry [OUT]     # on the GPU machine
 #
 # The trainer finds the machine's libtorch (python3's torch) through LD_LIBRARY_PATH, set here.
@@ -28,7 +32,7 @@ T="$C/trainer --plugin-dir $C"
 STEPS=${QUICK:+3}; STEPS=${STEPS:-200}
 EPOCH=${QUICK:+20000}; EPOCH=${EPOCH:-500000}
 SHORT=${QUICK:+20000}; SHORT=${SHORT:-300000}
-DATA="--in trainer/tests/data/stockfish-sample-train.binpack --val trainer/tests/data/stockfish-sample-val.binpack"
+DATA="--in $C/sample-train.binpack --val $C/sample-val.binpack"
 run() {
     echo "+ $*"
     local t0 rc
@@ -59,7 +63,7 @@ run() {
         --epoch-size "$EPOCH" --loader-threads 6 --seed 1 --out "$RUNS/sfnnv5-$DEV" --no-progress
     for r in "all-$DEV" "sfnnv5-$DEV"; do
         run $T quant-report --checkpoint "$RUNS/$r/checkpoint.ckpt" \
-            --data trainer/tests/data/stockfish-sample-val.binpack --positions 1808 --calibration 8192
+            --data "$C/sample-val.binpack" --positions 1808 --calibration 8192
     done
 } 2>&1 | tee "$OUT/train.txt"
 rm -rf "$RUNS"

@@ -9,7 +9,7 @@ mod paths;
 
 use std::path::{Path, PathBuf};
 
-use paths::{shared, target_dir};
+use paths::{shared, stockfish_positions, target_dir};
 use std::process::{Command, Output};
 
 fn run(cmd: &mut Command) -> String {
@@ -68,7 +68,7 @@ fn a_new_plugins_block_is_drawn_in_its_own_geometry_and_the_page_renders() {
         .args(["viz", "--neuron", "5", "--positions", "300", "--net"])
         .arg(&net)
         .arg("--data")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/stockfish-sample-val.binpack"))
+        .arg(stockfish_positions())
         .arg("--out")
         .arg(&out));
     assert!(printed.contains("| king_zone | 108 |"), "{printed}");
@@ -106,7 +106,7 @@ fn the_thesis_networks_are_attributed_block_by_block() {
         .args(["viz", "--top", "1", "--positions", "400", "--net"])
         .arg(shared().join("nets/thesis/all+mb.nn"))
         .arg("--data")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/stockfish-sample-val.binpack"))
+        .arg(stockfish_positions())
         .arg("--out")
         .arg(&out));
     let json: serde_json::Value =
@@ -167,13 +167,7 @@ fn removing_a_block_is_evaluating_the_network_with_its_rows_zeroed() {
     let parts = nnue::NetworkParts::synthetic_arch(&set, 64, &nnue::Arch::sfnnv5(), 7);
     let stockfish_like =
         Nnue::bind(Network::from_parts(parts).unwrap(), "sf-like", &registry).unwrap();
-    let samples = trainer::data::first_samples(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/stockfish-sample-val.binpack"),
-        None,
-        300,
-        None,
-    )
-    .unwrap();
+    let samples = trainer::data::first_samples(&stockfish_positions(), None, 300, None).unwrap();
     let loss = ScoreLoss::default();
     // The loss of a network over the samples, evaluated by the engine (a fresh refresh each).
     let engine_loss = |nnue: &Nnue| -> f64 {
@@ -252,7 +246,7 @@ fn a_network_of_stockfishs_shape_is_drawn_with_its_psqt_buckets_and_stacks() {
         .args(["viz", "--top", "1", "--positions", "300", "--net"])
         .arg(&net_path)
         .arg("--data")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/stockfish-sample-val.binpack"))
+        .arg(stockfish_positions())
         .arg("--out")
         .arg(&out));
     for b in 0..8 {

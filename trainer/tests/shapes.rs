@@ -205,8 +205,8 @@ fn positions_of_every_bucket(per_bucket: usize) -> Vec<Chess> {
 /// `trainer train --spec halfka_v2_hm^ --arch sfnnv5 --l1 1024`, exported (the factorizer
 /// folded) and converted to Stockfish's format, loads in Debian's Stockfish 15.1, whose `eval`
 /// table (each stack's PSQT and positional terms, to 1/361 of its units) equals host's sums on
-/// positions of all 8 stacks. (`scripts/stockfish-nnue/check-trained.sh` checks every value
-/// exactly against Stockfish's own code built from source.)
+/// positions of all 8 stacks. (By hand, outside the repository, such a network also evaluated
+/// exactly as in host in Stockfish 15.1's own code: `host/tests/data/stockfish-15.1/README.md`.)
 #[test]
 fn a_trained_halfka_v2_hm_network_loads_in_stockfish_and_agrees_with_host() {
     let dir = tempfile::tempdir().unwrap();

@@ -433,14 +433,15 @@ fn the_recipe_settings_are_options() {
 fn a_product_too_large_for_a_network_is_refused_before_any_allocation() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
+    let (train_file, val_file) = paths::stockfish_sample();
     let o = run(&[
         "train",
         "--spec",
         "halfkp*kr",
         "--in",
-        "tests/data/stockfish-sample-train.binpack",
+        train_file.to_str().unwrap(),
         "--val",
-        "tests/data/stockfish-sample-val.binpack",
+        val_file.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
     ]);

@@ -506,7 +506,7 @@ fn pqr_training_from_scratch_and_from_a_checkpoint() {
 /// hundred steps.
 #[test]
 fn wide_networks_learn_on_stockfish_labelled_data() {
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let (train_file, val_file) = paths::stockfish_sample();
     let dir = tempfile::tempdir().unwrap();
     let settings = TrainSettings {
         l1: L1Width::new(2048),
@@ -519,12 +519,7 @@ fn wide_networks_learn_on_stockfish_labelled_data() {
         seed: 3,
         ..TrainSettings::default()
     };
-    let config = settings.config(
-        "all",
-        768,
-        vec![file(&data.join("stockfish-sample-train.binpack"))],
-        vec![file(&data.join("stockfish-sample-val.binpack"))],
-    );
+    let config = settings.config("all", 768, vec![file(&train_file)], vec![file(&val_file)]);
     let outcome = train(config, &set("all"), &quiet(&dir.path().join("run"))).unwrap();
     let last = outcome.state.history.last().unwrap();
     assert!(
@@ -540,7 +535,7 @@ fn wide_networks_learn_on_stockfish_labelled_data() {
 
 /// Stockfish's shape of today (`sfnnv16`: the product clipped at 255, both hidden layers'
 /// squared and plain activations read by the output, the skip difference) with threat inputs
-/// (`halfka_v2_hm^+full_threats+pp_3wide`, the threat and pair rows `i8`) learns on committed
+/// (`halfka_v2_hm^+full_threats+pp_3wide`, the threat and pair rows `i8`) learns on
 /// Stockfish-labelled data, and its export evaluates as its float model. Measured (2026-11-27):
 /// validation loss 0.0235 after one epoch of 50 steps, against the constant predictor's 0.0272
 /// (0.86 of it; this small set is overfit after that, in every shape: `all` in `sfnnv5` reaches
@@ -548,7 +543,7 @@ fn wide_networks_learn_on_stockfish_labelled_data() {
 /// median |error| 2.6 score units, p99 12.3 (mean |output| 1,578).
 #[test]
 fn todays_stockfish_shape_with_threat_inputs_learns_on_stockfish_labelled_data() {
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let (train_file, val_file) = paths::stockfish_sample();
     let dir = tempfile::tempdir().unwrap();
     let spec = "halfka_v2_hm^+full_threats+pp_3wide";
     let set = set(spec);
@@ -556,8 +551,8 @@ fn todays_stockfish_shape_with_threat_inputs_learns_on_stockfish_labelled_data()
         spec,
         Shape::new(set.training_size() as usize, 64, nnue::Arch::sfnnv16()),
     );
-    c.train = vec![file(&data.join("stockfish-sample-train.binpack"))];
-    c.val = vec![file(&data.join("stockfish-sample-val.binpack"))];
+    c.train = vec![file(&train_file)];
+    c.val = vec![file(&val_file)];
     c.val_size = 10_000;
     c.filter = FilterConfig::default();
     c.epochs = 1;

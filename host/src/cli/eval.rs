@@ -70,8 +70,8 @@ pub fn run(
 /// Without `--repeat`, one line per game: `START_FEN<TAB>moves<TAB>e0,e1,...,en` (the layout of
 /// `tests/data/stockfish-15.1/games.tsv`). With `--repeat R`, the games are played R times and
 /// one line says how fast: `positions P evals_per_second X checksum C` (P evaluations per pass,
-/// C the sum of one pass's values), the line `scripts/stockfish-nnue/bench.sh` compares with
-/// Stockfish's own code on the same games. With `full_refresh`, the refresh cache is off. With
+/// C the sum of one pass's values), what `scripts/eval-bench.sh` measures beside the recorded
+/// figures of Stockfish's own code on the same games. With `full_refresh`, the refresh cache is off. With
 /// `stats`, a last line on stderr says what the stack did ([`stats_line`]).
 pub fn games(
     plugin_dir: Option<&Path>,

@@ -77,6 +77,26 @@ pub fn random(
     write_network(&net, output, NetFormat::Own).map_err(|e| e.to_string())
 }
 
+/// `host net reference --seed S --scale K --out FILE`: the seeded random SFNNv16 network of the
+/// reference vectors ([`stockfish::seeded_random_parts`]), in Stockfish's format, with the
+/// description Stockfish's writer gave it: the same bytes.
+pub fn reference(
+    plugin_dir: Option<&Path>,
+    seed: u64,
+    scale: i32,
+    output: &Path,
+) -> Result<(), String> {
+    let registry = PluginRegistry::discover(plugin_dir).map_err(|e| e.to_string())?;
+    let set = registry
+        .feature_set(stockfish::FEATURE_SET_SFNNV16)
+        .map_err(|e| e.to_string())?;
+    let net = Network::from_parts(stockfish::seeded_random_parts(seed, scale, &set))
+        .map_err(|e| format!("cannot make the reference network: {e}"))?;
+    let bytes = stockfish::encode(&net, &stockfish::seeded_description(seed, scale))
+        .map_err(|e| format!("cannot encode the reference network: {e}"))?;
+    std::fs::write(output, bytes).map_err(|e| format!("cannot write {}: {e}", output.display()))
+}
+
 /// `host net info --net FILE`: format, feature set, its terms and blocks, N, L1, L2, the shape,
 /// quantization.
 pub fn info(plugin_dir: Option<&Path>, net: &Path, out: &mut impl Write) -> Result<(), String> {

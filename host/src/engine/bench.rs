@@ -21,57 +21,67 @@ pub const DEFAULT_DEPTH: u32 = 14;
 /// Default hash table size of `host bench`, in MiB.
 pub const DEFAULT_HASH_MB: usize = 16;
 
-/// The benchmark positions: openings, middlegames with tactics, endgames, checks, a mate and a
-/// stalemate. Most are from Stockfish's benchmark list (GPL-3.0).
+/// The benchmark positions, chosen by this project from its own self-play (`trainer gensfen
+/// --games 64 --depth 7 --seed 2026 --random-moves 4 --random-multipv 4 --random-margin 60
+/// --random-maxply 16 --write-minply 1`, the built-in evaluation): the start position, then
+/// one position from each game in turn, an opening (28 to 32 pieces, plies 12 to 24), a
+/// middlegame (18 to 26 pieces), an endgame (9 to 14) or a late endgame (4 to 8), not in check;
+/// three with the side to move in check; and two composed positions without a move.
 pub const POSITIONS: &[&str] = &[
     "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
-    "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 10",
-    "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 11",
-    "4rrk1/pp1n3p/3q2pQ/2p1pb2/2PP4/2P3N1/P2B2PP/4RRK1 b - - 7 19",
-    "rq3rk1/ppp2ppp/1bnpb3/3N2B1/3NP3/7P/PPPQ1PP1/2KR3R w - - 7 14",
-    "r1bq1r1k/1pp1n1pp/1p1p4/4p2Q/4Pp2/1BNP4/PPP2PPP/3R1RK1 w - - 2 14",
-    "r3r1k1/2p2ppp/p1p1bn2/8/1q2P3/2NPQN2/PPP3PP/R4RK1 b - - 2 15",
-    "r1bbk1nr/pp3p1p/2n5/1N4p1/2Np1B2/8/PPP2PPP/2KR1B1R w kq - 0 13",
-    "r1bq1rk1/ppp1nppp/4n3/3p3Q/3P4/1BP1B3/PP1N2PP/R4RK1 w - - 1 16",
-    "4r1k1/r1q2ppp/ppp2n2/4P3/5Rb1/1N1BQ3/PPP3PP/R5K1 w - - 1 17",
-    "2rqkb1r/ppp2p2/2npb1p1/1N1Nn2p/2P1PP2/8/PP2B1PP/R1BQK2R b KQ - 0 11",
-    "r1bq1r1k/b1p1npp1/p2p3p/1p6/3PP3/1B2NN2/PP3PPP/R2Q1RK1 w - - 1 16",
-    "3r1rk1/p5pp/bpp1pp2/8/q1PP1P2/b3P3/P2NQRPP/1R2B1K1 b - - 6 22",
-    "r1q2rk1/2p1bppp/2Pp4/p6b/Q1PNp3/4B3/PP1R1PPP/2K4R w - - 2 18",
-    "4k2r/1pb2ppp/1p2p3/1R1p4/3P4/2r1PN2/P4PPP/1R4K1 b - - 3 22",
-    "3q2k1/pb3p1p/4pbp1/2r5/PpN2N2/1P2P2P/5PP1/Q2R2K1 b - - 4 26",
-    "6k1/6p1/6Pp/ppp5/3pn2P/1P3K2/1PP2P2/8 b - - 3 54",
-    "3b4/5kp1/1p1p1p1p/pP1PpP1P/P1P1P3/3KN3/8/8 w - - 0 1",
-    "2K5/p7/7P/5pR1/8/5k2/r7/8 w - - 0 1",
-    "8/6pk/1p6/8/PP3p1p/5P2/4KP1q/3Q4 w - - 0 1",
-    "7k/3p2pp/4q3/8/4Q3/5Kp1/P6b/8 w - - 0 1",
-    "8/2p5/8/2kPKp1p/2p4P/2P5/3P4/8 w - - 0 1",
-    "8/1p3pp1/7p/5P1P/2k3P1/8/2K2P2/8 w - - 0 1",
-    "8/pp2r1k1/2p1p3/3pP2p/1P1P1P1P/P5KR/8/8 w - - 0 1",
-    "8/3p4/p1bk3p/Pp6/1Kp1PpPp/2P2P1P/2P5/5B2 b - - 0 1",
-    "5k2/7R/4P2p/5K2/p1r2P1p/8/8/8 b - - 0 1",
-    "6k1/6p1/P6p/r1N5/5p2/7P/1b3PP1/4R1K1 w - - 0 1",
-    "1r3k2/4q3/2Pp3b/3Bp3/2Q2p2/1p1P2P1/1P2KP2/3N4 w - - 0 1",
-    "6k1/4pp1p/3p2p1/P1pPb3/R7/1r2P1PP/3B1P2/6K1 w - - 0 1",
-    "8/3p3B/5p2/5P2/p7/PP5b/k7/6K1 w - - 0 1",
-    "5rk1/q6p/2p3bR/1pPp1rP1/1P1Pp3/P3B1Q1/1K3P2/R7 w - - 93 90",
-    "4rrk1/1p1nq3/p7/2p1P1pp/3P2bp/3Q1Bn1/PPPB4/1K2R1NR w - - 40 21",
-    "r3k2r/3nnpbp/q2pp1p1/p7/Pp1PPPP1/4BNN1/1P5P/R2Q1RK1 w kq - 0 16",
-    "3Qb1k1/1r2ppb1/pN1n2q1/Pp1Pp1Pr/4P2p/4BP2/4B1R1/1R5K b - - 11 40",
-    "4k3/3q1r2/1N2r1b1/3ppN2/2nPP3/1B1R2n1/2R1Q3/3K4 w - - 5 1",
-    // Checks and mates.
-    "8/8/8/8/5kp1/P7/8/1K1N4 w - - 0 1",
-    "8/8/8/5N2/8/p7/8/2NK3k w - - 0 1",
-    "8/3k4/8/8/8/4B3/4KB2/2B5 w - - 0 1",
-    "8/8/1P6/5pr1/8/4R3/7k/2K5 w - - 0 1",
-    "8/2p4P/8/kr6/6R1/8/8/1K6 w - - 0 1",
-    "8/8/3P3k/8/1p6/8/1P6/1K3n2 b - - 0 1",
-    "8/R7/2q5/8/6k1/8/1P5p/K6R w - - 0 124",
-    "6k1/3b3r/1p1p4/p1n2p2/1PPNpP1q/P3Q1p1/1R1RB1P1/5K2 b - - 0 1",
-    "r2r1n2/pp2bk2/2p1p2p/3q4/3PN1QP/2P3R1/P4PP1/5RK1 w - - 0 1",
-    "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1",
-    "7k/6Q1/6K1/8/8/8/8/8 b - - 0 1",
-    "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1",
+    // Openings.
+    "r1bqkb1r/1pp2ppp/p1n1pn2/8/3PN3/P2Q1N2/1PP2PPP/R1B1KB1R b KQkq - 0 7",
+    "r1bq1rk1/pp3ppp/2pb1n2/P2p4/3NP3/2Nn4/1PPB1PPP/R2Q1RK1 w - - 0 12",
+    "r4rk1/p1pq1ppp/3bpn2/1p1p4/3P3P/P1NPP3/1P1B1PP1/R2QK2R w KQ - 1 12",
+    "r3kbnr/ppp1pppp/2nq4/8/2NP4/5N2/PP2PPPP/R1B1KB1R b KQkq - 0 7",
+    "r1bqk2r/ppp1bppp/2n1pn2/3p4/3P4/2N1PN2/PPPB1PPP/R2QKB1R b KQkq - 4 7",
+    "r1bqk2r/ppp2pp1/3bpn1p/6B1/3P4/3Q1N2/PPP1BPPP/R4RK1 w kq - 0 12",
+    "r3kb1r/pp3ppp/nqp1pn2/3p1b2/3P1B2/N1P2N2/PP2PPPP/R1Q1KB1R b KQkq - 0 8",
+    "1r2kb1r/2p1pppp/p1pqbn2/3pN3/3P4/2N1P3/PPPB1PPP/R1Q1K2R w KQk - 6 13",
+    "r2qkb1r/ppp2ppp/2n1p3/3p1b2/3PN3/3BPN2/PPP2PPP/R1BQ1RK1 b kq - 0 7",
+    "r2qkb1r/ppp1pppp/8/3p1b2/1n1P1Pn1/2N2N2/PPP1P1PP/2RQKBBR b Kkq - 8 7",
+    "r1b1kbnr/p1pq1ppp/1p2p3/3pP3/8/P1NQ4/1PPBPPPP/R3KB1R w KQkq - 1 9",
+    "r1bqkb1r/ppp3pp/2n1pp2/4P3/3P4/4BP2/PPP4P/R2QKBNR w KQkq - 0 9",
+    // Middlegames.
+    "5rk1/3b2p1/1pn1pp2/3pP1Pp/3P1P1P/2PB4/r1P1N3/q1BQ1RK1 b - - 0 18",
+    "2r2kr1/3bb3/p3p3/4P2B/1P2p1Pp/4P3/1R1B4/6KR b - - 0 31",
+    "1r2k2r/Q1pn3p/3bp3/3p1p1P/P2P2Nq/2NP1P2/1P6/R4RK1 b k - 0 20",
+    "r4bkr/p3p1pp/2p5/1p1n1b2/3PN3/8/PPK2P1P/R1B2BR1 w - - 3 17",
+    "5b1r/2knppp1/p1n5/1p2P2p/2pB1P2/2P1N3/P4P1P/3RK2R w K - 0 24",
+    "r7/3kn3/3bp1p1/p1pp4/Rr1PpPBP/1P2P3/2P5/2BK3R w - - 0 26",
+    "2rr2k1/8/Q2b2p1/5p1p/p2q1P1P/P3RRB1/6PK/8 b - - 4 39",
+    "2k4r/2pb2p1/4p3/1pPn1p2/p2P1P1r/P1P2R1P/2RB4/1K3B2 w - - 0 33",
+    "1r3rk1/5p2/6p1/p2P1p1p/P1Pp4/1P2p1P1/7P/R2R2K1 b - - 1 33",
+    "3rr3/3b1k2/p2p3p/Pp1P2p1/1P4P1/2PR1B2/8/3K2R1 w - - 6 34",
+    "4r3/r2b2k1/2p4p/p3p1p1/P1BbP1P1/1P1R1PP1/4K3/3R4 b - - 4 31",
+    "r2qk2r/1ppbb1pp/p3p3/3nP3/2Q1N3/6B1/PP3PPP/R3KB1R b KQkq - 0 13",
+    // Endgames.
+    "8/6pk/3r4/Q2R1p2/5P1p/5P1P/5K2/2q5 b - - 0 47",
+    "4r3/3Rp3/2k1P3/4KPp1/7p/7P/8/8 w - - 11 47",
+    "8/4k3/6p1/Pp1r1p1p/1RpB3P/6r1/3R4/3K4 w - - 0 47",
+    "4Q3/1bBp2k1/3P4/3P4/1P5p/2P4P/6P1/1B4K1 w - - 1 41",
+    "1k6/p1nb4/2p5/1p2N3/2P5/PP6/4r3/R5K1 w - - 0 34",
+    "5b2/1p2k1p1/8/p7/P3p3/7q/8/2R1K3 b - - 3 43",
+    "6N1/R7/3P2k1/4B3/8/7p/1P5P/2K4R b - - 0 46",
+    "8/2p2R2/2k5/p3pB2/Pn2K3/1PB3b1/8/8 w - - 34 50",
+    "8/3b4/8/1p1pkp2/pP6/P2KP3/4B2r/4R3 b - - 1 47",
+    "8/3k4/pp3P2/3nPr2/3P4/3K4/1PR2B2/8 b - - 8 56",
+    // Late endgames.
+    "8/8/8/7B/3k3K/8/2Qp1P2/8 b - - 4 85",
+    "7R/6k1/8/8/8/2p5/1r2p3/2K5 w - - 18 87",
+    "8/8/8/4QP2/3K4/k7/2B5/8 b - - 0 82",
+    "5Q2/8/p1Q5/P1P3K1/2k5/6P1/8/8 b - - 0 64",
+    "5Q2/3k4/2p5/4q3/1p2p3/4P3/8/1K6 w - - 0 54",
+    "6k1/5p2/6p1/5p2/2K1nr1p/8/8/8 w - - 0 59",
+    "8/8/8/3k4/2p1bK2/r7/8/8 b - - 1 119",
+    "8/8/5kp1/1r6/3K4/1p6/1R6/8 b - - 1 53",
+    // The side to move in check.
+    "8/8/1k4p1/3p1pNp/3P3P/3BKP2/5P2/2b5 w - - 5 67",
+    "8/4p3/4P3/3k1Ppr/2P4p/p2K3P/8/4R3 b - - 0 38",
+    "4kbnr/pp1Bpppp/2p5/nN1P4/2p5/2P2P2/P3PP1P/R1B1K2R b KQk - 0 13",
+    // Checkmated and stalemated: no move to search.
+    "k7/1Q6/1K6/8/8/8/8/8 b - - 0 1",
+    "k7/8/1Q6/8/8/8/8/2K5 b - - 0 1",
 ];
 
 /// What to run.

@@ -35,6 +35,7 @@
 //! (padding dropped on reading, written as zeros). Nothing follows (`stream.peek() == EOF`).
 
 pub mod leb128;
+mod seeded;
 
 use super::first_layer::WeightType;
 use super::format::{DecodeError, EncodeError, NotStockfish, i16s, i32s};
@@ -43,6 +44,7 @@ use super::shape::Arch;
 use super::units::ScoreUnits;
 use leb128::Leb128Error;
 use plugin_api::FeatureSet;
+pub use seeded::{seeded_description, seeded_random_parts};
 
 /// The file version of Stockfish's networks from SFNNv2 (2021-05, e8d64af12) to SFNNv15
 /// (`nnue_common.h:51` at `sf_15.1`); SFNNv10 to SFNNv15 (threat inputs, 2025-11 to 2026-05)

@@ -22,6 +22,10 @@ pub struct ConvertArgs {
     /// Format of the output, overriding its extension.
     #[arg(long, value_name = "FORMAT")]
     pub out_format: Option<Format>,
+    /// Pass over the first N positions read (bad records aside) before any is filtered or
+    /// written: with `--limit`, a slice of the input.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub offset: u64,
     /// Stop after writing this many positions.
     #[arg(long, value_name = "N")]
     pub limit: Option<u64>,
@@ -71,7 +75,7 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
                 }
             };
             read += 1;
-            if !filter.keep(&sample) {
+            if read <= args.offset || !filter.keep(&sample) {
                 continue;
             }
             match writer.write(&sample) {

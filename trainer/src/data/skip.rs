@@ -1,56 +1,156 @@
-//! nnue-pytorch's skipping at load: which positions its data loader drops at random, and with
-//! what probability (`data_loader/cpp/training_data_loader.cpp`, `make_skip_predicate`, and
-//! `lib/training_data_entry.h` at 9f72946). Each rule here is the probability of keeping a
-//! position; [`super::filter::Filter`] draws against it from its seeded stream and counts what
-//! each rule dropped.
+//! The skipping rules of nnue-pytorch's data loader, as probabilities of keeping a position.
+//! [`super::filter::Filter`] draws against each from its seeded stream and counts what each
+//! rule dropped.
 //!
-//! - **WDL skip** (`wld_filtered`): keep a position with the probability that its score gives
-//!   its game's result, under Stockfish's win-rate model of the ply (fitted on fishtest, `b`
-//!   widened by 1.5): positions whose score contradicts the result are mostly dropped.
-//! - **Soft early-ply skip** (`soft_early_fen_skipping`, 20): before that ply, keep with a
-//!   probability interpolated linearly through (0, 0.1), (6, 0.15), (10, 0.25), (18, 0.75) and
-//!   (20, 1).
-//! - **Piece-count skip** (its "smart" skipping): keep a position of `pc` pieces with a
-//!   probability that steers the kept positions' piece counts toward a target distribution,
-//!   a Hermite spline through (0, 0), (8, 0.4), (16, 1), (24, 1), (32, 0.75): from the counts
-//!   seen so far, accept `α · ratio(pc)` where `ratio` is the target's share over the seen
-//!   share and α makes the rarest count's acceptance 0.025 (at most 97.5% skipped); α is
-//!   recomputed after 100, 500, 1000, 2500, 5000 positions and every 10,000 after, when the
-//!   history is also halved.
+//! The rules and their constants are nnue-pytorch's (official-stockfish/nnue-pytorch at
+//! 9f72946: the skip settings of `data_loader/cpp/training_data_loader.cpp` and the win-rate
+//! model of `data_loader/cpp/lib/training_data_entry.h`); they are written here from their
+//! description, in this crate's terms:
 //!
-//! nnue-pytorch's random skip N (probability N/(N+1)) is `skip_rate`, its hard early skip E
-//! (ply ≤ E) is `min_ply = E + 1`, and its capture/check filter is `skip_capture_bestmove` and
+//! - **WDL skip**: keep a position with the probability that its score gives its game's
+//!   result, under a win-rate model of the game's ply ([`NNUE_PYTORCH_WIN_RATE`]): positions
+//!   whose score contradicts the result are mostly dropped.
+//! - **Soft early-ply skip** (until ply 20 by default): before that ply, keep with a
+//!   probability that rises by straight segments through (0, 0.1), (6, 0.15), (10, 0.25),
+//!   (18, 0.75) to (until, 1).
+//! - **Piece-count skip**: steer the kept positions' piece counts toward a target
+//!   distribution, a smooth curve through (0, 0), (8, 0.4), (16, 1), (24, 1), (32, 0.75)
+//!   ([`PieceCountSkip`]).
+//!
+//! nnue-pytorch's random skip N (probability N/(N+1)) is `skip_rate` here, its hard early skip
+//! E (ply ≤ E) is `min_ply = E + 1`, and its capture/check filter is `skip_capture_bestmove` and
 //! `skip_in_check`.
 
-/// Stockfish's win-rate model as nnue-pytorch's loader uses it (`win_rate_model`): the
-/// probabilities of a win, a loss and a draw for the side to move of a position at `ply` with
-/// `score` in Stockfish's internal units (208 to a pawn, as its binpacks store them).
-pub fn win_rate_model(score: i16, ply: u16) -> (f64, f64, f64) {
-    let m = f64::from(ply.min(240)) / 64.0;
-    let a_s = [-3.68389304, 30.07065921, -60.52878723, 149.53378557];
-    let b_s = [-2.0181857, 15.85685038, -29.83452023, 47.59078827];
-    let a = ((a_s[0] * m + a_s[1]) * m + a_s[2]) * m + a_s[3];
-    let b = (((b_s[0] * m + b_s[1]) * m + b_s[2]) * m + b_s[3]) * 1.5;
-    let x = (100.0 * f64::from(score) / 208.0).clamp(-2000.0, 2000.0);
-    let w = 1.0 / (1.0 + ((a - x) / b).exp());
-    let l = 1.0 / (1.0 + ((a + x) / b).exp());
-    (w, l, 1.0 - w - l)
-}
+/// A curve through points joined by straight segments: at `x`, the first segment whose ends
+/// hold `x` between them decides; before the first point the curve is the first point's value.
+struct Polyline<'a>(&'a [(f64, f64)]);
 
-/// The WDL skip's probability of keeping a position: how likely its result (1, 0, −1 for the
-/// side to move) is under its score (`score_result_prob`).
-pub fn wdl_keep(score: i16, ply: u16, result: i8) -> f64 {
-    let (w, l, d) = win_rate_model(score, ply);
-    match result {
-        r if r > 0 => w,
-        r if r < 0 => l,
-        _ => d,
+impl Polyline<'_> {
+    fn at(&self, x: f64) -> f64 {
+        let points = self.0;
+        if x <= points[0].0 {
+            return points[0].1;
+        }
+        points
+            .windows(2)
+            .find(|segment| segment[0].0 <= x && x <= segment[1].0)
+            .map_or(1.0, |segment| {
+                let ((x0, y0), (x1, y1)) = (segment[0], segment[1]);
+                if x1 == x0 {
+                    y0
+                } else {
+                    y0 + (x - x0) / (x1 - x0) * (y1 - y0)
+                }
+            })
     }
 }
 
+/// A cubic Hermite spline through values at equally spaced knots `0, step, 2·step, …`, each
+/// knot's slope the centred difference of its neighbours (one-sided at the two ends), per
+/// step; constant beyond the last knot.
+struct KnotSpline<const N: usize> {
+    step: f64,
+    values: [f64; N],
+}
+
+impl<const N: usize> KnotSpline<N> {
+    /// The slope at knot `k`, per step.
+    fn slope(&self, k: usize) -> f64 {
+        let y = &self.values;
+        match k {
+            0 => y[1] - y[0],
+            k if k == N - 1 => y[k] - y[k - 1],
+            k => (y[k + 1] - y[k - 1]) / 2.0,
+        }
+    }
+
+    fn at(&self, x: f64) -> f64 {
+        let last = N - 1;
+        if x <= 0.0 {
+            return self.values[0];
+        }
+        if x >= last as f64 * self.step {
+            return self.values[last];
+        }
+        let k = ((x / self.step) as usize).min(last - 1);
+        let t = x / self.step - k as f64;
+        // The Hermite basis: the two values and the two slopes, weighted by cubics in t.
+        let (t2, t3) = (t * t, t * t * t);
+        (2.0 * t3 - 3.0 * t2 + 1.0) * self.values[k]
+            + (t3 - 2.0 * t2 + t) * self.slope(k)
+            + (-2.0 * t3 + 3.0 * t2) * self.values[k + 1]
+            + (t3 - t2) * self.slope(k + 1)
+    }
+}
+
+/// A win-rate model: the side to move of a position of score `x` (centipawns) wins with
+/// probability `σ((x − a)/b)` and loses with `σ((−x − a)/b)`, draws otherwise, where `a` and
+/// `b` are cubics in `ply / 64` (the ply capped).
+pub struct WinRateModel {
+    /// The cubic of `a`, highest power first.
+    pub a: [f64; 4],
+    /// The cubic of `b`, highest power first.
+    pub b: [f64; 4],
+    /// A factor on `b` (above 1: flatter, more draws).
+    pub b_scale: f64,
+    /// The ply beyond which the model holds as at this ply.
+    pub max_ply: u16,
+    /// The data's score units per pawn.
+    pub units_per_pawn: f64,
+    /// The centipawns beyond which a score counts as this many.
+    pub max_centipawns: f64,
+}
+
+/// The win-rate model nnue-pytorch's WDL skip uses: Stockfish's fit on fishtest games (its
+/// coefficients), `b` widened by 1.5, up to ply 240, on scores in Stockfish's internal units
+/// (208 to a pawn, as its binpacks store them) clamped to ±2000 centipawns.
+pub const NNUE_PYTORCH_WIN_RATE: WinRateModel = WinRateModel {
+    a: [-3.68389304, 30.07065921, -60.52878723, 149.53378557],
+    b: [-2.0181857, 15.85685038, -29.83452023, 47.59078827],
+    b_scale: 1.5,
+    max_ply: 240,
+    units_per_pawn: 208.0,
+    max_centipawns: 2000.0,
+};
+
+impl WinRateModel {
+    /// The probabilities of a win, a loss and a draw for the side to move of a position at
+    /// `ply` with `score` in the model's units.
+    pub fn outcomes(&self, score: i16, ply: u16) -> (f64, f64, f64) {
+        let m = f64::from(ply.min(self.max_ply)) / 64.0;
+        let cubic = |c: &[f64; 4]| ((c[0] * m + c[1]) * m + c[2]) * m + c[3];
+        let (a, b) = (cubic(&self.a), cubic(&self.b) * self.b_scale);
+        let x = (100.0 * f64::from(score) / self.units_per_pawn)
+            .clamp(-self.max_centipawns, self.max_centipawns);
+        let win = 1.0 / (1.0 + ((a - x) / b).exp());
+        let loss = 1.0 / (1.0 + ((a + x) / b).exp());
+        (win, loss, 1.0 - win - loss)
+    }
+
+    /// The probability of `result` (1, 0, −1 for the side to move) for a position at `ply`
+    /// with `score`.
+    pub fn probability_of(&self, result: i8, score: i16, ply: u16) -> f64 {
+        let (win, loss, draw) = self.outcomes(score, ply);
+        match result.signum() {
+            1 => win,
+            -1 => loss,
+            _ => draw,
+        }
+    }
+}
+
+/// The WDL skip's probability of keeping a position: how likely its result (1, 0, −1 for the
+/// side to move) is under its score.
+pub fn wdl_keep(score: i16, ply: u16, result: i8) -> f64 {
+    NNUE_PYTORCH_WIN_RATE.probability_of(result, score, ply)
+}
+
 /// The soft early-ply skip's probability of keeping a position at `ply`, the skip ending at
-/// `until` (nnue-pytorch's default 20; its default control points).
+/// `until` (20 by default).
 pub fn early_ply_keep(ply: u16, until: u16) -> f64 {
+    if ply >= until {
+        return 1.0;
+    }
     let points = [
         (0.0, 0.1),
         (6.0, 0.15),
@@ -58,77 +158,55 @@ pub fn early_ply_keep(ply: u16, until: u16) -> f64 {
         (18.0, 0.75),
         (f64::from(until), 1.0),
     ];
-    let x = f64::from(ply);
-    if ply >= until {
-        return 1.0;
-    }
-    if x <= points[0].0 {
-        return points[0].1;
-    }
-    for pair in points.windows(2) {
-        let ((x0, y0), (x1, y1)) = (pair[0], pair[1]);
-        if x >= x0 && x <= x1 {
-            if x1 == x0 {
-                return y0;
-            }
-            return (y0 + (x - x0) / (x1 - x0) * (y1 - y0)).clamp(0.0, 1.0);
-        }
-    }
-    1.0
+    Polyline(&points).at(f64::from(ply)).clamp(0.0, 1.0)
 }
 
-/// The piece-count skip's target: the relative frequency wanted for `pc` pieces, a cubic
-/// Hermite spline through nnue-pytorch's `pc_y0..pc_y4` = 0, 0.4, 1, 1, 0.75 at 0, 8, 16, 24,
-/// 32 pieces (`desired_piece_count_weights`).
+/// The piece-count skip's target: the relative frequency wanted for `pc` pieces, never below 0.
 pub fn piece_count_target(pc: u32) -> f64 {
-    let y = [0.0, 0.4, 1.0, 1.0, 0.75];
-    let x = f64::from(pc);
-    if pc == 0 {
-        return y[0];
-    }
-    if pc >= 32 {
-        return y[4];
-    }
-    let i = ((x / 8.0) as usize).min(3);
-    let t = (x - i as f64 * 8.0) / 8.0;
-    let slope = |k: usize| match k {
-        0 => y[1] - y[0],
-        4 => y[4] - y[3],
-        _ => (y[k + 1] - y[k - 1]) / 2.0,
+    const TARGET: KnotSpline<5> = KnotSpline {
+        step: 8.0,
+        values: [0.0, 0.4, 1.0, 1.0, 0.75],
     };
-    let (m0, m1) = (slope(i), slope(i + 1));
-    let (t2, t3) = (t * t, t * t * t);
-    let value = (2.0 * t3 - 3.0 * t2 + 1.0) * y[i]
-        + (t3 - 2.0 * t2 + t) * m0
-        + (-2.0 * t3 + 3.0 * t2) * y[i + 1]
-        + (t3 - t2) * m1;
-    value.max(0.0)
+    TARGET.at(f64::from(pc)).max(0.0)
 }
 
-/// The most the piece-count skip drops of the rarest piece count.
+/// The most the piece-count skip drops of the piece count that is most over its target share.
 const MAX_PIECE_COUNT_SKIP: f64 = 0.975;
 
-/// The piece-count skip's state: the piece counts seen (halved every 10,000 positions) and the
-/// scale α of the acceptance.
+/// Piece counts 0 to 32.
+const PIECE_COUNTS: usize = 33;
+
+/// Whether the piece-count skip rescales its acceptance after its `n`-th position: after 100,
+/// 500, 1,000, 2,500 and 5,000, then every 10,000.
+fn rescales_after(n: u64) -> bool {
+    matches!(n, 100 | 500 | 1000 | 2500 | 5000) || (n > 5000 && n.is_multiple_of(10_000))
+}
+
+/// The piece-count skip: a rejection sampler that keeps a position of `pc` pieces with
+/// probability `α · wanted(pc) / seen(pc)`, the target's share of that count over its share of
+/// the positions seen so far, so that the kept positions' counts follow the target. `α` is set
+/// from time to time ([`rescales_after`]) so that the count seen most above its target share is
+/// kept with probability 1 − 0.975; the history of counts seen is halved every 10,000
+/// positions, so that it follows the data.
 #[derive(Clone, Debug)]
 pub struct PieceCountSkip {
-    target: [f64; 33],
+    target: [f64; PIECE_COUNTS],
     target_total: f64,
-    seen: [f64; 33],
+    seen: [f64; PIECE_COUNTS],
     seen_total: f64,
-    steps: u64,
+    positions: u64,
     alpha: f64,
 }
 
 impl Default for PieceCountSkip {
     fn default() -> Self {
-        let target: [f64; 33] = std::array::from_fn(|pc| piece_count_target(pc as u32));
+        let target: [f64; PIECE_COUNTS] = std::array::from_fn(|pc| piece_count_target(pc as u32));
         PieceCountSkip {
             target_total: target.iter().sum(),
             target,
-            seen: [0.0; 33],
+            seen: [0.0; PIECE_COUNTS],
             seen_total: 0.0,
-            steps: 0,
+            positions: 0,
             alpha: 1.0,
         }
     }
@@ -137,36 +215,37 @@ impl Default for PieceCountSkip {
 impl PieceCountSkip {
     /// Records a position of `pc` pieces and returns the probability of keeping it.
     pub fn keep(&mut self, pc: u32) -> f64 {
-        let pc = pc.min(32) as usize;
+        let pc = (pc as usize).min(PIECE_COUNTS - 1);
         self.seen[pc] += 1.0;
         self.seen_total += 1.0;
-        self.steps += 1;
-        let s = self.steps;
-        if matches!(s, 100 | 500 | 1000 | 2500 | 5000) || (s > 5000 && s.is_multiple_of(10_000)) {
-            let min_ratio = (0..33)
-                .filter(|&i| self.target[i] > 0.0 && self.seen[i] > 0.0)
-                .map(|i| self.ratio(i))
-                .fold(f64::INFINITY, f64::min);
-            if min_ratio.is_finite() && min_ratio > 0.0 {
-                self.alpha = (1.0 - MAX_PIECE_COUNT_SKIP) / min_ratio;
-            }
-            if s >= 10_000 && s.is_multiple_of(10_000) {
-                for v in &mut self.seen {
-                    *v *= 0.5;
-                }
-                self.seen_total *= 0.5;
-            }
+        self.positions += 1;
+        if rescales_after(self.positions) {
+            self.rescale();
         }
-        if self.target[pc] > 0.0 && self.seen[pc] > 0.0 {
-            (self.alpha * self.ratio(pc)).clamp(0.0, 1.0)
-        } else {
-            0.0
+        self.over_seen(pc)
+            .map_or(0.0, |ratio| (self.alpha * ratio).clamp(0.0, 1.0))
+    }
+
+    /// Sets `α` from the count most above its target share; every 10,000 positions, halves the
+    /// history.
+    fn rescale(&mut self) {
+        let lowest = (0..PIECE_COUNTS)
+            .filter_map(|pc| self.over_seen(pc))
+            .fold(f64::INFINITY, f64::min);
+        if lowest.is_finite() && lowest > 0.0 {
+            self.alpha = (1.0 - MAX_PIECE_COUNT_SKIP) / lowest;
+        }
+        if self.positions.is_multiple_of(10_000) {
+            self.seen.iter_mut().for_each(|n| *n *= 0.5);
+            self.seen_total *= 0.5;
         }
     }
 
-    /// The target's share of `pc` pieces over its share of the positions seen.
-    fn ratio(&self, pc: usize) -> f64 {
-        (self.seen_total * self.target[pc]) / (self.target_total * self.seen[pc])
+    /// The target's share of `pc` pieces over its share of the positions seen, where both are
+    /// above zero.
+    fn over_seen(&self, pc: usize) -> Option<f64> {
+        (self.target[pc] > 0.0 && self.seen[pc] > 0.0)
+            .then(|| (self.seen_total * self.target[pc]) / (self.target_total * self.seen[pc]))
     }
 }
 
@@ -193,6 +272,8 @@ mod tests {
         // A winning score that lost is nearly always dropped; beyond 240 plies the model holds.
         assert!(wdl_keep(2000, 60, -1) < 1e-4);
         assert_eq!(wdl_keep(100, 240, 1), wdl_keep(100, 400, 1));
+        // Beyond ±2000 centipawns the score counts as 2000.
+        assert_eq!(wdl_keep(i16::MAX, 30, 1), wdl_keep(4160, 30, 1));
     }
 
     #[test]
@@ -204,6 +285,8 @@ mod tests {
         close(early_ply_keep(19, 20), 0.875, 1e-12);
         close(early_ply_keep(20, 20), 1.0, 1e-12);
         close(early_ply_keep(100, 20), 1.0, 1e-12);
+        // An early end: the segments before it decide.
+        close(early_ply_keep(8, 10), 0.2, 1e-12);
     }
 
     #[test]
@@ -231,8 +314,8 @@ mod tests {
 
     #[test]
     fn piece_count_skip_steers_toward_the_target() {
-        // Positions of 30 pieces four times as often as of 12: after the first update the
-        // rarer count relative to its target is kept at 0.025, the others in proportion.
+        // Positions of 30 pieces four times as often as of 12: after the first rescale the
+        // count most above its target share is kept at 0.025, the other in proportion.
         let mut skip = PieceCountSkip::default();
         let mut last = (0.0, 0.0);
         for k in 0..100 {
@@ -244,11 +327,21 @@ mod tests {
                 last.1 = p;
             }
         }
-        let ratio = |pc: u32, share: f64| piece_count_target(pc) / skip.target_total / share;
+        let total: f64 = (0..33).map(piece_count_target).sum();
+        let ratio = |pc: u32, share: f64| piece_count_target(pc) / total / share;
         let (r12, r30) = (ratio(12, 0.2), ratio(30, 0.8));
         let min = r12.min(r30);
         // The 100th position (30 pieces) was judged with the new α.
         close(last.1, (0.025 / min * r30).min(1.0), 1e-12);
         assert!(last.1 <= 1.0 && last.1 > 0.0);
+    }
+
+    #[test]
+    fn the_skip_rescales_on_its_schedule() {
+        let at: Vec<u64> = (1..=40_000).filter(|&n| rescales_after(n)).collect();
+        assert_eq!(
+            at,
+            [100, 500, 1000, 2500, 5000, 10_000, 20_000, 30_000, 40_000]
+        );
     }
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Summarize host/tests/data/stockfish-15.1/{positions,games}.tsv (counts for the README).
 
-Usage: python stats.py POSITIONS_TSV GAMES_TSV   (needs python-chess 1.11.2)
+Usage: python nnue_stats.py POSITIONS_TSV GAMES_TSV   (needs python-chess 1.11.2)
 Also checks the TSVs' internal consistency (used bucket = (pieces-1)//4,
 evaluate = (psqt+positional)/16 with C++ truncation, one eval per ply + 1).
 """

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Deterministic generator of legal test positions for the nnue-pytorch feature fixtures
-(Full_Threats, PP_3Wide).
+"""The positions of host/tests/data/nnue-pytorch-features/positions.fen (deterministic; its
+README): legal test positions for the threat feature sets (Full_Threats, PP_3Wide).
 
-Usage:  python3 gen_positions.py OUT.fen        (python-chess 1.11.2)
+Usage:  python3 threat_positions.py OUT.fen        (python-chess 1.11.2)
 
 Every position passes python-chess's Board.is_valid(); FENs are written as full 6-field FENs
 with the en-passant field only when an en-passant capture is legal

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Seeded random games of exactly PLIES plies (default 400) from the start position, one per
-line as START_FEN<TAB>uci moves (the games format of `host eval --games` and `sf16_nnue games`):
-longer than Stockfish's accumulator stack (MAX_PLY = 246), so that the harness restarts it.
+line as START_FEN<TAB>uci moves (the games format of `host eval --games`): longer than
+Stockfish's accumulator stack (MAX_PLY = 246), which its code restarts every MAX_PLY plies, as a
+search restarts it at each root (`scripts/eval-bench.sh`).
 
 usage: long_games.py [COUNT] [PLIES] [SEED] > games.tsv   (python-chess)
 """

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Generate the game input for host/tests/data/stockfish-15.1/games.tsv (deterministic).
+"""The games of host/tests/data/stockfish-15.1/games.tsv (deterministic; its README).
 
-Writes '#' header lines (copied through by sf151_nnue) and lines
+Writes lines
 `START_FEN<TAB>uci_move uci_move ...`: seeded random legal playouts (python-chess)
 of 60-160 plies. Each start is one of the STARTS below after 0-11 unrecorded
 uniformly random plies (so all start FENs differ). Move choice is weighted
@@ -12,7 +12,7 @@ exercise Stockfish's incremental accumulator updates for every move kind and its
 refresh on king moves. A game ends at its drawn length, at mate/stalemate, or
 when only the kings are left; games shorter than 60 plies are discarded.
 
-Usage: python gen_games.py [OUT]   (needs python-chess 1.11.2)
+Usage: python nnue_games.py [OUT]   (needs python-chess 1.11.2)
 """
 import random
 import sys
@@ -22,8 +22,6 @@ import chess
 SEED = 20251126
 N_GAMES = 60
 MIN_PLIES, MAX_PLIES = 60, 160
-SF_COMMIT = "758f9c9350abee36a5865ec701560db8ea62004d"
-NET_SHA256 = "ad9b423546714137916bd38978af6fd68d7b8951bef25ff76bf43da72d6cb786"
 
 STARTS = [
     chess.STARTING_FEN,
@@ -112,12 +110,6 @@ def main():
         if g is not None and g[0] not in {s for s, _ in games}:
             games.append(g)
     with open(out_path, "w") as fh:
-        fh.write("# Stockfish 15.1 NNUE along games, incrementally updated accumulators "
-                 "(scripts/stockfish-nnue, sf151_nnue games)\n")
-        fh.write(f"# source official-stockfish/Stockfish sf_15.1 = {SF_COMMIT}; "
-                 f"net nn-ad9b42354671.nnue sha256 {NET_SHA256}\n")
-        fh.write("# columns: START_FEN<TAB>uci moves (space-separated)<TAB>e0,...,en  "
-                 "(e_i = Eval::NNUE::evaluate(pos,false) after i plies, side to move)\n")
         for start, moves in games:
             fh.write(start + "\t" + " ".join(m.uci() for m in moves) + "\n")
     print(f"{len(games)} games ({tries} tries), {sum(len(m) for _, m in games)} plies -> {out_path}",

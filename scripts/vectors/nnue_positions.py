@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Generate the FEN input for host/tests/data/stockfish-15.1/positions.tsv (deterministic).
+"""The positions of host/tests/data/stockfish-15.1/positions.tsv (deterministic; its README).
 
-Writes '#' header lines (copied through by sf151_nnue) and one full 6-field FEN per
+Writes one full 6-field FEN per
 line (ep field only when an ep capture is legal). Hand-picked positions plus
 positions stratified by piece count (2..32, so every NNUE bucket
 (count-1)//4 = 0..7 is well covered), drawn from
@@ -14,7 +14,7 @@ Within each piece count a greedy pass fills quotas for: side to move black,
 each king-half combination (white/black king on files a-d / e-h), side to move
 in check, legal en passant, castling rights, promoted extra pieces.
 
-Usage: python gen_positions.py [OUT]   (needs python-chess 1.11.2)
+Usage: python nnue_positions.py [OUT]   (needs python-chess 1.11.2)
 """
 import random
 import sys
@@ -22,8 +22,6 @@ import sys
 import chess
 
 SEED = 20251125
-SF_COMMIT = "758f9c9350abee36a5865ec701560db8ea62004d"
-NET_SHA256 = "ad9b423546714137916bd38978af6fd68d7b8951bef25ff76bf43da72d6cb786"
 
 # Positions per piece count (2 = bare kings has little variety).
 PER_COUNT = {2: 40, 3: 90}
@@ -232,11 +230,6 @@ def main():
         b = chess.Board(f)
         assert b.is_valid() and canon(b) == f, f
     with open(out_path, "w") as fh:
-        fh.write("# Stockfish 15.1 NNUE reference outputs (scripts/stockfish-nnue, sf151_nnue positions)\n")
-        fh.write(f"# source official-stockfish/Stockfish sf_15.1 = {SF_COMMIT}; "
-                 f"net nn-ad9b42354671.nnue sha256 {NET_SHA256}\n")
-        fh.write("# columns: FEN<TAB>used_bucket<TAB>psqt_0,...,psqt_7<TAB>positional_0,...,positional_7"
-                 "<TAB>evaluate  (raw ints, side to move; evaluate=(psqt_u+positional_u)/16 truncated)\n")
         fh.write("\n".join(chosen) + "\n")
     print(f"{len(chosen)} positions -> {out_path}", file=sys.stderr)
 

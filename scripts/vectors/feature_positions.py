@@ -7,7 +7,7 @@ files a-d / e-h x black king on files a-d / e-h) appears many times and special
 cases (legal en passant, pawns on 7th/2nd rank, extra promoted pieces, black to
 move, castling rights, sparse endgames, full middlegames) are covered.
 
-Usage: python gen_positions.py [OUT]   (needs `pip install chess`)
+Usage: python feature_positions.py [OUT]   (needs python-chess 1.11.2)
 """
 import random
 import sys

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Games for the speed benchmark (`scripts/stockfish-nnue/bench.sh`, issue 46), beside the random
-playouts of the vectors: one per line as START_FEN<TAB>uci moves (the games format of
-`host eval --games` and `sf16_nnue bench`), deterministic for a given seed.
+"""Games for the inference benchmark (`scripts/eval-bench.sh`), beside the random playouts of the
+vectors: one per line as START_FEN<TAB>uci moves (the games format of `host eval --games`),
+deterministic for a given seed.
 
   captures COUNT SEED BOOK   capture-rich playouts from a book's middlegame openings (the UHO
                              book, ../shared/data/uho_4060_v2.epd): from a seeded choice of its
