@@ -76,6 +76,8 @@ cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 # The docs' links checked too: a renamed or private item leaves no link dangling.
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --locked
-# Every test of the workspace, the module-graph check among them (tools/layering: no crate's
-# modules import one another in a circle, and the plugin ABI reaches nothing of the host's side).
+# Every test of the workspace, two checks of the tree among them: tools/layering (no crate's
+# modules import one another in a circle, and the plugin ABI reaches nothing of the host's side)
+# and tools/provenance (no other project's code, binary, build recipe or data in any file,
+# committed or not: ARCHITECTURE.md, "References").
 cargo test --workspace --locked

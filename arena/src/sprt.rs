@@ -28,7 +28,7 @@
 //! with `N` the observations (pairs or games), `p̂` their shares per bin, and `q⁽ᵏ⁾` the most
 //! likely distribution under hypothesis `k`.
 //!
-//! **A linear property** `Σ_i q_i g_i = 0` ([`Observed::most_likely_with`]): maximising
+//! **A linear property** `Σ_i q_i g_i = 0`: maximising
 //! `Σ p̂_i ln q_i` with a Lagrange multiplier gives `q_i = p̂_i / (1 + λ g_i)`, where `λ` makes
 //! `Σ_i p̂_i g_i / (1 + λ g_i)` vanish. That sum falls strictly as `λ` rises on the interval
 //! where every `1 + λ g_i` is positive, `(−1/max g, −1/min g)`, so the root is found by halving

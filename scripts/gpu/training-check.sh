@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The trainer on a GPU: throughput per shape (`trainer bench`) and short end-to-end runs
 # (`trainer train` on slices of nnue-pytorch's Stockfish-labelled sample, each beside the same
-# run on the CPU, whose losses it should follow), as recorded in BENCHMARKS.md ("Training on a
+# run on the CPU, whose losses it should follow), as recorded in BENCHMARKS.md ("On a
 # GPU"). For a machine with an NVIDIA GPU and PyTorch 2.11 but no Rust and no ../shared, such as
 # the lent device machines: build, strip and slice here, carry the folder, run there from the
 # repository's root.

@@ -148,8 +148,8 @@ fn run(args: Args) -> Result<()> {
 ///   manifest gave other validation losses and ratings on an Intel machine than on an AMD one.
 ///   Pinned to their AVX2 versions (MKL's conditional numerical reproducibility, which
 ///   promises the same results on every CPU with the branch's instructions), a CPU run does not
-///   depend on the CPU it runs on. Measured on the 2-core AMD EPYC (BENCHMARKS.md, "Training:
-///   the same numbers on every x86-64 CPU"): MKL's own choice gave other networks than its
+///   depend on the CPU it runs on. Measured on the 2-core AMD EPYC (BENCHMARKS.md,
+///   "Training"): MKL's own choice gave other networks than its
 ///   reproducible branches, whose AVX2 and AVX-512 versions gave the same bytes.
 #[cfg(unix)]
 fn pinned_environment() {

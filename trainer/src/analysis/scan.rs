@@ -124,7 +124,7 @@ where
     options.filter.check()?;
     let units = all_units(inputs, options.unit_bytes)?;
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(options.threads)
+        .num_threads(arena::workers::workers(options.threads))
         .build()
         .map_err(|e| ScanError::Threads(e.to_string()))?;
     let abort = AtomicBool::new(false);

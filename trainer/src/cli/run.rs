@@ -46,8 +46,7 @@ pub struct RunArgs {
     /// Device and libtorch threads for training.
     #[command(flatten)]
     pub device: DeviceArg,
-    /// Where the stages run: in this process, or as Slurm jobs (see README, "Running on a
-    /// cluster").
+    /// Where the stages run: in this process, or as Slurm jobs (docs/cluster.md).
     #[arg(long, value_enum, default_value_t = Executor::Local)]
     pub executor: Executor,
     /// Run only this stage (data:DATASET, train:EXPERIMENT:NETWORK:RUN,

@@ -185,9 +185,9 @@ fn rescales_after(n: u64) -> bool {
 /// The piece-count skip: a rejection sampler that keeps a position of `pc` pieces with
 /// probability `α · wanted(pc) / seen(pc)`, the target's share of that count over its share of
 /// the positions seen so far, so that the kept positions' counts follow the target. `α` is set
-/// from time to time ([`rescales_after`]) so that the count seen most above its target share is
-/// kept with probability 1 − 0.975; the history of counts seen is halved every 10,000
-/// positions, so that it follows the data.
+/// after 100, 500, 1,000, 2,500 and 5,000 positions and every 10,000 after, so that the count
+/// seen most above its target share is kept with probability 1 − 0.975; the history of counts
+/// seen is halved every 10,000 positions, so that it follows the data.
 #[derive(Clone, Debug)]
 pub struct PieceCountSkip {
     target: [f64; PIECE_COUNTS],

@@ -117,14 +117,14 @@ impl<T, E, R> Drop for Background<T, E, R> {
 }
 
 /// The rayon pool of a loader's decoding and encoding, threads named `name-i` (0 threads:
-/// one per core).
+/// one per core, as every worker count of the project, [`arena::workers`]).
 pub(crate) fn worker_pool(name: &str, threads: usize) -> Result<rayon::ThreadPool> {
     if threads > MAX_THREADS {
         bail!("{threads} {name} threads is more than the {MAX_THREADS} this program starts");
     }
     let prefix = name.to_string();
     rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
+        .num_threads(arena::workers::workers(threads))
         .thread_name(move |i| format!("{prefix}-{i}"))
         .build()
         .with_context(|| format!("cannot start the {name} threads"))
