@@ -156,6 +156,11 @@ enum NetCommand {
         /// The first layer's scale, in quarters (the vectors use 4, 8 and 2).
         #[arg(long, value_parser = clap::value_parser!(i32).range(1..=64))]
         scale: i32,
+        /// Keep only these blocks' rows (some of halfka_v2_hm, full_threats, pp_3wide, in that
+        /// order): the network of a subset, as nnue-pytorch writes one, which evaluates as the
+        /// whole network with the other blocks' rows zeroed.
+        #[arg(long, value_name = "BLOCK,...", value_delimiter = ',')]
+        blocks: Vec<String>,
         /// Output file (Stockfish's format).
         #[arg(long = "out", value_name = "FILE")]
         output: PathBuf,
@@ -256,8 +261,9 @@ fn main() -> ExitCode {
             NetCommand::Reference {
                 seed,
                 scale,
+                blocks,
                 output,
-            } => cli::net::reference(args.plugin_dir.as_deref(), *seed, *scale, output),
+            } => cli::net::reference(args.plugin_dir.as_deref(), (*seed, *scale), blocks, output),
         },
     };
     // Whatever was computed before an error is kept: flush first, then report.

@@ -43,6 +43,16 @@ pub enum NetErrorKind {
     /// The feature set named in the file cannot be built from the loaded plugins (an unknown
     /// block: the message lists the available ones).
     FeatureSet(LoadError),
+    /// A Stockfish file's feature transformer's hash names blocks the loaded plugins do not
+    /// provide.
+    StockfishBlocks {
+        /// The feature transformer's hash.
+        hash: u32,
+        /// The feature set its blocks make, as this project names it.
+        name: String,
+        /// Why the plugins cannot make it.
+        why: String,
+    },
     /// A thesis file's N differs from the size of its feature set.
     FeatureCount {
         /// The feature-set name as stored.
@@ -89,6 +99,10 @@ impl fmt::Display for NetError {
             NetErrorKind::Read(_) | NetErrorKind::Write(_) => unreachable!("handled above"),
             NetErrorKind::Decode(e) => e.fmt(f),
             NetErrorKind::FeatureSet(e) => write!(f, "{e}"),
+            NetErrorKind::StockfishBlocks { hash, name, why } => write!(
+                f,
+                "its feature transformer's hash 0x{hash:08X} names the feature set {name}, which the loaded plugins cannot make: {why}"
+            ),
             NetErrorKind::FeatureCount { name, n, size } => write!(
                 f,
                 "its header says N = {n} but the feature set '{name}' of the loaded plugins has {size} features"
@@ -182,25 +196,29 @@ impl Nnue {
                 Ok(Self::arranged_for(network, features, NetFormat::Thesis))
             }
             NetFormat::Stockfish => {
-                // The file names no feature set; its version says which: HalfKAv2_hm (15.1) or
-                // HalfKAv2_hm, FullThreats and PP_3Wide (today), which the king and threats
-                // plugins provide index-exact with Stockfish.
+                // The file names no feature set; its feature transformer's hash says which:
+                // HalfKAv2_hm (15.1), or any of HalfKAv2_hm, FullThreats and PP_3Wide (today),
+                // which the king and threats plugins provide index-exact with Stockfish.
                 let layout = stockfish::Layout::of_header(bytes)
                     .map_err(|e| err(NetErrorKind::Decode(e)))?;
                 let description = layout.description.clone();
-                let name = layout.generation.feature_set();
-                let features = registry
-                    .feature_set(name)
-                    .map_err(|e| err(NetErrorKind::FeatureSet(e)))?;
+                let name = layout.blocks.feature_set();
+                let features = registry.feature_set(&name).map_err(|e| {
+                    err(NetErrorKind::StockfishBlocks {
+                        hash: layout.blocks.hash(layout.l1),
+                        name: name.clone(),
+                        why: e.to_string(),
+                    })
+                })?;
                 let n = layout.sizes()[0];
                 if u64::from(features.size()) != n {
                     return Err(err(NetErrorKind::FeatureCount {
-                        name: name.into(),
+                        name: name.clone(),
                         n,
                         size: features.size(),
                     }));
                 }
-                let blocks = layout.generation.block_infos(&features);
+                let blocks = layout.blocks.block_infos(&features);
                 let network = stockfish::decode(bytes, &layout, blocks)
                     .map_err(|e| err(NetErrorKind::Decode(e)))?;
                 let mut nnue = Self::arranged_for(network, features, NetFormat::Stockfish);
@@ -402,7 +420,7 @@ pub fn check_network_file(path: &Path) -> Result<(), NetError> {
             // The blocks' identities come from the plugins when the file is bound; any will do
             // to check the file's structure.
             stockfish::Layout::of_header(&bytes).and_then(|layout| {
-                let blocks = layout.generation.unbound_block_infos();
+                let blocks = layout.blocks.unbound_block_infos();
                 stockfish::decode(&bytes, &layout, blocks).map(drop)
             })
         }

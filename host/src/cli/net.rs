@@ -77,20 +77,34 @@ pub fn random(
     write_network(&net, output, NetFormat::Own).map_err(|e| e.to_string())
 }
 
-/// `host net reference --seed S --scale K --out FILE`: the seeded random SFNNv16 network of the
-/// reference vectors ([`stockfish::seeded_random_parts`]), in Stockfish's format, with the
-/// description Stockfish's writer gave it: the same bytes.
+/// `host net reference --seed S --scale K [--blocks B,...] --out FILE`: the seeded random SFNNv16
+/// network of the reference vectors ([`stockfish::seeded_random_parts`]), in Stockfish's format,
+/// with the description Stockfish's writer gave it: the same bytes. With `blocks`, the network
+/// of those blocks alone (the file nnue-pytorch writes for such a set).
 pub fn reference(
     plugin_dir: Option<&Path>,
-    seed: u64,
-    scale: i32,
+    (seed, scale): (u64, i32),
+    blocks: &[String],
     output: &Path,
 ) -> Result<(), String> {
+    let blocks = match blocks {
+        [] => stockfish::BlockSet::own(stockfish::Generation::Sfnnv16),
+        names => {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            stockfish::BlockSet::of_names(&names).ok_or_else(|| {
+                format!(
+                    "--blocks {}: name some of {} once each, in that order",
+                    names.join(","),
+                    stockfish::FEATURE_SET_SFNNV16.replace('+', ", ")
+                )
+            })?
+        }
+    };
     let registry = PluginRegistry::discover(plugin_dir).map_err(|e| e.to_string())?;
     let set = registry
-        .feature_set(stockfish::FEATURE_SET_SFNNV16)
+        .feature_set(&blocks.feature_set())
         .map_err(|e| e.to_string())?;
-    let net = Network::from_parts(stockfish::seeded_random_parts(seed, scale, &set))
+    let net = Network::from_parts(stockfish::seeded_random_parts(seed, scale, &blocks, &set))
         .map_err(|e| format!("cannot make the reference network: {e}"))?;
     let bytes = stockfish::encode(&net, &stockfish::seeded_description(seed, scale))
         .map_err(|e| format!("cannot encode the reference network: {e}"))?;
@@ -152,10 +166,10 @@ pub fn info(plugin_dir: Option<&Path>, net: &Path, out: &mut impl Write) -> Resu
     writeln!(out, "score units\t{}", n.units().describe()).map_err(io)?;
     // Which Stockfish would load the network in Stockfish's format (`net convert --format
     // stockfish` writes SFNNv5's raw, as 15.1 reads it), or why the format cannot hold it.
-    let stockfish = match stockfish::generation_of(&n) {
-        Ok(generation) => {
+    let stockfish = match stockfish::stored_as(&n) {
+        Ok((generation, blocks)) => {
             let compressed = nnue.source_compressed();
-            stockfish::loaded_by(generation, n.l1(), n.arch(), compressed)
+            stockfish::loaded_by(generation, &blocks, n.l1(), n.arch(), compressed)
         }
         Err(why) => format!("not expressible in Stockfish's formats: {why}"),
     };

@@ -77,14 +77,236 @@ pub const THREAT_FEATURES: usize = 59_808;
 pub const PAIR_FEATURES: usize = 4_560;
 /// Stockfish's PSQT buckets and layer stacks.
 const BUCKETS: usize = 8;
-/// The blocks of today's feature set in this project's order (name, size, how the format stores
-/// its rows): HalfKAv2_hm's `i16`, the threat and pair blocks' `i8` (Stockfish's
-/// `threatAndPpWeights`). 15.1's feature set is the first alone.
-const BLOCKS: [(&str, usize, WeightType); 3] = [
-    ("halfka_v2_hm", FEATURES, WeightType::I16),
-    ("full_threats", THREAT_FEATURES, WeightType::I8),
-    ("pp_3wide", PAIR_FEATURES, WeightType::I8),
-];
+/// One of the feature blocks Stockfish's formats store: its name here (the plugin block that
+/// computes it index-exact), its size, the type the format stores its rows in, its hash in
+/// Stockfish's code and its name in nnue-pytorch's `--features`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FormatBlock {
+    /// The plugin block's name.
+    pub name: &'static str,
+    /// Its number of features.
+    pub size: usize,
+    /// How the format stores its first-layer rows: `i16` (LEB128-compressed in today's format)
+    /// or raw `i8` (Stockfish's `threatAndPpWeights`).
+    pub weight_type: WeightType,
+    /// Its hash (the feature set's class `HashValue`).
+    pub hash: u32,
+    /// nnue-pytorch's name for it (9f72946, `model/modules/features`).
+    pub trainer_name: &'static str,
+}
+
+/// HalfKAv2_hm (nnue-pytorch trains it with its factorizer, `HalfKAv2_hm^`, folded at export).
+pub const HALFKA_V2_HM: FormatBlock = FormatBlock {
+    name: "halfka_v2_hm",
+    size: FEATURES,
+    weight_type: WeightType::I16,
+    hash: HALFKA_V2_HM_HASH,
+    trainer_name: "HalfKAv2_hm^",
+};
+
+/// FullThreats.
+pub const FULL_THREATS: FormatBlock = FormatBlock {
+    name: "full_threats",
+    size: THREAT_FEATURES,
+    weight_type: WeightType::I8,
+    hash: FULL_THREATS_HASH,
+    trainer_name: "Full_Threats",
+};
+
+/// PP_3Wide.
+pub const PP_3WIDE: FormatBlock = FormatBlock {
+    name: "pp_3wide",
+    size: PAIR_FEATURES,
+    weight_type: WeightType::I8,
+    hash: PP_3WIDE_HASH,
+    trainer_name: "PP_3Wide",
+};
+
+/// The blocks in this project's order: its feature sets list HalfKAv2_hm's rows first, then the
+/// threats' and the pairs' ([`FEATURE_SET_SFNNV16`]).
+const PROJECT_ORDER: [FormatBlock; 3] = [HALFKA_V2_HM, FULL_THREATS, PP_3WIDE];
+
+/// The order today's format stores the blocks in: Stockfish's (threats, pairs, HalfKAv2_hm),
+/// which is also nnue-pytorch's default `--features Full_Threats+PP_3Wide+HalfKAv2_hm^`.
+const FILE_ORDER: [FormatBlock; 3] = [FULL_THREATS, PP_3WIDE, HALFKA_V2_HM];
+
+/// Which of Stockfish's feature blocks a file holds, in the file's order. 15.1's format holds
+/// HalfKAv2_hm alone. Today's holds any of the three, each at most once, in the order of its
+/// feature transformer's hash (Stockfish's `combine_hash` of the blocks' hashes): Stockfish's
+/// own networks all three as threats, pairs, HalfKAv2_hm; nnue-pytorch writes whatever its
+/// `--features` names (HalfKAv2_hm^ alone, say), in that order. The network a file makes holds
+/// the same blocks in this project's order ([`BlockSet::feature_set`]); written back, they go
+/// in Stockfish's order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockSet {
+    file_order: Vec<FormatBlock>,
+}
+
+impl BlockSet {
+    /// The feature set of `generation`'s own networks (15.1's HalfKAv2_hm; today's three).
+    pub fn own(generation: Generation) -> BlockSet {
+        let file_order = match generation {
+            Generation::Sfnnv5 => vec![HALFKA_V2_HM],
+            Generation::Sfnnv16 => FILE_ORDER.to_vec(),
+        };
+        BlockSet { file_order }
+    }
+
+    /// Every block set a file of `generation` may hold: the own one first, then (today's) every
+    /// other order of every non-empty subset.
+    fn possible(generation: Generation) -> Vec<BlockSet> {
+        /// Every non-empty sequence of distinct blocks of `from`.
+        fn sequences(from: &[FormatBlock]) -> Vec<Vec<FormatBlock>> {
+            let mut all = Vec::new();
+            for (i, &first) in from.iter().enumerate() {
+                let rest: Vec<FormatBlock> = [&from[..i], &from[i + 1..]].concat();
+                all.push(vec![first]);
+                all.extend(
+                    sequences(&rest)
+                        .into_iter()
+                        .map(|t| [vec![first], t].concat()),
+                );
+            }
+            all
+        }
+        let own = BlockSet::own(generation);
+        let others = match generation {
+            Generation::Sfnnv5 => Vec::new(),
+            Generation::Sfnnv16 => sequences(&FILE_ORDER),
+        };
+        std::iter::once(own.clone())
+            .chain(
+                others
+                    .into_iter()
+                    .map(|file_order| BlockSet { file_order })
+                    .filter(|set| *set != own),
+            )
+            .collect()
+    }
+
+    /// The set of today's format whose blocks, in this project's order, are named `names`
+    /// (`["halfka_v2_hm", "full_threats"]`, say), in Stockfish's file order; `None` unless the
+    /// names are some of its blocks, each once, in this project's order.
+    pub fn of_names(names: &[&str]) -> Option<BlockSet> {
+        let in_project_order: Vec<&str> = PROJECT_ORDER
+            .iter()
+            .map(|b| b.name)
+            .filter(|n| names.contains(n))
+            .collect();
+        (!names.is_empty() && names == in_project_order.as_slice()).then(|| BlockSet {
+            file_order: FILE_ORDER
+                .iter()
+                .filter(|b| names.contains(&b.name))
+                .copied()
+                .collect(),
+        })
+    }
+
+    /// The set a network of `generation` stores, from its blocks' names, or why none.
+    pub fn of_network(generation: Generation, net: &Network) -> Result<BlockSet, NotStockfish> {
+        let names: Vec<&str> = net.blocks().iter().map(|b| b.name.as_str()).collect();
+        let own = BlockSet::own(generation);
+        BlockSet::of_names(&names)
+            .filter(|set| set.file_order.iter().all(|b| own.file_order.contains(b)))
+            .ok_or_else(|| {
+                let blocks: Vec<&str> = own.project_order().iter().map(|b| b.name).collect();
+                NotStockfish::from(format!(
+                    "Stockfish's {} format holds {}; this network has {}",
+                    generation.name(),
+                    match generation {
+                        Generation::Sfnnv5 => format!("the feature set {}", HALFKA_V2_HM.name),
+                        Generation::Sfnnv16 => format!(
+                            "a feature set of some of the blocks {}, in this order (its own set all three)",
+                            blocks.join(", ")
+                        ),
+                    },
+                    net.feature_set()
+                ))
+            })
+    }
+
+    /// The blocks in the file's order.
+    pub fn file_order(&self) -> &[FormatBlock] {
+        &self.file_order
+    }
+
+    /// The blocks in this project's order (the network's rows).
+    pub fn project_order(&self) -> Vec<FormatBlock> {
+        PROJECT_ORDER
+            .iter()
+            .filter(|b| self.file_order.contains(b))
+            .copied()
+            .collect()
+    }
+
+    /// The feature set's name here (`halfka_v2_hm+full_threats+pp_3wide`).
+    pub fn feature_set(&self) -> String {
+        self.project_order()
+            .iter()
+            .map(|b| b.name)
+            .collect::<Vec<_>>()
+            .join("+")
+    }
+
+    /// The name nnue-pytorch's `--features` gives the same blocks in the file's order.
+    pub fn trainer_name(&self) -> String {
+        self.file_order
+            .iter()
+            .map(|b| b.trainer_name)
+            .collect::<Vec<_>>()
+            .join("+")
+    }
+
+    /// The number of features.
+    pub fn features(&self) -> usize {
+        self.file_order.iter().map(|b| b.size).sum()
+    }
+
+    /// The feature transformer's hash at width `l1`: the blocks' hashes combined in the file's
+    /// order (one block's is its own), xor 2·L1.
+    pub fn hash(&self, l1: usize) -> u32 {
+        let hashes: Vec<u32> = self.file_order.iter().map(|b| b.hash).collect();
+        combine_hash(&hashes) ^ (2 * l1 as u32)
+    }
+
+    /// The identities of the blocks from the loaded plugins' `features` (the set of
+    /// [`feature_set`](Self::feature_set)), each with the weight type the format stores its
+    /// rows in.
+    pub fn block_infos(&self, features: &FeatureSet) -> Vec<BlockInfo> {
+        BlockInfo::of_set(features)
+            .into_iter()
+            .zip(self.project_order())
+            .map(|(info, block)| BlockInfo {
+                weight_type: block.weight_type,
+                ..info
+            })
+            .collect()
+    }
+
+    /// The blocks' identities without plugins (layout identities 0): what checking a file's
+    /// structure needs, before it is bound.
+    pub fn unbound_block_infos(&self) -> Vec<BlockInfo> {
+        self.project_order()
+            .iter()
+            .map(|b| BlockInfo {
+                name: b.name.into(),
+                size: b.size as u32,
+                layout_version: 0,
+                layout_id: 0,
+                weight_type: b.weight_type,
+            })
+            .collect()
+    }
+
+    /// Where each block's rows start among the network's (this project's order), in features.
+    fn row_offset(&self, block: FormatBlock) -> usize {
+        self.project_order()
+            .iter()
+            .take_while(|&&b| b != block)
+            .map(|b| b.size)
+            .sum()
+    }
+}
 /// The description nnue-pytorch writes (`serialize.py` at 5225117, `DEFAULT_DESCRIPTION`), which
 /// Stockfish 15.1's own network carries.
 pub const NNUE_PYTORCH_DESCRIPTION: &str =
@@ -137,17 +359,6 @@ impl Generation {
         }
     }
 
-    /// The feature transformer's hash at width `l1`.
-    pub fn feature_transformer_hash(self, l1: usize) -> u32 {
-        let features = match self {
-            Generation::Sfnnv5 => HALFKA_V2_HM_HASH,
-            Generation::Sfnnv16 => {
-                combine_hash(&[FULL_THREATS_HASH, PP_3WIDE_HASH, HALFKA_V2_HM_HASH])
-            }
-        };
-        features ^ (2 * l1 as u32)
-    }
-
     /// The shape of this generation's layer stacks with first hidden width `l2` (without
     /// 15.1's skip output) and second `l3`.
     pub fn arch(self, l2: usize, l3: usize) -> Arch {
@@ -168,49 +379,7 @@ impl Generation {
         }
     }
 
-    /// The blocks of the feature set, with their sizes and how the format stores their rows.
-    fn blocks(self) -> &'static [(&'static str, usize, WeightType)] {
-        match self {
-            Generation::Sfnnv5 => &BLOCKS[..1],
-            Generation::Sfnnv16 => &BLOCKS,
-        }
-    }
-
-    /// The feature set's number of features.
-    pub fn features(self) -> usize {
-        self.blocks().iter().map(|&(_, size, _)| size).sum()
-    }
-
-    /// The identities of the feature set's blocks from the loaded plugins' `features` (this
-    /// generation's [`feature_set`](Self::feature_set)), each with the weight type the format
-    /// stores its rows in.
-    pub fn block_infos(self, features: &FeatureSet) -> Vec<BlockInfo> {
-        BlockInfo::of_set(features)
-            .into_iter()
-            .zip(self.blocks())
-            .map(|(info, &(_, _, weight_type))| BlockInfo {
-                weight_type,
-                ..info
-            })
-            .collect()
-    }
-
-    /// The blocks' identities without plugins (layout identities 0): what checking a file's
-    /// structure needs, before it is bound.
-    pub fn unbound_block_infos(self) -> Vec<BlockInfo> {
-        self.blocks()
-            .iter()
-            .map(|&(name, size, weight_type)| BlockInfo {
-                name: name.into(),
-                size: size as u32,
-                layout_version: 0,
-                layout_id: 0,
-                weight_type,
-            })
-            .collect()
-    }
-
-    /// The feature set's name.
+    /// The feature set of this generation's own networks, as this project names it.
     pub fn feature_set(self) -> &'static str {
         match self {
             Generation::Sfnnv5 => FEATURE_SET,
@@ -228,10 +397,11 @@ impl Generation {
 
     /// The blocks this generation's format stores as `i8` rows (none for 15.1's).
     pub fn i8_block_names(self) -> Vec<&'static str> {
-        self.blocks()
+        BlockSet::own(self)
+            .project_order()
             .iter()
-            .filter(|&&(_, _, t)| t == WeightType::I8)
-            .map(|&(name, _, _)| name)
+            .filter(|b| b.weight_type == WeightType::I8)
+            .map(|b| b.name)
             .collect()
     }
 
@@ -266,7 +436,7 @@ pub fn stack_hash_of(arch: &Arch, l1: usize) -> u32 {
 
 /// Stockfish 15.1's feature transformer's hash at width `l1`.
 pub fn feature_transformer_hash(l1: usize) -> u32 {
-    Generation::Sfnnv5.feature_transformer_hash(l1)
+    BlockSet::own(Generation::Sfnnv5).hash(l1)
 }
 
 /// Stockfish 15.1's layer stack's hash at width `l1`.
@@ -284,6 +454,8 @@ pub fn network_hash(l1: usize) -> u32 {
 pub struct Layout {
     /// The format generation (from the version).
     pub generation: Generation,
+    /// The feature blocks, in the file's order (from the feature transformer's hash).
+    pub blocks: BlockSet,
     /// The first layer's width.
     pub l1: usize,
     /// The layer stacks' shapes whose hash the header's is, Stockfish's own widths first:
@@ -334,13 +506,14 @@ impl Layout {
         }
         let description = String::from_utf8_lossy(&bytes[12..ft_at]).into_owned();
         let ft_hash = le_u32(bytes, ft_at);
-        let width = (ft_hash ^ generation.feature_transformer_hash(0)) as usize / 2;
-        let l1 = (width > 0
-            && width.is_multiple_of(64)
-            && width <= MAX_L1
-            && generation.feature_transformer_hash(width) == ft_hash)
-            .then_some(width)
-            .ok_or_else(|| {
+        // The blocks and the width whose hash it is (2·L1 changes only bits the blocks' hashes
+        // combined leave to it).
+        let found = BlockSet::possible(generation).into_iter().find_map(|set| {
+            let width = (ft_hash ^ set.hash(0)) as usize / 2;
+            (width > 0 && width.is_multiple_of(64) && width <= MAX_L1 && set.hash(width) == ft_hash)
+                .then_some((set, width))
+        });
+        let (blocks, l1) = found.ok_or_else(|| {
                 let threats = (ft_hash ^ FULL_THREATS_HASH) / 2;
                 let other = match generation {
                     Generation::Sfnnv5 if threats > 0 && threats as usize <= MAX_L1 => format!(
@@ -349,8 +522,15 @@ impl Layout {
                     Generation::Sfnnv5 => "another feature set".to_string(),
                     Generation::Sfnnv16 => "another combination of feature sets".to_string(),
                 };
+                let sets = match generation {
+                    Generation::Sfnnv5 => HALFKA_V2_HM.trainer_name.to_string(),
+                    Generation::Sfnnv16 => format!(
+                        "any sequence of {}",
+                        FILE_ORDER.map(|b| b.trainer_name).join(", ")
+                    ),
+                };
                 DecodeError::Stockfish(format!(
-                    "its feature transformer's hash 0x{ft_hash:08X} is not {}'s at any L1 (a multiple of 64 up to {MAX_L1}): it holds {other}",
+                    "its feature transformer's hash 0x{ft_hash:08X} is not that of {} ({sets}) at any L1 (a multiple of 64 up to {MAX_L1}): it holds {other}",
                     generation.name()
                 ))
             })?;
@@ -389,6 +569,7 @@ impl Layout {
         }
         Ok(Layout {
             generation,
+            blocks,
             l1,
             candidates,
             compressed,
@@ -404,7 +585,7 @@ impl Layout {
 
     /// N, L1 and the first hidden width of `arch`.
     fn sizes_of(&self, arch: &Arch) -> [u64; 3] {
-        let n = self.generation.features();
+        let n = self.blocks.features();
         [n as u64, self.l1 as u64, arch.hidden[0].width as u64]
     }
 
@@ -443,24 +624,38 @@ impl Layout {
                     + leb128::max_bytes::<i32>(FEATURES * 8)
             }
             (Generation::Sfnnv16, _) => {
+                let block = |b: &FormatBlock| {
+                    let rows = match b.weight_type {
+                        WeightType::I8 => (b.size * l1) as u64,
+                        WeightType::I16 => leb128::max_bytes::<i16>(b.size * l1),
+                    };
+                    rows + leb128::max_bytes::<i32>(b.size * BUCKETS)
+                };
                 leb128::max_bytes::<i16>(l1)
-                    + (THREAT_FEATURES * l1) as u64
-                    + leb128::max_bytes::<i32>(THREAT_FEATURES * 8)
-                    + (PAIR_FEATURES * l1) as u64
-                    + leb128::max_bytes::<i32>(PAIR_FEATURES * 8)
-                    + leb128::max_bytes::<i16>(FEATURES * l1)
-                    + leb128::max_bytes::<i32>(FEATURES * 8)
+                    + self.blocks.file_order().iter().map(block).sum::<u64>()
             }
         };
         self.tensors_at as u64 + ft
     }
 }
 
-/// Which Stockfish loads a file of `generation` at width `l1` with stacks of `arch`
-/// (`compressed`: LEB128 tensors in SFNNv5's format), as a clause: its binary is compiled for
-/// one shape and reads no other.
-pub fn loaded_by(generation: Generation, l1: usize, arch: &Arch, compressed: bool) -> String {
+/// Which Stockfish loads a file of `generation` holding `blocks` at width `l1` with stacks of
+/// `arch` (`compressed`: LEB128 tensors in SFNNv5's format), as a clause: its binary is
+/// compiled for one feature set and one shape and reads no other.
+pub fn loaded_by(
+    generation: Generation,
+    blocks: &BlockSet,
+    l1: usize,
+    arch: &Arch,
+    compressed: bool,
+) -> String {
     match generation {
+        _ if *blocks != BlockSet::own(generation) => format!(
+            "no Stockfish binary loads it (Stockfish reads its own feature set alone in this format, {}; this network holds {}: nnue-pytorch reads it with --features {})",
+            BlockSet::own(generation).trainer_name(),
+            blocks.feature_set(),
+            blocks.trainer_name()
+        ),
         _ if l1 != L1 || *arch != generation.own_arch() => format!(
             "no Stockfish binary loads it as released (Stockfish is compiled for L1 1024 and {}'s hidden widths; this network has L1 {l1} and hidden widths {}, {})",
             generation.name(),
@@ -562,7 +757,7 @@ impl Reader<'_> {
 }
 
 /// Decodes the Stockfish network `bytes` of `layout` (theirs, [`Layout::of_header`]), `blocks`
-/// the identities of its feature set's blocks ([`Generation::block_infos`]; the file stores
+/// the identities of its feature set's blocks ([`BlockSet::block_infos`]; the file stores
 /// none): checks lengths, every compressed tensor and the stacks' hashes, then reads the tensors.
 pub fn decode(
     bytes: &[u8],
@@ -592,18 +787,36 @@ pub fn decode(
         ),
         Generation::Sfnnv16 => {
             let b1 = r.i16s(l1, true, "biases")?;
-            let widen = |raw: &[u8]| raw.iter().map(|&b| i16::from(b as i8)).collect::<Vec<_>>();
-            let threats = widen(r.raw(THREAT_FEATURES * l1)?);
-            let threat_psqt = r.i32s(THREAT_FEATURES * BUCKETS, true, "threat PSQT weights")?;
-            let pairs = widen(r.raw(PAIR_FEATURES * l1)?);
-            let pair_psqt = r.i32s(PAIR_FEATURES * BUCKETS, true, "pair PSQT weights")?;
-            let mut w1 = r.i16s(FEATURES * l1, true, "HalfKAv2_hm weights")?;
-            let mut psqt = r.i32s(FEATURES * BUCKETS, true, "HalfKAv2_hm PSQT weights")?;
-            // This project's rows: HalfKAv2_hm's, then the threats', then the pairs'.
-            w1.extend(threats);
-            w1.extend(pairs);
-            psqt.extend(threat_psqt);
-            psqt.extend(pair_psqt);
+            // Each block's rows and PSQT columns as the file stores them, then in this
+            // project's order.
+            let mut read = Vec::new();
+            for block in layout.blocks.file_order() {
+                let rows = match block.weight_type {
+                    WeightType::I8 => r
+                        .raw(block.size * l1)?
+                        .iter()
+                        .map(|&b| i16::from(b as i8))
+                        .collect(),
+                    WeightType::I16 => {
+                        r.i16s(block.size * l1, true, &format!("{} weights", block.name))?
+                    }
+                };
+                let psqt = r.i32s(
+                    block.size * BUCKETS,
+                    true,
+                    &format!("{} PSQT weights", block.name),
+                )?;
+                read.push((*block, rows, psqt));
+            }
+            let (mut w1, mut psqt) = (Vec::new(), Vec::new());
+            for block in layout.blocks.project_order() {
+                let (_, rows, columns) = read
+                    .iter_mut()
+                    .find(|(b, _, _)| *b == block)
+                    .expect("every block read");
+                w1.append(rows);
+                psqt.append(columns);
+            }
             (b1, w1, psqt)
         }
     };
@@ -663,7 +876,7 @@ pub fn decode(
         });
     }
     Ok(Network::from_parts(NetworkParts {
-        feature_set: layout.generation.feature_set().into(),
+        feature_set: layout.blocks.feature_set(),
         blocks,
         l1,
         arch,
@@ -698,25 +911,32 @@ pub fn i8_blocks_for(arch: &Arch, named: &[String]) -> Vec<String> {
 
 /// The format generation that holds `net`, or why none does.
 pub fn generation_of(net: &Network) -> Result<Generation, NotStockfish> {
+    stored_as(net).map(|(generation, _)| generation)
+}
+
+/// The format generation and the blocks, in the file's order, that a Stockfish file of `net`
+/// holds, or why none can.
+pub fn stored_as(net: &Network) -> Result<(Generation, BlockSet), NotStockfish> {
     let arch = net.arch();
     let generation = Generation::of_arch(arch).ok_or_else(|| {
             NotStockfish::from(format!(
                 "Stockfish's formats hold the sfnnv5 and sfnnv16 shapes (at any widths); this network's shape is '{arch}'"
             ))
         })?;
-    if net.feature_set() != generation.feature_set() {
-        return Err(format!(
-            "Stockfish's {} format holds the feature set {}; this network has {}",
-            generation.name(),
-            generation.feature_set(),
-            net.feature_set()
-        )
-        .into());
-    }
+    let blocks = BlockSet::of_network(generation, net)?;
     let types: Vec<WeightType> = net.blocks().iter().map(|b| b.weight_type).collect();
-    let wanted: Vec<WeightType> = generation.blocks().iter().map(|&(_, _, t)| t).collect();
+    let wanted: Vec<WeightType> = blocks
+        .project_order()
+        .iter()
+        .map(|b| b.weight_type)
+        .collect();
     if types != wanted {
-        let i8_names = generation.i8_block_names();
+        let i8_names: Vec<&str> = blocks
+            .project_order()
+            .iter()
+            .filter(|b| b.weight_type == WeightType::I8)
+            .map(|b| b.name)
+            .collect();
         let hint = match i8_names.is_empty() {
             true => format!("train it with `--i8-blocks {NO_I8_BLOCKS}`"),
             false => format!(
@@ -736,7 +956,7 @@ pub fn generation_of(net: &Network) -> Result<Generation, NotStockfish> {
     if !net.l1().is_multiple_of(64) || net.l1() > MAX_L1 {
         return Err(format!("L1 {} is not a multiple of 64", net.l1()).into());
     }
-    Ok(generation)
+    Ok((generation, blocks))
 }
 
 fn join(types: &[WeightType]) -> String {
@@ -751,11 +971,22 @@ fn join(types: &[WeightType]) -> String {
 /// with raw tensors (what Stockfish 15.1 reads), or SFNNv16's with LEB128 (what Stockfish of
 /// today reads); an error (a clause) for another shape ([`generation_of`]).
 pub fn encode(net: &Network, description: &str) -> Result<Vec<u8>, EncodeError> {
-    let generation = generation_of(net)?;
+    let (generation, blocks) = stored_as(net)?;
+    Ok(encode_in_order(net, description, generation, &blocks))
+}
+
+/// The file of `net` (some of `blocks`' blocks in this project's order, checked by the caller)
+/// with its blocks stored in `blocks`' order.
+fn encode_in_order(
+    net: &Network,
+    description: &str,
+    generation: Generation,
+    blocks: &BlockSet,
+) -> Vec<u8> {
     let (l1, arch) = (net.l1(), net.arch());
     let mut out = Vec::new();
     let u32s = |out: &mut Vec<u8>, v: u32| out.extend_from_slice(&v.to_le_bytes());
-    let ft_hash = generation.feature_transformer_hash(l1);
+    let ft_hash = blocks.hash(l1);
     let stack_hash = stack_hash_of(arch, l1);
     u32s(&mut out, generation.version());
     u32s(&mut out, ft_hash ^ stack_hash);
@@ -776,17 +1007,19 @@ pub fn encode(net: &Network, description: &str) -> Result<Vec<u8>, EncodeError> 
                 .for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
         }
         Generation::Sfnnv16 => {
-            let (halfka, rest) = w1.split_at(FEATURES * l1);
-            let (threats, pairs) = rest.split_at(THREAT_FEATURES * l1);
-            let (halfka_psqt, rest_psqt) = psqt.split_at(FEATURES * BUCKETS);
-            let (threat_psqt, pair_psqt) = rest_psqt.split_at(THREAT_FEATURES * BUCKETS);
             leb128::write(net.b1(), &mut out);
-            out.extend(threats.iter().map(|&w| w as i8 as u8));
-            leb128::write(threat_psqt, &mut out);
-            out.extend(pairs.iter().map(|&w| w as i8 as u8));
-            leb128::write(pair_psqt, &mut out);
-            leb128::write(halfka, &mut out);
-            leb128::write(halfka_psqt, &mut out);
+            for block in blocks.file_order() {
+                let first = blocks.row_offset(*block);
+                let rows = &w1[first * l1..(first + block.size) * l1];
+                match block.weight_type {
+                    WeightType::I8 => out.extend(rows.iter().map(|&w| w as i8 as u8)),
+                    WeightType::I16 => leb128::write(rows, &mut out),
+                }
+                leb128::write(
+                    &psqt[first * BUCKETS..(first + block.size) * BUCKETS],
+                    &mut out,
+                );
+            }
         }
     }
     for stack in net.stacks() {
@@ -803,7 +1036,7 @@ pub fn encode(net: &Network, description: &str) -> Result<Vec<u8>, EncodeError> 
             }
         }
     }
-    Ok(out)
+    out
 }
 
 #[cfg(test)]
@@ -842,6 +1075,7 @@ mod tests {
         assert_eq!(network_hash(1024), 0x1C10_2EF2);
         let layout = Layout {
             generation: Generation::Sfnnv5,
+            blocks: BlockSet::own(Generation::Sfnnv5),
             l1: 1024,
             candidates: vec![Arch::sfnnv5()],
             compressed: false,
@@ -854,12 +1088,105 @@ mod tests {
 
     #[test]
     fn hashes_are_sfnnv16s() {
-        let g = Generation::Sfnnv16;
-        assert_eq!(g.feature_transformer_hash(1024), 0xCB68_5313);
+        let own = BlockSet::own(Generation::Sfnnv16);
+        assert_eq!(own.hash(1024), 0xCB68_5313);
         assert_eq!(stack_hash_of(&Arch::sfnnv16(), 1024), 0x6333_7116);
         assert_eq!(
-            g.feature_transformer_hash(1024) ^ stack_hash_of(&Arch::sfnnv16(), 1024),
+            own.hash(1024) ^ stack_hash_of(&Arch::sfnnv16(), 1024),
             0xA85B_2205
+        );
+        assert_eq!(own.trainer_name(), "Full_Threats+PP_3Wide+HalfKAv2_hm^");
+        assert_eq!(own.feature_set(), FEATURE_SET_SFNNV16);
+    }
+
+    #[test]
+    fn todays_format_holds_any_sequence_of_its_blocks_each_with_its_own_hash() {
+        let sets = BlockSet::possible(Generation::Sfnnv16);
+        assert_eq!(
+            sets.len(),
+            3 + 6 + 6,
+            "every non-empty sequence of distinct blocks"
+        );
+        assert_eq!(sets[0], BlockSet::own(Generation::Sfnnv16));
+        let mut hashes: Vec<u32> = sets.iter().map(|s| s.hash(0)).collect();
+        hashes.sort();
+        hashes.dedup();
+        assert_eq!(hashes.len(), sets.len(), "no two sequences hash alike");
+        assert_eq!(
+            BlockSet::possible(Generation::Sfnnv5),
+            [BlockSet::own(Generation::Sfnnv5)]
+        );
+        // One block's hash is its own; nnue-pytorch's names follow the file's order.
+        let alone = BlockSet::of_names(&["halfka_v2_hm"]).unwrap();
+        assert_eq!(alone.hash(1024), HALFKA_V2_HM_HASH ^ 2048);
+        assert_eq!(alone.trainer_name(), "HalfKAv2_hm^");
+        let two = BlockSet::of_names(&["halfka_v2_hm", "pp_3wide"]).unwrap();
+        assert_eq!(two.trainer_name(), "PP_3Wide+HalfKAv2_hm^");
+        assert_eq!(two.feature_set(), "halfka_v2_hm+pp_3wide");
+        assert_eq!(two.features(), FEATURES + PAIR_FEATURES);
+        // Only some of the blocks, each once, in this project's order.
+        assert!(BlockSet::of_names(&["pp_3wide", "halfka_v2_hm"]).is_none());
+        assert!(BlockSet::of_names(&["halfka_v2_hm", "halfka_v2_hm"]).is_none());
+        assert!(BlockSet::of_names(&["all"]).is_none());
+        assert!(BlockSet::of_names(&[]).is_none());
+    }
+
+    #[test]
+    fn a_file_in_any_order_of_its_blocks_reads_as_the_same_network() {
+        use crate::network::{LayerParts, NetworkParts};
+        let blocks = BlockSet::of_names(&["halfka_v2_hm", "full_threats"]).unwrap();
+        let (l1, arch) = (64, Arch::sfnnv16());
+        let n = blocks.features();
+        let parts = NetworkParts {
+            feature_set: blocks.feature_set(),
+            blocks: blocks.unbound_block_infos(),
+            l1,
+            arch: arch.clone(),
+            quantization: Quantization::THESIS,
+            w1: (0..n * l1).map(|i| (i % 251) as i16 - 125).collect(),
+            b1: (0..l1).map(|i| i as i16).collect(),
+            psqt: (0..n * BUCKETS).map(|i| (i % 1009) as i32 - 500).collect(),
+            stacks: (0..arch.stacks)
+                .map(|s| {
+                    arch.layers(l1)
+                        .iter()
+                        .map(|&(inputs, outputs)| LayerParts {
+                            weights: (0..inputs * outputs)
+                                .map(|i| (((i + s) % 200) as i32 - 100) as i8)
+                                .collect(),
+                            biases: (0..outputs).map(|i| i as i32 - 7).collect(),
+                        })
+                        .collect()
+                })
+                .collect(),
+            units: Generation::Sfnnv16.units(),
+        };
+        let net = Network::from_parts(parts).unwrap();
+        let canonical = encode(&net, "x").unwrap();
+        let reversed = BlockSet {
+            file_order: vec![HALFKA_V2_HM, FULL_THREATS],
+        };
+        let other = encode_in_order(&net, "x", Generation::Sfnnv16, &reversed);
+        assert_ne!(canonical, other);
+        let read = |bytes: &[u8]| {
+            let layout = Layout::of_header(bytes).unwrap();
+            let infos = layout.blocks.unbound_block_infos();
+            (
+                layout.blocks.clone(),
+                decode(bytes, &layout, infos).unwrap(),
+            )
+        };
+        let (set_a, a) = read(&canonical);
+        let (set_b, b) = read(&other);
+        assert_eq!(set_a, blocks);
+        assert_eq!(set_b, reversed);
+        assert_eq!(set_b.feature_set(), "halfka_v2_hm+full_threats");
+        assert_eq!(a.w1().to_values(), b.w1().to_values());
+        assert_eq!(a.psqt(), b.psqt());
+        assert_eq!(
+            encode(&b, "x").unwrap(),
+            canonical,
+            "written back in Stockfish's order"
         );
     }
 
@@ -879,7 +1206,8 @@ mod tests {
         assert_eq!((l.l1, l.compressed), (256, true));
         assert_eq!(l.candidates[0], Arch::sfnnv5());
         assert!(
-            loaded_by(l.generation, l.l1, &l.candidates[0], true).contains("no Stockfish binary")
+            loaded_by(l.generation, &l.blocks, l.l1, &l.candidates[0], true)
+                .contains("no Stockfish binary")
         );
         let e = Layout::of_header(&header(VERSION, 0x1234, ft))
             .unwrap_err()

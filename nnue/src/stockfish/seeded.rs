@@ -6,7 +6,7 @@
 //! each) and the speed comparison's networks can be made from the repository alone
 //! (`host net reference`).
 
-use super::{FEATURE_SET_SFNNV16, FEATURES, Generation, L1, PAIR_FEATURES, THREAT_FEATURES};
+use super::{BlockSet, FEATURES, Generation, L1, PAIR_FEATURES, THREAT_FEATURES};
 use crate::network::{LayerParts, NetworkParts, Quantization};
 use crate::shape::Arch;
 use plugin_api::FeatureSet;
@@ -34,12 +34,20 @@ impl SplitMix64 {
 
 /// The parameters of the random SFNNv16 network of `seed`, its first layer's weights and biases
 /// scaled by `scale / 4` (the vectors use seeds 1, 2, 3 at scales 4, 8, 2), for the feature set
-/// `set` ([`FEATURE_SET_SFNNV16`] from the plugins). Drawn in this order: the first layer's
+/// `blocks` (today's own, or any of its blocks: `halfka_v2_hm` alone, say), `set` their feature
+/// set from the plugins. A network of some of the blocks keeps their rows of the whole set's
+/// draws: it evaluates as the whole network with the other blocks' rows zeroed. Drawn in this
+/// order: the first layer's
 /// biases in −20..=180; HalfKAv2_hm's weights in −40..=40, the threat and pair weights in
 /// −12..=12; HalfKAv2_hm's PSQT in −3000..=3000, the threats' and pairs' in −600..=600; then per
 /// stack each layer's biases and weights, in ±3000 and ±24 (`fc_0`), ±2000 and ±60 (`fc_1`),
 /// ±2000 and ±100 (`fc_2`).
-pub fn seeded_random_parts(seed: u64, scale: i32, set: &FeatureSet) -> NetworkParts {
+pub fn seeded_random_parts(
+    seed: u64,
+    scale: i32,
+    blocks: &BlockSet,
+    set: &FeatureSet,
+) -> NetworkParts {
     let buckets = 8;
     let mut rng = SplitMix64(seed);
     let b1: Vec<i16> = (0..L1).map(|_| rng.range(-20, 180, scale) as i16).collect();
@@ -53,6 +61,16 @@ pub fn seeded_random_parts(seed: u64, scale: i32, set: &FeatureSet) -> NetworkPa
         .map(|_| rng.range(-3000, 3000, 4))
         .collect();
     psqt.extend((0..(THREAT_FEATURES + PAIR_FEATURES) * buckets).map(|_| rng.range(-600, 600, 4)));
+    // Keep the rows of `blocks` (this project's order: HalfKAv2_hm, threats, pairs).
+    let kept = blocks.project_order();
+    let (mut rows, mut columns, mut first) = (Vec::new(), Vec::new(), 0);
+    for block in BlockSet::own(Generation::Sfnnv16).project_order() {
+        if kept.contains(&block) {
+            rows.extend_from_slice(&w1[first * L1..(first + block.size) * L1]);
+            columns.extend_from_slice(&psqt[first * buckets..(first + block.size) * buckets]);
+        }
+        first += block.size;
+    }
     let arch = Arch::sfnnv16();
     let ranges = [(3000, 24), (2000, 60), (2000, 100)];
     let stacks = (0..arch.stacks)
@@ -71,14 +89,14 @@ pub fn seeded_random_parts(seed: u64, scale: i32, set: &FeatureSet) -> NetworkPa
         })
         .collect();
     NetworkParts {
-        feature_set: FEATURE_SET_SFNNV16.into(),
-        blocks: Generation::Sfnnv16.block_infos(set),
+        feature_set: blocks.feature_set(),
+        blocks: blocks.block_infos(set),
         l1: L1,
         arch,
         quantization: Quantization::THESIS,
-        w1,
+        w1: rows,
         b1,
-        psqt,
+        psqt: columns,
         stacks,
         units: Generation::Sfnnv16.units(),
     }
