@@ -94,25 +94,69 @@ impl ScoreUnits {
     /// The raw score `v` of `pos` (side to move's) in centipawns: `v` itself, `v · 100 / 361`
     /// truncating (Stockfish 15.1's `UCI::value`), or `round(100 · v / a(material))`.
     pub fn centipawns(self, v: i32, pos: &Chess) -> i32 {
+        self.centipawns_at(v, material(pos))
+    }
+
+    /// The raw score `v` in centipawns in a position of `material` ([`material_of`]): what
+    /// [`centipawns`](Self::centipawns) computes, for callers without a shakmaty position.
+    pub fn centipawns_at(self, v: i32, material: i32) -> i32 {
         match self {
             ScoreUnits::Centipawns => v,
             ScoreUnits::Stockfish => v * 100 / STOCKFISH_UNITS_PER_PAWN,
-            ScoreUnits::StockfishWdl => (100.0 * f64::from(v) / win_rate_a(pos)).round() as i32,
+            ScoreUnits::StockfishWdl => {
+                (100.0 * f64::from(v) / self.per_pawn(material)).round() as i32
+            }
         }
     }
+
+    /// Centipawns `cp` in these units in a position of `material`, rounded: the inverse of
+    /// [`centipawns_at`](Self::centipawns_at) (to its rounding), for data written in the units
+    /// another tool reads.
+    pub fn from_centipawns_at(self, cp: i32, material: i32) -> i32 {
+        match self {
+            ScoreUnits::Centipawns => cp,
+            _ => (f64::from(cp) * self.per_pawn(material) / 100.0).round() as i32,
+        }
+    }
+
+    /// These units' pawn in a position of `material`: 100, 361, or today's win-rate model's
+    /// `a(material)`.
+    pub fn per_pawn(self, material: i32) -> f64 {
+        match self {
+            ScoreUnits::Centipawns => 100.0,
+            ScoreUnits::Stockfish => f64::from(STOCKFISH_UNITS_PER_PAWN),
+            ScoreUnits::StockfishWdl => win_rate_a_at(material),
+        }
+    }
+}
+
+/// The material count of the win-rate model, `P + 3N + 3B + 5R + 9Q` of both colours, from the
+/// number of pawns, knights, bishops, rooks and queens on the board.
+pub fn material_of(pawns: u32, knights: u32, bishops: u32, rooks: u32, queens: u32) -> i32 {
+    (pawns + 3 * knights + 3 * bishops + 5 * rooks + 9 * queens) as i32
+}
+
+fn material(pos: &Chess) -> i32 {
+    let board = pos.board();
+    let count = |r: Role| board.by_role(r).count() as u32;
+    material_of(
+        count(Role::Pawn),
+        count(Role::Knight),
+        count(Role::Bishop),
+        count(Role::Rook),
+        count(Role::Queen),
+    )
 }
 
 /// Stockfish's win-rate model's `a` for `pos`: internal units at which the side to move wins
 /// half of its games (`win_rate_params`, `uci.cpp:537-553` at 762dd1da9), a cubic in the
 /// material count `P + 3N + 3B + 5R + 9Q` clamped to 17..=78, over 58.
 pub fn win_rate_a(pos: &Chess) -> f64 {
-    let board = pos.board();
-    let count = |r: Role| board.by_role(r).count() as i32;
-    let material = count(Role::Pawn)
-        + 3 * count(Role::Knight)
-        + 3 * count(Role::Bishop)
-        + 5 * count(Role::Rook)
-        + 9 * count(Role::Queen);
+    win_rate_a_at(material(pos))
+}
+
+/// [`win_rate_a`] for a material count.
+pub fn win_rate_a_at(material: i32) -> f64 {
     let m = f64::from(material.clamp(17, 78)) / 58.0;
     let a = [-72.32565836, 185.93832038, -144.58862193, 416.44950446];
     ((a[0] * m + a[1]) * m + a[2]) * m + a[3]
@@ -145,5 +189,11 @@ mod tests {
         let bare = pos("8/8/3k4/8/4K3/8/8/8 w - - 0 1");
         assert_eq!(wdl.centipawns(1000, &bare), 258);
         assert_eq!(wdl.centipawns(-1000, &bare), -258);
+        // And back: centipawns in each network's units (the start position's material is 78).
+        assert_eq!(sf.from_centipawns_at(100, 78), 361);
+        assert_eq!(sf.from_centipawns_at(-250, 0), -903);
+        assert_eq!(wdl.from_centipawns_at(262, 78), 1002);
+        assert_eq!(ScoreUnits::Centipawns.from_centipawns_at(42, 78), 42);
+        assert_eq!(material_of(16, 4, 4, 4, 2), 78);
     }
 }

@@ -59,6 +59,10 @@ enum Command {
     /// Quantization error: a checkpoint's float model against its quantized network evaluated
     /// by host's inference, over positions (mean, percentiles, histogram).
     QuantReport(cli::train::QuantArgs),
+    /// Networks of any trainer, shape or units held to one held-out set: host's quantized
+    /// evaluation and the data's scores in centipawns through one win-rate mapping (loss,
+    /// the constant predictor's, mean error, correlation).
+    Score(cli::score::ScoreArgs),
     /// Training data by self-play (host search or an external UCI engine): seeded and
     /// reproducible for any thread count, sharded (--shard i/N), resumable.
     Gensfen(Box<cli::gensfen::GensfenArgs>),
@@ -127,6 +131,7 @@ fn run(args: Args) -> Result<()> {
         }
         Command::Export(a) => cli::train::run_export(a, args.plugin_dir.as_deref()),
         Command::Viz(a) => cli::viz::run(a, &registry().map_err(anyhow::Error::msg)?),
+        Command::Score(a) => cli::score::run(a, &registry().map_err(anyhow::Error::msg)?),
         Command::QuantReport(a) => {
             cli::train::run_quant(a, &registry().map_err(anyhow::Error::msg)?)
         }

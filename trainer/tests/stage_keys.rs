@@ -76,8 +76,11 @@ evaluation = "v"
     let config = TrainSettings::default().config(
         "all+pv",
         1920,
-        DataFile::all(std::slice::from_ref(&rung), None).unwrap(),
-        DataFile::all(&[PathBuf::from(&sample)], None).unwrap(),
+        (
+            DataFile::all(std::slice::from_ref(&rung), None).unwrap(),
+            DataFile::all(&[PathBuf::from(&sample)], None).unwrap(),
+        ),
+        nnue::units::ScoreUnits::Centipawns,
     );
     let tournament = ev.tournament.as_ref().unwrap();
     let keys = [

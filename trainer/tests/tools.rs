@@ -125,6 +125,9 @@ fn wdl_fit_recovers_the_model_behind_the_results() {
         .collect();
     let path = dir.path().join("w.bin");
     write(&path, Format::Bin, &samples);
+    // Scores in centipawns, as this project writes them (a `.bin` without a record would be
+    // read as Stockfish's internal units).
+    trainer::data::score_units::record(&path, nnue::units::ScoreUnits::Centipawns).unwrap();
     let svg = dir.path().join("wdl.svg");
     let (ok, out, err) = trainer(&[
         "wdl-fit",

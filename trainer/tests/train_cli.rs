@@ -29,12 +29,15 @@ fn run<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
     trainer().args(args).output().unwrap()
 }
 
+/// Writes `samples` (scores in centipawns, as this project writes them) as a binpack, with the
+/// record of its units.
 fn write(path: &Path, samples: &[Sample]) {
     let mut w = data::create_writer(path, Format::Binpack).unwrap();
     for s in samples {
         w.write(s).unwrap();
     }
     w.finish().unwrap();
+    data::score_units::record(path, nnue::units::ScoreUnits::Centipawns).unwrap();
 }
 
 struct Files {
@@ -254,9 +257,10 @@ fn todays_shape_is_exportable_to_stockfishs_format_by_default() {
     );
 }
 
-/// A network learns its data's score units: trained with `--score-units stockfish`, the
-/// exported network (and `trainer export`'s) records them, so the engine reads its output as
-/// Stockfish 15.1's units; without the option it is in centipawns.
+/// A network learns its data's score units: the data's record says centipawns, another tool's
+/// binpack without one Stockfish's internal units (inferred), and `--score-units` overrides both
+/// with a one-line warning where it disagrees; the exported network (and `trainer export`'s)
+/// records the units the run read, so the engine reads its output in them.
 #[test]
 fn networks_record_the_score_units_of_their_data() {
     let f = files();
@@ -273,6 +277,16 @@ fn networks_record_the_score_units_of_their_data() {
     let o = run(&args);
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(units_of(&out.join("nets/epoch-0001.nnue")), "stockfish");
+    let warning = "warning: the training data's scores are in centipawns, but score_units says Stockfish 15.1's internal units";
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .filter(|l| l.starts_with(warning))
+            .count(),
+        1,
+        "{}",
+        text(&o)
+    );
     let exported = f.dir.path().join("exported.nnue");
     let o = run(&[
         "export".as_ref(),
@@ -287,6 +301,16 @@ fn networks_record_the_score_units_of_their_data() {
     let o = run(&train_args(&f, &plain, 1, 2));
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(units_of(&plain.join("nets/epoch-0001.nnue")), "centipawns");
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("warning: the training data"));
+    // The same binpack without its record, as another tool writes one: Stockfish's units.
+    std::fs::remove_file(data::score_units::record_path(Path::new(&f.train))).unwrap();
+    let inferred = f.dir.path().join("inferred");
+    let o = run(&train_args(&f, &inferred, 1, 2));
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        units_of(&inferred.join("nets/epoch-0001.nnue")),
+        "stockfish"
+    );
     let bad = run(&[
         train_args(&f, &plain, 1, 2),
         vec!["--score-units".into(), "pawns".into()],

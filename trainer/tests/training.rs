@@ -519,7 +519,19 @@ fn wide_networks_learn_on_stockfish_labelled_data() {
         seed: 3,
         ..TrainSettings::default()
     };
-    let config = settings.config("all", 768, vec![file(&train_file)], vec![file(&val_file)]);
+    let units = trainer::data::score_units::units_of_files(std::slice::from_ref(&train_file), None)
+        .unwrap();
+    assert_eq!(
+        units,
+        nnue::units::ScoreUnits::Stockfish,
+        "Stockfish's binpack"
+    );
+    let config = settings.config(
+        "all",
+        768,
+        (vec![file(&train_file)], vec![file(&val_file)]),
+        units,
+    );
     let outcome = train(config, &set("all"), &quiet(&dir.path().join("run"))).unwrap();
     let last = outcome.state.history.last().unwrap();
     assert!(

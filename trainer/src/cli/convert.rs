@@ -6,7 +6,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use trainer::data::filter::Filter;
+use nnue::units::ScoreUnits;
+use trainer::data::filter::{Filter, FilterConfig};
+use trainer::data::score_units;
 use trainer::data::{self, ErrorKind, ErrorPolicy, Format, ReadOptions};
 
 use super::{FilterArgs, InputArgs, byte_progress, print_errors};
@@ -29,6 +31,15 @@ pub struct ConvertArgs {
     /// Stop after writing this many positions.
     #[arg(long, value_name = "N")]
     pub limit: Option<u64>,
+    /// The units of the inputs' scores, overriding what their records or formats say
+    /// (centipawns, stockfish, stockfish-wdl).
+    #[arg(long, value_name = "UNITS")]
+    pub in_units: Option<ScoreUnits>,
+    /// Write the scores in these units (default: the inputs'): `stockfish` for Stockfish's
+    /// tools and nnue-pytorch, which read their internal units. The output's units are
+    /// recorded beside it (`OUT.units`).
+    #[arg(long, value_name = "UNITS")]
+    pub out_units: Option<ScoreUnits>,
     /// Check binary records structurally only (no move generator): faster, but an illegal move
     /// that fits the board passes.
     #[arg(long)]
@@ -41,10 +52,47 @@ pub struct ConvertArgs {
 pub fn run(args: &ConvertArgs) -> Result<()> {
     let inputs = args.input.inputs().map_err(anyhow::Error::msg)?;
     let out_format = Format::resolve(args.out_format, &args.output).map_err(anyhow::Error::msg)?;
-    let config = args.filter.config().map_err(anyhow::Error::msg)?;
     let policy = args.input.on_error;
     let options = ReadOptions {
         validate: !args.no_validate,
+    };
+    // Each input's units (declared, recorded or inferred), and the output's.
+    let mut in_units = Vec::new();
+    for input in &inputs {
+        let units = match args.in_units {
+            Some(u) => u,
+            None => {
+                score_units::units_of(&input.path, input.format)
+                    .map_err(anyhow::Error::msg)?
+                    .0
+            }
+        };
+        in_units.push(units);
+    }
+    let out_units = match args.out_units {
+        Some(u) => u,
+        None if in_units.windows(2).all(|w| w[0] == w[1]) => in_units[0],
+        None => anyhow::bail!(
+            "the inputs' scores are in different units ({}): name the output's with --out-units",
+            inputs
+                .iter()
+                .zip(&in_units)
+                .map(|(i, u)| format!("{}: {u}", i.path.display()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let same_units = in_units.windows(2).all(|w| w[0] == w[1]);
+    let filter_config = args.filter.config().map_err(anyhow::Error::msg)?;
+    if filter_config.wdl_skip && !same_units {
+        anyhow::bail!(
+            "--wdl-skip reads the scores in one units, and the inputs' differ: convert them apart"
+        );
+    }
+    // The WDL skip reads the inputs' scores in their units.
+    let config = FilterConfig {
+        score_units: in_units[0],
+        ..filter_config
     };
     let mut filter = Filter::new(&config, 0);
     let mut writer = data::create_writer(&args.output, out_format)?;
@@ -53,14 +101,14 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
     let mut first_errors = Vec::new();
     let mut done_bytes = 0u64;
     let mut outcome = Ok(());
-    'files: for input in &inputs {
+    'files: for (input, &from) in inputs.iter().zip(&in_units) {
         let mut reader = data::open_reader(&input.path, input.format, None, options)?;
         while let Some(item) = reader.next() {
             if read % 4096 == 0 {
                 pb.set_position(done_bytes + reader.bytes_read());
                 pb.set_message(format!("{written} written"));
             }
-            let sample = match item {
+            let mut sample = match item {
                 Ok(s) => s,
                 Err(e) => {
                     if policy == ErrorPolicy::Fail {
@@ -78,6 +126,7 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
             if read <= args.offset || !filter.keep(&sample) {
                 continue;
             }
+            sample.score = score_units::convert(&sample, from, out_units);
             match writer.write(&sample) {
                 Ok(()) => written += 1,
                 Err(e) if e.kind == ErrorKind::Unrepresentable && policy == ErrorPolicy::Skip => {
@@ -97,8 +146,11 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
         }
         done_bytes += std::fs::metadata(&input.path).map(|m| m.len()).unwrap_or(0);
     }
-    // Whatever happened, keep what was written.
-    let finished = writer.finish().map_err(|e| e.to_string());
+    // Whatever happened, keep what was written, with its units.
+    let finished = writer
+        .finish()
+        .map_err(|e| e.to_string())
+        .and_then(|()| score_units::record(&args.output, out_units).map_err(|e| e.to_string()));
     pb.finish_and_clear();
     print_errors(&first_errors, bad + unwritable);
     println!(
@@ -107,8 +159,9 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
     );
     println!("{}", filter.counts());
     println!(
-        "wrote {written} positions to {} ({out_format}); skipped {unwritable} the format cannot hold",
-        args.output.display()
+        "wrote {written} positions to {} ({out_format}, scores in {}); skipped {unwritable} the format cannot hold",
+        args.output.display(),
+        out_units.describe()
     );
     outcome.and(finished).map_err(anyhow::Error::msg)
 }

@@ -46,7 +46,10 @@ pub fn run(args: &LoadArgs, set: FeatureSet) -> Result<()> {
         threads: args.threads,
         shuffle_buffer: args.shuffle,
         seed: args.filter.seed,
-        filter: args.filter.config().map_err(anyhow::Error::msg)?,
+        filter: args
+            .filter
+            .config_for(&args.input)
+            .map_err(anyhow::Error::msg)?,
         epochs: Some(args.epochs),
         on_error: args.input.on_error,
         ..LoaderConfig::default()

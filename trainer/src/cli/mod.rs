@@ -6,6 +6,7 @@ pub mod device;
 pub mod gensfen;
 pub mod load;
 pub mod run;
+pub mod score;
 pub mod stats;
 pub mod train;
 pub mod viz;
@@ -16,6 +17,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use trainer::data::filter::FilterConfig;
+use trainer::data::score_units;
 use trainer::data::{DataError, ErrorPolicy, Format};
 use trainer::loader::Input;
 
@@ -147,7 +149,16 @@ pub struct FilterArgs {
 }
 
 impl FilterArgs {
-    /// The filter configuration.
+    /// The filter configuration for the files of `input`, whose scores' units (their records'
+    /// or formats', which must agree) the WDL skip reads them in.
+    pub fn config_for(&self, input: &InputArgs) -> Result<FilterConfig, String> {
+        Ok(FilterConfig {
+            score_units: score_units::units_of_files(&input.inputs, input.in_format)?,
+            ..self.config()?
+        })
+    }
+
+    /// The filter configuration, the WDL skip reading centipawns.
     pub fn config(&self) -> Result<FilterConfig, String> {
         let c = FilterConfig {
             skip_in_check: self.quiet || self.skip_check,
@@ -159,11 +170,26 @@ impl FilterArgs {
             wdl_skip: self.wdl_skip,
             early_skip_ply: self.early_skip_ply,
             piece_count_skip: self.piece_count_skip,
+            score_units: nnue::units::ScoreUnits::Centipawns,
             seed: self.seed,
         };
         c.check().map_err(|e| e.0)?;
         Ok(c)
     }
+}
+
+/// The kernels of host's quantized evaluation: the level named (scalar, avx2, avx512,
+/// avx512vnni), else `NNUE_SIMD`'s or the best the CPU runs.
+pub fn kernels(simd: Option<&str>) -> anyhow::Result<nnue::Kernels> {
+    let level = match simd {
+        Some(name) => name
+            .parse::<nnue::SimdLevel>()
+            .map_err(anyhow::Error::msg)?
+            .check()
+            .map_err(anyhow::Error::msg)?,
+        None => nnue::SimdLevel::from_env().map_err(anyhow::Error::msg)?,
+    };
+    nnue::Kernels::new(level).map_err(anyhow::Error::msg)
 }
 
 /// A progress bar over bytes, with rate and ETA, drawn on standard error when it is a terminal.

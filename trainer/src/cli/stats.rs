@@ -7,11 +7,13 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use plugin_api::{FeatureSet, Role};
 
+use nnue::units::ScoreUnits;
 use trainer::analysis::plot::{self, Series, SeriesKind};
 use trainer::analysis::scan::{ScanOptions, ScanSummary, scan};
 use trainer::analysis::stats::{MAX_MOBILITY, SCORE_BIN, SCORE_RANGE, Stats, role_name};
 use trainer::analysis::wdl::{self, WdlData};
-use trainer::data::ReadOptions;
+use trainer::data::score_units;
+use trainer::data::{ReadOptions, Sample};
 
 use super::{FilterArgs, InputArgs, byte_progress, print_errors};
 
@@ -56,7 +58,7 @@ pub struct WdlArgs {
 
 fn options(input: &InputArgs, filter: &FilterArgs, threads: usize) -> Result<ScanOptions> {
     Ok(ScanOptions {
-        filter: filter.config().map_err(anyhow::Error::msg)?,
+        filter: filter.config_for(input).map_err(anyhow::Error::msg)?,
         on_error: input.on_error,
         threads,
         read: ReadOptions { validate: true },
@@ -207,13 +209,17 @@ fn write_stats_plots(dir: &Path, stats: &Stats, set: Option<&FeatureSet>) -> Res
 pub fn run_wdl(args: &WdlArgs) -> Result<()> {
     let inputs = args.input.inputs().map_err(anyhow::Error::msg)?;
     let opts = options(&args.input, &args.filter, args.threads)?;
+    // Fitted in centipawns, whatever the files' units: the units of a training run's win-rate
+    // settings.
+    let units = opts.filter.score_units;
     let pb = byte_progress(args.input.total_bytes());
     let result = scan(
         &inputs,
         &opts,
         WdlData::default,
         |acc, s| {
-            acc.add_sample(s);
+            let score = score_units::convert(s, units, ScoreUnits::Centipawns);
+            acc.add_sample(&Sample { score, ..*s });
             Ok(())
         },
         |a, b| a.merge(&b),
@@ -230,8 +236,10 @@ pub fn run_wdl(args: &WdlArgs) -> Result<()> {
     }
     let fit = wdl::fit(&data)?;
     println!(
-        "W(e) = sigmoid((e - a) / b) fitted by maximum likelihood to {} positions ({} Newton steps):",
-        fit.samples, fit.iterations
+        "W(e) = sigmoid((e - a) / b), e in centipawns (the files' scores are in {}), fitted by maximum likelihood to {} positions ({} Newton steps):",
+        units.describe(),
+        fit.samples,
+        fit.iterations
     );
     println!("a = {:.2} ± {:.2}", fit.a, fit.a_se);
     println!("b = {:.2} ± {:.2}", fit.b, fit.b_se);

@@ -4,13 +4,14 @@ use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use nnue::{Kernels, Nnue};
+use nnue::Nnue;
 use plugin_api::{FeatureSet, PluginRegistry};
 
 use super::FilterArgs;
 use super::device::{DeviceArg, apply_threads};
 use nnue::Shape;
 use trainer::data::filter::FilterConfig;
+use trainer::data::score_units;
 use trainer::data::{self, Format, Sample};
 use trainer::train::checkpoint;
 use trainer::train::export::{
@@ -77,15 +78,27 @@ impl TrainArgs {
         self.settings
             .check()
             .map_err(|e| anyhow::anyhow!("{}", e.0))?;
+        let data_units =
+            score_units::units_of_files(&self.inputs, self.format).map_err(anyhow::Error::msg)?;
+        if let Some(warning) = self.settings.units_warning(data_units) {
+            eprintln!("{warning}");
+        }
         let mut config = self.settings.config(
             &self.spec,
             n,
-            DataFile::all(&self.inputs, self.format)?,
-            DataFile::all(&self.val, self.format)?,
+            (
+                DataFile::all(&self.inputs, self.format)?,
+                DataFile::all(&self.val, self.format)?,
+            ),
+            data_units,
         );
         let filter = self.filter.config().map_err(anyhow::Error::msg)?;
         config.seed = filter.seed;
-        config.filter = FilterConfig { seed: 0, ..filter };
+        config.filter = FilterConfig {
+            seed: 0,
+            score_units: config.score_units,
+            ..filter
+        };
         config.init = self.init.clone();
         config.export_every = self.export_every;
         config.export_epochs = self.export_at.clone();
@@ -313,17 +326,7 @@ pub fn run_quant(args: &QuantArgs, registry: &PluginRegistry) -> Result<()> {
             Nnue::bind(net, "(quantized checkpoint)", registry)?
         }
     };
-    let kernels = match &args.simd {
-        Some(name) => Kernels::new(
-            name.parse::<nnue::SimdLevel>()
-                .map_err(anyhow::Error::msg)?
-                .check()
-                .map_err(anyhow::Error::msg)?,
-        )
-        .map_err(anyhow::Error::msg)?,
-        None => Kernels::new(nnue::SimdLevel::from_env().map_err(anyhow::Error::msg)?)
-            .map_err(anyhow::Error::msg)?,
-    };
+    let kernels = super::kernels(args.simd.as_deref())?;
     let report = compare(&model, &nnue, kernels, &samples)?;
     println!("{report}");
     if let Some(dir) = &args.out {

@@ -22,6 +22,7 @@
 
 use std::fmt;
 
+use nnue::units::ScoreUnits;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -56,6 +57,9 @@ pub struct FilterConfig {
     /// nnue-pytorch's piece-count ("smart") skip.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub piece_count_skip: bool,
+    /// The units of the scores the WDL skip reads (the data's; centipawns, not written).
+    #[serde(default, skip_serializing_if = "crate::checked::is_zero")]
+    pub score_units: ScoreUnits,
     /// Seed of the random skipping.
     #[serde(skip)]
     pub seed: u64,
@@ -73,6 +77,7 @@ impl Default for FilterConfig {
             wdl_skip: false,
             early_skip_ply: None,
             piece_count_skip: false,
+            score_units: ScoreUnits::Centipawns,
             seed: 0,
         }
     }
@@ -252,7 +257,7 @@ impl Filter {
             &mut self.counts.random
         } else if c.wdl_skip
             && let Some(result) = s.result
-            && self.rng.random::<f64>() >= wdl_keep(s.score, s.ply, result)
+            && self.rng.random::<f64>() >= wdl_keep(s.score, s.ply, result, c.score_units)
         {
             &mut self.counts.wdl
         } else if c.early_skip_ply.is_some_and(|until| {
@@ -387,7 +392,7 @@ mod tests {
             result: Some(0),
             ..s
         };
-        let p = skip::wdl_keep(10, 3, 0);
+        let p = skip::wdl_keep(10, 3, 0, wdl.score_units);
         let (n, counts) = kept(&wdl, &drawn);
         assert!((n as f64 / 20_000.0 - p).abs() < 0.02, "{n} vs {p}");
         assert_eq!(counts.wdl, 20_000 - n as u64);

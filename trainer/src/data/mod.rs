@@ -50,6 +50,7 @@ pub mod filter;
 mod guard;
 mod invalid;
 pub mod sample;
+pub mod score_units;
 pub mod skip;
 mod stream;
 pub mod synthetic;

@@ -17,9 +17,14 @@
 //!   distribution, a smooth curve through (0, 0), (8, 0.4), (16, 1), (24, 1), (32, 0.75)
 //!   ([`PieceCountSkip`]).
 //!
+//! Where the data's scores are centipawns (this project's), the WDL skip reads them as the
+//! centipawns it converts Stockfish's internal units to.
+//!
 //! nnue-pytorch's random skip N (probability N/(N+1)) is `skip_rate` here, its hard early skip
 //! E (ply ≤ E) is `min_ply = E + 1`, and its capture/check filter is `skip_capture_bestmove` and
 //! `skip_in_check`.
+
+use nnue::units::ScoreUnits;
 
 /// A curve through points joined by straight segments: at `x`, the first segment whose ends
 /// hold `x` between them decides; before the first point the curve is the first point's value.
@@ -85,7 +90,8 @@ impl<const N: usize> KnotSpline<N> {
 
 /// A win-rate model: the side to move of a position of score `x` (centipawns) wins with
 /// probability `σ((x − a)/b)` and loses with `σ((−x − a)/b)`, draws otherwise, where `a` and
-/// `b` are cubics in `ply / 64` (the ply capped).
+/// `b` are cubics in `ply / 64` (the ply capped); a score in internal units counts
+/// `units_per_pawn` to a pawn.
 pub struct WinRateModel {
     /// The cubic of `a`, highest power first.
     pub a: [f64; 4],
@@ -95,15 +101,15 @@ pub struct WinRateModel {
     pub b_scale: f64,
     /// The ply beyond which the model holds as at this ply.
     pub max_ply: u16,
-    /// The data's score units per pawn.
+    /// Internal units per pawn, where the data's scores are in Stockfish's internal units.
     pub units_per_pawn: f64,
     /// The centipawns beyond which a score counts as this many.
     pub max_centipawns: f64,
 }
 
 /// The win-rate model nnue-pytorch's WDL skip uses: Stockfish's fit on fishtest games (its
-/// coefficients), `b` widened by 1.5, up to ply 240, on scores in Stockfish's internal units
-/// (208 to a pawn, as its binpacks store them) clamped to ±2000 centipawns.
+/// coefficients), `b` widened by 1.5, up to ply 240, reading Stockfish's internal units as 208
+/// to a pawn (as nnue-pytorch reads its binpacks), clamped to ±2000 centipawns.
 pub const NNUE_PYTORCH_WIN_RATE: WinRateModel = WinRateModel {
     a: [-3.68389304, 30.07065921, -60.52878723, 149.53378557],
     b: [-2.0181857, 15.85685038, -29.83452023, 47.59078827],
@@ -115,22 +121,27 @@ pub const NNUE_PYTORCH_WIN_RATE: WinRateModel = WinRateModel {
 
 impl WinRateModel {
     /// The probabilities of a win, a loss and a draw for the side to move of a position at
-    /// `ply` with `score` in the model's units.
-    pub fn outcomes(&self, score: i16, ply: u16) -> (f64, f64, f64) {
+    /// `ply` with `score` in `units` (centipawns as they are; Stockfish's internal units at
+    /// [`units_per_pawn`](Self::units_per_pawn) to a pawn).
+    pub fn outcomes(&self, score: i16, ply: u16, units: ScoreUnits) -> (f64, f64, f64) {
         let m = f64::from(ply.min(self.max_ply)) / 64.0;
         let cubic = |c: &[f64; 4]| ((c[0] * m + c[1]) * m + c[2]) * m + c[3];
         let (a, b) = (cubic(&self.a), cubic(&self.b) * self.b_scale);
-        let x = (100.0 * f64::from(score) / self.units_per_pawn)
-            .clamp(-self.max_centipawns, self.max_centipawns);
+        let per_pawn = match units {
+            ScoreUnits::Centipawns => 100.0,
+            ScoreUnits::Stockfish | ScoreUnits::StockfishWdl => self.units_per_pawn,
+        };
+        let x =
+            (100.0 * f64::from(score) / per_pawn).clamp(-self.max_centipawns, self.max_centipawns);
         let win = 1.0 / (1.0 + ((a - x) / b).exp());
         let loss = 1.0 / (1.0 + ((a + x) / b).exp());
         (win, loss, 1.0 - win - loss)
     }
 
     /// The probability of `result` (1, 0, −1 for the side to move) for a position at `ply`
-    /// with `score`.
-    pub fn probability_of(&self, result: i8, score: i16, ply: u16) -> f64 {
-        let (win, loss, draw) = self.outcomes(score, ply);
+    /// with `score` in `units`.
+    pub fn probability_of(&self, result: i8, score: i16, ply: u16, units: ScoreUnits) -> f64 {
+        let (win, loss, draw) = self.outcomes(score, ply, units);
         match result.signum() {
             1 => win,
             -1 => loss,
@@ -140,9 +151,9 @@ impl WinRateModel {
 }
 
 /// The WDL skip's probability of keeping a position: how likely its result (1, 0, −1 for the
-/// side to move) is under its score.
-pub fn wdl_keep(score: i16, ply: u16, result: i8) -> f64 {
-    NNUE_PYTORCH_WIN_RATE.probability_of(result, score, ply)
+/// side to move) is under its score, in the data's `units`.
+pub fn wdl_keep(score: i16, ply: u16, result: i8, units: ScoreUnits) -> f64 {
+    NNUE_PYTORCH_WIN_RATE.probability_of(result, score, ply, units)
 }
 
 /// The soft early-ply skip's probability of keeping a position at `ply`, the skip ending at
@@ -263,17 +274,20 @@ mod tests {
         let (a, b) = (149.53378557f64, 1.5 * 47.59078827);
         let w = 1.0 / (1.0 + ((a - 100.0) / b).exp());
         let l = 1.0 / (1.0 + ((a + 100.0) / b).exp());
-        close(wdl_keep(208, 0, 1), w, 1e-12);
-        close(wdl_keep(208, 0, -1), l, 1e-12);
-        close(wdl_keep(208, 0, 0), 1.0 - w - l, 1e-12);
+        let sf = ScoreUnits::Stockfish;
+        close(wdl_keep(208, 0, 1, sf), w, 1e-12);
+        close(wdl_keep(208, 0, -1, sf), l, 1e-12);
+        close(wdl_keep(208, 0, 0, sf), 1.0 - w - l, 1e-12);
+        // The same position in centipawns: 100 of them.
+        close(wdl_keep(100, 0, 1, ScoreUnits::Centipawns), w, 1e-12);
         // Worked out: w = 0.333169, l = 0.029439.
         close(w, 0.333169, 1e-6);
         close(l, 0.029439, 1e-6);
         // A winning score that lost is nearly always dropped; beyond 240 plies the model holds.
-        assert!(wdl_keep(2000, 60, -1) < 1e-4);
-        assert_eq!(wdl_keep(100, 240, 1), wdl_keep(100, 400, 1));
+        assert!(wdl_keep(2000, 60, -1, sf) < 1e-4);
+        assert_eq!(wdl_keep(100, 240, 1, sf), wdl_keep(100, 400, 1, sf));
         // Beyond ±2000 centipawns the score counts as 2000.
-        assert_eq!(wdl_keep(i16::MAX, 30, 1), wdl_keep(4160, 30, 1));
+        assert_eq!(wdl_keep(i16::MAX, 30, 1, sf), wdl_keep(4160, 30, 1, sf));
     }
 
     #[test]

@@ -15,7 +15,9 @@ use serde::{Deserialize, Serialize};
 use super::cache::{done, read_path, stored_path};
 use super::lookup::Lookup;
 use super::stage_key::StageKey;
+use crate::data::score_units;
 use crate::data::{self, Format, ReadOptions};
+use nnue::units::ScoreUnits;
 
 /// What a cut rung's stage records.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -60,7 +62,7 @@ pub fn first_positions(
         file.display()
     );
     let partial = dir.join(format!("{RUNG_FILE}.partial-{}", std::process::id()));
-    let written = copy_first(train, n, &partial)?;
+    let (written, units) = copy_first(train, n, &partial)?;
     if written < n {
         let _ = std::fs::remove_file(&partial);
         bail!(
@@ -69,6 +71,7 @@ pub fn first_positions(
     }
     std::fs::rename(&partial, &file)
         .with_context(|| format!("cannot rename {} to {}", partial.display(), file.display()))?;
+    score_units::record(&file, units)?;
     Ok(RungRecord {
         train: stored_path(&file, out),
         positions: n,
@@ -78,12 +81,23 @@ pub fn first_positions(
 }
 
 /// Copies the first `n` samples of `inputs` (in order) into the binpack file `out`; returns
-/// how many it copied (fewer than `n` when the inputs end first).
-fn copy_first(inputs: &[PathBuf], n: u64, out: &Path) -> Result<u64> {
+/// how many it copied (fewer than `n` when the inputs end first) and the units of their scores
+/// (the inputs must agree).
+fn copy_first(inputs: &[PathBuf], n: u64, out: &Path) -> Result<(u64, ScoreUnits)> {
     let mut writer = data::create_writer(out, Format::Binpack)?;
     let mut written = 0;
+    let mut units = None;
     'files: for path in inputs {
         let format = Format::resolve(None, path).map_err(anyhow::Error::msg)?;
+        let (these, _) = score_units::units_of(path, format).map_err(anyhow::Error::msg)?;
+        if units.is_some_and(|u| u != these) {
+            bail!(
+                "{}: its scores are in {these}, the files before it's in {}",
+                path.display(),
+                units.unwrap_or(these)
+            );
+        }
+        units = Some(these);
         for sample in data::open_reader(path, format, None, ReadOptions::default())? {
             if written == n {
                 break 'files;
@@ -93,7 +107,7 @@ fn copy_first(inputs: &[PathBuf], n: u64, out: &Path) -> Result<u64> {
         }
     }
     writer.finish()?;
-    Ok(written)
+    Ok((written, units.unwrap_or_default()))
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use nnue::units::ScoreUnits;
 use serde::{Deserialize, Serialize};
 
 use super::cache::{read_path, stored_path};
@@ -27,6 +28,10 @@ pub(crate) struct DataRecord {
     pub(crate) positions: u64,
     /// Seconds the generation took.
     pub(crate) seconds: f64,
+    /// The units of the training files' scores (centipawns, every generated dataset's, is not
+    /// written).
+    #[serde(default, skip_serializing_if = "crate::checked::is_zero")]
+    pub(crate) units: ScoreUnits,
 }
 
 impl DataRecord {
@@ -38,6 +43,7 @@ impl DataRecord {
             val,
             positions: 0,
             seconds: 0.0,
+            units: ScoreUnits::Centipawns,
         }
     }
 

@@ -281,7 +281,14 @@ mod tests {
             ..TrainSettings::default()
         };
         let files = |name: &str| DataFile::all(&[out.join(name)], None).unwrap();
-        let config = |s: &TrainSettings, data: &str| s.config("all", 768, files(data), Vec::new());
+        let config = |s: &TrainSettings, data: &str| {
+            s.config(
+                "all",
+                768,
+                (files(data), Vec::new()),
+                nnue::units::ScoreUnits::Centipawns,
+            )
+        };
         let layouts = || vec!["all:1:0123456789abcdef".to_string()];
         let key =
             |c: &TrainConfig, layouts: Vec<String>| StageKey::train(c, layouts, out).unwrap().key();

@@ -206,6 +206,12 @@ impl Output<'_> {
                 complete,
                 config: self.config.clone(),
             },
-        )
+        )?;
+        // Every label this program writes is in centipawns (the host's evaluators and UCI
+        // engines speak them): recorded beside the finished file.
+        if complete {
+            crate::data::score_units::record(self.out, nnue::units::ScoreUnits::Centipawns)?;
+        }
+        Ok(())
     }
 }

@@ -21,6 +21,31 @@ pub enum Method {
 }
 
 impl Method {
+    /// This method for scores in `units`: its win-rate scales, given in centipawns, multiplied
+    /// by the units' pawn over 100 (at the win-rate model's mid material, 58, for units whose
+    /// pawn depends on the material), so that a run on data in other units learns the same
+    /// curve.
+    pub fn in_units(self, units: nnue::units::ScoreUnits) -> Method {
+        let k = units.per_pawn(58) / 100.0;
+        match self {
+            _ if k == 1.0 => self,
+            Method::Score(mut loss) => {
+                let w = &mut loss.wdl;
+                (w.target_a, w.target_b, w.output_a, w.output_b) = (
+                    w.target_a * k,
+                    w.target_b * k,
+                    w.output_a * k,
+                    w.output_b * k,
+                );
+                Method::Score(loss)
+            }
+            Method::Pqr(loss) => Method::Pqr(PqrLoss {
+                a: loss.a * k,
+                b: loss.b * k,
+            }),
+        }
+    }
+
     /// The short name (`score`, `pqr`).
     pub fn name(&self) -> &'static str {
         match self {

@@ -246,13 +246,14 @@ pub struct TrainSettings {
     /// Positions (triplets) per optimizer step.
     #[arg(long, default_value_t = TrainSettings::default().batch_size)]
     pub batch_size: Count<MAX_BATCH_SIZE>,
-    /// The units of the data's scores, which the network learns and records so that the
-    /// engine reads its output in them: centipawns (this project's data, UCI scores),
-    /// `stockfish` (Stockfish 15.1's internal units, 361 to a pawn: its binpacks' scores) or
-    /// `stockfish-wdl` (those of Stockfish's networks of today).
-    #[arg(long, value_name = "UNITS", default_value_t = TrainSettings::default().score_units)]
-    #[serde(skip_serializing_if = "crate::checked::is_zero")]
-    pub score_units: ScoreUnits,
+    /// The units of the data's scores, where the data's record or format does not tell them
+    /// right (default: the data's own, `data::score_units`): centipawns (this project's data),
+    /// `stockfish` (Stockfish 15.1's internal units, 361 to a pawn: Stockfish's binpacks) or
+    /// `stockfish-wdl` (those of Stockfish's networks of today). The network learns and records
+    /// them, the loss's win-rate scales (in centipawns) and the WDL skip read the scores in them.
+    #[arg(long, value_name = "UNITS")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_units: Option<ScoreUnits>,
     /// Epochs to train.
     #[arg(long, default_value_t = TrainSettings::default().epochs)]
     pub epochs: Count<MAX_EPOCHS>,
@@ -314,14 +315,16 @@ pub struct TrainSettings {
     #[arg(long)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lambda_end: Option<UnitReal>,
-    /// Scale of the target's win rate sigma(score / S) (the reference code's 410).
+    /// Scale of the target's win rate sigma(score / S), in centipawns (the reference code's 410;
+    /// data in other units scale it by their pawn).
     #[arg(long, default_value_t = TrainSettings::default().target_scale, conflicts_with = "wdl")]
     pub target_scale: PositiveReal,
-    /// Scale of the output's win rate sigma(output / S) (the reference code's 361; also PQR's).
+    /// Scale of the output's win rate sigma(output / S), in centipawns (the reference code's 361;
+    /// also PQR's).
     #[arg(long, default_value_t = TrainSettings::default().output_scale, conflicts_with = "wdl")]
     pub output_scale: PositiveReal,
-    /// A fitted win-rate model sigma((e - A) / B) for target and output alike (the thesis text:
-    /// 1.28,297.21; `trainer wdl-fit` fits one).
+    /// A fitted win-rate model sigma((e - A) / B) for target and output alike, in centipawns (the
+    /// thesis text: 1.28,297.21; `trainer wdl-fit` fits one).
     #[arg(long, value_name = "A,B")]
     pub wdl: Option<WdlModel>,
     /// Blocks whose first-layer weights are stored as `i8` (trained within ±1, as nnue-pytorch
@@ -357,7 +360,7 @@ impl Default for TrainSettings {
             min_delta: UnitReal::new(0.0),
             swa_from: None,
             batch_size: Count::new(LoaderConfig::default().batch_size as u64),
-            score_units: ScoreUnits::Centipawns,
+            score_units: None,
             epochs: Count::new(256),
             epoch_positions: Count::new(100_000_000),
             runs: Positive::new(4),
@@ -473,6 +476,7 @@ impl TrainSettings {
             wdl_skip: self.wdl_skip,
             early_skip_ply: self.early_skip_ply,
             piece_count_skip: self.piece_count_skip,
+            score_units: ScoreUnits::Centipawns,
             seed: 0,
         }
     }
@@ -559,23 +563,45 @@ impl TrainSettings {
         Shape::new(n, self.l1.get() as usize, self.arch())
     }
 
-    /// The configuration of a run of `feature_set` (N = `n` features) on these files, with
-    /// these settings.
+    /// The units a run on data whose scores are in `data_units` reads them in: the declared
+    /// ones, else the data's.
+    pub fn units(&self, data_units: ScoreUnits) -> ScoreUnits {
+        self.score_units.unwrap_or(data_units)
+    }
+
+    /// The one-line warning for a run whose declared units differ from its data's (`None` when
+    /// they agree or none are declared): the data are read as declared, not rescaled.
+    pub fn units_warning(&self, data_units: ScoreUnits) -> Option<String> {
+        self.score_units.filter(|&u| u != data_units).map(|u| {
+            format!(
+                "warning: the training data's scores are in {}, but score_units says {}: they are read as {u}",
+                data_units.describe(),
+                u.describe()
+            )
+        })
+    }
+
+    /// The configuration of a run of `feature_set` (N = `n` features) on these files, whose
+    /// scores are in `data_units`, with these settings.
     pub fn config(
         &self,
         feature_set: &str,
         n: usize,
-        train: Vec<DataFile>,
-        val: Vec<DataFile>,
+        (train, val): (Vec<DataFile>, Vec<DataFile>),
+        data_units: ScoreUnits,
     ) -> TrainConfig {
+        let units = self.units(data_units);
         TrainConfig {
             feature_set: feature_set.to_string(),
             shape: self.shape(n),
-            method: self.method(),
+            method: self.method().in_units(units),
             train,
             val,
             val_size: self.val_positions.get(),
-            filter: self.filter(),
+            filter: FilterConfig {
+                score_units: units,
+                ..self.filter()
+            },
             epochs: self.epochs.get(),
             stop: StopRule {
                 patience: self.patience,
@@ -613,7 +639,7 @@ impl TrainSettings {
             export_every: 0,
             export_epochs: Vec::new(),
             i8_blocks: self.i8_blocks(),
-            score_units: self.score_units,
+            score_units: units,
         }
     }
 }
@@ -622,8 +648,12 @@ impl TrainConfig {
     /// A configuration with the thesis's settings ([`TrainSettings::default`]) for `shape`;
     /// the caller sets the files.
     pub fn thesis(feature_set: &str, shape: Shape) -> TrainConfig {
-        let mut config =
-            TrainSettings::default().config(feature_set, shape.n, Vec::new(), Vec::new());
+        let mut config = TrainSettings::default().config(
+            feature_set,
+            shape.n,
+            (Vec::new(), Vec::new()),
+            ScoreUnits::Centipawns,
+        );
         config.shape = shape;
         config
     }

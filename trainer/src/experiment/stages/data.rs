@@ -3,6 +3,9 @@
 //! job generates at once).
 
 use anyhow::{Context, Result, anyhow};
+use nnue::units::ScoreUnits;
+
+use crate::data::score_units;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -73,13 +76,24 @@ impl Stage for DataShard {
 /// ones where its folder will hold them (`trainer run --dry-run`'s training folders).
 pub(super) fn planned_record(d: &Dataset, out: &Path) -> Result<DataRecord> {
     let (train, val) = match &d.source {
-        DataSource::Files { train, val } => (train.clone(), val.clone()),
+        DataSource::Files { train, val } => return named_files(d, train, val),
         DataSource::Generate(g) => {
             let (train, val) = generated_files(&data_dir(d, g, out)?, g);
             (train, vec![val])
         }
     };
     Ok(DataRecord::listed(train, val))
+}
+
+/// The record of a dataset of named files, their scores' units from their records or formats
+/// ([`score_units::units_of_files`]).
+fn named_files(d: &Dataset, train: &[PathBuf], val: &[PathBuf]) -> Result<DataRecord> {
+    let units = score_units::units_of_files(train, None)
+        .map_err(|e| anyhow!("dataset '{}': {e}", d.name))?;
+    Ok(DataRecord {
+        units,
+        ..DataRecord::listed(train.to_vec(), val.to_vec())
+    })
 }
 
 /// The folder of a generated dataset's stage under the output folder `out` (its
@@ -203,9 +217,7 @@ fn ensure_shard(d: &Dataset, shard: u64, options: &RunOptions) -> Result<()> {
 /// games.
 fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<DataRecord> {
     let g = match &d.source {
-        DataSource::Files { train, val } => {
-            return Ok(DataRecord::listed(train.clone(), val.clone()));
-        }
+        DataSource::Files { train, val } => return named_files(d, train, val),
         DataSource::Generate(g) => g,
     };
     let dir = data_dir(d, g, &options.out)?;
@@ -244,6 +256,7 @@ fn ensure_data(experiment: &str, d: &Dataset, options: &RunOptions) -> Result<Da
             val: vec![val],
             positions,
             seconds: started.elapsed().as_secs_f64(),
+            units: ScoreUnits::Centipawns,
         };
         Ok(record.stored(&options.out))
     })?;

@@ -189,8 +189,11 @@ fn train_config(
     let mut config = entry.settings.config(
         &entry.feature_set,
         n,
-        DataFile::all(&data.train, None)?,
-        DataFile::all(&data.val, None)?,
+        (
+            DataFile::all(&data.train, None)?,
+            DataFile::all(&data.val, None)?,
+        ),
+        data.units,
     );
     config.seed = entry.settings.seed + run - 1;
     config.init = init;
