@@ -468,7 +468,7 @@ fn settings_the_stages_would_refuse_are_refused_by_the_check() {
         (format!("{ok}lr = 1e308\n"), vec!["m.toml:8: lr:", "at most 1"]),
         (
             format!("{ok}min_ply = 50\nmax_ply = 10\n"),
-            vec!["m.toml:5", "min_ply", "max_ply 10"],
+            vec!["m.toml:5", "min_ply", "empty ply window 50..=10"],
         ),
         (
             format!("{ok}arch = \"sfnnv6\"\n"),
@@ -1162,6 +1162,112 @@ runs = 2
             "line {line} not in: {err}"
         );
     }
+}
+
+/// A ladder whose schedule ends by itself and whose loss is measured where no epoch was
+/// chosen: `passes` makes each rung's epoch cap proportional to its positions (the cosine
+/// schedule reaches its floor there), the best epoch is chosen on the dataset's own validation
+/// set, and every run's network is scored on `test_data` by `trainer score`'s yardstick, which
+/// the ladder draws.
+#[test]
+fn a_ladder_with_passes_and_a_test_set_reports_losses_no_epoch_was_chosen_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = shared().join("data/noob_3moves.epd");
+    let manifest = dir.path().join("m.toml");
+    let game = format!(
+        "book = \"{}\", nodes = 20, write_minply = 4, threads = 0",
+        book.display()
+    );
+    std::fs::write(
+        &manifest,
+        format!(
+            r#"[data.p]
+generate = {{ positions = 600, val_games = 2, {game}, seed = 7 }}
+[data.t]
+generate = {{ games = 1, val_games = 3, {game}, seed = 8 }}
+[[experiment]]
+name = "rungs"
+sweep = {{ train_positions = [200, 600] }}
+feature_sets = ["all"]
+data = "p"
+test_data = "t"
+evaluation = "loss-only"
+insight = false
+l1 = 32
+l2 = 8
+batch_size = 100
+passes = 2
+epoch_positions = 100
+lr_schedule = "cosine"
+val_positions = 150
+runs = 2
+[evaluation.loss-only]
+reference = "all"
+"#
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("runs");
+    let o = run_to_end(&manifest, &out);
+    assert!(o.status.success(), "{}", text(&o));
+    // Two passes over 200 and 600 positions in epochs of 100: 4 and 12 epochs.
+    let report = |cell: &str| -> serde_json::Value {
+        let path = out.join(format!("reports/{cell}/report.json"));
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+    };
+    let test_files: Vec<PathBuf> = std::fs::read_dir(out.join("data"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("t-"))
+        .map(|p| p.join("val.binpack"))
+        .collect();
+    assert_eq!(test_files.len(), 1, "{test_files:?}");
+    for (cell, epochs) in [("rungs-200", 4), ("rungs-600", 12)] {
+        let r = report(cell);
+        let runs = r["rows"][0]["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 2);
+        for run in runs {
+            assert_eq!(run["val_losses"].as_array().unwrap().len(), epochs, "{run}");
+            let test = run["test_loss"].as_f64().unwrap();
+            // The same number `trainer score` prints for the network on the test set.
+            let scored = trainer()
+                .args(["score", "--positions", "150", "--data"])
+                .arg(&test_files[0])
+                .arg("--net")
+                .arg(out.join(run["net"].as_str().unwrap()))
+                .output()
+                .unwrap();
+            assert!(scored.status.success(), "{}", text(&scored));
+            let printed = String::from_utf8_lossy(&scored.stdout);
+            let row = printed.lines().last().unwrap();
+            let loss: f64 = row.split('\t').nth(2).unwrap().parse().unwrap();
+            assert!((loss - test).abs() < 5e-7, "{loss} vs {test}: {printed}");
+        }
+        let md = std::fs::read_to_string(out.join(format!("reports/{cell}/report.md"))).unwrap();
+        assert!(md.contains("Test loss (mean ± sd of runs)"), "{md}");
+        assert!(
+            md.contains("- `t`: its validation set tests every run's network"),
+            "{md}"
+        );
+        assert!(
+            md.contains("2 passes over the data in epochs of 100 positions"),
+            "{md}"
+        );
+    }
+    let ladder = out.join("reports/rungs");
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(ladder.join("ladder.json")).unwrap()).unwrap();
+    assert_eq!(json["tested"], true, "{json}");
+    let md = std::fs::read_to_string(ladder.join("ladder.md")).unwrap();
+    assert!(md.contains("## Test loss"), "{md}");
+    // Nothing is computed again on a rerun, the test losses included.
+    let before = stages::stage_files(&out);
+    let again = run_to_end(&manifest, &out);
+    assert_eq!(stages::stage_files(&out), before, "{}", text(&again));
+    assert_eq!(
+        std::fs::read_to_string(ladder.join("ladder.md")).unwrap(),
+        md
+    );
 }
 
 /// Two runs of one manifest at once into one folder: each stage is computed by one of them

@@ -477,3 +477,52 @@ fn a_product_too_large_for_a_network_is_refused_before_any_allocation() {
     );
     assert!(!out.exists(), "nothing written");
 }
+
+/// `trainer bench` steps the optimizer it is asked for, mapped to Adam's settings by the one
+/// mapping training uses: the header names it and the last step's loss (deterministic on the
+/// CPU) tells the optimizers apart, while the same optimizer twice computes the same.
+#[test]
+fn bench_times_the_optimizer_it_is_asked_for() {
+    let bench = |optimizer: &str| -> (String, String) {
+        let o = run(&[
+            "bench",
+            "--spec",
+            "all",
+            "--l1",
+            "64",
+            "--l2",
+            "8",
+            "--batch-size",
+            "256",
+            "--steps",
+            "3",
+            "--warmup",
+            "2",
+            "--optimizer",
+            optimizer,
+            "--threads",
+            "1",
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        let loss = out
+            .split("last loss ")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no loss in {out}"))
+            .trim_end_matches(|c: char| c == ')' || c.is_whitespace())
+            .to_string();
+        (out, loss)
+    };
+    let (adam_out, adam) = bench("adam");
+    assert!(adam_out.contains("optimizer adam,"), "{adam_out}");
+    assert_eq!(
+        bench("adam").1,
+        adam,
+        "the same optimizer computes the same"
+    );
+    for other in ["ranger", "adamw", "sparse-adam"] {
+        let (out, loss) = bench(other);
+        assert!(out.contains(&format!("optimizer {other},")), "{out}");
+        assert_ne!(loss, adam, "{other} stepped as adam: {out}");
+    }
+}

@@ -15,20 +15,17 @@ use nnue::Shape;
 use nnue::{Kernels, Nnue, SimdLevel};
 use plugin_api::FeatureSet;
 use tch::Device;
-use trainer::checked::{Count, L1Width, Positive, PositiveFraction, UnitReal};
-use trainer::data::filter::FilterConfig;
+use trainer::checked::{Count, L1Width, Positive, PositiveFraction, PositiveReal, UnitReal};
 use trainer::data::synthetic::random_games;
 use trainer::data::{self, Format, Sample};
 use trainer::model::Model;
 use trainer::train::checkpoint;
 use trainer::train::export::quantize;
-use trainer::train::loss::{PqrLoss, ScoreLoss};
-use trainer::train::objective::Method;
+use trainer::train::loss::PqrLoss;
 use trainer::train::quant::{float_outputs, quantized_outputs, summarize};
 use trainer::train::run::{DataFile, Runtime, TrainConfig, TrainError, TrainState, train};
 use trainer::train::schedule::LrSchedule;
-use trainer::train::settings::TrainSettings;
-use trainer::train::stop::StopRule;
+use trainer::train::settings::{ArchSetting, MethodName, OptimizerName, TrainSettings};
 
 fn write(path: &Path, samples: &[Sample]) {
     let mut w = data::create_writer(path, Format::Binpack).unwrap();
@@ -73,17 +70,23 @@ fn file(path: &Path) -> DataFile {
 
 /// A small, fast configuration: all (768) → 64 → 16 → 1, batches of 1024, epochs of 16 steps.
 fn config(d: &Data, epochs: u64) -> TrainConfig {
-    let mut c = TrainConfig::thesis("all", Shape::thesis(768, 64, 16));
+    let mut c = TrainConfig::thesis("all", 768);
+    c.recipe = TrainSettings {
+        l1: L1Width::new(64),
+        l2: Count::new(16),
+        val_positions: Count::new(4000),
+        skip_in_check: false,
+        skip_capture: false,
+        epochs: Count::new(epochs),
+        epoch_positions: Count::new(16 * 1024),
+        batch_size: Count::new(1024),
+        lr: PositiveFraction::new(2e-3),
+        shuffle: 8192,
+        seed: 7,
+        ..c.recipe
+    };
     c.train = vec![file(&d.train)];
     c.val = vec![file(&d.val)];
-    c.val_size = 4000;
-    c.filter = FilterConfig::default();
-    c.epochs = epochs;
-    c.epoch_size = 16 * 1024;
-    c.batch_size = 1024;
-    c.lr = PositiveFraction::new(2e-3);
-    c.shuffle_buffer = 8192;
-    c.seed = 7;
     c
 }
 
@@ -148,7 +151,7 @@ fn training_beats_a_constant_predictor_and_the_export_matches_in_host() {
     assert_eq!(nnue.network().l1(), 64);
     let loaded = checkpoint::read::<TrainState>(&out.join("checkpoint.ckpt")).unwrap();
     let model = loaded
-        .model(&loaded.state.config.shape, Device::Cpu)
+        .model(&loaded.state.config.shape(), Device::Cpu)
         .unwrap();
     let float = float_outputs(&model, &set, &d.test).unwrap();
     for level in [SimdLevel::Scalar, SimdLevel::best()] {
@@ -172,7 +175,7 @@ fn the_same_seed_gives_the_same_run_and_another_seed_another() {
     let set = set("all");
     let run = |name: &str, seed: u64| {
         let mut c = config(&d, 2);
-        c.seed = seed;
+        c.recipe.seed = seed;
         let out = d.dir.path().join(name);
         train(c, &set, &quiet(&out)).unwrap();
         fingerprint(&out.join("checkpoint.ckpt"))
@@ -210,7 +213,7 @@ fn an_interrupted_run_resumes_to_the_same_final_state() {
     assert!(refused.to_string().contains("--resume"), "{refused}");
     // A different configuration is refused.
     let mut other = config(&d, 3);
-    other.lr = PositiveFraction::new(1e-3);
+    other.recipe.lr = PositiveFraction::new(1e-3);
     let refused = train(other, &set, &resuming(&cut)).unwrap_err();
     assert!(refused.to_string().contains("lr"), "{refused}");
 
@@ -246,12 +249,9 @@ fn a_converging_run_stops_keeps_its_best_epoch_and_resumes_exactly() {
     let set = set("all");
     let converging = || {
         let mut c = config(&d, 40);
-        c.stop = StopRule {
-            patience: Some(Positive::new(3)),
-            min_delta: UnitReal::new(0.0),
-        };
-        c.lr = PositiveFraction::new(1e-3);
-        c.epoch_size = 8 * 1024;
+        c.recipe.patience = Some(Positive::new(3));
+        c.recipe.lr = PositiveFraction::new(1e-3);
+        c.recipe.epoch_positions = Count::new(8 * 1024);
         c
     };
     let whole = d.dir.path().join("whole");
@@ -318,7 +318,7 @@ fn a_converging_run_stops_keeps_its_best_epoch_and_resumes_exactly() {
     let again = train(converging(), &set, &resuming(&cut)).unwrap();
     assert_eq!(again.state.epoch, epochs);
     let mut patient = converging();
-    patient.stop.patience = Some(Positive::new(4));
+    patient.recipe.patience = Some(Positive::new(4));
     let longer = train(patient, &set, &resuming(&cut)).unwrap();
     assert!(longer.state.epoch > epochs);
 }
@@ -333,11 +333,10 @@ fn ranger_learns_and_resumes_exactly() {
     let set = set("all");
     let ranger = || {
         let mut c = config(&d, 3);
-        c.adam.ranger = true;
-        c.adam.eps = trainer::train::optim::RANGER_EPS;
-        c.filter.wdl_skip = true;
-        c.filter.early_skip_ply = Some(20);
-        c.filter.piece_count_skip = true;
+        c.recipe.optimizer = OptimizerName::Ranger;
+        c.recipe.wdl_skip = true;
+        c.recipe.early_skip_ply = Some(20);
+        c.recipe.piece_count_skip = true;
         c
     };
     let whole = d.dir.path().join("whole");
@@ -387,7 +386,7 @@ fn weights_averaged_from_an_epoch_are_handed_over_and_resume() {
     let set = set("all");
     let averaging = |epochs: u64| {
         let mut c = config(&d, epochs);
-        c.swa_from = Some(2);
+        c.recipe.swa_from = Some(Positive::new(2));
         c
     };
     let whole = d.dir.path().join("whole");
@@ -431,12 +430,13 @@ fn the_fields_recipe_trains() {
     let d = data(20_000);
     let set = set("all");
     let mut c = config(&d, 3);
-    c.lr_schedule = LrSchedule::Cosine;
-    c.lr_floor = UnitReal::new(0.1);
-    c.warmup_steps = 8;
-    c.lambda_end = Some(UnitReal::new(0.5));
-    c.adam.weight_decay = 0.01;
-    c.adam.max_grad_norm = Some(2.0);
+    c.recipe.lr_schedule = LrSchedule::Cosine;
+    c.recipe.lr_floor = UnitReal::new(0.1);
+    c.recipe.warmup_steps = 8;
+    c.recipe.lambda_end = Some(UnitReal::new(0.5));
+    c.recipe.optimizer = OptimizerName::Adamw;
+    c.recipe.weight_decay = Some(UnitReal::new(0.01));
+    c.recipe.max_grad_norm = Some(PositiveReal::new(2.0));
     let schedule = c.schedule();
     let out = d.dir.path().join("recipe");
     let outcome = train(c, &set, &quiet(&out)).unwrap();
@@ -457,10 +457,10 @@ fn pqr_training_from_scratch_and_from_a_checkpoint() {
     let set = set("all");
     let pqr = |init: Option<PathBuf>, name: &str, epochs: u64| {
         let mut c = config(&d, epochs);
-        c.method = Method::Pqr(PqrLoss::default());
-        c.epoch_size = 40 * 1024;
-        c.val_size = 2000;
-        c.lr = PositiveFraction::new(1e-3);
+        c.recipe.method = MethodName::Pqr;
+        c.recipe.epoch_positions = Count::new(40 * 1024);
+        c.recipe.val_positions = Count::new(2000);
+        c.recipe.lr = PositiveFraction::new(1e-3);
         c.init = init;
         let out = d.dir.path().join(name);
         train(c, &set, &quiet(&out)).unwrap()
@@ -478,8 +478,8 @@ fn pqr_training_from_scratch_and_from_a_checkpoint() {
 
     // From a score-target checkpoint: the first PQR epoch starts from its weights.
     let score_out = d.dir.path().join("score");
-    let mut c = config(&d, 2);
-    c.method = Method::Score(ScoreLoss::default());
+    let c = config(&d, 2);
+    assert_eq!(c.recipe.method, MethodName::Score);
     train(c, &set, &quiet(&score_out)).unwrap();
     let from_ckpt = pqr(Some(score_out.join("checkpoint.ckpt")), "pqr-init", 1);
     assert_ne!(from_ckpt.state.history[0].val_loss, h[0].val_loss);
@@ -515,7 +515,7 @@ fn wide_networks_learn_on_stockfish_labelled_data() {
         epoch_positions: Count::new(50 * 4096),
         val_positions: Count::new(10_000),
         skip_in_check: false,
-        skip_capture_bestmove: false,
+        skip_capture: false,
         seed: 3,
         ..TrainSettings::default()
     };
@@ -559,21 +559,25 @@ fn todays_stockfish_shape_with_threat_inputs_learns_on_stockfish_labelled_data()
     let dir = tempfile::tempdir().unwrap();
     let spec = "halfka_v2_hm^+full_threats+pp_3wide";
     let set = set(spec);
-    let mut c = TrainConfig::thesis(
-        spec,
-        Shape::new(set.training_size() as usize, 64, nnue::Arch::sfnnv16()),
-    );
+    let mut c = TrainConfig::thesis(spec, set.training_size() as usize);
+    c.recipe = TrainSettings {
+        l1: L1Width::new(64),
+        arch: Some(ArchSetting::Preset(nnue::Preset::Sfnnv16)),
+        val_positions: Count::new(10_000),
+        skip_in_check: false,
+        skip_capture: false,
+        epochs: Count::new(1),
+        epoch_positions: Count::new(50 * 1024),
+        batch_size: Count::new(1024),
+        lr: PositiveFraction::new(2e-3),
+        shuffle: 8192,
+        seed: 5,
+        ..c.recipe
+    };
+    // Stockfish's shape trains its threat and pair rows as i8 unless told otherwise.
+    assert_eq!(c.i8_blocks(), ["full_threats", "pp_3wide"]);
     c.train = vec![file(&train_file)];
     c.val = vec![file(&val_file)];
-    c.val_size = 10_000;
-    c.filter = FilterConfig::default();
-    c.epochs = 1;
-    c.epoch_size = 50 * 1024;
-    c.batch_size = 1024;
-    c.lr = PositiveFraction::new(2e-3);
-    c.shuffle_buffer = 8192;
-    c.seed = 5;
-    c.i8_blocks = vec!["full_threats".into(), "pp_3wide".into()];
     let out = dir.path().join("run");
     let outcome = train(c, &set, &quiet(&out)).unwrap();
     let last = outcome.state.history.last().unwrap();
@@ -587,7 +591,7 @@ fn todays_stockfish_shape_with_threat_inputs_learns_on_stockfish_labelled_data()
     assert_eq!(net.network().arch(), &nnue::Arch::sfnnv16());
     let loaded = checkpoint::read::<TrainState>(&out.join("checkpoint.ckpt")).unwrap();
     let model = loaded
-        .model(&loaded.state.config.shape, Device::Cpu)
+        .model(&loaded.state.config.shape(), Device::Cpu)
         .unwrap();
     let test: Vec<Sample> = random_games(31).take(2000).collect();
     let float = float_outputs(&model, &set, &test).unwrap();
@@ -610,7 +614,11 @@ fn stockfish_shaped_training_learns_and_its_calibrated_export_is_closer() {
     let d = data(60_000);
     let set = set("all");
     let mut c = config(&d, 10);
-    c.shape = Shape::new(set.training_size() as usize, 64, nnue::Arch::sfnnv5());
+    c.recipe.arch = Some(ArchSetting::Preset(nnue::Preset::Sfnnv5));
+    assert_eq!(
+        c.shape(),
+        Shape::new(set.training_size() as usize, 64, nnue::Arch::sfnnv5())
+    );
     let out = d.dir.path().join("sfnnv5");
     let outcome = train(c, &set, &quiet(&out)).unwrap();
     let h = &outcome.state.history;
@@ -626,7 +634,7 @@ fn stockfish_shaped_training_learns_and_its_calibrated_export_is_closer() {
 
     let loaded = checkpoint::read::<TrainState>(&out.join("checkpoint.ckpt")).unwrap();
     let model = loaded
-        .model(&loaded.state.config.shape, Device::Cpu)
+        .model(&loaded.state.config.shape(), Device::Cpu)
         .unwrap();
     let float = float_outputs(&model, &set, &d.test).unwrap();
     let kernels = Kernels::new(SimdLevel::best()).unwrap();

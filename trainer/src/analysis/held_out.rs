@@ -5,6 +5,16 @@
 //! ([`crate::data::score_units`]); both pass through one win-rate mapping, `W(cp) = σ(cp /
 //! 410)` (the thesis's target mapping), and the loss is the mean squared difference.
 
+use anyhow::{Result, anyhow};
+use std::path::{Path, PathBuf};
+
+use nnue::units::ScoreUnits;
+use nnue::{Kernels, Nnue};
+
+use crate::data::sample::Sample;
+use crate::data::{self, Format, score_units};
+use crate::train::quant::quantized_outputs;
+
 /// The scale of the win-rate mapping `W(cp) = σ(cp / HELD_OUT_SCALE)`.
 pub const HELD_OUT_SCALE: f64 = 410.0;
 
@@ -26,6 +36,85 @@ pub struct HeldOut {
 
 fn win_rate(cp: f64) -> f64 {
     1.0 / (1.0 + (-cp / HELD_OUT_SCALE).exp())
+}
+
+/// Held-out positions with their scores in centipawns: what networks are scored on.
+pub struct HeldOutSet {
+    /// The positions, in the files' order.
+    pub samples: Vec<Sample>,
+    /// Each one's score in centipawns.
+    pub targets: Vec<f64>,
+    /// The units the files' scores were read in (the first file's, when several).
+    pub units: ScoreUnits,
+}
+
+impl HeldOutSet {
+    /// The first `positions` positions of `files` (each of `format`, or of its extension's),
+    /// their scores read in `units`, or else in each file's own
+    /// ([`score_units::units_of`]).
+    pub fn read(
+        files: &[PathBuf],
+        format: Option<Format>,
+        units: Option<ScoreUnits>,
+        positions: usize,
+    ) -> Result<HeldOutSet> {
+        let mut set = HeldOutSet {
+            samples: Vec::new(),
+            targets: Vec::new(),
+            units: units.unwrap_or_default(),
+        };
+        for (k, path) in files.iter().enumerate() {
+            let wanted = positions - set.samples.len();
+            if wanted == 0 {
+                break;
+            }
+            let file_format = Format::resolve(format, path).map_err(anyhow::Error::msg)?;
+            let file_units = match units {
+                Some(u) => u,
+                None => {
+                    score_units::units_of(path, file_format)
+                        .map_err(anyhow::Error::msg)?
+                        .0
+                }
+            };
+            if k == 0 {
+                set.units = file_units;
+            }
+            let samples = data::first_samples(path, Some(file_format), wanted, None)?;
+            set.targets.extend(
+                samples.iter().map(|s| {
+                    f64::from(score_units::convert(s, file_units, ScoreUnits::Centipawns))
+                }),
+            );
+            set.samples.extend(samples);
+        }
+        Ok(set)
+    }
+
+    /// How well the network `nnue` fits these scores, evaluated as the engine evaluates it
+    /// (with `kernels`) and read in centipawns through the units it records.
+    pub fn score(&self, nnue: &Nnue, kernels: Kernels) -> Result<HeldOut> {
+        let units = nnue.network().units();
+        let raw = quantized_outputs(nnue, kernels, &self.samples)?;
+        let evals: Vec<f64> = self
+            .samples
+            .iter()
+            .zip(&raw)
+            .map(|(s, &v)| f64::from(units.centipawns_at(v as i32, score_units::material(s))))
+            .collect();
+        Ok(held_out(&evals, &self.targets))
+    }
+
+    /// [`HeldOutSet::score`] of the network file `path`, loaded with the plugins of `registry`.
+    pub fn score_file(
+        &self,
+        path: &Path,
+        registry: &plugin_api::PluginRegistry,
+        kernels: Kernels,
+    ) -> Result<HeldOut> {
+        let nnue = Nnue::load(path, registry).map_err(|e| anyhow!("{e}"))?;
+        self.score(&nnue, kernels)
+    }
 }
 
 /// The fit of `evals` to `targets`, both in centipawns, position by position.

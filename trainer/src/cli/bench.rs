@@ -6,7 +6,6 @@ use plugin_api::FeatureSet;
 
 use super::device::{DeviceArg, apply_threads};
 use trainer::train::bench::{BenchConfig, bench};
-use trainer::train::optim::AdamConfig;
 use trainer::train::settings::OptimizerName;
 use trainer::train::settings::TrainSettings;
 
@@ -55,10 +54,12 @@ pub fn run(args: &BenchArgs, set: &FeatureSet) -> Result<()> {
     let device = args.device.device().map_err(anyhow::Error::msg)?;
     apply_threads(args.device.threads);
     println!(
-        "training throughput, feature set {} (N = {}), batch {}, {} on {}, {} torch threads",
+        "training throughput, feature set {} (N = {}), batch {}, optimizer {}, {} on {}, {} torch threads",
         set.name(),
         set.size(),
         args.batch_size,
+        clap::ValueEnum::to_possible_value(&args.optimizer)
+            .map_or_else(String::new, |v| v.get_name().to_string()),
         if args.pqr { "PQR" } else { "score target" },
         args.device.device_name(),
         tch::get_num_threads()
@@ -98,21 +99,24 @@ fn measure(
             device,
             seed: 1,
             min_pieces: args.min_pieces,
-            adam: AdamConfig {
-                sparse_first_layer: args.optimizer == OptimizerName::SparseAdam,
-                ..AdamConfig::default()
-            },
+            // The optimizer as a training run of this recipe steps it.
+            adam: TrainSettings {
+                optimizer: args.optimizer,
+                ..TrainSettings::default()
+            }
+            .adam(),
         };
         let r = bench(set, &config)?;
         println!(
-            "{} -> {}, {name}: {:.0} {}/s ({} steps in {:.2} s, {:.1} active indices per perspective)",
+            "{} -> {}, {name}: {:.0} {}/s ({} steps in {:.2} s, {:.1} active indices per perspective, last loss {:.9})",
             set.size(),
             l1,
             r.per_second,
             if args.pqr { "triplets" } else { "positions" },
             r.steps,
             r.seconds,
-            r.active
+            r.active,
+            r.last_loss
         );
     }
     Ok(())

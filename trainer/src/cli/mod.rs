@@ -114,7 +114,7 @@ pub struct FilterArgs {
     pub quiet: bool,
     /// Drop positions whose side to move is in check.
     #[arg(long)]
-    pub skip_check: bool,
+    pub skip_in_check: bool,
     /// Drop positions whose best move is a capture.
     #[arg(long)]
     pub skip_capture: bool,
@@ -161,7 +161,7 @@ impl FilterArgs {
     /// The filter configuration, the WDL skip reading centipawns.
     pub fn config(&self) -> Result<FilterConfig, String> {
         let c = FilterConfig {
-            skip_in_check: self.quiet || self.skip_check,
+            skip_in_check: self.quiet || self.skip_in_check,
             skip_capture: self.quiet || self.skip_capture,
             min_ply: self.min_ply,
             max_ply: self.max_ply,

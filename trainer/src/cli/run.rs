@@ -171,7 +171,7 @@ fn check(args: &RunArgs, manifest: &Manifest, registry: &PluginRegistry) -> Resu
             "{}: {} feature set(s) x {} run(s), {}, {}, data {}, evaluation '{}', training {}",
             e.name,
             e.feature_sets.len(),
-            e.settings.runs,
+            e.runs,
             match e.archs.is_empty() {
                 true => e.settings.layers_label(),
                 false => format!(
@@ -189,6 +189,10 @@ fn check(args: &RunArgs, manifest: &Manifest, registry: &PluginRegistry) -> Resu
                 + &e.val_data
                     .iter()
                     .map(|v| format!(", validated on {}", v.name))
+                    .collect::<String>()
+                + &e.test_data
+                    .iter()
+                    .map(|t| format!(", tested on {}", t.name))
                     .collect::<String>(),
             match e.evaluations.is_empty() {
                 true => "none".to_string(),
@@ -199,15 +203,7 @@ fn check(args: &RunArgs, manifest: &Manifest, registry: &PluginRegistry) -> Resu
                     .collect::<Vec<_>>()
                     .join(", "),
             },
-            [
-                vec![
-                    format!("lr {}", e.settings.lr),
-                    format!("γ {}", e.settings.gamma)
-                ],
-                e.settings.recipe_extras()
-            ]
-            .concat()
-            .join(", ")
+            e.settings.recipe_label()
         );
     }
     for group in manifest.selected_ladders(&selected) {

@@ -9,10 +9,8 @@ use nnue::Nnue;
 use nnue::units::ScoreUnits;
 use plugin_api::PluginRegistry;
 
-use trainer::analysis::held_out::{HELD_OUT_SCALE, held_out};
-use trainer::data::score_units;
-use trainer::data::{self, Format};
-use trainer::train::quant::quantized_outputs;
+use trainer::analysis::held_out::{HELD_OUT_SCALE, HeldOutSet};
+use trainer::data::Format;
 
 /// Arguments of `trainer score`.
 #[derive(Args, Debug)]
@@ -39,41 +37,23 @@ pub struct ScoreArgs {
 
 /// Prints, per network, the held-out loss and its companions, as a table.
 pub fn run(args: &ScoreArgs, registry: &PluginRegistry) -> Result<()> {
-    let format = Format::resolve(args.format, &args.data).map_err(anyhow::Error::msg)?;
-    let units = match args.data_units {
-        Some(u) => u,
-        None => {
-            score_units::units_of(&args.data, format)
-                .map_err(anyhow::Error::msg)?
-                .0
-        }
-    };
-    let samples = data::first_samples(&args.data, Some(format), args.positions, None)?;
-    let targets: Vec<f64> = samples
-        .iter()
-        .map(|s| f64::from(score_units::convert(s, units, ScoreUnits::Centipawns)))
-        .collect();
+    let files = [args.data.clone()];
+    let set = HeldOutSet::read(&files, args.format, args.data_units, args.positions)?;
     let kernels = super::kernels(args.simd.as_deref())?;
     println!(
         "# {} positions of {} (scores in {}); loss: mean (W(eval) - W(target))^2, W(cp) = sigmoid(cp / {HELD_OUT_SCALE})",
-        samples.len(),
+        set.samples.len(),
         args.data.display(),
-        units.describe()
+        set.units.describe()
     );
     println!("network\tunits\tloss\tconstant's loss\tmean |eval - target| (cp)\tcorrelation");
     for path in &args.nets {
         let nnue = Nnue::load(path, registry).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let net_units = nnue.network().units();
-        let raw = quantized_outputs(&nnue, kernels, &samples)?;
-        let evals: Vec<f64> = samples
-            .iter()
-            .zip(&raw)
-            .map(|(s, &v)| f64::from(net_units.centipawns_at(v as i32, score_units::material(s))))
-            .collect();
-        let h = held_out(&evals, &targets);
+        let h = set.score(&nnue, kernels)?;
         println!(
-            "{}\t{net_units}\t{:.6}\t{:.6}\t{:.1}\t{:.4}",
+            "{}\t{}\t{:.6}\t{:.6}\t{:.1}\t{:.4}",
             path.display(),
+            nnue.network().units(),
             h.mse,
             h.constant_mse,
             h.mean_abs_cp,

@@ -10,7 +10,7 @@ use plugin_api::{FeatureSet, PluginRegistry};
 use super::FilterArgs;
 use super::device::{DeviceArg, apply_threads};
 use nnue::Shape;
-use trainer::data::filter::FilterConfig;
+use trainer::checked::{Positive, UnitReal};
 use trainer::data::score_units;
 use trainer::data::{self, Format, Sample};
 use trainer::train::checkpoint;
@@ -73,17 +73,43 @@ pub struct TrainArgs {
 }
 
 impl TrainArgs {
+    /// The recipe: the training settings, with the position filters and the seed of the
+    /// options every data command shares.
+    pub fn recipe(&self) -> Result<TrainSettings> {
+        let filter = self.filter.config().map_err(anyhow::Error::msg)?;
+        let recipe = TrainSettings {
+            skip_in_check: filter.skip_in_check,
+            skip_capture: filter.skip_capture,
+            min_ply: filter.min_ply,
+            max_ply: filter.max_ply,
+            max_score: match filter.max_score {
+                Some(m) => Some(
+                    Positive::try_from(i64::from(m))
+                        .map_err(|e| anyhow::anyhow!("--max-score: {e}"))?,
+                ),
+                None => None,
+            },
+            skip_rate: UnitReal::try_from(filter.skip_rate)
+                .map_err(|e| anyhow::anyhow!("--skip-rate: {e}"))?,
+            wdl_skip: filter.wdl_skip,
+            early_skip_ply: filter.early_skip_ply,
+            piece_count_skip: filter.piece_count_skip,
+            seed: filter.seed,
+            ..self.settings.clone()
+        };
+        recipe.check().map_err(|e| anyhow::anyhow!("{}", e.0))?;
+        Ok(recipe)
+    }
+
     /// The run's configuration for a feature set of `n` features.
     pub fn config(&self, n: usize) -> Result<TrainConfig> {
-        self.settings
-            .check()
-            .map_err(|e| anyhow::anyhow!("{}", e.0))?;
+        let recipe = self.recipe()?;
         let data_units =
             score_units::units_of_files(&self.inputs, self.format).map_err(anyhow::Error::msg)?;
-        if let Some(warning) = self.settings.units_warning(data_units) {
+        if let Some(warning) = recipe.units_warning(data_units) {
             eprintln!("{warning}");
         }
-        let mut config = self.settings.config(
+        let mut config = recipe.config(
             &self.spec,
             n,
             (
@@ -92,13 +118,6 @@ impl TrainArgs {
             ),
             data_units,
         );
-        let filter = self.filter.config().map_err(anyhow::Error::msg)?;
-        config.seed = filter.seed;
-        config.filter = FilterConfig {
-            seed: 0,
-            score_units: config.score_units,
-            ..filter
-        };
         config.init = self.init.clone();
         config.export_every = self.export_every;
         config.export_epochs = self.export_at.clone();
@@ -128,20 +147,21 @@ pub fn run_train(args: &TrainArgs, set: &FeatureSet) -> Result<()> {
                 .best_epoch
                 .checked_sub(1)
                 .and_then(|k| history.get(k as usize));
-            let stopped = if outcome.state.epoch < args.settings.epochs.get() {
-                format!(
-                    ", stopped before the cap of {}: no improvement for {} epochs",
-                    args.settings.epochs.get(),
-                    outcome.state.epoch - outcome.best_epoch
-                )
-            } else {
-                String::new()
+            let config = &outcome.state.config;
+            let val_losses: Vec<f64> = history.iter().map(|m| m.val_loss).collect();
+            let stopped = match outcome.state.epoch < config.epochs() {
+                true => config
+                    .stop()
+                    .reason(&val_losses)
+                    .map(|why| format!(", stopped before the cap of {}: {why}", config.epochs()))
+                    .unwrap_or_default(),
+                false => String::new(),
             };
             println!(
                 "trained {} epochs ({} positions{}{stopped}); best epoch {}: validation loss {} (constant predictor {}); network {} (last epoch: {})",
                 outcome.state.epoch,
                 last.map_or(0, |m| m.positions),
-                if args.settings.method == MethodName::Pqr {
+                if config.recipe.method == MethodName::Pqr {
                     " as triplets"
                 } else {
                     ""
@@ -208,7 +228,7 @@ fn calibration(
 fn read_checkpoint(path: &Path) -> Result<(TrainState, trainer::model::Model)> {
     let loaded = checkpoint::read::<TrainState>(path)?;
     let model = loaded
-        .model(&loaded.state.config.shape, tch::Device::Cpu)
+        .model(&loaded.state.config.shape(), tch::Device::Cpu)
         .map_err(anyhow::Error::msg)?;
     Ok((loaded.state, model))
 }
@@ -219,7 +239,7 @@ pub fn run_export(args: &ExportArgs, plugin_dir: Option<&Path>) -> Result<()> {
     // The plugins give the blocks' identities and a factorized set's virtual features.
     let registry = PluginRegistry::discover(plugin_dir)?;
     let set = registry.feature_set(&state.config.feature_set)?;
-    let blocks = network_blocks(&set, &state.config.i8_blocks)?;
+    let blocks = network_blocks(&set, &state.config.i8_blocks())?;
     if blocks != state.block_infos()? {
         bail!(
             "{}: the loaded plugins' blocks of '{}' differ from the checkpoint's (another layout version?)",
@@ -321,7 +341,7 @@ pub fn run_quant(args: &QuantArgs, registry: &PluginRegistry) -> Result<()> {
         None => {
             let cal_samples = read_samples(&args.data, args.format, cal)?;
             let x = calibration(&model, &set, &cal_samples)?;
-            let blocks = network_blocks(&set, &state.config.i8_blocks)?;
+            let blocks = network_blocks(&set, &state.config.i8_blocks())?;
             let net = quantize_calibrated(&model, set.name(), blocks, &x)?;
             Nnue::bind(net, "(quantized checkpoint)", registry)?
         }

@@ -21,7 +21,7 @@
 //! centipawns it converts Stockfish's internal units to.
 //!
 //! nnue-pytorch's random skip N (probability N/(N+1)) is `skip_rate` here, its hard early skip
-//! E (ply ≤ E) is `min_ply = E + 1`, and its capture/check filter is `skip_capture_bestmove` and
+//! E (ply ≤ E) is `min_ply = E + 1`, and its capture/check filter is `skip_capture` and
 //! `skip_in_check`.
 
 use nnue::units::ScoreUnits;

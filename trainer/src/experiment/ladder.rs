@@ -24,7 +24,8 @@ use crate::atomic_file::write_atomic;
 pub struct Point {
     /// Training positions.
     pub positions: u64,
-    /// Mean over the runs of each run's lowest validation loss.
+    /// Mean over the runs of each run's test loss (the ladder's [`Ladder::tested`]), else of
+    /// its lowest validation loss.
     pub loss: f64,
     /// Their standard deviation (NaN with one run).
     pub loss_sd: f64,
@@ -99,6 +100,9 @@ pub struct Ladder {
     pub data: String,
     /// The rated evaluation and its reference, if any.
     pub evaluation: Option<(String, String)>,
+    /// Whether the losses are test losses (every run's network scored on the experiment's
+    /// `test_data`, on which no epoch was chosen) rather than the lowest validation losses.
+    pub tested: bool,
     /// One line per feature set.
     pub lines: Vec<Line>,
     /// The crossovers found.
@@ -118,6 +122,12 @@ pub fn ladder(group: &str, data: &str, rungs: &[(u64, &ExperimentReport)]) -> La
     let names: Vec<String> = first
         .map(|r| r.rows.iter().map(|row| row.feature_set.clone()).collect())
         .unwrap_or_default();
+    let tested = !rungs.is_empty()
+        && rungs
+            .iter()
+            .flat_map(|(_, r)| &r.rows)
+            .flat_map(|row| &row.runs)
+            .all(|run| run.test_loss.is_some());
     let mut lines = Vec::new();
     for name in &names {
         let mut points = Vec::new();
@@ -125,7 +135,14 @@ pub fn ladder(group: &str, data: &str, rungs: &[(u64, &ExperimentReport)]) -> La
             let Some(row) = report.rows.iter().find(|r| &r.feature_set == name) else {
                 continue;
             };
-            let losses: Vec<f64> = row.runs.iter().map(|r| r.min_val_loss).collect();
+            let losses: Vec<f64> = row
+                .runs
+                .iter()
+                .map(|r| match tested {
+                    true => r.test_loss.unwrap_or(f64::NAN),
+                    false => r.min_val_loss,
+                })
+                .collect();
             let (loss, loss_sd) = mean_sd(&losses);
             let loss_sd = loss_sd.unwrap_or(f64::NAN);
             let rating = rated.and_then(|k| row.elo.get(k)?.clone());
@@ -172,6 +189,7 @@ pub fn ladder(group: &str, data: &str, rungs: &[(u64, &ExperimentReport)]) -> La
         group: group.to_string(),
         data: data.to_string(),
         evaluation,
+        tested,
         lines,
         crossovers,
     }
@@ -272,10 +290,16 @@ pub fn markdown(l: &Ladder) -> String {
             md.push('\n');
         }
     };
-    let _ = writeln!(
-        md,
-        "## Validation loss\n\nEach run's lowest validation loss over its epochs, mean ± one standard deviation over the runs.\n"
-    );
+    let _ = match l.tested {
+        true => writeln!(
+            md,
+            "## Test loss\n\nEach run's network (its best epoch by the validation loss) scored on the test set, on which no epoch was chosen, mean ± one standard deviation over the runs.\n"
+        ),
+        false => writeln!(
+            md,
+            "## Validation loss\n\nEach run's lowest validation loss over its epochs, mean ± one standard deviation over the runs.\n"
+        ),
+    };
     table(&mut md, &|p| {
         spread::label(p.loss, p.loss_sd.is_finite().then_some(p.loss_sd))
     });
@@ -294,18 +318,32 @@ pub fn markdown(l: &Ladder) -> String {
         );
     }
     let largest = *rungs.last().expect("a line has points");
-    let _ = writeln!(
-        md,
-        "\n## Per doubling of the data\n\nLeast-squares lines on log2 N through every rung. The last column is that line's value at {} positions, ten times the largest rung: **an extrapolation**, which assumes the gain per doubling stays what it was on this ladder.\n",
-        plot::count_label(10.0 * largest as f64)
-    );
-    md.push_str("| feature set | loss per doubling | Elo per doubling | Elo at 10× (extrapolated) |\n| --- | ---: | ---: | ---: |\n");
-    for line in &l.lines {
-        let _ = writeln!(
-            md,
-            "| {} | {:+.6} | {:+.1} | {:+.0} |",
-            line.name, line.loss_per_doubling, line.elo_per_doubling, line.elo_at_10x
-        );
+    match l.evaluation {
+        Some(_) => {
+            let _ = writeln!(
+                md,
+                "\n## Per doubling of the data\n\nLeast-squares lines on log2 N through every rung. The last column is that line's value at {} positions, ten times the largest rung: **an extrapolation**, which assumes the gain per doubling stays what it was on this ladder.\n",
+                plot::count_label(10.0 * largest as f64)
+            );
+            md.push_str("| feature set | loss per doubling | Elo per doubling | Elo at 10× (extrapolated) |\n| --- | ---: | ---: | ---: |\n");
+            for line in &l.lines {
+                let _ = writeln!(
+                    md,
+                    "| {} | {:+.6} | {:+.1} | {:+.0} |",
+                    line.name, line.loss_per_doubling, line.elo_per_doubling, line.elo_at_10x
+                );
+            }
+        }
+        // No games: the loss's slope alone.
+        None => {
+            let _ = writeln!(
+                md,
+                "\n## Per doubling of the data\n\nLeast-squares lines on log2 N through every rung.\n\n| feature set | loss per doubling |\n| --- | ---: |"
+            );
+            for line in &l.lines {
+                let _ = writeln!(md, "| {} | {:+.6} |", line.name, line.loss_per_doubling);
+            }
+        }
     }
     let _ = writeln!(md, "\n## Crossovers\n");
     if l.crossovers.is_empty() {
@@ -332,7 +370,14 @@ pub fn markdown(l: &Ladder) -> String {
             }
         );
     }
-    md.push_str("\n![validation loss](ladder-loss.svg)\n");
+    let _ = writeln!(
+        md,
+        "\n![{}](ladder-loss.svg)",
+        match l.tested {
+            true => "test loss",
+            false => "validation loss",
+        }
+    );
     if l.evaluation.is_some() {
         md.push_str("\n![Elo](ladder-elo.svg)\n");
     }
@@ -361,11 +406,15 @@ pub fn write(l: &Ladder, dir: &Path) -> Result<()> {
             })
             .collect()
     };
+    let (title, loss) = match l.tested {
+        true => ("Test loss", "test loss"),
+        false => ("Validation loss", "validation loss"),
+    };
     plot::log_x_curves(
         &dir.join("ladder-loss.svg"),
-        &format!("Validation loss against training positions ({})", l.group),
+        &format!("{title} against training positions ({})", l.group),
         "training positions (log scale)",
-        "validation loss (mean ± sd over runs)",
+        &format!("{loss} (mean ± sd over runs)"),
         &curves(&|p| (p.loss, p.loss_sd)),
     )?;
     if let Some((_, reference)) = &l.evaluation {
@@ -403,6 +452,7 @@ mod tests {
         let report = ExperimentReport {
             experiment: format!("ladder-{n}"),
             settings: TrainSettings::default(),
+            runs: 2,
             data: format!("the first {n} positions of d"),
             datasets: Vec::new(),
             rows: rows
@@ -420,6 +470,7 @@ mod tests {
                             min_val_loss: l,
                             val_losses: vec![l],
                             seconds: 1.0,
+                            test_loss: None,
                         })
                         .collect(),
                     elo: vec![Some(rated(name, elo, error))],
@@ -519,5 +570,45 @@ mod tests {
         let l = ladder("ladder", "d", &refs[..2]);
         assert!(l.crossovers.is_empty());
         assert!(markdown(&l).contains("None within the ladder's range (100k to 200k positions)"));
+        assert!(!l.tested && markdown(&l).contains("## Validation loss"));
+    }
+
+    #[test]
+    fn test_losses_draw_the_curves_when_every_run_has_one() {
+        let mut rungs = [
+            rung(100_000, &[("a", &[0.010, 0.012], 0.0, 20.0)]),
+            rung(200_000, &[("a", &[0.009, 0.009], 0.0, 20.0)]),
+        ];
+        // Test losses that fall where the validation losses do not tell.
+        for (k, (_, report)) in rungs.iter_mut().enumerate() {
+            for (j, run) in report.rows[0].runs.iter_mut().enumerate() {
+                run.test_loss = Some(0.02 - 0.005 * k as f64 + 0.001 * j as f64);
+            }
+        }
+        let refs: Vec<(u64, &ExperimentReport)> = rungs.iter().map(|(n, r)| (*n, r)).collect();
+        let l = ladder("ladder", "d", &refs);
+        assert!(l.tested);
+        let points = &l.lines[0].points;
+        assert!((points[0].loss - 0.0205).abs() < 1e-12, "{points:?}");
+        assert!((points[1].loss - 0.0155).abs() < 1e-12, "{points:?}");
+        assert!((l.lines[0].loss_per_doubling + 0.005).abs() < 1e-12);
+        let md = markdown(&l);
+        assert!(
+            md.contains("## Test loss") && !md.contains("## Validation loss"),
+            "{md}"
+        );
+        // One run without a test loss: the validation losses, for every rung alike.
+        rungs[1].1.rows[0].runs[1].test_loss = None;
+        let refs: Vec<(u64, &ExperimentReport)> = rungs.iter().map(|(n, r)| (*n, r)).collect();
+        let l = ladder("ladder", "d", &refs);
+        assert!(!l.tested);
+        assert_eq!(l.lines[0].points[0].loss, 0.011);
+        // No games played: no Elo columns.
+        for (_, report) in rungs.iter_mut() {
+            report.evaluations.clear();
+        }
+        let refs: Vec<(u64, &ExperimentReport)> = rungs.iter().map(|(n, r)| (*n, r)).collect();
+        let md = markdown(&ladder("ladder", "d", &refs));
+        assert!(!md.contains("Elo") && md.contains("| a | "), "{md}");
     }
 }

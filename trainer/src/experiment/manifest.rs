@@ -327,6 +327,9 @@ pub struct Dataset {
     pub source: DataSource,
 }
 
+/// Runs of each network of an experiment that does not say (`runs`): the thesis's four.
+pub const DEFAULT_RUNS: u64 = 4;
+
 /// A named evaluation after validation (paths resolved).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Evaluation {
@@ -353,12 +356,19 @@ pub struct Experiment {
     pub feature_set_places: Vec<Place>,
     /// Training settings: the experiment's keys over `[defaults]` over the thesis's.
     pub settings: TrainSettings,
+    /// Repeated runs of each network (`runs`, 4 unless set: the thesis's), run k seeded with
+    /// `seed + k − 1`.
+    pub runs: u64,
     /// The datasets (`data = "NAME"`, or a list of names: every feature set trained on each,
     /// its networks named `FS@DATA`).
     pub data: Vec<Dataset>,
     /// The dataset whose validation files score every network (`val_data`): one held-out set
     /// for networks trained on different data; none: each network's own dataset's.
     pub val_data: Option<Dataset>,
+    /// The dataset whose validation files the report scores every run's network on
+    /// (`test_data`), by `trainer score`'s yardstick ([`crate::analysis::held_out`]): a loss
+    /// measured on positions the best epoch was not chosen on.
+    pub test_data: Option<Dataset>,
     /// The evaluations (`evaluation = "NAME"` or a list of names: the same networks under
     /// several conditions, say fixed nodes and fixed time).
     pub evaluations: Vec<Evaluation>,
@@ -394,6 +404,15 @@ pub struct Entry {
     /// The first this many of the dataset's training positions are all it trains on (none:
     /// every one).
     pub train_positions: Option<u64>,
+}
+
+impl Entry {
+    /// How many positions it trains on, where the manifest tells: its rung's
+    /// `train_positions`, or the positions its generated dataset is made of.
+    pub fn training_positions(&self) -> Option<u64> {
+        self.train_positions
+            .or_else(|| generation_positions(&self.data))
+    }
 }
 
 impl Experiment {
@@ -454,13 +473,18 @@ impl Experiment {
     }
 
     /// Every dataset the experiment reads, once: its training data, then the held-out
-    /// `val_data` unless it is one of them.
+    /// `val_data` and `test_data` unless listed before.
     pub fn datasets(&self) -> impl Iterator<Item = &Dataset> {
-        let apart = self
-            .val_data
+        let mut seen: Vec<&str> = Vec::new();
+        self.data
             .iter()
-            .filter(|v| !self.data.iter().any(|d| d.name == v.name));
-        self.data.iter().chain(apart)
+            .chain(&self.val_data)
+            .chain(&self.test_data)
+            .filter(move |d| {
+                let new = !seen.contains(&d.name.as_str());
+                seen.push(&d.name);
+                new
+            })
     }
 }
 
@@ -886,9 +910,12 @@ impl Reader<'_> {
         merged.extend(own);
         let data_ref = take::<toml::Value>(&mut merged, "data", &place)?;
         let val_data_ref = take::<String>(&mut merged, "val_data", &place)?;
+        let test_data_ref = take::<String>(&mut merged, "test_data", &place)?;
         let evaluation_ref = take::<toml::Value>(&mut merged, "evaluation", &place)?;
         let insight = take::<bool>(&mut merged, "insight", &place)?.is_none_or(Spanned::into_inner);
         let train_positions = take::<Positive>(&mut merged, "train_positions", &place)?;
+        let runs = take::<Positive>(&mut merged, "runs", &place)?
+            .map_or(DEFAULT_RUNS, |r| r.into_inner().get());
         let archs_at = merged.get("archs").map(|v| v.span().start);
         let archs: Vec<(String, ArchSetting)> =
             take::<Vec<ArchSetting>>(&mut merged, "archs", &place)?
@@ -986,13 +1013,37 @@ impl Reader<'_> {
             Some(v) => Some(dataset("val_data", v.get_ref(), v.span().start)?),
             None => None,
         };
+        let test_data = match &test_data_ref {
+            Some(t) => Some(dataset("test_data", t.get_ref(), t.span().start)?),
+            None => None,
+        };
+        if let (Some(t), Some(v)) = (&test_data_ref, &val_data)
+            && t.get_ref() == &v.name
+        {
+            bail!(
+                "{}: test_data: '{}' is the validation set too: the loss reported would be the one the best epoch was chosen on",
+                place(t.span().start),
+                v.name
+            );
+        }
+        if settings.passes.is_some()
+            && train_positions.is_none()
+            && let Some(d) = data.iter().find(|d| generation_positions(d).is_none())
+        {
+            bail!(
+                "{name_place}: passes: the training positions of dataset '{}' are not known before it is read: set train_positions, or epochs instead",
+                d.name
+            );
+        }
         let experiment = Experiment {
             name: name.clone(),
             feature_sets,
             feature_set_places,
             settings,
+            runs,
             data,
             val_data,
+            test_data,
             evaluations: Vec::new(),
             init_from: None,
             insight,
@@ -1515,6 +1566,56 @@ mod tests {
         // A rung larger than the dataset's positions is refused where it is written.
         let err = error(&text.replace("train_positions = 400", "train_positions = 600"));
         assert!(err.contains("600 is more than the 500"), "{err}");
+    }
+
+    #[test]
+    fn passes_set_the_epoch_cap_from_the_positions_the_manifest_knows() {
+        let generated = "[data.g]\ngenerate = { positions = 500, val_games = 2, nodes = 10, book = \"book.epd\" }\n";
+        let on = |data: &str, extra: &str| {
+            format!(
+                "{generated}{}passes = 2.5\nepoch_positions = 100\n{extra}",
+                ONE.replace("data = \"d\"", &format!("data = \"{data}\""))
+            )
+        };
+        // 2.5 passes over a rung of 400 in epochs of 100: 10 epochs; over the 500 generated: 13.
+        let (_dir, m) = parse(&on("g", "train_positions = 400\n"));
+        let entry = &m.unwrap().experiments[0].entries()[0];
+        assert_eq!(entry.settings.epoch_cap(entry.training_positions()), 10);
+        let (_dir, m) = parse(&on("g", ""));
+        let e = &m.unwrap().experiments[0];
+        let entry = &e.entries()[0];
+        assert_eq!(entry.settings.epoch_cap(entry.training_positions()), 13);
+        assert!(
+            e.settings
+                .length_label()
+                .starts_with("2.5 passes over the data")
+        );
+        // Files of unknown size: refused where the experiment is named.
+        let err = error(&on("d", ""));
+        assert!(
+            err.contains("m.toml:7")
+                && err.contains("passes: the training positions of dataset 'd'"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn test_data_is_another_dataset_than_the_validation_one() {
+        let text = format!(
+            "[data.v]\ntrain = [\"d.binpack\"]\nval = [\"d.binpack\"]\n[data.t]\ntrain = [\"d.binpack\"]\nval = [\"d.binpack\"]\n{ONE}val_data = \"v\"\ntest_data = \"t\"\n"
+        );
+        let (_dir, m) = parse(&text);
+        let e = &m.unwrap().experiments[0];
+        assert_eq!(e.test_data.as_ref().map(|t| t.name.as_str()), Some("t"));
+        let names: Vec<&str> = e.datasets().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["d", "v", "t"]);
+        let err = error(&text.replace("test_data = \"t\"", "test_data = \"v\""));
+        assert!(
+            err.contains("test_data: 'v' is the validation set too"),
+            "{err}"
+        );
+        let err = error(&text.replace("test_data = \"t\"", "test_data = \"w\""));
+        assert!(err.contains("test_data: no [data.w]"), "{err}");
     }
 
     #[test]

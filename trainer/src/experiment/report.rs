@@ -31,6 +31,10 @@ pub struct RunSummary {
     pub val_losses: Vec<f64>,
     /// Training time, seconds.
     pub seconds: f64,
+    /// Its network's loss on the experiment's `test_data` (`trainer score`'s yardstick,
+    /// [`crate::analysis::held_out`]), when it names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_loss: Option<f64>,
 }
 
 /// One feature set's line of the table.
@@ -74,6 +78,8 @@ pub struct ExperimentReport {
     pub experiment: String,
     /// Its training settings.
     pub settings: TrainSettings,
+    /// Runs of each network.
+    pub runs: u64,
     /// Its dataset's name (names, comma-separated, when it trains on several).
     pub data: String,
     /// Each dataset's size and generation time, when the experiment trains on several or
@@ -115,21 +121,26 @@ pub enum DataRole {
     /// Both.
     #[serde(rename = "train, val")]
     TrainAndVal,
+    /// Its validation files are the test set alone (`test_data`).
+    #[serde(rename = "test")]
+    Test,
 }
 
 impl DataRole {
-    /// The role of a dataset the networks train on (`trains`) and/or validate on.
+    /// The role of a dataset the networks train on (`trains`), validate on (`validates`) or
+    /// are tested on alone.
     pub fn of(trains: bool, validates: bool) -> DataRole {
         match (trains, validates) {
             (true, true) => DataRole::TrainAndVal,
             (true, false) => DataRole::Train,
-            (false, _) => DataRole::Val,
+            (false, true) => DataRole::Val,
+            (false, false) => DataRole::Test,
         }
     }
 
-    /// Whether its validation files score every network.
+    /// Whether its validation files choose every run's best epoch.
     pub fn validates(self) -> bool {
-        self != DataRole::Train
+        matches!(self, DataRole::Val | DataRole::TrainAndVal)
     }
 }
 
@@ -160,20 +171,15 @@ pub fn markdown(r: &ExperimentReport) -> String {
     };
     let _ = writeln!(
         out,
-        "Networks {layers}, {} training, batch {}, lr {}, γ {}{}, {}, {} run(s) per feature set, data `{}`.\n",
+        "Networks {layers}, {} training, batch {}, {}, {}, {} run(s) per feature set, data `{}`.\n",
         match s.method {
             MethodName::Score => "score-target",
             MethodName::Pqr => "PQR",
         },
         s.batch_size,
-        s.lr,
-        s.gamma,
-        s.recipe_extras()
-            .iter()
-            .map(|p| format!(", {p}"))
-            .collect::<String>(),
+        s.recipe_label(),
         s.length_label(),
-        s.runs,
+        r.runs,
         r.data
     );
     for d in &r.datasets {
@@ -181,6 +187,11 @@ pub fn markdown(r: &ExperimentReport) -> String {
             (DataRole::Val, _) => writeln!(
                 out,
                 "- `{}`: its validation set scores every network",
+                d.name
+            ),
+            (DataRole::Test, _) => writeln!(
+                out,
+                "- `{}`: its validation set tests every run's network (test loss: mean (W(eval) − W(score))², W(cp) = σ(cp / 410), host's quantized evaluation; no epoch was chosen on it)",
                 d.name
             ),
             (_, 0) => writeln!(out, "- `{}`: files", d.name),
@@ -229,6 +240,14 @@ pub fn markdown(r: &ExperimentReport) -> String {
         rule.push_str(" ---: |");
     }
     let timed = r.rows.iter().any(|row| row.nps.is_some());
+    let tested = r
+        .rows
+        .iter()
+        .any(|row| row.runs.iter().any(|run| run.test_loss.is_some()));
+    if tested {
+        header.push_str(" Test loss (mean ± sd of runs) |");
+        rule.push_str(" ---: |");
+    }
     header.push_str(" Puzzles (move acc.) |");
     rule.push_str(" ---: |");
     if timed {
@@ -260,6 +279,10 @@ pub fn markdown(r: &ExperimentReport) -> String {
             .puzzles
             .as_ref()
             .map_or("—".into(), |p| format!("{:.4}", p.accuracy));
+        if tested {
+            let tests: Vec<f64> = row.runs.iter().filter_map(|r| r.test_loss).collect();
+            let _ = write!(cells, " {} |", mean_sd_label(&tests));
+        }
         let nps = match (timed, row.nps) {
             (false, _) => String::new(),
             (true, Some(v)) => format!(" {v:.0} |"),

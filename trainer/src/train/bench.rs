@@ -58,6 +58,9 @@ pub struct BenchResult {
     pub per_second: f64,
     /// Mean active indices per position and perspective in the batches.
     pub active: f64,
+    /// The loss of the last timed step: what the steps computed, the same on every run of one
+    /// configuration on the CPU, and different for another optimizer.
+    pub last_loss: f64,
 }
 
 fn pieces(s: &Sample) -> u32 {
@@ -159,5 +162,6 @@ pub fn bench(set: &FeatureSet, config: &BenchConfig) -> Result<BenchResult> {
         seconds,
         per_second: (config.steps * config.batch_size) as f64 / seconds,
         active,
+        last_loss: loss,
     })
 }

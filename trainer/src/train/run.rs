@@ -50,13 +50,13 @@ use super::objective::{Batch, Method, PqrBatch, ScoreBatch, evaluate, train_step
 use super::optim::{Adam, AdamConfig, layer_rates};
 use super::psqt_init::psqt_piece_values;
 use super::schedule::{LrSchedule, Schedule};
+use super::settings::TrainSettings;
 use super::stop::StopRule;
 use crate::analysis::plot::{self, Series, SeriesKind};
 use crate::atomic_file::{write_atomic, write_atomic_with};
-use crate::checked::{PositiveFraction, UnitReal};
+use crate::checked::UnitReal;
 use crate::data::filter::{FilterConfig, FilterCounts};
 use crate::data::{ErrorPolicy, Format};
-use crate::invalid_setting::InvalidSetting;
 use crate::loader::{
     Background, BatchLoader, Examples, Input, Loader, LoaderConfig, TripletLoader,
 };
@@ -98,87 +98,38 @@ impl DataFile {
     }
 }
 
-/// Everything that determines a run's result. Stored in its checkpoints; a resumed run must
-/// agree with it (except for the number of epochs and the exports, which may change).
+/// Everything that determines a run's result: the recipe ([`TrainSettings`], as the command
+/// line, the manifest and `trainer bench` hold it, its seed this run's) and what it is applied
+/// to (the feature set, the data and their units, a starting network), with which networks to
+/// export. Stored in its checkpoints; a resumed run must agree with it (except for the number
+/// of epochs, the stop rule and the exports, which may change).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrainConfig {
     /// Feature set spec: blocks joined by `+` (sum) and `*` (product), a term's `^` for a
     /// factorizer.
     pub feature_set: String,
-    /// Layer sizes (N is the feature set's size).
-    #[serde(deserialize_with = "super::checkpoint::stored_shape")]
-    pub shape: Shape,
-    /// Training method and loss settings.
-    pub method: Method,
+    /// Its size N (features, virtual ones included).
+    pub features: usize,
+    /// The recipe.
+    pub recipe: TrainSettings,
     /// Training files.
     pub train: Vec<DataFile>,
     /// Validation files (held out: never trained on).
     pub val: Vec<DataFile>,
-    /// Validation positions (triplets for PQR) taken from the start of the validation files.
-    pub val_size: u64,
-    /// Position filters (training and validation).
-    pub filter: FilterConfig,
-    /// Epochs to train: the cap when a stop rule ends the run earlier.
-    pub epochs: u64,
-    /// When the run stops before its epoch cap and which epoch it hands over (not written when
-    /// it is the default, so the stage keys of runs without it stay as they were; not part of
-    /// the run's [identity](Self::identity)).
-    #[serde(default, skip_serializing_if = "crate::checked::is_zero")]
-    pub stop: StopRule,
-    /// Positions (triplets for PQR) per epoch, rounded up to whole batches.
-    pub epoch_size: u64,
-    /// Positions (triplets) per step.
-    pub batch_size: usize,
-    /// Learning rate of the first epoch (the schedule's peak).
-    pub lr: PositiveFraction,
-    /// Learning-rate factor per epoch (γ) of the `step` schedule.
-    pub gamma: PositiveFraction,
-    /// How the learning rate moves over the run ([`Schedule`]; `step` is not written).
-    #[serde(default, skip_serializing_if = "crate::checked::is_zero")]
-    pub lr_schedule: LrSchedule,
-    /// The cosine schedule's last learning rate as a fraction of `lr` (0 is not written).
-    #[serde(default, skip_serializing_if = "crate::checked::is_zero")]
-    pub lr_floor: UnitReal,
-    /// Steps of linear warm-up (0, none, is not written).
-    #[serde(default, skip_serializing_if = "crate::checked::is_zero")]
-    pub warmup_steps: u64,
-    /// λ at the run's last step, reached linearly from the loss's λ (`None`, a constant λ, is
-    /// not written).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lambda_end: Option<UnitReal>,
-    /// Stochastic weight averaging from this epoch (1-based) on: each epoch from it hands over
-    /// the average of its and the earlier averaged epochs' weights (`None`, none, is not
-    /// written).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub swa_from: Option<u64>,
-    /// Adam's hyperparameters.
-    pub adam: AdamConfig,
-    /// The hidden weights learn at `lr · min(1, hidden_lr_width / L1)` ([`layer_rates`]);
-    /// `None` in runs checkpointed before the rule existed (all at `lr`).
-    #[serde(default)]
-    pub hidden_lr_width: Option<u64>,
-    /// Seed of the weights and of the data order.
-    pub seed: u64,
-    /// The loader's shuffle buffer (positions or triplets).
-    pub shuffle_buffer: usize,
+    /// The units the data's scores are read in (the recipe's `score_units`, else the data's),
+    /// recorded in the exported networks.
+    pub score_units: ScoreUnits,
     /// Start from this checkpoint or network (weights only) instead of random weights.
     pub init: Option<PathBuf>,
     /// Export a network every this many epochs (0: only the last).
     pub export_every: u64,
     /// Also export at these epochs.
     pub export_epochs: Vec<u64>,
-    /// Blocks whose first-layer rows are trained within ±127/127 and exported as `i8` (not
-    /// written when empty, so the stage keys of runs without it stay as they were).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub i8_blocks: Vec<String>,
-    /// The units of the data's scores, recorded in the exported networks (centipawns, the
-    /// default, is not written).
-    #[serde(default, skip_serializing_if = "crate::checked::is_zero")]
-    pub score_units: ScoreUnits,
 }
 
 impl TrainConfig {
-    /// Checks the values.
+    /// Checks what the recipe's types and [`TrainSettings::check`] cannot: the files, and the
+    /// network's size against the format's limits.
     pub fn check(&self) -> Result<()> {
         if self.train.is_empty() {
             bail!("no training files");
@@ -189,75 +140,109 @@ impl TrainConfig {
         if self.train.iter().any(|t| self.val.contains(t)) {
             bail!("a validation file is also a training file");
         }
-        if self.shape.l1 == 0 || !self.shape.l1.is_multiple_of(nnue::L1_MULTIPLE) {
-            bail!(
-                "L1 = {} is not a positive multiple of {} (the inference kernels' width)",
-                self.shape.l1,
-                nnue::L1_MULTIPLE
-            );
+        if self.features == 0 {
+            bail!("the feature set '{}' has no features", self.feature_set);
         }
-        if self.shape.l2() == 0 || self.shape.n == 0 {
-            bail!("L2 and N must be positive");
-        }
-        self.shape
-            .arch
-            .check(self.shape.l1)
-            .map_err(|e| anyhow::anyhow!("the network's shape cannot be trained: {e}"))?;
+        self.recipe.check().map_err(anyhow::Error::new)?;
+        let shape = self.shape();
         // The network format's limits, checked before anything is allocated: a product such
         // as `halfkp*kr` (110M features) would otherwise abort on its first allocation.
-        nnue::check_sizes(
-            self.shape.n as u64,
-            self.shape.l1 as u64,
-            self.shape.l2() as u64,
-        )
-        .map_err(|e| anyhow::anyhow!("the network of '{}' is too large: {e}", self.feature_set))?;
-        if self.batch_size == 0 || self.epoch_size == 0 || self.epochs == 0 || self.val_size == 0 {
-            bail!("batch size, epoch size, epochs and validation size must be positive");
-        }
-        check_lambda_end(&self.method, self.lambda_end).map_err(anyhow::Error::new)?;
-        match &self.method {
-            Method::Score(l) => l.check().map_err(anyhow::Error::msg)?,
-            Method::Pqr(l) => {
-                if !(l.b > 0.0 && l.b.is_finite() && l.a.is_finite()) {
-                    bail!("PQR scaling a = {}, b = {} is invalid", l.a, l.b);
-                }
-            }
-        }
-        self.filter.check().map_err(anyhow::Error::msg)?;
+        nnue::check_sizes(shape.n as u64, shape.l1 as u64, shape.l2() as u64).map_err(|e| {
+            anyhow::anyhow!("the network of '{}' is too large: {e}", self.feature_set)
+        })?;
         for f in self.train.iter().chain(&self.val) {
             f.input()?;
         }
         Ok(())
     }
 
+    /// The network's shape.
+    pub fn shape(&self) -> Shape {
+        self.recipe.shape(self.features)
+    }
+
+    /// The training method and its loss, its win-rate scales in the data's units.
+    pub fn method(&self) -> Method {
+        self.recipe.method().in_units(self.score_units)
+    }
+
+    /// The position filters, the WDL skip reading the data's units.
+    pub fn filter(&self) -> FilterConfig {
+        FilterConfig {
+            score_units: self.score_units,
+            ..self.recipe.filter()
+        }
+    }
+
+    /// The optimizer's settings.
+    pub fn adam(&self) -> AdamConfig {
+        self.recipe.adam()
+    }
+
+    /// When the run stops before its epoch cap, and which epoch it hands over.
+    pub fn stop(&self) -> StopRule {
+        self.recipe.stop_rule()
+    }
+
+    /// The epoch cap.
+    pub fn epochs(&self) -> u64 {
+        self.recipe.epochs.get()
+    }
+
+    /// The run's seed (weights, data order, random skips).
+    pub fn seed(&self) -> u64 {
+        self.recipe.seed
+    }
+
+    /// Positions (triplets for PQR) per step.
+    pub fn batch_size(&self) -> usize {
+        self.recipe.batch_size.get() as usize
+    }
+
+    /// Validation positions (triplets for PQR) taken from the start of the validation files.
+    pub fn val_size(&self) -> u64 {
+        self.recipe.val_positions.get()
+    }
+
+    /// The blocks whose first-layer rows are trained within ±127/127 and exported as `i8`.
+    pub fn i8_blocks(&self) -> Vec<String> {
+        self.recipe.i8_blocks()
+    }
+
     /// Optimizer steps per epoch.
     pub fn steps_per_epoch(&self) -> u64 {
-        self.epoch_size.div_ceil(self.batch_size as u64)
+        self.recipe
+            .epoch_positions
+            .get()
+            .div_ceil(self.batch_size() as u64)
     }
 
     /// The learning rate and λ at every step of the run.
     pub fn schedule(&self) -> Schedule {
-        let lambda = match &self.method {
+        let r = &self.recipe;
+        let lambda = match self.method() {
             Method::Score(loss) => loss.lambda,
             Method::Pqr(_) => 1.0,
         };
         Schedule {
-            kind: self.lr_schedule,
-            lr: self.lr.get(),
-            gamma: self.gamma.get(),
-            floor: self.lr_floor.get(),
-            warmup: self.warmup_steps,
+            kind: r.lr_schedule,
+            lr: r.lr.get(),
+            gamma: r.gamma.get(),
+            floor: r.lr_floor.get(),
+            warmup: r.warmup_steps,
             steps_per_epoch: self.steps_per_epoch(),
-            total_steps: self.epochs.saturating_mul(self.steps_per_epoch()),
+            total_steps: self.epochs().saturating_mul(self.steps_per_epoch()),
             lambda_start: lambda,
-            lambda_end: self.lambda_end.map_or(lambda, |l| l.get()),
+            lambda_end: r.lambda_end.map_or(lambda, |l| l.get()),
         }
     }
 
     /// How many epochs the stochastic weight average holds before epoch `epoch` (1-based) is
     /// added to it; `None` where that epoch is not averaged.
     pub fn swa_before(&self, epoch: u64) -> Option<u64> {
-        self.swa_from
+        self.recipe
+            .swa_from
+            .map(|f| f.get())
             .filter(|&from| epoch >= from)
             .map(|from| epoch - from)
     }
@@ -265,7 +250,7 @@ impl TrainConfig {
     /// Whether the schedule depends on the run's length (its epoch cap): then the cap is part
     /// of the run's identity, since a longer run's early steps differ.
     fn length_shapes_schedule(&self) -> bool {
-        self.lr_schedule != LrSchedule::Step || self.lambda_end.is_some()
+        self.recipe.lr_schedule != LrSchedule::Step || self.recipe.lambda_end.is_some()
     }
 
     /// What makes a run the run it is: the configuration without how long it trains (the epoch
@@ -274,48 +259,48 @@ impl TrainConfig {
     /// experiment cache keys a run by it, so asking for more epochs or another patience
     /// continues a run instead of starting it again.
     pub fn identity(&self) -> TrainConfig {
-        TrainConfig {
-            epochs: if self.length_shapes_schedule() {
-                self.epochs
-            } else {
-                0
-            },
-            stop: StopRule::default(),
-            export_every: 0,
-            export_epochs: Vec::new(),
-            ..self.clone()
+        let mut run = self.clone();
+        if !self.length_shapes_schedule() {
+            run.recipe.epochs = crate::checked::Count::new(1);
+            run.recipe.passes = None;
         }
+        run.recipe.patience = None;
+        run.recipe.min_delta = UnitReal::new(0.0);
+        run.export_every = 0;
+        run.export_epochs = Vec::new();
+        run
     }
 
     /// Whether a run that has trained `epochs` epochs with these validation losses is over: its
     /// epoch cap reached, or the stop rule met. The one rule for the training loop and the
     /// experiment cache.
     pub fn finished_after(&self, epochs: u64, val_losses: &[f64]) -> bool {
-        epochs >= self.epochs || self.stop.converged(val_losses)
+        epochs >= self.epochs() || self.stop().converged(val_losses)
     }
 
     /// Whether a network is exported after epoch `epoch` (1-based).
     pub fn exports_at(&self, epoch: u64) -> bool {
-        epoch == self.epochs
+        epoch == self.epochs()
             || (self.export_every > 0 && epoch.is_multiple_of(self.export_every))
             || self.export_epochs.contains(&epoch)
     }
 
-    /// Why a checkpoint of `stored` cannot be continued with this configuration, if it cannot.
+    /// Why a checkpoint of `stored` cannot be continued with this configuration, if it cannot:
+    /// each setting that differs, by its name (`recipe.lr`, `train`).
     pub fn resume_mismatch(&self, stored: &TrainConfig) -> Option<String> {
         let a = serde_json::to_value(self.identity()).ok()?;
         let b = serde_json::to_value(stored.identity()).ok()?;
-        let (a, b) = (a.as_object()?, b.as_object()?);
+        let (a, b) = (leaves(&a), leaves(&b));
+        let shown = |v: Option<&serde_json::Value>| v.map_or("-".into(), |v| v.to_string());
         let differ: Vec<String> = a
             .keys()
             .chain(b.keys().filter(|k| !a.contains_key(*k)))
             .filter(|k| a.get(*k) != b.get(*k))
             .map(|k| {
-                let shown = |v: Option<&serde_json::Value>| v.map_or("-".into(), |v| v.to_string());
                 format!(
                     "{k} (checkpoint {}, now {})",
-                    shown(b.get(k.as_str())),
-                    shown(a.get(k.as_str()))
+                    shown(b.get(k)),
+                    shown(a.get(k))
                 )
             })
             .collect();
@@ -323,16 +308,24 @@ impl TrainConfig {
     }
 }
 
-/// λ moves only where there is one: the score method's mix of scores and results (the one
-/// rule for the settings and the configuration).
-pub fn check_lambda_end(
-    method: &Method,
-    lambda_end: Option<UnitReal>,
-) -> Result<(), InvalidSetting> {
-    if lambda_end.is_some() && !matches!(method, Method::Score(_)) {
-        return Err("lambda_end: only the score method mixes scores and results (λ)".into());
+/// A configuration's settings by name: the recipe's as `recipe.NAME`, the rest by their own.
+fn leaves(v: &serde_json::Value) -> std::collections::BTreeMap<String, serde_json::Value> {
+    let mut out = std::collections::BTreeMap::new();
+    if let Some(top) = v.as_object() {
+        for (k, v) in top {
+            match (k.as_str(), v.as_object()) {
+                ("recipe", Some(recipe)) => {
+                    for (name, value) in recipe {
+                        out.insert(format!("recipe.{name}"), value.clone());
+                    }
+                }
+                _ => {
+                    out.insert(k.clone(), v.clone());
+                }
+            }
+        }
     }
-    Ok(())
+    out
 }
 
 /// The metrics of one finished epoch.
@@ -608,17 +601,17 @@ fn batches(
     let (files, seed, shuffle, epochs, limit) = match epoch {
         Some(e) => (
             &config.train,
-            mix_seed(config.seed, e),
-            config.shuffle_buffer,
+            mix_seed(config.seed(), e),
+            config.recipe.shuffle,
             None,
-            Some(config.steps_per_epoch() * config.batch_size as u64),
+            Some(config.steps_per_epoch() * config.batch_size() as u64),
         ),
         None => (
             &config.val,
-            mix_seed(config.seed, u64::MAX),
+            mix_seed(config.seed(), u64::MAX),
             0,
             Some(1),
-            Some(config.val_size),
+            Some(config.val_size()),
         ),
     };
     let inputs = files
@@ -630,16 +623,16 @@ fn batches(
     let filter = match epoch {
         Some(_) => FilterConfig {
             seed,
-            ..config.filter.clone()
+            ..config.filter()
         },
         None => FilterConfig {
             seed,
-            ..config.filter.without_skips()
+            ..config.filter().without_skips()
         },
     };
     let batch_size = match epoch {
-        Some(_) => config.batch_size,
-        None => config.batch_size.min(config.val_size as usize).max(1),
+        Some(_) => config.batch_size(),
+        None => config.batch_size().min(config.val_size() as usize).max(1),
     };
     let loader = LoaderConfig {
         inputs,
@@ -658,7 +651,7 @@ fn batches(
     let schedule = config.schedule();
     let first_step = epoch.map(|e| e.saturating_mul(config.steps_per_epoch()));
     let mut k = 0u64;
-    match config.method {
+    match config.method() {
         Method::Score(loss) => prefetch(BatchLoader::new(loader, set.clone())?, limit, move |b| {
             let lambda = match first_step {
                 Some(first) => schedule.lambda_at(first + k),
@@ -701,13 +694,13 @@ fn validation_set(
         bail!("the validation files hold no usable position");
     }
     // The loader sends whole batches: cut the surplus of the last one.
-    if n > config.val_size {
+    if n > config.val_size() {
         let last = out.pop().expect("a batch");
-        let keep = last.len() - (n - config.val_size) as usize;
+        let keep = last.len() - (n - config.val_size()) as usize;
         out.push(truncate(last, keep));
-        targets.truncate(config.val_size as usize);
+        targets.truncate(config.val_size() as usize);
     }
-    let constant = match &config.method {
+    let constant = match &config.method() {
         Method::Score(l) => l.constant_baseline(&targets),
         Method::Pqr(l) => l.constant_baseline(),
     };
@@ -921,19 +914,19 @@ impl<'a> Run<'a> {
         rt: &'a Runtime,
     ) -> Result<Run<'a>, TrainError> {
         config.check()?;
-        if set.training_size() as usize != config.shape.n || set.name() != config.feature_set {
+        if set.training_size() as usize != config.features || set.name() != config.feature_set {
             return Err(TrainError::Failed(format!(
                 "the feature set '{}' has {} features; the configuration says '{}' with N = {}",
                 set.name(),
                 set.training_size(),
                 config.feature_set,
-                config.shape.n
+                config.features
             )));
         }
         let io = |what: &Path, e: std::io::Error| format!("cannot create {}: {e}", what.display());
         std::fs::create_dir_all(rt.out.join("nets")).map_err(|e| io(&rt.out, e))?;
         let ckpt_path = rt.checkpoint_path();
-        let blocks = network_blocks(set, &config.i8_blocks)?;
+        let blocks = network_blocks(set, &config.i8_blocks())?;
         let narrow = narrow_rows(set.plain_name(), &blocks)?;
         let records: Vec<BlockRecord> = blocks.iter().map(BlockRecord::from_info).collect();
 
@@ -957,16 +950,16 @@ impl<'a> Run<'a> {
                     ckpt_path.display()
                 )));
             }
-            let model = loaded.model(&config.shape, rt.device)?;
-            let adam = loaded.adam(config.adam, loaded.state.step, rt.device);
+            let model = loaded.model(&config.shape(), rt.device)?;
+            let adam = loaded.adam(config.adam(), loaded.state.step, rt.device);
             let mut state = loaded.state;
             state.config = config.clone();
             (model, adam, state)
         } else {
             let model = match &config.init {
-                Some(path) => load_init(path, &config.shape, rt.device)?,
+                Some(path) => load_init(path, &config.shape(), rt.device)?,
                 None => {
-                    let mut model = Model::new(config.shape.clone(), config.seed, rt.device);
+                    let mut model = Model::new(config.shape(), config.seed(), rt.device);
                     model.init_psqt(&psqt_piece_values(set));
                     // Virtual features start at zero: the factorized network starts as the
                     // plain one.
@@ -974,7 +967,7 @@ impl<'a> Run<'a> {
                     model
                 }
             };
-            let adam = Adam::new(config.adam, &model.params());
+            let adam = Adam::new(config.adam(), &model.params());
             let state = TrainState {
                 config: config.clone(),
                 blocks: records,
@@ -988,8 +981,8 @@ impl<'a> Run<'a> {
         let (val, val_constant) = validation_set(&config, set, rt)?;
         let rates = layer_rates(
             model.params().len(),
-            config.shape.l1,
-            config.hidden_lr_width,
+            config.shape().l1,
+            Some(config.recipe.hidden_lr_width.get()),
         );
         let mut run = Run {
             schedule: config.schedule(),
@@ -1025,7 +1018,7 @@ impl<'a> Run<'a> {
     /// The best epoch so far (1-based; 0 before the first).
     fn best_epoch(&self) -> u64 {
         self.config
-            .stop
+            .stop()
             .best(&self.val_losses())
             .map_or(0, |k| k as u64 + 1)
     }
@@ -1038,13 +1031,14 @@ impl<'a> Run<'a> {
         let steps = config.steps_per_epoch();
         let first_step = epoch * steps;
         let lr = self.schedule.lr_at(first_step);
-        let pb = progress_bar(rt, steps * config.batch_size as u64);
-        pb.set_prefix(format!("epoch {}/{}", epoch + 1, config.epochs));
+        let pb = progress_bar(rt, steps * config.batch_size() as u64);
+        pb.set_prefix(format!("epoch {}/{}", epoch + 1, config.epochs()));
         let start = Instant::now();
         let mut loss_sum = Tensor::zeros([], (Kind::Double, rt.device));
         let mut grad_norms = GradientNormSum::new(rt.device);
         let mut seen = 0u64;
         let mut step = 0u64;
+        let method = config.method();
         let mut loaded = batches(config, self.set, Some(epoch), rt.loader_threads)?;
         for batch in loaded.by_ref() {
             if step == steps {
@@ -1054,7 +1048,7 @@ impl<'a> Run<'a> {
             let loss = train_step_with(
                 &mut self.model,
                 &mut self.adam,
-                &config.method,
+                &method,
                 &batch,
                 self.schedule.lr_at(first_step + step),
                 &self.rates,
@@ -1094,7 +1088,7 @@ impl<'a> Run<'a> {
         }
         let (val_loss, units) = self.on_handed_over(|run| {
             (
-                evaluate(&run.model, &run.config.method, &run.val),
+                evaluate(&run.model, &method, &run.val),
                 UnitHealth::measure(&run.model, &run.val),
             )
         });
@@ -1141,13 +1135,13 @@ impl<'a> Run<'a> {
             eprintln!(
                 "epoch {}/{}: train loss {:.6}, validation loss {:.6} (constant predictor {:.6}), lr {:.3e}, {:.0} {}/s{}",
                 m.epoch,
-                config.epochs,
+                config.epochs(),
                 m.train_loss,
                 m.val_loss,
                 m.val_constant,
                 m.lr,
                 m.per_second,
-                if matches!(config.method, Method::Pqr(_)) {
+                if matches!(config.method(), Method::Pqr(_)) {
                     "triplets"
                 } else {
                     "positions"

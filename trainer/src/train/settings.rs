@@ -4,8 +4,10 @@
 //! it, see [`crate::experiment::manifest`]). Values are checked on the way in, by the same
 //! types on both paths ([`crate::checked`]).
 //!
-//! Adding a setting is adding a field here (with its default in [`TrainSettings::default`])
-//! and using it in [`TrainSettings::config`].
+//! [`TrainSettings`] is the recipe: a run's configuration ([`TrainConfig`]) is the recipe plus
+//! its data, and the checkpoint and the stage key hold it as it is. Adding a setting is adding a
+//! field here (with its default in [`TrainSettings::default`]) and reading it where the run
+//! needs it.
 
 use clap::{Args, ValueEnum};
 use nnue::units::ScoreUnits;
@@ -15,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::loss::{PqrLoss, ScoreLoss, Wdl};
 use super::objective::Method;
 use super::optim::{AdamConfig, RANGER_EPS};
-use super::run::{DataFile, TrainConfig, check_lambda_end};
+use super::run::{DataFile, TrainConfig};
 use super::schedule::LrSchedule;
 use super::stop::StopRule;
 use crate::checked::{Count, L1Width, Positive, PositiveFraction, PositiveReal, UnitReal};
@@ -257,12 +259,16 @@ pub struct TrainSettings {
     /// Epochs to train.
     #[arg(long, default_value_t = TrainSettings::default().epochs)]
     pub epochs: Count<MAX_EPOCHS>,
+    /// Train this many passes over the training positions instead of `epochs` (manifest only:
+    /// a ladder's rung, or a generated dataset, knows its count): the epoch cap becomes
+    /// ceil(passes × positions / epoch_positions), so that a schedule ending at the cap
+    /// (cosine) spends a budget proportional to the data.
+    #[arg(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub passes: Option<PositiveReal>,
     /// Positions (triplets) per epoch, rounded up to whole batches.
     #[arg(long = "epoch-size", default_value_t = TrainSettings::default().epoch_positions)]
     pub epoch_positions: Count<MAX_POSITIONS>,
-    /// Repeated runs of each feature set (different seeds; manifest only).
-    #[arg(skip = TrainSettings::default().runs)]
-    pub runs: Positive,
     /// Seed of the weights, the data order and the filters' random skips (in a manifest the
     /// base seed: run k uses seed + k - 1).
     #[arg(skip = TrainSettings::default().seed)]
@@ -277,8 +283,8 @@ pub struct TrainSettings {
     #[arg(skip = TrainSettings::default().skip_in_check)]
     pub skip_in_check: bool,
     /// Skip positions whose best move is a capture (the thesis's rule, with the one above).
-    #[arg(skip = TrainSettings::default().skip_capture_bestmove)]
-    pub skip_capture_bestmove: bool,
+    #[arg(skip = TrainSettings::default().skip_capture)]
+    pub skip_capture: bool,
     /// Skip positions before this ply.
     #[arg(skip)]
     pub min_ply: Option<u16>,
@@ -362,13 +368,13 @@ impl Default for TrainSettings {
             batch_size: Count::new(LoaderConfig::default().batch_size as u64),
             score_units: None,
             epochs: Count::new(256),
+            passes: None,
             epoch_positions: Count::new(100_000_000),
-            runs: Positive::new(4),
             seed: 1,
             val_positions: Count::new(1_000_000),
             shuffle: LoaderConfig::default().shuffle_buffer,
             skip_in_check: true,
-            skip_capture_bestmove: true,
+            skip_capture: true,
             min_ply: None,
             max_ply: None,
             max_score: None,
@@ -388,20 +394,27 @@ impl Default for TrainSettings {
 }
 
 impl TrainSettings {
-    /// What the types alone cannot check: a ply window that keeps nothing, a shape that cannot
-    /// be built at this L1. The error starts with the key.
+    /// What the types alone cannot check: a shape that cannot be built at this L1, a setting
+    /// of another optimizer or method, a loss or a ply window that cannot work. The one check
+    /// of a recipe, wherever it comes from; the error starts with the key.
     pub fn check(&self) -> Result<(), InvalidSetting> {
         self.arch()
             .check(self.l1.get() as usize)
             .map_err(|e| format!("arch: {e}"))?;
+        if let Method::Score(loss) = self.method() {
+            loss.check().map_err(|e| format!("power: {e}"))?;
+        }
+        if self.lambda_end.is_some() && self.method != MethodName::Score {
+            return Err("lambda_end: only the score method mixes scores and results (λ)".into());
+        }
         if self.weight_decay.is_some() && self.optimizer != OptimizerName::Adamw {
             return Err(
                 "weight_decay: only the adamw optimizer decays weights (optimizer = \"adamw\")"
                     .into(),
             );
         }
-        check_lambda_end(&self.method(), self.lambda_end)?;
         if let Some(from) = self.swa_from
+            && self.passes.is_none()
             && from.get() > self.epochs.get()
         {
             return Err(format!(
@@ -410,14 +423,9 @@ impl TrainSettings {
             )
             .into());
         }
-        if let (Some(min), Some(max)) = (self.min_ply, self.max_ply)
-            && min > max
-        {
-            return Err(format!(
-                "min_ply: {min} is after max_ply {max}: no position would be used"
-            )
-            .into());
-        }
+        self.filter()
+            .check()
+            .map_err(|e| format!("min_ply: {e}: no position would be used"))?;
         Ok(())
     }
 
@@ -468,7 +476,7 @@ impl TrainSettings {
     pub fn filter(&self) -> FilterConfig {
         FilterConfig {
             skip_in_check: self.skip_in_check,
-            skip_capture: self.skip_capture_bestmove,
+            skip_capture: self.skip_capture,
             min_ply: self.min_ply,
             max_ply: self.max_ply,
             max_score: self.max_score.map(|m| m.get().min(i32::MAX as u64) as i32),
@@ -500,14 +508,32 @@ impl TrainSettings {
         }
     }
 
+    /// The epochs a run on `train_positions` training positions (when known) trains at most:
+    /// `epochs`, or with `passes` as many as make that many passes over them (at least one).
+    pub fn epoch_cap(&self, train_positions: Option<u64>) -> u64 {
+        match (self.passes, train_positions) {
+            (Some(p), Some(n)) => {
+                let epochs = (p.get() * n as f64 / self.epoch_positions.get() as f64).ceil();
+                (epochs as u64).clamp(1, MAX_EPOCHS)
+            }
+            _ => self.epochs.get(),
+        }
+    }
+
     /// How long a run trains, for messages and reports: `256 epochs of 100000000 positions`,
-    /// or with a patience `up to 256 epochs of 100000000 positions, until 4 without
-    /// improvement`.
+    /// `8 passes over the data in epochs of 400000 positions`, or with a patience `up to 256
+    /// epochs of 100000000 positions, until 4 without improvement`.
     pub fn length_label(&self) -> String {
-        let epochs = format!(
-            "{} epochs of {} positions",
-            self.epochs, self.epoch_positions
-        );
+        let epochs = match self.passes {
+            None => format!(
+                "{} epochs of {} positions",
+                self.epochs, self.epoch_positions
+            ),
+            Some(p) => format!(
+                "{p} passes over the data in epochs of {} positions",
+                self.epoch_positions
+            ),
+        };
         match self.patience {
             None => epochs,
             Some(p) => format!("up to {epochs}, until {p} without improvement"),
@@ -558,6 +584,17 @@ impl TrainSettings {
         parts
     }
 
+    /// The optimizer's part of the recipe, for messages and reports: `lr 0.0005, γ 0.99` (the
+    /// step schedule's factor, only there), then [`recipe_extras`](Self::recipe_extras).
+    pub fn recipe_label(&self) -> String {
+        let mut parts = vec![format!("lr {}", self.lr)];
+        if self.lr_schedule == LrSchedule::Step {
+            parts.push(format!("γ {}", self.gamma));
+        }
+        parts.extend(self.recipe_extras());
+        parts.join(", ")
+    }
+
     /// The network's shape for a feature set of `n` features.
     pub fn shape(&self, n: usize) -> Shape {
         Shape::new(n, self.l1.get() as usize, self.arch())
@@ -581,8 +618,35 @@ impl TrainSettings {
         })
     }
 
-    /// The configuration of a run of `feature_set` (N = `n` features) on these files, whose
-    /// scores are in `data_units`, with these settings.
+    /// The optimizer's settings: the one mapping of `optimizer` (and `weight_decay`,
+    /// `max_grad_norm`) to Adam's, for training and `trainer bench` alike.
+    pub fn adam(&self) -> AdamConfig {
+        AdamConfig {
+            sparse_first_layer: self.optimizer == OptimizerName::SparseAdam,
+            weight_decay: match self.optimizer {
+                OptimizerName::Adamw => self.weight_decay.map_or(ADAMW_DEFAULT_DECAY, |d| d.get()),
+                _ => 0.0,
+            },
+            max_grad_norm: self.max_grad_norm.map(|n| n.get()),
+            ranger: self.optimizer == OptimizerName::Ranger,
+            eps: match self.optimizer {
+                OptimizerName::Ranger => RANGER_EPS,
+                _ => AdamConfig::default().eps,
+            },
+            ..AdamConfig::default()
+        }
+    }
+
+    /// When a run stops before its epoch cap (`patience`, `min_delta`).
+    pub fn stop_rule(&self) -> StopRule {
+        StopRule {
+            patience: self.patience,
+            min_delta: self.min_delta,
+        }
+    }
+
+    /// The configuration of a run of this recipe on `feature_set` (N = `n` features) and these
+    /// files, whose scores are in `data_units`: the recipe plus its data.
     pub fn config(
         &self,
         feature_set: &str,
@@ -590,72 +654,30 @@ impl TrainSettings {
         (train, val): (Vec<DataFile>, Vec<DataFile>),
         data_units: ScoreUnits,
     ) -> TrainConfig {
-        let units = self.units(data_units);
         TrainConfig {
             feature_set: feature_set.to_string(),
-            shape: self.shape(n),
-            method: self.method().in_units(units),
+            features: n,
+            recipe: self.clone(),
             train,
             val,
-            val_size: self.val_positions.get(),
-            filter: FilterConfig {
-                score_units: units,
-                ..self.filter()
-            },
-            epochs: self.epochs.get(),
-            stop: StopRule {
-                patience: self.patience,
-                min_delta: self.min_delta,
-            },
-            epoch_size: self.epoch_positions.get(),
-            batch_size: self.batch_size.get() as usize,
-            lr: self.lr,
-            gamma: self.gamma,
-            lr_schedule: self.lr_schedule,
-            lr_floor: self.lr_floor,
-            warmup_steps: self.warmup_steps,
-            lambda_end: self.lambda_end,
-            swa_from: self.swa_from.map(|e| e.get()),
-            adam: AdamConfig {
-                sparse_first_layer: self.optimizer == OptimizerName::SparseAdam,
-                weight_decay: match self.optimizer {
-                    OptimizerName::Adamw => {
-                        self.weight_decay.map_or(ADAMW_DEFAULT_DECAY, |d| d.get())
-                    }
-                    _ => 0.0,
-                },
-                max_grad_norm: self.max_grad_norm.map(|n| n.get()),
-                ranger: self.optimizer == OptimizerName::Ranger,
-                eps: match self.optimizer {
-                    OptimizerName::Ranger => RANGER_EPS,
-                    _ => AdamConfig::default().eps,
-                },
-                ..AdamConfig::default()
-            },
-            hidden_lr_width: Some(self.hidden_lr_width.get()),
-            seed: self.seed,
-            shuffle_buffer: self.shuffle,
+            score_units: self.units(data_units),
             init: None,
             export_every: 0,
             export_epochs: Vec::new(),
-            i8_blocks: self.i8_blocks(),
-            score_units: units,
         }
     }
 }
 
 impl TrainConfig {
-    /// A configuration with the thesis's settings ([`TrainSettings::default`]) for `shape`;
-    /// the caller sets the files.
-    pub fn thesis(feature_set: &str, shape: Shape) -> TrainConfig {
-        let mut config = TrainSettings::default().config(
+    /// A configuration with the thesis's settings ([`TrainSettings::default`]) for a feature
+    /// set of `n` features; the caller sets the files.
+    pub fn thesis(feature_set: &str, n: usize) -> TrainConfig {
+        TrainSettings::default().config(
             feature_set,
-            shape.n,
+            n,
             (Vec::new(), Vec::new()),
             ScoreUnits::Centipawns,
-        );
-        config.shape = shape;
-        config
+        )
     }
 }
 

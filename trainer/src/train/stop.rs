@@ -58,6 +58,27 @@ impl StopRule {
             _ => false,
         }
     }
+
+    /// Why the rule ended a run with these validation losses, in its own terms (`None` where
+    /// it has not): how many epochs have passed since the last that improved, which that was,
+    /// and what counted as improving. With a `min_delta` the last improvement may come before
+    /// the best epoch (a fall smaller than `min_delta` is a new best, not an improvement).
+    pub fn reason(&self, val_losses: &[f64]) -> Option<String> {
+        let patience = self.patience.filter(|_| self.converged(val_losses))?;
+        let last = self.last_improvement(val_losses)?;
+        let since = val_losses.len() - 1 - last;
+        Some(match self.min_delta.get() > 0.0 {
+            true => format!(
+                "{since} epochs (patience {patience}) since epoch {}, the last to lower the lowest validation loss by more than {}",
+                last + 1,
+                self.min_delta
+            ),
+            false => format!(
+                "{since} epochs (patience {patience}) since epoch {}, the last to lower the lowest validation loss",
+                last + 1
+            ),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -111,5 +132,30 @@ mod tests {
         assert!(!rule.converged(&[0.5, 0.485, 0.495]));
         assert!(rule.converged(&[0.5, 0.485, 0.495, 0.480]));
         assert!(!rule.converged(&[0.5, 0.485, 0.495, 0.474]));
+    }
+
+    #[test]
+    fn the_reason_names_the_last_improvement_not_the_best_epoch() {
+        let rule = StopRule {
+            patience: Some(Positive::new(2)),
+            min_delta: UnitReal::new(0.01),
+        };
+        // Epoch 3 is the best (0.49), but the last to improve by more than 0.01 is epoch 1.
+        let losses = [0.5, 0.495, 0.49];
+        assert_eq!(rule.best(&losses), Some(2));
+        assert_eq!(
+            rule.reason(&losses).unwrap(),
+            "2 epochs (patience 2) since epoch 1, the last to lower the lowest validation loss by more than 0.01"
+        );
+        assert_eq!(rule.reason(&[0.5, 0.485, 0.48]), None);
+        let plain = StopRule {
+            min_delta: UnitReal::new(0.0),
+            ..rule
+        };
+        assert_eq!(
+            plain.reason(&[0.5, 0.4, 0.41, 0.45]).unwrap(),
+            "2 epochs (patience 2) since epoch 2, the last to lower the lowest validation loss"
+        );
+        assert_eq!(StopRule::default().reason(&[0.1, 0.2, 0.3]), None);
     }
 }

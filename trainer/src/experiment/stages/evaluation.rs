@@ -16,7 +16,7 @@ pub(super) fn training_runs(manifest: &Manifest, name: &str) -> Result<Vec<Stage
     let e = manifest.experiment(name)?;
     let mut runs = Vec::new();
     for entry in e.entries() {
-        for run in 1..=e.settings.runs.get() {
+        for run in 1..=e.runs {
             let stage = TrainStage {
                 experiment: e.name.clone(),
                 entry: entry.name.clone(),

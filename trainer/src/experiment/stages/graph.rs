@@ -81,6 +81,7 @@ fn datasets(manifest: &Manifest, e: &Experiment, names: Option<&[String]>) -> Re
             .iter()
             .map(|x| &x.data)
             .chain(&e.val_data)
+            .chain(&e.test_data)
             .map(|d| d.name.clone()),
     );
     Ok(out)

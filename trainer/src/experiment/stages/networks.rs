@@ -41,7 +41,7 @@ pub(super) fn trained_rows(
             .feature_set(&entry.feature_set)
             .map_err(|err| anyhow!("{err}"))?;
         let mut runs = Vec::new();
-        for run in 1..=e.settings.runs.get() {
+        for run in 1..=e.runs {
             let stage = TrainStage {
                 experiment: e.name.clone(),
                 entry: entry.name.clone(),
@@ -55,6 +55,7 @@ pub(super) fn trained_rows(
                 min_val_loss: record.min_val_loss,
                 val_losses: record.val_losses,
                 seconds: record.seconds,
+                test_loss: None,
             });
         }
         rows.push(FeatureSetRow {

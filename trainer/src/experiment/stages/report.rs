@@ -3,7 +3,7 @@
 //! and the list of the stage folders it was made from; the report's own format is
 //! [`crate::experiment::report`].
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 
 use plugin_api::PluginRegistry;
@@ -12,6 +12,7 @@ use super::evaluation::training_runs;
 use super::id::{EvaluateStage, ReportStage, StageId};
 use super::networks::{experiment_data, trained_rows};
 use super::stage::{Ctx, Stage, announce};
+use crate::analysis::held_out::HeldOutSet;
 use crate::experiment::evaluate::EvaluationResult;
 use crate::experiment::lookup::Missing;
 use crate::experiment::manifest::{Experiment, Manifest};
@@ -91,6 +92,9 @@ pub(super) fn experiment_report(ctx: Ctx, e: &Experiment) -> Result<ExperimentRe
     let (registry, options) = (ctx.registry, ctx.options);
     let records = experiment_data(ctx, e)?;
     let (mut rows, entry_data) = trained_rows(ctx, e, &records)?;
+    if let Some(test) = &e.test_data {
+        test_networks(e, &test.name, &records, &mut rows, registry)?;
+    }
     let evaluations = e
         .evaluations
         .iter()
@@ -126,7 +130,7 @@ pub(super) fn experiment_report(ctx: Ctx, e: &Experiment) -> Result<ExperimentRe
             look_inside(e, row, &samples, data, registry, options)?;
         }
     }
-    let datasets = match e.data.len() > 1 || e.val_data.is_some() {
+    let datasets = match e.data.len() > 1 || e.val_data.is_some() || e.test_data.is_some() {
         true => records
             .iter()
             .map(|(name, r)| DataSummary {
@@ -144,6 +148,7 @@ pub(super) fn experiment_report(ctx: Ctx, e: &Experiment) -> Result<ExperimentRe
     Ok(ExperimentReport {
         experiment: e.name.clone(),
         settings: e.settings.clone(),
+        runs: e.runs,
         data: e.data_label(),
         datasets,
         rows,
@@ -159,6 +164,35 @@ pub(super) fn experiment_report(ctx: Ctx, e: &Experiment) -> Result<ExperimentRe
             })
             .collect(),
     })
+}
+
+/// Scores every run's network of `rows` on the validation files of `e`'s test dataset
+/// `test` (its first `val_positions`), by `trainer score`'s yardstick.
+fn test_networks(
+    e: &Experiment,
+    test: &str,
+    records: &[(String, DataRecord)],
+    rows: &mut [FeatureSetRow],
+    registry: &PluginRegistry,
+) -> Result<()> {
+    let (_, record) = records
+        .iter()
+        .find(|(name, _)| name == test)
+        .expect("experiment_data holds the test dataset");
+    let positions = usize::try_from(e.settings.val_positions.get()).unwrap_or(usize::MAX);
+    let set = HeldOutSet::read(&record.val, None, None, positions)
+        .with_context(|| format!("[{}] test_data '{test}'", e.name))?;
+    let kernels = nnue::Kernels::new(nnue::SimdLevel::from_env().map_err(anyhow::Error::msg)?)
+        .map_err(anyhow::Error::msg)?;
+    for row in rows {
+        for run in &mut row.runs {
+            let scored = set
+                .score_file(&run.net, registry, kernels)
+                .with_context(|| format!("[{}] testing {}", e.name, run.net.display()))?;
+            run.test_loss = Some(scored.mse);
+        }
+    }
+    Ok(())
 }
 
 /// Where experiment `name`'s report goes.

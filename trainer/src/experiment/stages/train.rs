@@ -38,12 +38,12 @@ impl TrainStage {
                     self.entry
                 )
             })?;
-        if self.run > e.settings.runs.get() {
+        if self.run > e.runs {
             bail!(
                 "stage {}: experiment '{}' has {} run(s)",
                 self.id(),
                 e.name,
-                e.settings.runs
+                e.runs
             );
         }
         Ok((e, entry))
@@ -195,7 +195,12 @@ fn train_config(
         ),
         data.units,
     );
-    config.seed = entry.settings.seed + run - 1;
+    let cap = entry.settings.epoch_cap(entry.training_positions());
+    config.recipe.epochs = i64::try_from(cap)
+        .map_err(|e| e.to_string())
+        .and_then(crate::checked::Count::try_from)
+        .map_err(|e| anyhow!("{}: epochs: {e}", entry.name))?;
+    config.recipe.seed = entry.settings.seed + run - 1;
     config.init = init;
     config.check()?;
     Ok(config)
@@ -236,7 +241,7 @@ fn train_one(
     let config = train_config(entry, set.training_size() as usize, run, data, init)?;
     let fs = &entry.name;
     let dir = train_dir(e, entry, set, run, &config, &options.out)?;
-    let label = format!("{fs} run {run}/{}", e.settings.runs);
+    let label = format!("{fs} run {run}/{}", e.runs);
     // Done with fewer epochs than asked for is not done: the run resumes.
     let finished = |r: TrainRecord| {
         let net = read_path(&r.net, &options.out);
