@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use trainer::experiment::manifest::{DataSource, Manifest};
 use trainer::experiment::stage_key::StageKey;
 use trainer::experiment::stages::planned_folders;
-use trainer::train::run::DataFile;
+use trainer::train::config::{DataFile, TrainConfig};
 use trainer::train::settings::TrainSettings;
 
 /// Asserts that `made` is the golden file `name` of `tests/data` (written first when
@@ -73,7 +73,8 @@ evaluation = "v"
     };
     let ev = &manifest.experiment("e").unwrap().evaluations[0];
     let rung = out.join("data/d-0123/train.binpack");
-    let config = TrainSettings::default().config(
+    let config = TrainConfig::new(
+        &TrainSettings::default(),
         "all+pv",
         1920,
         (

@@ -20,10 +20,11 @@ use trainer::data::synthetic::random_games;
 use trainer::data::{self, Format, Sample};
 use trainer::model::Model;
 use trainer::train::checkpoint;
+use trainer::train::config::{DataFile, TrainConfig};
 use trainer::train::export::quantize;
 use trainer::train::loss::PqrLoss;
 use trainer::train::quant::{float_outputs, quantized_outputs, summarize};
-use trainer::train::run::{DataFile, Runtime, TrainConfig, TrainError, TrainState, train};
+use trainer::train::run::{Runtime, TrainError, TrainState, train};
 use trainer::train::schedule::LrSchedule;
 use trainer::train::settings::{ArchSetting, MethodName, OptimizerName, TrainSettings};
 
@@ -526,7 +527,8 @@ fn wide_networks_learn_on_stockfish_labelled_data() {
         nnue::units::ScoreUnits::Stockfish,
         "Stockfish's binpack"
     );
-    let config = settings.config(
+    let config = TrainConfig::new(
+        &settings,
         "all",
         768,
         (vec![file(&train_file)], vec![file(&val_file)]),

@@ -1,9 +1,7 @@
 //! Looking at data and results: dataset statistics ([`stats`]) and scans of whole files
-//! ([`scan`]), the win-rate model fit ([`wdl`]), the SVG plots every stage draws ([`plot`])
-//! the spread of repeated runs ([`spread`]), and how a network fits held-out scores
-//! ([`held_out`]).
+//! ([`scan`]), the win-rate model fit ([`wdl`]), the SVG plots every stage draws ([`plot`]) and
+//! the spread of repeated runs ([`spread`]).
 
-pub mod held_out;
 pub mod plot;
 pub mod scan;
 pub mod spread;

@@ -1,5 +1,5 @@
 //! `trainer score`: networks of any trainer, shape or units held to one held-out set through one
-//! code path ([`trainer::analysis::held_out`]).
+//! code path ([`trainer::train::held_out`]).
 
 use anyhow::Result;
 use std::path::PathBuf;
@@ -9,8 +9,8 @@ use nnue::Nnue;
 use nnue::units::ScoreUnits;
 use plugin_api::PluginRegistry;
 
-use trainer::analysis::held_out::{HELD_OUT_SCALE, HeldOutSet};
 use trainer::data::Format;
+use trainer::train::held_out::{HELD_OUT_SCALE, HeldOutSet};
 
 /// Arguments of `trainer score`.
 #[derive(Args, Debug)]

@@ -14,11 +14,12 @@ use trainer::checked::{Positive, UnitReal};
 use trainer::data::score_units;
 use trainer::data::{self, Format, Sample};
 use trainer::train::checkpoint;
+use trainer::train::config::{DataFile, TrainConfig};
 use trainer::train::export::{
     Calibration, calibration_activations, export, fold_factors, network_blocks, quantize_calibrated,
 };
 use trainer::train::quant::{compare, plot_histogram};
-use trainer::train::run::{DataFile, Runtime, TrainConfig, TrainError, TrainState, train};
+use trainer::train::run::{Runtime, TrainError, TrainState, train};
 use trainer::train::settings::{MethodName, TrainSettings};
 
 /// Arguments of `trainer train`.
@@ -109,7 +110,8 @@ impl TrainArgs {
         if let Some(warning) = recipe.units_warning(data_units) {
             eprintln!("{warning}");
         }
-        let mut config = recipe.config(
+        let mut config = TrainConfig::new(
+            &recipe,
             &self.spec,
             n,
             (

@@ -366,7 +366,7 @@ pub struct Experiment {
     /// for networks trained on different data; none: each network's own dataset's.
     pub val_data: Option<Dataset>,
     /// The dataset whose validation files the report scores every run's network on
-    /// (`test_data`), by `trainer score`'s yardstick ([`crate::analysis::held_out`]): a loss
+    /// (`test_data`), by `trainer score`'s yardstick ([`crate::train::held_out`]): a loss
     /// measured on positions the best epoch was not chosen on.
     pub test_data: Option<Dataset>,
     /// The evaluations (`evaluation = "NAME"` or a list of names: the same networks under

@@ -32,7 +32,7 @@ pub struct RunSummary {
     /// Training time, seconds.
     pub seconds: f64,
     /// Its network's loss on the experiment's `test_data` (`trainer score`'s yardstick,
-    /// [`crate::analysis::held_out`]), when it names one.
+    /// [`crate::train::held_out`]), when it names one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test_loss: Option<f64>,
 }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use super::cache::{file_digest, file_identity, key_of, stage_dir};
 use super::manifest::{GenerateTable, PuzzlesTable, SpeedTable, TournamentTable};
-use crate::train::run::TrainConfig;
+use crate::train::config::TrainConfig;
 
 /// The inputs a stage's output depends on, each file by identity.
 #[derive(Clone, Debug, PartialEq)]
@@ -221,7 +221,7 @@ mod tests {
     use super::*;
     use crate::checked::{Count, L1Width, Positive, UnitReal};
     use crate::experiment::manifest::{DataSource, Manifest};
-    use crate::train::run::DataFile;
+    use crate::train::config::DataFile;
     use crate::train::settings::TrainSettings;
 
     #[test]
@@ -282,7 +282,8 @@ mod tests {
         };
         let files = |name: &str| DataFile::all(&[out.join(name)], None).unwrap();
         let config = |s: &TrainSettings, data: &str| {
-            s.config(
+            TrainConfig::new(
+                s,
                 "all",
                 768,
                 (files(data), Vec::new()),

@@ -2,8 +2,9 @@
 //! of [`crate::model`].
 //!
 //! - [`settings`]: every training setting, declared once (default, option, manifest key);
+//! - [`config`]: a run's configuration (the recipe plus its data) and its identity;
 //! - [`run`]: the training loop (epochs, validation, checkpoints, resume, metrics, plots,
-//!   exports, the best epoch handed over) and its configuration;
+//!   exports, the best epoch handed over);
 //! - [`loss`]: the score-target loss in WDL space (with the game-result interpolation) and the
 //!   PQR loss, and the losses of the best constant predictors;
 //! - [`objective`]: batches of either method on a device, one optimizer step;
@@ -16,12 +17,16 @@
 //! - [`checkpoint`]: the checkpoint file and atomic writes;
 //! - [`export`]: quantization to the `host` network format, and back;
 //! - [`quant`]: the quantization-error report;
+//! - [`held_out`]: how a network of any trainer fits held-out scores (`trainer score`, an
+//!   experiment's test loss);
 //! - [`bench`](mod@bench): training throughput.
 
 pub mod bench;
 pub mod checkpoint;
+pub mod config;
 pub mod diagnostics;
 pub mod export;
+pub mod held_out;
 pub mod loss;
 pub mod objective;
 pub mod optim;

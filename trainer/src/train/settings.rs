@@ -4,7 +4,7 @@
 //! it, see [`crate::experiment::manifest`]). Values are checked on the way in, by the same
 //! types on both paths ([`crate::checked`]).
 //!
-//! [`TrainSettings`] is the recipe: a run's configuration ([`TrainConfig`]) is the recipe plus
+//! [`TrainSettings`] is the recipe: a run's configuration (`TrainConfig`) is the recipe plus
 //! its data, and the checkpoint and the stage key hold it as it is. Adding a setting is adding a
 //! field here (with its default in [`TrainSettings::default`]) and reading it where the run
 //! needs it.
@@ -17,7 +17,6 @@ use serde::{Deserialize, Serialize};
 use super::loss::{PqrLoss, ScoreLoss, Wdl};
 use super::objective::Method;
 use super::optim::{AdamConfig, RANGER_EPS};
-use super::run::{DataFile, TrainConfig};
 use super::schedule::LrSchedule;
 use super::stop::StopRule;
 use crate::checked::{Count, L1Width, Positive, PositiveFraction, PositiveReal, UnitReal};
@@ -643,41 +642,6 @@ impl TrainSettings {
             patience: self.patience,
             min_delta: self.min_delta,
         }
-    }
-
-    /// The configuration of a run of this recipe on `feature_set` (N = `n` features) and these
-    /// files, whose scores are in `data_units`: the recipe plus its data.
-    pub fn config(
-        &self,
-        feature_set: &str,
-        n: usize,
-        (train, val): (Vec<DataFile>, Vec<DataFile>),
-        data_units: ScoreUnits,
-    ) -> TrainConfig {
-        TrainConfig {
-            feature_set: feature_set.to_string(),
-            features: n,
-            recipe: self.clone(),
-            train,
-            val,
-            score_units: self.units(data_units),
-            init: None,
-            export_every: 0,
-            export_epochs: Vec::new(),
-        }
-    }
-}
-
-impl TrainConfig {
-    /// A configuration with the thesis's settings ([`TrainSettings::default`]) for a feature
-    /// set of `n` features; the caller sets the files.
-    pub fn thesis(feature_set: &str, n: usize) -> TrainConfig {
-        TrainSettings::default().config(
-            feature_set,
-            n,
-            (Vec::new(), Vec::new()),
-            ScoreUnits::Centipawns,
-        )
     }
 }
 

@@ -12,7 +12,6 @@ use super::evaluation::training_runs;
 use super::id::{EvaluateStage, ReportStage, StageId};
 use super::networks::{experiment_data, trained_rows};
 use super::stage::{Ctx, Stage, announce};
-use crate::analysis::held_out::HeldOutSet;
 use crate::experiment::evaluate::EvaluationResult;
 use crate::experiment::lookup::Missing;
 use crate::experiment::manifest::{Experiment, Manifest};
@@ -21,6 +20,7 @@ use crate::experiment::records::DataRecord;
 use crate::experiment::report::{self, DataRole, DataSummary, ExperimentReport, FeatureSetRow};
 use crate::experiment::stage_kind::StageKind;
 use crate::insight;
+use crate::train::held_out::HeldOutSet;
 
 impl Stage for ReportStage {
     const KIND: StageKind = StageKind::Report;

@@ -18,7 +18,8 @@ use crate::experiment::prefix;
 use crate::experiment::records::{DataRecord, TrainRecord};
 use crate::experiment::stage_key::StageKey;
 use crate::experiment::stage_kind::StageKind;
-use crate::train::run::{DataFile, Runtime, TrainConfig, TrainError, train};
+use crate::train::config::{DataFile, TrainConfig};
+use crate::train::run::{Runtime, TrainError, train};
 
 impl TrainStage {
     /// Its experiment and network, checked against the manifest.
@@ -186,7 +187,8 @@ fn train_config(
     data: &DataRecord,
     init: Option<PathBuf>,
 ) -> Result<TrainConfig> {
-    let mut config = entry.settings.config(
+    let mut config = TrainConfig::new(
+        &entry.settings,
         &entry.feature_set,
         n,
         (

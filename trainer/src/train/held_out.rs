@@ -1,6 +1,6 @@
 //! How well a network's evaluation fits held-out scores: one yardstick for networks of any
 //! trainer, shape or units. The network is evaluated as the engine evaluates it (host's
-//! quantized inference, [`crate::train::quant::quantized_outputs`]) and read in centipawns
+//! quantized inference, [`super::quant::quantized_outputs`]) and read in centipawns
 //! through its units; the data's scores in centipawns through theirs
 //! ([`crate::data::score_units`]); both pass through one win-rate mapping, `W(cp) = σ(cp /
 //! 410)` (the thesis's target mapping), and the loss is the mean squared difference.
@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use nnue::units::ScoreUnits;
 use nnue::{Kernels, Nnue};
 
+use super::quant::quantized_outputs;
 use crate::data::sample::Sample;
 use crate::data::{self, Format, score_units};
-use crate::train::quant::quantized_outputs;
 
 /// The scale of the win-rate mapping `W(cp) = σ(cp / HELD_OUT_SCALE)`.
 pub const HELD_OUT_SCALE: f64 = 410.0;
