@@ -347,8 +347,9 @@ fn the_base_manifest_and_the_fields_recipe_pass_the_check() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
+    // A manifest that sets no rate trains at the default, nnue-pytorch's.
     assert!(
-        text(&o).contains("training lr 0.0005, γ 0.99"),
+        text(&o).contains("training lr 0.000875, γ 0.992"),
         "{}",
         text(&o)
     );

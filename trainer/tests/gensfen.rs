@@ -15,7 +15,7 @@ use host::nnue::{AccumulatorStack, Kernels, Nnue};
 use plugin_api::board_from_position;
 use trainer::checked::Positive;
 use trainer::data::{self, Format, ReadOptions, Sample};
-use trainer::gensfen::{self, GameSettings, GensfenConfig, PlayerSettings, Target};
+use trainer::gensfen::{self, GensfenConfig, PlayerSettings, SelfPlaySettings, Target};
 
 const BIN: &str = env!("CARGO_BIN_EXE_trainer");
 
@@ -269,10 +269,10 @@ fn output_reads_back_with_labels_and_results() {
             book: Some(book.clone()),
             ..PlayerSettings::default()
         },
-        game: GameSettings {
+        game: SelfPlaySettings {
             random_moves: 2,
             write_minply: 0,
-            ..GameSettings::default()
+            ..SelfPlaySettings::default()
         },
         ..GensfenConfig::default()
     };

@@ -71,7 +71,7 @@ fn file(path: &Path) -> DataFile {
 
 /// A small, fast configuration: all (768) → 64 → 16 → 1, batches of 1024, epochs of 16 steps.
 fn config(d: &Data, epochs: u64) -> TrainConfig {
-    let mut c = TrainConfig::thesis("all", 768);
+    let mut c = TrainConfig::with_defaults("all", 768);
     c.recipe = TrainSettings {
         l1: L1Width::new(64),
         l2: Count::new(16),
@@ -561,7 +561,7 @@ fn todays_stockfish_shape_with_threat_inputs_learns_on_stockfish_labelled_data()
     let dir = tempfile::tempdir().unwrap();
     let spec = "halfka_v2_hm^+full_threats+pp_3wide";
     let set = set(spec);
-    let mut c = TrainConfig::thesis(spec, set.training_size() as usize);
+    let mut c = TrainConfig::with_defaults(spec, set.training_size() as usize);
     c.recipe = TrainSettings {
         l1: L1Width::new(64),
         arch: Some(ArchSetting::Preset(nnue::Preset::Sfnnv16)),

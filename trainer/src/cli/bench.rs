@@ -5,7 +5,7 @@ use clap::Args;
 use plugin_api::FeatureSet;
 
 use super::device::{DeviceArg, apply_threads};
-use trainer::train::bench::{BenchConfig, bench};
+use trainer::train::bench::{TrainBenchConfig, bench};
 use trainer::train::settings::OptimizerName;
 use trainer::train::settings::TrainSettings;
 
@@ -88,7 +88,7 @@ fn measure(
     arch: nnue::Arch,
 ) -> Result<()> {
     {
-        let config = BenchConfig {
+        let config = TrainBenchConfig {
             l1,
             arch: arch.clone(),
             batch_size: args.batch_size,

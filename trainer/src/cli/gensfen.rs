@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use trainer::data::Format;
-use trainer::gensfen::{self, GameSettings, GensfenConfig, LabelSettings, PlayerSettings, Target};
+use trainer::gensfen::{
+    self, GensfenConfig, LabelSettings, PlayerSettings, SelfPlaySettings, Target,
+};
 
 /// Arguments of `trainer gensfen`.
 #[derive(Args, Debug)]
@@ -37,7 +39,7 @@ pub struct GensfenArgs {
     pub shard: String,
     /// How games are played and written.
     #[command(flatten)]
-    pub game: GameSettings,
+    pub game: SelfPlaySettings,
     /// Who scores the written positions, if not the player's search.
     #[command(flatten)]
     pub label: LabelSettings,

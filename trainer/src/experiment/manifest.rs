@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 pub use crate::checked::Positive;
-use crate::gensfen::{GameSettings, LabelSettings, PlayerSettings, Target};
+use crate::gensfen::{LabelSettings, PlayerSettings, SelfPlaySettings, Target};
 use crate::train::settings::{ArchSetting, TrainSettings};
 
 /// Where in the manifest a value came from: its file and 1-based line.
@@ -89,7 +89,7 @@ pub struct GenerateTable {
     /// How games are played and written: the keys of `trainer gensfen`'s options of the same
     /// names (`random_moves`, `write_minply`, `eval_limit`, ...).
     #[serde(flatten)]
-    pub game: GameSettings,
+    pub game: SelfPlaySettings,
 }
 
 impl GenerateTable {

@@ -82,7 +82,7 @@ pub struct GensfenConfig {
     pub shard: (u64, u64),
     /// How games are played and written.
     #[serde(flatten)]
-    pub game: GameSettings,
+    pub game: SelfPlaySettings,
     /// Who scores the written positions, if not the player's own search.
     #[serde(flatten)]
     pub label: LabelSettings,
@@ -93,7 +93,7 @@ pub struct GensfenConfig {
 
 impl Default for GensfenConfig {
     /// Stockfish's defaults: depth 3 (see [`DEFAULT_DEPTH`]) and the games of
-    /// [`GameSettings::default`].
+    /// [`SelfPlaySettings::default`].
     fn default() -> Self {
         GensfenConfig {
             target: Target::Games(100),
@@ -102,7 +102,7 @@ impl Default for GensfenConfig {
             threads: 1,
             seed: 0,
             shard: (0, 1),
-            game: GameSettings::default(),
+            game: SelfPlaySettings::default(),
             label: LabelSettings::default(),
             format: None,
         }
@@ -256,52 +256,52 @@ mod budget_text {
 /// `generate = { ... }` table (its keys) and the resume record (the same names).
 #[derive(Args, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct GameSettings {
+pub struct SelfPlaySettings {
     /// Random moves per game.
-    #[arg(long, value_name = "K", default_value_t = GameSettings::default().random_moves)]
+    #[arg(long, value_name = "K", default_value_t = SelfPlaySettings::default().random_moves)]
     pub random_moves: u32,
     /// First ply that may be random; negative (-1): the first K plies are random.
     #[arg(
         long,
         value_name = "PLY",
-        default_value_t = GameSettings::default().random_minply,
+        default_value_t = SelfPlaySettings::default().random_minply,
         allow_negative_numbers = true
     )]
     pub random_minply: i32,
     /// Last ply that may be random.
-    #[arg(long, value_name = "PLY", default_value_t = GameSettings::default().random_maxply)]
+    #[arg(long, value_name = "PLY", default_value_t = SelfPlaySettings::default().random_maxply)]
     pub random_maxply: u32,
     /// 0: random moves are any legal move; M: one of the best M moves (by a shallow search)
     /// within --random-margin of the best.
-    #[arg(long, value_name = "M", default_value_t = GameSettings::default().random_multipv)]
+    #[arg(long, value_name = "M", default_value_t = SelfPlaySettings::default().random_multipv)]
     pub random_multipv: u32,
     /// Score margin of the multi-PV random choice, centipawns (side to move's view).
-    #[arg(long, value_name = "CP", default_value_t = GameSettings::default().random_margin)]
+    #[arg(long, value_name = "CP", default_value_t = SelfPlaySettings::default().random_margin)]
     pub random_margin: i32,
     /// Depth of the searches ranking moves for the multi-PV random choice.
-    #[arg(long, value_name = "D", default_value_t = GameSettings::default().random_depth)]
+    #[arg(long, value_name = "D", default_value_t = SelfPlaySettings::default().random_depth)]
     pub random_depth: u32,
     /// End a game when a search's |score| reaches this (won by the side it favours).
-    #[arg(long, value_name = "CP", default_value_t = GameSettings::default().eval_limit)]
+    #[arg(long, value_name = "CP", default_value_t = SelfPlaySettings::default().eval_limit)]
     pub eval_limit: i32,
     /// First game ply written.
-    #[arg(long, value_name = "PLY", default_value_t = GameSettings::default().write_minply)]
+    #[arg(long, value_name = "PLY", default_value_t = SelfPlaySettings::default().write_minply)]
     pub write_minply: u32,
     /// Last game ply written.
-    #[arg(long, value_name = "PLY", default_value_t = GameSettings::default().write_maxply)]
+    #[arg(long, value_name = "PLY", default_value_t = SelfPlaySettings::default().write_maxply)]
     pub write_maxply: u32,
     /// A game reaching this ply ends as a draw.
-    #[arg(long, value_name = "PLY", default_value_t = GameSettings::default().max_ply)]
+    #[arg(long, value_name = "PLY", default_value_t = SelfPlaySettings::default().max_ply)]
     pub max_ply: u32,
     /// Transposition table per worker, MiB (part of the configuration: it changes the searches).
     #[arg(
         long = "hash",
         value_name = "MB",
-        default_value_t = GameSettings::default().hash_mb
+        default_value_t = SelfPlaySettings::default().hash_mb
     )]
     pub hash_mb: usize,
     /// Positions per committed batch of whole games (what an interruption can lose at most).
-    #[arg(long, value_name = "N", default_value_t = GameSettings::default().flush_every)]
+    #[arg(long, value_name = "N", default_value_t = SelfPlaySettings::default().flush_every)]
     pub flush_every: u64,
     /// Write only quiet positions, the thesis's filter: the side to move not in check and the
     /// player's best move not a capture (the others are neither labelled nor written).
@@ -310,15 +310,15 @@ pub struct GameSettings {
     pub skip_noisy: bool,
     /// Drop positions written before (by Zobrist key), Stockfish's `gensfen` way: a table of
     /// this many MiB of keys, one slot per key modulo its size (0: keep duplicates).
-    #[arg(long, value_name = "MB", default_value_t = GameSettings::default().dedup_mb)]
+    #[arg(long, value_name = "MB", default_value_t = SelfPlaySettings::default().dedup_mb)]
     #[serde(skip_serializing_if = "crate::checked::is_zero")]
     pub dedup_mb: usize,
 }
 
-impl Default for GameSettings {
+impl Default for SelfPlaySettings {
     /// Stockfish's: 5 random moves in plies 1..=24, eval limit 3000, plies 16..=400 written.
     fn default() -> Self {
-        GameSettings {
+        SelfPlaySettings {
             random_moves: 5,
             random_minply: 1,
             random_maxply: 24,
@@ -337,7 +337,7 @@ impl Default for GameSettings {
     }
 }
 
-impl GameSettings {
+impl SelfPlaySettings {
     /// Checks the values; the error starts with the key it is about.
     pub fn check(&self) -> Result<(), InvalidSetting> {
         if self.random_minply >= 0 && self.random_minply as u32 > self.random_maxply {
@@ -478,10 +478,10 @@ mod tests {
         };
         assert!(c.check().unwrap_err().0.contains("shard 3/2"));
         let c = GensfenConfig {
-            game: GameSettings {
+            game: SelfPlaySettings {
                 write_minply: 10,
                 write_maxply: 5,
-                ..GameSettings::default()
+                ..SelfPlaySettings::default()
             },
             ..GensfenConfig::default()
         };

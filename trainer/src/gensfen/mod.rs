@@ -99,8 +99,8 @@ mod progress;
 
 pub use book::read_book;
 pub use config::{
-    DEFAULT_DEPTH, GameSettings, GensfenConfig, LabelSettings, Labeler, MAX_DEDUP_MB,
-    PlayerSettings, Target,
+    DEFAULT_DEPTH, GensfenConfig, LabelSettings, Labeler, MAX_DEDUP_MB, PlayerSettings,
+    SelfPlaySettings, Target,
 };
 use game::{Evals, GameRecord, Player};
 

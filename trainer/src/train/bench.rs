@@ -21,7 +21,7 @@ use nnue::Shape;
 
 /// What to measure.
 #[derive(Clone, Debug)]
-pub struct BenchConfig {
+pub struct TrainBenchConfig {
     /// First-layer width.
     pub l1: usize,
     /// The shape after the first layer.
@@ -68,7 +68,7 @@ fn pieces(s: &Sample) -> u32 {
 }
 
 /// Encodes `config.batches` batches of random-game positions (or triplets) through `set`.
-pub fn make_batches(set: &FeatureSet, config: &BenchConfig) -> Result<Vec<Batch>> {
+pub fn make_batches(set: &FeatureSet, config: &TrainBenchConfig) -> Result<Vec<Batch>> {
     let mut games = random_games(config.seed);
     let mut scratch = Vec::new();
     let mut out = Vec::new();
@@ -120,7 +120,7 @@ pub fn make_batches(set: &FeatureSet, config: &BenchConfig) -> Result<Vec<Batch>
 /// Measures training steps of a network of N (from `set`), L1 and `config.arch` on `config.device`:
 /// each step moves a prepared CPU batch to the device, runs forward, backward, Adam and the
 /// weight clipping.
-pub fn bench(set: &FeatureSet, config: &BenchConfig) -> Result<BenchResult> {
+pub fn bench(set: &FeatureSet, config: &TrainBenchConfig) -> Result<BenchResult> {
     let batches = make_batches(set, config)?;
     let active = match &batches[0] {
         Batch::Score(b) => b.input.indices.numel() as f64 / (2 * b.len) as f64,

@@ -106,9 +106,9 @@ impl TrainConfig {
         }
     }
 
-    /// A configuration with the thesis's settings ([`TrainSettings::default`]) for a feature
-    /// set of `n` features; the caller sets the files.
-    pub fn thesis(feature_set: &str, n: usize) -> TrainConfig {
+    /// A configuration with the default recipe ([`TrainSettings::default`]) for a feature set
+    /// of `n` features; the caller sets the files.
+    pub fn with_defaults(feature_set: &str, n: usize) -> TrainConfig {
         TrainConfig::new(
             &TrainSettings::default(),
             feature_set,
