@@ -16,10 +16,10 @@ use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess, Position};
 
 use host::engine::Engine;
-use host::engine::eval::{EVAL_LIMIT, Evaluator};
-use host::engine::evaluation::EvalSource;
+use host::engine::eval_source::EvalSource;
+use host::engine::evaluator::{EVAL_LIMIT, Evaluator};
 use host::engine::limits::Limits;
-use host::engine::nnue_eval::NnueEval;
+use host::engine::nnue_evaluator::NnueEval;
 use host::engine::position::null_move;
 use host::nnue::units::ScoreUnits;
 use host::nnue::{Kernels, Nnue};

@@ -579,13 +579,7 @@ fn own_header_fields(bytes: &[u8]) -> Result<OwnFields, DecodeError> {
         return Err(DecodeError::UnsupportedVersion(version));
     }
     let feature_set = c.text("feature-set name")?;
-    let n_blocks = c.u16()? as usize;
-    if n_blocks == 0 || n_blocks > MAX_BLOCKS {
-        return Err(DecodeError::BadText {
-            field: "block count",
-            reason: format!("{n_blocks} is not between 1 and {MAX_BLOCKS}"),
-        });
-    }
+    let n_blocks = count_within(c.u16()?.into(), "block count", MAX_BLOCKS)?;
     let mut blocks = Vec::with_capacity(n_blocks);
     for _ in 0..n_blocks {
         let name = c.text("block name")?;
@@ -671,18 +665,28 @@ fn own_header_fields(bytes: &[u8]) -> Result<OwnFields, DecodeError> {
 /// output 0 clipped ReLU, 1 pairwise, 2 pairwise clipped at 255; bucket rule 0 piece count;
 /// activation 0 clipped ReLU, 1 squared and plain clipped ReLU; skip 0 none, 1 extra output, 2
 /// difference; output rule 0 thesis, 1 Stockfish 15.1, 2 Stockfish of today).
+/// A count read from a file, checked to be between 1 and `max` before anything is allocated
+/// for it.
+fn count_within(n: usize, field: &'static str, max: usize) -> Result<usize, DecodeError> {
+    if n == 0 || n > max {
+        return Err(DecodeError::BadText {
+            field,
+            reason: format!("{n} is not between 1 and {max}"),
+        });
+    }
+    Ok(n)
+}
+
 fn read_arch(c: &mut Cursor, version: u32) -> Result<Arch, DecodeError> {
     let ft_output = read_code(c)?;
     let psqt_buckets = c.u32()? as usize;
     let stacks = c.u32()? as usize;
     let bucket_rule = read_code(c)?;
-    let layers = c.take(1)?[0] as usize;
-    if layers == 0 || layers > MAX_HIDDEN_LAYERS {
-        return Err(DecodeError::BadText {
-            field: "hidden layer count",
-            reason: format!("{layers} is not between 1 and {MAX_HIDDEN_LAYERS}"),
-        });
-    }
+    let layers = count_within(
+        c.take(1)?[0].into(),
+        "hidden layer count",
+        MAX_HIDDEN_LAYERS,
+    )?;
     let mut hidden = Vec::with_capacity(layers);
     for _ in 0..layers {
         let width = c.u32()? as usize;

@@ -189,7 +189,7 @@ unsafe fn transform_avx2<const LIST: bool>(
     let (mut base, mut n) = (_mm_setzero_si128(), 0);
     let wide = arch.ft_output == FtOutput::Pairwise255;
     let zero = _mm256_setzero_si256();
-    let max = _mm256_set1_epi16(if wide { 255 } else { 127 });
+    let max = _mm256_set1_epi16(arch.ft_output.clip());
     for (p, acc) in [stm, opp].into_iter().enumerate() {
         let (a, dst) = (acc.as_ptr(), out[p * half..(p + 1) * half].as_mut_ptr());
         for j in (0..half).step_by(32) {
@@ -246,7 +246,7 @@ unsafe fn transform_avx512<const LIST: bool>(
     let (mut base, mut n) = (crate::simd::nnz_lanes(), 0);
     let wide = arch.ft_output == FtOutput::Pairwise255;
     let zero = _mm512_setzero_si512();
-    let max = _mm512_set1_epi16(if wide { 255 } else { 127 });
+    let max = _mm512_set1_epi16(arch.ft_output.clip());
     let order = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
     for (p, acc) in [stm, opp].into_iter().enumerate() {
         let (a, dst) = (acc.as_ptr(), out[p * half..(p + 1) * half].as_mut_ptr());
@@ -289,10 +289,7 @@ fn transform_any(arch: &Arch, stm: &[i16], opp: &[i16], out: &mut [u8]) {
             clipped_relu_scalar(opp, o);
         }
         FtOutput::Pairwise | FtOutput::Pairwise255 => {
-            let (max, shift) = match arch.ft_output {
-                FtOutput::Pairwise => (127, 7),
-                _ => (255, 9),
-            };
+            let (max, shift) = (arch.ft_output.clip(), arch.ft_output.product_shift());
             let half = stm.len() / 2;
             for (p, acc) in [stm, opp].into_iter().enumerate() {
                 let (lo, hi) = acc.split_at(half);

@@ -70,21 +70,17 @@ pub struct Forward {
 pub fn forward(net: &Network, acc: [&[i64]; 2], psqt: [&[i64]; 2], pieces: u32) -> Forward {
     let arch = net.arch();
     let l1 = net.l1();
-    let clip = |v: i64, max: i64| v.clamp(0, max);
+    let clip = |v: i64| v.clamp(0, i64::from(arch.ft_output.clip()));
+    let shift = arch.ft_output.product_shift();
     let mut x: Vec<i64> = Vec::new();
     for acc in acc {
         let half = |j: usize| (acc[j], acc[j + l1 / 2]);
         match arch.ft_output {
-            FtOutput::ClippedRelu => x.extend(acc.iter().map(|&a| clip(a, 127))),
-            FtOutput::Pairwise => x.extend(
+            FtOutput::ClippedRelu => x.extend(acc.iter().map(|&a| clip(a))),
+            FtOutput::Pairwise | FtOutput::Pairwise255 => x.extend(
                 (0..l1 / 2)
                     .map(half)
-                    .map(|(a, b)| clip(a, 127) * clip(b, 127) / 128),
-            ),
-            FtOutput::Pairwise255 => x.extend(
-                (0..l1 / 2)
-                    .map(half)
-                    .map(|(a, b)| clip(a, 255) * clip(b, 255) / 512),
+                    .map(|(a, b)| (clip(a) * clip(b)) >> shift),
             ),
         }
     }

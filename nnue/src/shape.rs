@@ -78,6 +78,27 @@ impl FtOutput {
     pub fn is_pairwise(self) -> bool {
         matches!(self, FtOutput::Pairwise | FtOutput::Pairwise255)
     }
+
+    /// The accumulators' clip: each value is clamped to `0..=clip` first (127, or 255 for
+    /// [`Pairwise255`](FtOutput::Pairwise255)). The one home of the rule for the engine's
+    /// kernels, the reference forward pass and the trainer's scales.
+    pub const fn clip(self) -> i16 {
+        match self {
+            FtOutput::ClippedRelu | FtOutput::Pairwise => 127,
+            FtOutput::Pairwise255 => 255,
+        }
+    }
+
+    /// The right shift of a pairwise product of two clipped values (7, or 9 for
+    /// [`Pairwise255`](FtOutput::Pairwise255)), so that it stays at most 127; 0 where there is
+    /// no product.
+    pub const fn product_shift(self) -> u32 {
+        match self {
+            FtOutput::ClippedRelu => 0,
+            FtOutput::Pairwise => 7,
+            FtOutput::Pairwise255 => 9,
+        }
+    }
 }
 
 pub use crate::layers::Activation;

@@ -13,7 +13,7 @@ use crate::block::IndexList;
 use crate::feature_set::{
     block_error, combined_active, index_past_term, lists_replaced, term_bit, FeatureSet, Term,
 };
-use crate::loader::BlockError;
+use crate::registry::BlockError;
 use crate::types::{Board, Color};
 
 /// Where [`FeatureSet::active_into`] writes a position's indices, term by term.
@@ -94,7 +94,7 @@ impl FeatureSet {
 mod tests {
     use super::*;
     use crate::block::{BlockDescriptor, FeatureBlock, MoveDelta};
-    use crate::loader::PluginRegistry;
+    use crate::registry::PluginRegistry;
     use crate::testing::start_board;
     use crate::types::Move;
 

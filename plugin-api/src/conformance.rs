@@ -46,7 +46,7 @@ use crate::block::{BlockDescriptor, RefreshTrigger};
 use crate::convert::{board_from_position, move_from_shakmaty};
 use crate::delta::FeatureDelta;
 use crate::feature_set::{term_bit, FeatureSet};
-use crate::loader::{LoadError, PluginRegistry};
+use crate::registry::{LoadError, PluginRegistry};
 use crate::term_geometry::{GeometryError, TermGeometry};
 use crate::types::{file_of, Board, Color, Move, MoveKind, Role};
 

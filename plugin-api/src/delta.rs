@@ -16,7 +16,7 @@ use crate::feature_set::{
     block_error, combined_active, index_past_block, index_past_term, lists_replaced, term_bit,
     FeatureSet, Term,
 };
-use crate::loader::{BlockError, RegisteredBlock};
+use crate::registry::{BlockError, RegisteredBlock};
 use crate::types::{Board, Color, Move, Role};
 
 /// Where [`FeatureSet::delta_into`] writes a move's indices, term by term.
@@ -461,7 +461,7 @@ impl FeatureDelta {
 mod tests {
     use super::spare;
     use crate::block::{BlockDescriptor, FeatureBlock, IndexList, MoveDelta};
-    use crate::loader::PluginRegistry;
+    use crate::registry::PluginRegistry;
     use crate::testing::start_board;
     use crate::types::{Board, Color, Move, MoveKind, Role, NO_ROLE};
 

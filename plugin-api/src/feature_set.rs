@@ -27,8 +27,8 @@ use std::sync::{Arc, OnceLock};
 use abi_stable::std_types::RResult;
 
 use crate::block::{IndexList, PluginError, RefreshTrigger};
-use crate::loader::{BlockError, LoadError, PluginRegistry, RegisteredBlock};
 use crate::piece_table::PieceTable;
+use crate::registry::{BlockError, LoadError, PluginRegistry, RegisteredBlock};
 use crate::spec::Spec;
 use crate::types::{Board, Color};
 

@@ -9,7 +9,7 @@
 //! - [`block`]: the block interface ([`BlockDescriptor`], [`FeatureBlock`]) with caller-owned
 //!   buffers and errors as values.
 //! - [`module`]: the root module a plugin exports ([`export_plugin!`]).
-//! - [`loader`]: finding plugin files and loading them.
+//! - [`registry`]: finding plugin files and loading them.
 //! - [`spec`]: the spec language, `+` for the thesis's ⊕ and `*` for its × (`k*all+h`).
 //! - [`feature_set`]: blocks composed into the input of a network, products included.
 //! - [`delta`]: a move's delta of a feature set, written where its reader wants it.
@@ -29,10 +29,10 @@ pub mod decompose;
 pub mod delta;
 pub mod feature_set;
 pub mod geometry;
-pub mod loader;
 #[allow(non_camel_case_types)]
 pub mod module;
 pub mod piece_table;
+pub mod registry;
 pub mod spec;
 pub mod term_geometry;
 pub mod testing;
@@ -54,9 +54,9 @@ pub use decompose::{decompose, PieceChanges, PieceOnSquare};
 pub use delta::{DeltaTarget, FeatureDelta, ProductScratch};
 pub use feature_set::{term_bit, FeatureSet, Term};
 pub use geometry::{Axis, GeometryDescriptor, Grid, Place, PIECE_SHEETS};
-pub use loader::{BlockError, LoadError, PluginRegistry, RegisteredBlock, PLUGIN_DIR_ENV};
 pub use module::{PluginModule, PluginModule_Ref, API_VERSION};
 pub use piece_table::PieceTable;
+pub use registry::{BlockError, LoadError, PluginRegistry, RegisteredBlock, PLUGIN_DIR_ENV};
 pub use spec::{Spec, SpecError};
 pub use term_geometry::TermGeometry;
 pub use types::{

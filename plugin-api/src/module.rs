@@ -11,7 +11,7 @@ use crate::block::BlockDescriptor;
 pub const API_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Prefix of the exported symbol that holds a plugin's library header; the rest is the plugin
-/// crate's name. The loader looks for it in a file's export table before loading the file, so a
+/// crate's name. The registry looks for it in a file's export table before loading the file, so a
 /// library that is not a plugin is never loaded (none of its initialisers run).
 pub const HEADER_SYMBOL_PREFIX: &str = "nnue_plugin_header_";
 
@@ -49,7 +49,7 @@ impl RootModule for PluginModule_Ref {
 /// plugin_api::export_plugin!(MyBlock, MyOtherBlock);
 /// ```
 ///
-/// It defines the symbol the loader looks for (abi_stable's library header, named
+/// It defines the symbol the registry looks for (abi_stable's library header, named
 /// [`HEADER_SYMBOL_PREFIX`]`<crate>`) and a root module that lists the blocks; the plugin crate
 /// needs no dependency besides `plugin-api`.
 #[macro_export]
@@ -87,7 +87,7 @@ macro_rules! export_plugin {
 
             /// abi_stable's library header, exported under a name unique to this crate
             /// (`nnue_plugin_header_<crate>`) so that several plugin crates can also be linked
-            /// into one program as rlibs; the loader finds it by its prefix.
+            /// into one program as rlibs; the registry finds it by its prefix.
             #[export_name = concat!("nnue_plugin_header_", env!("CARGO_CRATE_NAME"))]
             pub static NNUE_PLUGIN_HEADER: LibHeader = unsafe {
                 LibHeader::from_constructor::<$crate::PluginModule_Ref>(

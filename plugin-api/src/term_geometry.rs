@@ -223,7 +223,7 @@ mod tests {
 
     #[test]
     fn a_products_left_factor_picks_the_tile() {
-        let mut registry = crate::loader::PluginRegistry::new();
+        let mut registry = crate::registry::PluginRegistry::new();
         registry
             .register(
                 &[BlockDescriptor::of::<OwnKing<64, false>>()],

@@ -516,7 +516,7 @@ fn keys_of(samples: &[Sample]) -> Vec<String> {
 #[test]
 fn searched_labels_are_the_searches_of_their_budget() {
     use host::engine::Engine;
-    use host::engine::evaluation::EvalSource;
+    use host::engine::eval_source::EvalSource;
     use host::engine::label::LabelBudget;
     use host::engine::zobrist;
     let dir = tmp();

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::Path;
 
 use host::engine::bench::{self, BenchConfig};
-use host::engine::evaluation::EvalSource;
+use host::engine::eval_source::EvalSource;
 
 /// Runs the benchmark with the built-in evaluation, or the network `net` (its plugins from
 /// `plugin_dir`, else the default plugin directories).

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use shakmaty::Chess;
 
-use super::evaluation::EvalSource;
+use super::eval_source::EvalSource;
 use super::facade::Engine;
 use super::limits::Limits;
 use super::tt::HashError;

@@ -14,12 +14,12 @@ use std::thread::JoinHandle;
 use shakmaty::Chess;
 
 use super::control::SearchControl;
-use super::eval::{Builtin, Evaluator};
-use super::evaluation::EvalSource;
+use super::eval_source::EvalSource;
+use super::evaluator::{Builtin, Evaluator};
 use super::history::ThreadData;
 use super::label::{EvalFailure, Label, LabelBudget};
 use super::limits::Limits;
-use super::nnue_eval::NnueEval;
+use super::nnue_evaluator::NnueEval;
 use super::runner::{self, SEARCH_STACK_BYTES, SearchJob};
 use super::search::{Iteration, Report, SearchResult};
 use super::tt::{HashError, TranspositionTable};

@@ -5,9 +5,9 @@
 //!
 //! - [`position`]: the position during search (shakmaty's `Chess`, copy-make) with Zobrist
 //!   hashes ([`zobrist`]) and draw detection;
-//! - [`eval`]: the [`eval::Evaluator`] interface and the built-in material + piece-square
-//!   evaluation; [`nnue_eval`]: the NNUE of [`crate::nnue`] behind that interface;
-//!   [`evaluation`]: choosing between them, loading networks, each evaluator converting its
+//! - [`evaluator`]: the [`evaluator::Evaluator`] interface and the built-in material +
+//!   piece-square evaluation; [`nnue_evaluator`]: the NNUE of [`crate::nnue`] behind that
+//!   interface; [`eval_source`]: choosing between them, loading networks, each evaluator converting its
 //!   network's units ([`crate::nnue::units`]) to the centipawns every evaluator speaks;
 //! - [`see`], [`movepick`]: static exchange evaluation, move encoding and ordering;
 //! - [`tt`]: the lock-free transposition table shared by the threads;
@@ -25,14 +25,14 @@
 
 pub mod bench;
 pub mod control;
-pub mod eval;
-pub mod evaluation;
+pub mod eval_source;
+pub mod evaluator;
 pub mod facade;
 mod history;
 pub mod label;
 pub mod limits;
 pub mod movepick;
-pub mod nnue_eval;
+pub mod nnue_evaluator;
 pub mod parameters;
 pub mod position;
 mod runner;

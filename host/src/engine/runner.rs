@@ -8,7 +8,7 @@ use std::time::Duration;
 use shakmaty::{Chess, Move, Position};
 
 use super::control::SearchControl;
-use super::eval::Evaluator;
+use super::evaluator::Evaluator;
 use super::history::ThreadData;
 use super::limits::Limits;
 use super::movepick::unpack;

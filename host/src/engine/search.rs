@@ -19,7 +19,7 @@ use arrayvec::ArrayVec;
 use shakmaty::{Chess, Move, MoveList, Position};
 
 use super::control::SearchControl;
-use super::eval::{EVAL_LIMIT, Evaluator};
+use super::evaluator::{EVAL_LIMIT, Evaluator};
 use super::history::{Killers, ThreadData, landing, piece_to};
 use super::limits::{Ablation, Limits};
 use super::movepick::{
@@ -87,6 +87,47 @@ fn bound_cuts(bound: Bound, score: i32, alpha: i32, beta: i32) -> bool {
         Bound::Lower => score >= beta,
         Bound::Upper => score <= alpha,
         Bound::None => false,
+    }
+}
+
+/// What a searched move's score did to its node: the one rule of alpha-beta's bounds, for the
+/// main search and the quiescence search alike.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Raised {
+    /// No better than the best so far.
+    Nothing,
+    /// The best so far, not above alpha.
+    Best,
+    /// Above alpha: the new best move, and alpha is its score.
+    Alpha,
+    /// At or above beta: the node fails high (alpha left as it was).
+    Cutoff,
+}
+
+/// Applies a move's `score` to the node's best score and window.
+#[inline(always)]
+fn raise(score: i32, best_score: &mut i32, alpha: &mut i32, beta: i32) -> Raised {
+    if score <= *best_score {
+        return Raised::Nothing;
+    }
+    *best_score = score;
+    if score <= *alpha {
+        Raised::Best
+    } else if score >= beta {
+        Raised::Cutoff
+    } else {
+        *alpha = score;
+        Raised::Alpha
+    }
+}
+
+/// The static evaluation as the table stores it (0 where there is none: in check).
+#[inline(always)]
+fn eval_to_tt(static_eval: i32) -> i16 {
+    if static_eval == NO_EVAL {
+        0
+    } else {
+        static_eval as i16
     }
 }
 
@@ -677,26 +718,23 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
             }
             searched += 1;
 
-            if score > best_score {
-                best_score = score;
-                if score > alpha {
-                    best_move = Some(m);
-                    if pv_node {
-                        self.update_pv(ply, pack(&m));
+            let raised = raise(score, &mut best_score, &mut alpha, beta);
+            if matches!(raised, Raised::Alpha | Raised::Cutoff) {
+                best_move = Some(m);
+                if pv_node {
+                    self.update_pv(ply, pack(&m));
+                }
+                if root {
+                    self.iteration_best = Some((pack(&m), score));
+                }
+                if raised == Raised::Cutoff {
+                    if quiet {
+                        self.update_quiet_histories(&m, &quiets, depth, ply);
                     }
-                    if root {
-                        self.iteration_best = Some((pack(&m), score));
-                    }
-                    if score >= beta {
-                        if quiet {
-                            self.update_quiet_histories(&m, &quiets, depth, ply);
-                        }
-                        let us = self.pos.current().turn();
-                        self.data
-                            .reward_capture(us, (!quiet).then_some(&m), &captures, depth);
-                        break;
-                    }
-                    alpha = score;
+                    let us = self.pos.current().turn();
+                    self.data
+                        .reward_capture(us, (!quiet).then_some(&m), &captures, depth);
+                    break;
                 }
             }
             if quiet {
@@ -726,11 +764,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
             TtEntry {
                 mv: best_move.as_ref().map_or(NO_MOVE, pack),
                 score: score_to_tt(best_score, ply),
-                eval: if static_eval == NO_EVAL {
-                    0
-                } else {
-                    static_eval as i16
-                },
+                eval: eval_to_tt(static_eval),
                 depth: depth.clamp(0, 255) as u8,
                 bound,
                 pv: pv_node,
@@ -835,14 +869,11 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
                 return 0;
             }
             searched += 1;
-            if score > best_score {
-                best_score = score;
-                if score > alpha {
-                    best_move = pack(&m);
-                    if score >= beta {
-                        break;
-                    }
-                    alpha = score;
+            let raised = raise(score, &mut best_score, &mut alpha, beta);
+            if matches!(raised, Raised::Alpha | Raised::Cutoff) {
+                best_move = pack(&m);
+                if raised == Raised::Cutoff {
+                    break;
                 }
             }
         }
@@ -859,11 +890,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
             TtEntry {
                 mv: best_move,
                 score: score_to_tt(best_score, ply),
-                eval: if static_eval == NO_EVAL {
-                    0
-                } else {
-                    static_eval as i16
-                },
+                eval: eval_to_tt(static_eval),
                 depth: 0,
                 bound,
                 pv: pv_node,
@@ -1014,7 +1041,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::evaluation::EvalSource;
+    use crate::engine::eval_source::EvalSource;
     use crate::engine::facade::Engine;
     use crate::engine::uci_format::{info_line, uci_move, uci_score};
     use shakmaty::uci::UciMove;

@@ -25,7 +25,7 @@ use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
-use super::evaluation::EvalSource;
+use super::eval_source::EvalSource;
 use super::facade::Engine;
 use super::limits::{Ablation, Limits};
 use super::position::accept;

@@ -1,6 +1,6 @@
 //! Test fixture: exports a root module with the plugin-api's name and version but an older
 //! layout (block descriptors without the layout identity), as a plugin compiled against a
-//! previous plugin-api would. The loader must refuse it with one line.
+//! previous plugin-api would. The registry must refuse it with one line.
 
 #![allow(non_camel_case_types, non_upper_case_globals)]
 

@@ -45,7 +45,7 @@ fn the_plugin_abi_reaches_nothing_of_the_hosts_side() {
         "testing",
     ];
     let host_side = [
-        "loader",
+        "registry",
         "spec",
         "feature_set",
         "term_geometry",

@@ -110,8 +110,15 @@ pub struct WdlFit {
 impl WdlFit {
     /// W(e), the model's expected score at score `e`.
     pub fn win_rate(&self, e: f64) -> f64 {
-        sigmoid((e - self.a) / self.b)
+        win_rate(e, self.a, self.b)
     }
+}
+
+/// The win-rate model W(e) = σ((e − a) / b), the expected score of a position of score `e`: the
+/// one formula of the fit, the score-target loss's baseline and held-out scoring (the loss's
+/// tensors apply the same map).
+pub fn win_rate(e: f64, a: f64, b: f64) -> f64 {
+    sigmoid((e - a) / b)
 }
 
 fn sigmoid(x: f64) -> f64 {
@@ -253,7 +260,7 @@ mod tests {
         let mut d = WdlData::default();
         for _ in 0..n {
             let e: i16 = rng.random_range(-1500..=1500);
-            let p = sigmoid((f64::from(e) - a) / b);
+            let p = win_rate(f64::from(e), a, b);
             // With draws: a draw with probability d = min(p, 1 − p), a win with p − d/2, so that
             // E[y] = p still.
             let result = if draws {

@@ -1,7 +1,34 @@
-//! The `--device` and `--threads` arguments shared by the training subcommands.
+//! The runtime options shared by the training subcommands: `--device` and `--threads` (also
+//! `trainer bench`'s), and with them `--loader-threads` and `--no-progress` (`trainer train` and
+//! `trainer run`).
 
 use clap::Args;
 use tch::Device;
+
+/// How a training command runs, apart from what it trains: where, on how many threads, with or
+/// without progress bars.
+#[derive(Args, Debug, Clone)]
+pub struct RuntimeArgs {
+    /// Loader threads (0: one per core).
+    #[arg(long, default_value_t = 0, value_parser = super::thread_count)]
+    pub loader_threads: usize,
+    /// No progress bars.
+    #[arg(long)]
+    pub no_progress: bool,
+    /// Device and libtorch threads for training.
+    #[command(flatten)]
+    pub device: DeviceArg,
+}
+
+impl RuntimeArgs {
+    /// Prepares the process for training (the allocator's tuning, libtorch's threads) and
+    /// returns the device, checked to exist.
+    pub fn start(&self) -> anyhow::Result<Device> {
+        trainer::train::tune_allocator();
+        apply_threads(self.device.threads);
+        self.device.device().map_err(anyhow::Error::msg)
+    }
+}
 
 /// Where tensors live and how many CPU threads libtorch uses.
 #[derive(Args, Debug, Clone)]

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use plugin_api::PluginRegistry;
 
-use super::device::{DeviceArg, apply_threads};
+use super::device::RuntimeArgs;
 use trainer::experiment::lookup::Lookup;
 use trainer::experiment::manifest::{DataSource, JobResources, Manifest};
 use trainer::experiment::options::RunOptions;
@@ -37,15 +37,9 @@ pub struct RunArgs {
     /// the manifest alone decides it), and stop without computing anything.
     #[arg(long, conflicts_with_all = ["check", "stage"])]
     pub dry_run: bool,
-    /// Loader threads (0: one per core).
-    #[arg(long, default_value_t = 0, value_parser = super::thread_count)]
-    pub loader_threads: usize,
-    /// No progress bars.
-    #[arg(long)]
-    pub no_progress: bool,
-    /// Device and libtorch threads for training.
+    /// Loader threads, progress bars, device and libtorch threads.
     #[command(flatten)]
-    pub device: DeviceArg,
+    pub runtime: RuntimeArgs,
     /// Where the stages run: in this process, or as Slurm jobs (docs/cluster.md).
     #[arg(long, value_enum, default_value_t = Executor::Local)]
     pub executor: Executor,
@@ -94,8 +88,7 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
     if args.check {
         return check(args, &manifest, &registry);
     }
-    trainer::train::tune_allocator();
-    apply_threads(args.device.threads);
+    let device = args.runtime.start()?;
     let options = RunOptions {
         out: args
             .out
@@ -103,9 +96,9 @@ pub fn run(args: &RunArgs, plugin_dir: Option<&Path>) -> Result<()> {
             .unwrap_or_else(|| default_out(&args.manifest)),
         only: args.only.clone(),
         plugin_dir: plugin_dir.map(Path::to_path_buf),
-        device: args.device.device().map_err(anyhow::Error::msg)?,
-        loader_threads: args.loader_threads,
-        progress: !args.no_progress,
+        device,
+        loader_threads: args.runtime.loader_threads,
+        progress: !args.runtime.no_progress,
         lookup: Lookup::compute(),
         handover: Handover::default(),
     };

@@ -8,7 +8,7 @@ use nnue::Nnue;
 use plugin_api::{FeatureSet, PluginRegistry};
 
 use super::FilterArgs;
-use super::device::{DeviceArg, apply_threads};
+use super::device::RuntimeArgs;
 use nnue::Shape;
 use trainer::checked::{Positive, UnitReal};
 use trainer::data::score_units;
@@ -55,15 +55,9 @@ pub struct TrainArgs {
     /// Continue from the output folder's checkpoint if there is one.
     #[arg(long)]
     pub resume: bool,
-    /// Loader threads (0: one per core).
-    #[arg(long, default_value_t = 0, value_parser = super::thread_count)]
-    pub loader_threads: usize,
-    /// No progress bar.
-    #[arg(long)]
-    pub no_progress: bool,
-    /// Device and libtorch threads.
+    /// Loader threads, progress bar, device and libtorch threads.
     #[command(flatten)]
-    pub device: DeviceArg,
+    pub runtime: RuntimeArgs,
     /// Position filters (--quiet is the thesis's rule) and the seed.
     #[command(flatten)]
     pub filter: FilterArgs,
@@ -129,15 +123,14 @@ impl TrainArgs {
 
 /// Runs `trainer train`.
 pub fn run_train(args: &TrainArgs, set: &FeatureSet) -> Result<()> {
-    trainer::train::tune_allocator();
-    apply_threads(args.device.threads);
+    let device = args.runtime.start()?;
     let config = args.config(set.training_size() as usize)?;
     let rt = Runtime {
-        device: args.device.device().map_err(anyhow::Error::msg)?,
-        loader_threads: args.loader_threads,
+        device,
+        loader_threads: args.runtime.loader_threads,
         out: args.out.clone(),
         resume: args.resume,
-        progress: !args.no_progress,
+        progress: !args.runtime.no_progress,
         log: true,
         stop_after_steps: args.abort_after_steps,
     };

@@ -14,7 +14,7 @@ use arena::tournament::{
 };
 use arena::uci::EngineSpec;
 use host::engine::bench::{self, BenchConfig};
-use host::engine::evaluation::EvalSource;
+use host::engine::eval_source::EvalSource;
 use serde::{Deserialize, Serialize};
 
 use super::cache::file_digest;

@@ -9,7 +9,7 @@ use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
 use host::engine::Engine;
-use host::engine::evaluation::{EvalSource, SourceEvaluator};
+use host::engine::eval_source::{EvalSource, SourceEvaluator};
 use host::engine::limits::Limits;
 use host::engine::search::MATE;
 use host::engine::zobrist;

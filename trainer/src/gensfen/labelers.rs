@@ -8,7 +8,7 @@ use shakmaty::uci::UciMove;
 use shakmaty::{Chess, EnPassantMode, Move};
 
 use host::engine::Engine;
-use host::engine::evaluation::SourceEvaluator;
+use host::engine::eval_source::SourceEvaluator;
 use host::engine::limits::Limits;
 use host::engine::search::MATE;
 

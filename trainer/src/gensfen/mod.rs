@@ -86,7 +86,7 @@ use std::time::{Duration, Instant};
 use shakmaty::Chess;
 
 use host::engine::Engine;
-use host::engine::evaluation::EvalSource;
+use host::engine::eval_source::EvalSource;
 
 use crate::data::Format;
 

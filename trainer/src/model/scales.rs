@@ -63,15 +63,13 @@ impl ArchScales {
     /// The scales of `arch`.
     pub fn of(arch: &nnue::Arch) -> ArchScales {
         use nnue::{FtOutput, OutputRule};
-        let ft = match arch.ft_output {
-            FtOutput::Pairwise255 => 255.0,
-            FtOutput::ClippedRelu | FtOutput::Pairwise => ACTIVATION_SCALE,
-        };
+        let ft = f64::from(arch.ft_output.clip());
         let product = match arch.ft_output {
             FtOutput::ClippedRelu => 1.0,
-            FtOutput::Pairwise => PRODUCT_SCALE,
-            // (255a · 255b / 512) / 127.
-            FtOutput::Pairwise255 => ft * ft / 512.0 / ACTIVATION_SCALE,
+            // (ft·a · ft·b >> shift) / 127: 127/128 (PRODUCT_SCALE), or 255²/512/127.
+            FtOutput::Pairwise | FtOutput::Pairwise255 => {
+                ft * ft / f64::from(1u32 << arch.ft_output.product_shift()) / ACTIVATION_SCALE
+            }
         };
         let hidden = arch
             .hidden

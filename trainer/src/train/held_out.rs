@@ -12,6 +12,7 @@ use nnue::units::ScoreUnits;
 use nnue::{Kernels, Nnue};
 
 use super::quant::quantized_outputs;
+use crate::analysis::wdl;
 use crate::data::sample::Sample;
 use crate::data::{self, Format, score_units};
 
@@ -34,8 +35,9 @@ pub struct HeldOut {
     pub correlation: f64,
 }
 
+/// W(cp) of the yardstick.
 fn win_rate(cp: f64) -> f64 {
-    1.0 / (1.0 + (-cp / HELD_OUT_SCALE).exp())
+    wdl::win_rate(cp, 0.0, HELD_OUT_SCALE)
 }
 
 /// Held-out positions with their scores in centipawns: what networks are scored on.

@@ -1,6 +1,7 @@
 //! The loss functions of the thesis's two training methods (§5.2, §5.3) and the loss of the best
 //! constant predictor, the baseline a trained network must beat.
 
+use crate::analysis::wdl::win_rate;
 use crate::invalid_setting::InvalidSetting;
 use serde::{Deserialize, Serialize};
 use tch::{Kind, Tensor};
@@ -61,17 +62,13 @@ impl Wdl {
 
     /// W(target) of a score, as `f64` (for the constant baseline).
     pub fn target(&self, score: f64) -> f64 {
-        sigmoid((score - self.target_a) / self.target_b)
+        win_rate(score, self.target_a, self.target_b)
     }
 
     /// W(output) of a network output, as `f64`.
     pub fn output(&self, out: f64) -> f64 {
-        sigmoid((out - self.output_a) / self.output_b)
+        win_rate(out, self.output_a, self.output_b)
     }
-}
-
-fn sigmoid(x: f64) -> f64 {
-    1.0 / (1.0 + (-x).exp())
 }
 
 /// The settings of the score-target loss (method 1).

@@ -2,7 +2,7 @@
 //!
 //! [`EvalSource`] is either the built-in evaluation or a loaded NNUE; the
 //! [`Engine`](super::facade::Engine) gives every search thread the matching
-//! [`super::eval::Evaluator`].
+//! [`super::evaluator::Evaluator`].
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,8 +11,8 @@ use plugin_api::PluginRegistry;
 
 use shakmaty::{Chess, Move};
 
-use super::eval::{Builtin, Evaluator};
-use super::nnue_eval::NnueEval;
+use super::evaluator::{Builtin, Evaluator};
+use super::nnue_evaluator::NnueEval;
 use crate::nnue::units::ScoreUnits;
 use crate::nnue::{Kernels, Nnue, SimdLevel};
 

@@ -14,7 +14,7 @@
 use plugin_api::{board_from_position, move_from_shakmaty};
 use shakmaty::{Chess, Move};
 
-use super::eval::{Builtin, EVAL_LIMIT, Evaluator};
+use super::evaluator::{Builtin, EVAL_LIMIT, Evaluator};
 use crate::nnue::units::ScoreUnits;
 use crate::nnue::{AccumulatorStack, Kernels, Nnue};
 
