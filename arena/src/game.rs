@@ -12,7 +12,7 @@ use shakmaty::zobrist::Zobrist64;
 use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Position};
 
 use crate::pgn::{Outcome, PgnGame};
-use crate::uci::{Engine, SearchLimit, SearchResult, UciError};
+use crate::uci::{EngineProcess, SearchLimit, UciError, UciSearchResult};
 
 /// The standard start position.
 pub const START_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
@@ -409,7 +409,7 @@ fn this_move(
 }
 
 /// A move's PGN comment: `score/depth time`, or the time alone without a score.
-fn move_comment(result: &SearchResult) -> String {
+fn move_comment(result: &UciSearchResult) -> String {
     match (result.score, result.depth) {
         (Some(score), depth) => format!(
             "{score}/{} {:.3}s",
@@ -422,10 +422,10 @@ fn move_comment(result: &SearchResult) -> String {
 
 /// Plays one game: `engines[0]` has White, `engines[1]` Black, from `opening_fen` (the start
 /// position when `None`). Sends `ucinewgame` to both first. An engine that fails (crash, illegal
-/// move, time) loses; the caller checks `Engine::is_usable` afterwards and restarts it.
+/// move, time) loses; the caller checks `EngineProcess::is_usable` afterwards and restarts it.
 /// Errors only for an invalid opening (chess-text's reason).
 pub fn play_game(
-    engines: [&mut Engine; 2],
+    engines: [&mut EngineProcess; 2],
     opening_fen: Option<&str>,
     settings: &GameSettings,
 ) -> Result<GameRecord, FenError> {

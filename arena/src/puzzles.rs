@@ -42,7 +42,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use shakmaty::uci::UciMove;
 use shakmaty::{Chess, Move, Position};
 
-use crate::uci::{Engine, EngineSpec, SearchLimit, UciError};
+use crate::uci::{EngineProcess, EngineSpec, SearchLimit, UciError};
 
 /// One puzzle.
 #[derive(Clone, Debug, PartialEq)]
@@ -181,7 +181,7 @@ fn parse_uci(pos: &Chess, text: &str) -> Option<Move> {
 
 /// How one answer was judged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub enum PuzzleVerdict {
     /// The expected move.
     Expected,
     /// Another move that checkmates.
@@ -192,28 +192,28 @@ pub enum Verdict {
     Illegal,
 }
 
-impl Verdict {
+impl PuzzleVerdict {
     /// Whether the answer counts as correct.
     pub fn is_correct(self) -> bool {
-        matches!(self, Verdict::Expected | Verdict::Mate)
+        matches!(self, PuzzleVerdict::Expected | PuzzleVerdict::Mate)
     }
 }
 
 /// Judges the answer `played` (UCI) in `pos` against the expected move (UCI): the expected
 /// move (castling in either UCI form), or any checkmating move, is correct.
-pub fn judge_move(pos: &Chess, expected: &str, played: &str) -> Verdict {
+pub fn judge_move(pos: &Chess, expected: &str, played: &str) -> PuzzleVerdict {
     let Some(mv) = parse_uci(pos, played) else {
-        return Verdict::Illegal;
+        return PuzzleVerdict::Illegal;
     };
     if parse_uci(pos, expected) == Some(mv) {
-        return Verdict::Expected;
+        return PuzzleVerdict::Expected;
     }
     let mut after = pos.clone();
     after.play_unchecked(mv);
     if after.is_checkmate() {
-        Verdict::Mate
+        PuzzleVerdict::Mate
     } else {
-        Verdict::Wrong
+        PuzzleVerdict::Wrong
     }
 }
 
@@ -229,7 +229,7 @@ pub struct PuzzleResult {
     /// The engine's answers in order (fewer than `answers` after an alternative mate).
     pub played: Vec<String>,
     /// The verdicts of those answers.
-    pub verdicts: Vec<Verdict>,
+    pub verdicts: Vec<PuzzleVerdict>,
     /// Answers scored (the puzzle's answer count).
     pub answers: usize,
     /// Correct answers (skipped answers after an alternative mate count as correct).
@@ -269,7 +269,7 @@ pub fn score_puzzle<E>(
             if verdict.is_correct() {
                 result.correct += 1;
             }
-            if verdict == Verdict::Mate {
+            if verdict == PuzzleVerdict::Mate {
                 result.correct = result.answers - (result.verdicts.len() - result.correct);
                 break;
             }
@@ -443,7 +443,7 @@ fn search_timeout(limit: &SearchLimit) -> Duration {
 
 /// Scores one puzzle with a running engine (`ucinewgame` first).
 fn run_puzzle(
-    engine: &mut Engine,
+    engine: &mut EngineProcess,
     puzzle: &Puzzle,
     index: usize,
     limit: &SearchLimit,
@@ -513,7 +513,7 @@ pub fn solve_all(
             .map(|_| {
                 scope.spawn(|| {
                     let work = || -> Result<(), SolveError> {
-                        let mut engine = Engine::start(spec)?;
+                        let mut engine = EngineProcess::start(spec)?;
                         loop {
                             if failed.load(Ordering::Relaxed) {
                                 return Ok(());
@@ -526,7 +526,7 @@ pub fn solve_all(
                                 Ok(r) => r,
                                 Err(first) => {
                                     // One retry with a fresh engine (it may have crashed).
-                                    engine = Engine::start(spec)?;
+                                    engine = EngineProcess::start(spec)?;
                                     run_puzzle(&mut engine, puzzle, i, &limit, timeout).map_err(
                                         |retry| SolveError::Puzzle {
                                             line: puzzle.line,

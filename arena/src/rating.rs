@@ -145,7 +145,7 @@ impl FitOptions {
 /// Whether a rating is a maximum-likelihood estimate or a bound for a perfect score. Shown and
 /// stored as the sign before the number: nothing, `>` or `<`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Bound {
+pub enum RatingBound {
     /// The maximum-likelihood estimate.
     #[default]
     #[serde(rename = "")]
@@ -158,20 +158,20 @@ pub enum Bound {
     AtMost,
 }
 
-impl Bound {
+impl RatingBound {
     /// Whether the rating is the estimate itself.
     pub fn is_exact(self) -> bool {
-        self == Bound::Exact
+        self == RatingBound::Exact
     }
 }
 
 /// The sign written before a rating: nothing, `>` or `<`.
-impl std::fmt::Display for Bound {
+impl std::fmt::Display for RatingBound {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            Bound::Exact => "",
-            Bound::AtLeast => ">",
-            Bound::AtMost => "<",
+            RatingBound::Exact => "",
+            RatingBound::AtLeast => ">",
+            RatingBound::AtMost => "<",
         })
     }
 }
@@ -184,7 +184,7 @@ pub struct PlayerRating {
     /// Rating; `None` when it cannot be bounded (a perfect score against unrated players only).
     pub rating: Option<f64>,
     /// Whether `rating` is an estimate or a bound.
-    pub bound: Bound,
+    pub bound: RatingBound,
     /// 95% error (`±`) against the reference from the Hessian; 0 for the anchor.
     pub error_hessian: Option<f64>,
     /// 95% error (`±`) against the reference from the bootstrap, when one was run.
@@ -296,7 +296,7 @@ struct Pair {
 struct Core {
     /// `x` for every player; `None` for players without a bound.
     x: Vec<Option<f64>>,
-    bound: Vec<Bound>,
+    bound: Vec<RatingBound>,
     /// Covariance of the fitted players' `x` relative to the reference (`None` if not wanted).
     var: Option<Vec<f64>>,
     /// Players fitted exactly.
@@ -315,7 +315,7 @@ fn fit_core(
 ) -> Result<Core, String> {
     // Purge players with perfect scores (or no games) against the active ones, repeatedly.
     let mut active = vec![true; n_players];
-    let mut purge_order: Vec<(usize, Bound)> = Vec::new();
+    let mut purge_order: Vec<(usize, RatingBound)> = Vec::new();
     loop {
         let mut games = vec![0.0; n_players];
         let mut points = vec![0.0; n_players];
@@ -333,11 +333,11 @@ fn fit_core(
                 continue;
             }
             if games[k] == 0.0 {
-                purged.push((k, Bound::Exact));
+                purged.push((k, RatingBound::Exact));
             } else if points[k] >= games[k] {
-                purged.push((k, Bound::AtLeast));
+                purged.push((k, RatingBound::AtLeast));
             } else if points[k] <= 0.0 {
-                purged.push((k, Bound::AtMost));
+                purged.push((k, RatingBound::AtMost));
             }
         }
         if purged.is_empty() {
@@ -355,15 +355,15 @@ fn fit_core(
             "the anchor `{}` {}; ratings relative to it are unbounded",
             names[a],
             match purge_order.iter().find(|(k, _)| *k == a).map(|x| x.1) {
-                Some(Bound::AtLeast) => "won all its games against the rated players",
-                Some(Bound::AtMost) => "lost all its games against the rated players",
+                Some(RatingBound::AtLeast) => "won all its games against the rated players",
+                Some(RatingBound::AtMost) => "lost all its games against the rated players",
                 _ => "played no games against the rated players",
             }
         ));
     }
     let fitted_idx: Vec<usize> = (0..n_players).filter(|&k| active[k]).collect();
     let mut x = vec![None; n_players];
-    let mut bound = vec![Bound::Exact; n_players];
+    let mut bound = vec![RatingBound::Exact; n_players];
     let mut var = None;
     if !fitted_idx.is_empty() {
         check_connected(&fitted_idx, pairs, &active, names)?;
@@ -404,7 +404,7 @@ fn fit_core(
     // Bounds for purged players, latest purged first, against players with a value.
     for &(k, b) in purge_order.iter().rev() {
         bound[k] = b;
-        if b == Bound::Exact {
+        if b == RatingBound::Exact {
             continue; // no games against active players: unrated
         }
         let mut opp: Vec<(f64, f64)> = Vec::new();
@@ -424,7 +424,7 @@ fn fit_core(
         if total == 0.0 {
             continue;
         }
-        let target = if b == Bound::AtLeast {
+        let target = if b == RatingBound::AtLeast {
             total - 0.5
         } else {
             0.5
@@ -1084,7 +1084,7 @@ fn rating_cell(p: &PlayerRating) -> String {
 
 fn error_cell(p: &PlayerRating) -> String {
     match p.error() {
-        Some(e) if p.bound == Bound::Exact => format!("{e:.1}"),
+        Some(e) if p.bound == RatingBound::Exact => format!("{e:.1}"),
         _ => "----".to_string(),
     }
 }

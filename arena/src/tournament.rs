@@ -20,11 +20,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::game::{GameRecord, GameSettings, Termination, play_game};
 use crate::openings::{self, OpeningOrder};
 use crate::pgn::{self, Outcome};
-use crate::uci::{Engine, EngineSpec};
+use crate::uci::{EngineProcess, EngineSpec};
 
 /// Who plays whom.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum Format {
+pub enum TournamentFormat {
     /// Every player against every other.
     #[default]
     RoundRobin,
@@ -41,7 +41,7 @@ pub struct TournamentConfig {
     /// The players; names must be unique.
     pub players: Vec<EngineSpec>,
     /// Round robin or gauntlet.
-    pub format: Format,
+    pub format: TournamentFormat,
     /// Opening positions (FEN) to choose from; empty: the standard start position.
     pub openings: Vec<String>,
     /// File order or shuffled with `seed`.
@@ -72,7 +72,7 @@ impl TournamentConfig {
     pub fn new(players: Vec<EngineSpec>, game: GameSettings) -> TournamentConfig {
         TournamentConfig {
             players,
-            format: Format::RoundRobin,
+            format: TournamentFormat::RoundRobin,
             openings: Vec::new(),
             opening_order: OpeningOrder::Sequential,
             rounds: 1,
@@ -89,11 +89,11 @@ impl TournamentConfig {
     pub fn pairings(&self) -> Vec<(usize, usize)> {
         let n = self.players.len();
         match &self.format {
-            Format::RoundRobin => (0..n)
+            TournamentFormat::RoundRobin => (0..n)
                 .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
                 .collect(),
-            Format::Gauntlet => (1..n).map(|b| (0, b)).collect(),
-            Format::Pairs(pairs) => pairs.clone(),
+            TournamentFormat::Gauntlet => (1..n).map(|b| (0, b)).collect(),
+            TournamentFormat::Pairs(pairs) => pairs.clone(),
         }
     }
 
@@ -293,7 +293,7 @@ pub enum TournamentError {
     Config(String),
     /// An engine that does not start or answer.
     #[error("{0}")]
-    Engine(String),
+    EngineProcess(String),
     /// The PGN file cannot be opened or written.
     #[error("{0}")]
     Pgn(String),
@@ -312,8 +312,8 @@ pub fn run(
 ) -> Result<TournamentOutcome, TournamentError> {
     check_config(config).map_err(TournamentError::Config)?;
     for spec in &config.players {
-        Engine::start(spec)
-            .map_err(|e| TournamentError::Engine(e.to_string()))?
+        EngineProcess::start(spec)
+            .map_err(|e| TournamentError::EngineProcess(e.to_string()))?
             .quit();
     }
     let mut pgn_file = match &config.pgn {
@@ -397,7 +397,7 @@ fn check_config(config: &TournamentConfig) -> Result<(), String> {
             ));
         }
     }
-    if let Format::Pairs(pairs) = &config.format {
+    if let TournamentFormat::Pairs(pairs) = &config.format {
         let n = config.players.len();
         if pairs.is_empty() {
             return Err("a tournament of pairs needs at least one pair".to_string());
@@ -459,14 +459,14 @@ fn worker(
     abort: &AtomicBool,
     results: mpsc::Sender<Result<TournamentGame, String>>,
 ) {
-    let mut engines: HashMap<usize, Engine> = HashMap::new();
+    let mut engines: HashMap<usize, EngineProcess> = HashMap::new();
     while !abort.load(Ordering::Relaxed) {
         let Some(job) = queue.lock().map(|mut q| q.pop_front()).unwrap_or(None) else {
             break;
         };
         for player in [job.white, job.black] {
             if let std::collections::hash_map::Entry::Vacant(slot) = engines.entry(player) {
-                match Engine::start(&config.players[player]) {
+                match EngineProcess::start(&config.players[player]) {
                     Ok(engine) => {
                         slot.insert(engine);
                     }

@@ -1,5 +1,5 @@
 //! UCI engine processes: how to start one (`EngineSpec`), and a blocking, timeout-aware client
-//! (`Engine`) for the few commands a match runner needs.
+//! (`EngineProcess`) for the few commands a match runner needs.
 //!
 //! The engine's stdout is read by a thread that forwards each line (with its arrival time) over a
 //! channel, so every wait has a deadline (`recv_timeout`) and a silent or dead engine can never
@@ -29,7 +29,7 @@ const QUIT_GRACE: Duration = Duration::from_millis(300);
 
 /// An engine spec that does not say how to start an engine. `Display`: one line.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum SpecError {
+pub enum EngineSpecError {
     /// Nothing given.
     #[error("empty engine spec")]
     Empty,
@@ -89,15 +89,15 @@ impl EngineSpec {
     /// the `host` engine with `EvalFile=FILE`; `cmd=host` finds this workspace's `host`), or a
     /// shorthand: a path to an existing file that is not executable (a network) means the
     /// `host` engine with `EvalFile` set to it, an executable path means that engine.
-    pub fn parse(text: &str) -> Result<EngineSpec, SpecError> {
+    pub fn parse(text: &str) -> Result<EngineSpec, EngineSpecError> {
         let text = text.trim();
         if text.is_empty() {
-            return Err(SpecError::Empty);
+            return Err(EngineSpecError::Empty);
         }
         if !text.contains('=') {
             let path = Path::new(text);
             if !path.is_file() {
-                return Err(SpecError::NoSuchFile(text.to_string()));
+                return Err(EngineSpecError::NoSuchFile(text.to_string()));
             }
             if is_executable(path) {
                 return Ok(EngineSpec {
@@ -116,7 +116,7 @@ impl EngineSpec {
         let mut options = Vec::new();
         for part in text.split(',') {
             let Some((key, value)) = part.split_once('=') else {
-                return Err(SpecError::NotKeyValue {
+                return Err(EngineSpecError::NotKeyValue {
                     spec: text.to_string(),
                     part: part.to_string(),
                 });
@@ -132,7 +132,7 @@ impl EngineSpec {
                         options.push((option.to_string(), value.to_string()))
                     }
                     _ => {
-                        return Err(SpecError::UnknownKey {
+                        return Err(EngineSpecError::UnknownKey {
                             spec: text.to_string(),
                             key: key.to_string(),
                         });
@@ -141,8 +141,8 @@ impl EngineSpec {
             }
         }
         let mut spec = match (command, net) {
-            (Some(_), Some(_)) => return Err(SpecError::CommandAndNet(text.to_string())),
-            (None, None) => return Err(SpecError::NoCommand(text.to_string())),
+            (Some(_), Some(_)) => return Err(EngineSpecError::CommandAndNet(text.to_string())),
+            (None, None) => return Err(EngineSpecError::NoCommand(text.to_string())),
             (None, Some(net)) => EngineSpec::host_with_net(Path::new(&net))?,
             (Some(cmd), None) => {
                 let command = if cmd == "host" {
@@ -160,7 +160,7 @@ impl EngineSpec {
         };
         if let Some(name) = name {
             if name.trim().is_empty() {
-                return Err(SpecError::EmptyName(text.to_string()));
+                return Err(EngineSpecError::EmptyName(text.to_string()));
             }
             spec.name = name;
         }
@@ -171,9 +171,9 @@ impl EngineSpec {
 
     /// The `host` engine of this workspace playing with the network `net` (`EvalFile`), named
     /// after the file's stem.
-    pub fn host_with_net(net: &Path) -> Result<EngineSpec, SpecError> {
+    pub fn host_with_net(net: &Path) -> Result<EngineSpec, EngineSpecError> {
         if !net.is_file() {
-            return Err(SpecError::NoNetwork(net.to_path_buf()));
+            return Err(EngineSpecError::NoNetwork(net.to_path_buf()));
         }
         let net = net.canonicalize().unwrap_or_else(|_| net.to_path_buf());
         let mut spec = EngineSpec::host(&stem(&net))?;
@@ -183,7 +183,7 @@ impl EngineSpec {
     }
 
     /// The `host` engine of this workspace with its built-in evaluation (no `EvalFile`).
-    pub fn host(name: &str) -> Result<EngineSpec, SpecError> {
+    pub fn host(name: &str) -> Result<EngineSpec, EngineSpecError> {
         Ok(EngineSpec {
             name: name.to_string(),
             command: find_host()?,
@@ -214,7 +214,7 @@ fn is_executable(path: &Path) -> bool {
 
 /// Finds this workspace's `host` engine: next to the running executable (its directory, or
 /// the parent for `target/<profile>/deps` test binaries), else on `PATH`.
-pub fn find_host() -> Result<PathBuf, SpecError> {
+pub fn find_host() -> Result<PathBuf, EngineSpecError> {
     let exe_name = format!("host{}", std::env::consts::EXE_SUFFIX);
     if let Ok(exe) = std::env::current_exe()
         && let Some(dir) = exe.parent()
@@ -234,7 +234,7 @@ pub fn find_host() -> Result<PathBuf, SpecError> {
             }
         }
     }
-    Err(SpecError::NoHost)
+    Err(EngineSpecError::NoHost)
 }
 
 /// A search limit for one `go` command.
@@ -330,7 +330,7 @@ impl fmt::Display for Score {
 
 /// What one search returned.
 #[derive(Clone, Debug, PartialEq)]
-pub struct SearchResult {
+pub struct UciSearchResult {
     /// The move played, in UCI notation as the engine sent it.
     pub best_move: String,
     /// The score of the last `info ... score` line (exact scores preferred over bounds), from the
@@ -415,7 +415,7 @@ impl fmt::Display for UciError {
 impl std::error::Error for UciError {}
 
 /// A running UCI engine process. Dropping it sends `quit` and kills the process if needed.
-pub struct Engine {
+pub struct EngineProcess {
     name: String,
     id_name: Option<String>,
     child: Child,
@@ -425,15 +425,18 @@ pub struct Engine {
     ready_timeout: Duration,
 }
 
-impl Engine {
+impl EngineProcess {
     /// Spawns the engine, sends `uci` and waits for `uciok`, sets the spec's options, and waits
     /// for `readyok` (each wait up to `DEFAULT_INIT_TIMEOUT`).
-    pub fn start(spec: &EngineSpec) -> Result<Engine, UciError> {
-        Engine::start_with_timeout(spec, DEFAULT_INIT_TIMEOUT)
+    pub fn start(spec: &EngineSpec) -> Result<EngineProcess, UciError> {
+        EngineProcess::start_with_timeout(spec, DEFAULT_INIT_TIMEOUT)
     }
 
     /// `start` with another limit on each wait during start-up (and on later `isready`s).
-    pub fn start_with_timeout(spec: &EngineSpec, timeout: Duration) -> Result<Engine, UciError> {
+    pub fn start_with_timeout(
+        spec: &EngineSpec,
+        timeout: Duration,
+    ) -> Result<EngineProcess, UciError> {
         let mut child = Command::new(&spec.command)
             .args(&spec.args)
             .stdin(Stdio::piped())
@@ -465,7 +468,7 @@ impl Engine {
                 command: spec.command.clone(),
                 reason: format!("cannot start a reader thread: {e}"),
             })?;
-        let mut engine = Engine {
+        let mut engine = EngineProcess {
             name: spec.name.clone(),
             id_name: None,
             child,
@@ -529,7 +532,7 @@ impl Engine {
         moves: &[String],
         limit: &SearchLimit,
         timeout: Duration,
-    ) -> Result<SearchResult, UciError> {
+    ) -> Result<UciSearchResult, UciError> {
         self.drain()?;
         let mut position = match start_fen {
             Some(fen) => format!("position fen {fen}"),
@@ -561,7 +564,7 @@ impl Engine {
                         self.usable = false;
                         return Err(self.protocol("'bestmove' without a move".to_string()));
                     };
-                    return Ok(SearchResult {
+                    return Ok(UciSearchResult {
                         best_move: best_move.to_string(),
                         score: info.exact.or(info.bound).map(|(s, _)| s),
                         depth: info.exact.or(info.bound).map(|(_, d)| d).or(info.depth),
@@ -693,7 +696,7 @@ impl Engine {
     }
 }
 
-impl Drop for Engine {
+impl Drop for EngineProcess {
     fn drop(&mut self) {
         if let Ok(None) = self.child.try_wait() {
             let _ = writeln!(self.stdin, "quit").and_then(|()| self.stdin.flush());

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use arena::puzzles::{self, Verdict};
+use arena::puzzles::{self, PuzzleVerdict};
 use arena::uci::{EngineSpec, SearchLimit};
 
 /// Two mates in one for White after Black's c6c5: Ra8# (expected) and Rb8#.
@@ -12,11 +12,11 @@ const MATE_TWICE: &str = "7k/6pp/2p5/8/8/8/8/RR4K1 b - - 0 1,c6c5 a1a8,1000,mate
 fn scoring_rule_expected_alternative_mate_wrong_illegal() {
     let p = puzzles::parse_puzzle_line(MATE_TWICE, 1).unwrap();
     for (answer, verdict, correct) in [
-        ("a1a8", Verdict::Expected, 1),
-        ("b1b8", Verdict::Mate, 1),
-        ("g1f1", Verdict::Wrong, 0),
-        ("e2e4", Verdict::Illegal, 0),
-        ("junk", Verdict::Illegal, 0),
+        ("a1a8", PuzzleVerdict::Expected, 1),
+        ("b1b8", PuzzleVerdict::Mate, 1),
+        ("g1f1", PuzzleVerdict::Wrong, 0),
+        ("e2e4", PuzzleVerdict::Illegal, 0),
+        ("junk", PuzzleVerdict::Illegal, 0),
     ] {
         let r = puzzles::score_puzzle(&p, 0, |moves: &[String]| {
             assert_eq!(moves, ["c6c5"]);
@@ -52,10 +52,10 @@ d1d3 h2g3 f2g1 h3h2 d3d2 g3h4 g1f1 e6c4,1987,advantage";
     assert_eq!(
         r.verdicts,
         [
-            Verdict::Expected,
-            Verdict::Illegal,
-            Verdict::Expected,
-            Verdict::Wrong
+            PuzzleVerdict::Expected,
+            PuzzleVerdict::Illegal,
+            PuzzleVerdict::Expected,
+            PuzzleVerdict::Wrong
         ]
     );
     assert_eq!(
@@ -70,7 +70,7 @@ d1d3 h2g3 f2g1 h3h2 d3d2 g3h4 g1f1 e6c4,1987,advantage";
     )
     .unwrap();
     let r = puzzles::score_puzzle(&p, 0, |_: &[String]| Ok::<_, ()>("a1a8".to_string())).unwrap();
-    assert_eq!(r.verdicts, [Verdict::Mate]);
+    assert_eq!(r.verdicts, [PuzzleVerdict::Mate]);
     assert_eq!((r.answers, r.correct), (2, 2));
 }
 

@@ -4,7 +4,8 @@
 
 use arena::pgn::{self, Outcome, PgnGame};
 use arena::rating::{
-    self, Anchor, Bootstrap, Bound, FitOptions, GameResult, elo_from_score, normal_cdf, pairwise,
+    self, Anchor, Bootstrap, FitOptions, GameResult, RatingBound, elo_from_score, normal_cdf,
+    pairwise,
 };
 
 /// `w` wins, `d` draws, `l` losses of `a` against `b`, colours alternating.
@@ -212,7 +213,7 @@ fn perfect_winner_gets_a_floor_like_ordo() {
     games.extend(matchup("P", "C", 4, 0, 0));
     let r = rating::fit(&games, Anchor::PoolAverage(0.0), FitOptions::elo_curve()).unwrap();
     let p = r.player("P").unwrap();
-    assert_eq!(p.bound, Bound::AtLeast);
+    assert_eq!(p.bound, RatingBound::AtLeast);
     // From the Python reference: the rating that scores 9.5/10 against A and C.
     assert!(
         (p.rating.unwrap() - 534.930381).abs() < 1e-3,
@@ -228,7 +229,7 @@ fn perfect_winner_gets_a_floor_like_ordo() {
     games.extend(matchup("Q", "B", 0, 0, 3));
     let r = rating::fit(&games, Anchor::PoolAverage(0.0), FitOptions::elo_curve()).unwrap();
     let q = r.player("Q").unwrap();
-    assert_eq!(q.bound, Bound::AtMost);
+    assert_eq!(q.bound, RatingBound::AtMost);
     assert!(q.rating.unwrap() < rating(&r, "C"));
     // An anchor with a perfect score is an error, not a panic.
     let e = rating::fit(

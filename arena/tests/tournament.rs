@@ -150,7 +150,7 @@ fn a_gauntlet_plays_only_the_first_player() {
     let mut players = players();
     players.push(EngineSpec::host("builtin2").unwrap());
     let mut config = TournamentConfig::new(players, GameSettings::new(SearchLimit::Nodes(200)));
-    config.format = tournament::Format::Gauntlet;
+    config.format = tournament::TournamentFormat::Gauntlet;
     config.game.adjudication.max_moves = Some(4);
     assert_eq!(config.pairings(), [(0, 1), (0, 2)]);
     let outcome = tournament::run(&config, false).unwrap();
@@ -166,14 +166,14 @@ fn pairs_play_only_the_listed_pairings_and_bad_pairs_are_refused() {
     let mut players = players();
     players.push(EngineSpec::host("builtin2").unwrap());
     let mut config = TournamentConfig::new(players, GameSettings::new(SearchLimit::Nodes(200)));
-    config.format = tournament::Format::Pairs(vec![(1, 2)]);
+    config.format = tournament::TournamentFormat::Pairs(vec![(1, 2)]);
     config.game.adjudication.max_moves = Some(4);
     assert_eq!(config.pairings(), [(1, 2)]);
     let outcome = tournament::run(&config, false).unwrap();
     assert_eq!(outcome.games.len(), 2);
     assert!(outcome.games.iter().all(|g| g.white != 0 && g.black != 0));
     for bad in [vec![], vec![(0, 3)], vec![(1, 1)]] {
-        config.format = tournament::Format::Pairs(bad.clone());
+        config.format = tournament::TournamentFormat::Pairs(bad.clone());
         let err = tournament::run(&config, false).unwrap_err().to_string();
         assert!(err.contains("pair"), "{bad:?}: {err}");
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use arena::game::{GameSettings, Termination};
 use arena::pgn::Outcome;
-use arena::tournament::{self, Format, TournamentConfig};
+use arena::tournament::{self, TournamentConfig, TournamentFormat};
 use arena::uci::{EngineSpec, SearchLimit};
 
 /// Writes a fake UCI engine that answers `uci` and `isready`, and runs `on_go` for `go`.
@@ -42,7 +42,7 @@ fn crashes_illegal_moves_and_stalls_lose_and_the_tournament_goes_on() {
         fake(dir.path(), "silent", ":"),
     ];
     let mut config = TournamentConfig::new(players, GameSettings::new(SearchLimit::Nodes(300)));
-    config.format = Format::Gauntlet;
+    config.format = TournamentFormat::Gauntlet;
     config.concurrency = 2;
     // Generous enough for host on a loaded machine; the silent engine costs this plus the
     // grace after `stop` per game.

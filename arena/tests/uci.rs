@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use arena::uci::{Engine, EngineSpec, SearchLimit, UciError};
+use arena::uci::{EngineProcess, EngineSpec, SearchLimit, UciError};
 
 fn net() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/nets/thesis/all.nn")
@@ -14,7 +14,7 @@ fn searches_with_host_and_a_network() {
     let spec = EngineSpec::parse(net().to_str().unwrap()).expect("host binary and all.nn");
     assert_eq!(spec.name, "all");
     assert_eq!(spec.options[0].0, "EvalFile");
-    let mut engine = Engine::start(&spec).unwrap();
+    let mut engine = EngineProcess::start(&spec).unwrap();
     assert_eq!(engine.name(), "all");
     assert!(engine.id_name().is_some());
     engine.new_game().unwrap();
@@ -65,25 +65,26 @@ fn timeouts_and_crashes_are_reported() {
     let limit = SearchLimit::Nodes(1);
     let short = Duration::from_millis(200);
 
-    let mut silent = Engine::start(&script("silent", ":")).unwrap();
+    let mut silent = EngineProcess::start(&script("silent", ":")).unwrap();
     let error = silent.search(None, &[], &limit, short).unwrap_err();
     assert!(matches!(error, UciError::Timeout { .. }), "{error}");
     assert!(error.to_string().contains("silent"));
     assert!(!silent.is_usable());
 
-    let mut crasher = Engine::start(&script("crasher", "exit 7")).unwrap();
+    let mut crasher = EngineProcess::start(&script("crasher", "exit 7")).unwrap();
     let error = crasher.search(None, &[], &limit, short).unwrap_err();
     assert!(matches!(error, UciError::Crashed { .. }), "{error}");
     assert!(error.to_string().contains("crasher"), "{error}");
     assert!(!crasher.is_usable());
 
     // Late, but answers `stop`: still usable.
-    let mut late = Engine::start(&script("late", "sleep 0.4; echo 'bestmove e2e4'")).unwrap();
+    let mut late =
+        EngineProcess::start(&script("late", "sleep 0.4; echo 'bestmove e2e4'")).unwrap();
     let error = late.search(None, &[], &limit, short).unwrap_err();
     assert!(matches!(error, UciError::Timeout { .. }));
     assert!(late.is_usable());
 
-    let error = Engine::start(&EngineSpec::parse("name=x,cmd=/no/such/engine").unwrap())
+    let error = EngineProcess::start(&EngineSpec::parse("name=x,cmd=/no/such/engine").unwrap())
         .err()
         .unwrap();
     assert!(matches!(error, UciError::Spawn { .. }));

@@ -10,7 +10,7 @@ use arena::game::{Adjudication, DrawRule, GameSettings, ResignRule};
 use arena::move_limit::LimitArgs;
 use arena::openings::{self, OpeningOrder};
 use arena::rating::{self, Anchor, FitOptions, GameResult};
-use arena::tournament::{self, Format, TournamentConfig, TournamentOutcome};
+use arena::tournament::{self, TournamentConfig, TournamentFormat, TournamentOutcome};
 use arena::uci::EngineSpec;
 
 /// Arguments of `arena tournament`.
@@ -122,9 +122,9 @@ fn config_from(args: &TournamentArgs) -> Result<TournamentConfig, String> {
     Ok(TournamentConfig {
         players,
         format: if args.gauntlet {
-            Format::Gauntlet
+            TournamentFormat::Gauntlet
         } else {
-            Format::RoundRobin
+            TournamentFormat::RoundRobin
         },
         openings,
         opening_order: match args.openings_order {

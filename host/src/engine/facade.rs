@@ -21,7 +21,7 @@ use super::label::{EvalFailure, Label, LabelBudget};
 use super::limits::Limits;
 use super::nnue_evaluator::NnueEval;
 use super::runner::{self, SEARCH_STACK_BYTES, SearchJob};
-use super::search::{Iteration, Report, SearchResult};
+use super::search::{Iteration, IterationReport, SearchResult};
 use super::tt::{HashError, TranspositionTable};
 use crate::nnue::Nnue;
 
@@ -148,7 +148,7 @@ impl Engine {
         root: &Chess,
         history: &[u64],
         limits: &Limits,
-        report: &Report<'_>,
+        report: &IterationReport<'_>,
     ) -> SearchResult {
         self.finish();
         let control = SearchControl::new(self.thread_count, false);
@@ -349,7 +349,7 @@ fn run_with(
     source: &EvalSource,
     job: &SearchJob<'_>,
     threads: &mut [ThreadData],
-    report: &Report<'_>,
+    report: &IterationReport<'_>,
 ) -> SearchResult {
     match source {
         EvalSource::Builtin => runner::run(job, threads, Builtin, || Builtin, report),

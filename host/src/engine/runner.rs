@@ -12,7 +12,7 @@ use super::evaluator::Evaluator;
 use super::history::ThreadData;
 use super::limits::Limits;
 use super::movepick::unpack;
-use super::search::{Iteration, MATE, Report, SearchResult, Searcher};
+use super::search::{Iteration, IterationReport, MATE, SearchResult, Searcher};
 use super::tt::TranspositionTable;
 
 /// Stack size of search threads: the recursion keeps a move list per ply.
@@ -57,7 +57,7 @@ pub(super) fn run<M, E, F>(
     threads: &mut [ThreadData],
     main_eval: M,
     make_eval: F,
-    report: &Report<'_>,
+    report: &IterationReport<'_>,
 ) -> SearchResult
 where
     M: Evaluator,

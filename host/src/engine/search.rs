@@ -77,7 +77,7 @@ pub struct SearchResult {
 /// What the main thread calls after each iteration: the iteration, the search's shared control
 /// (node counts, clock) and table (fill rate), from which [`super::uci_format::info_line`]
 /// writes the UCI `info` line.
-pub type Report<'a> = dyn Fn(&Iteration, &SearchControl, &TranspositionTable) + Sync + 'a;
+pub type IterationReport<'a> = dyn Fn(&Iteration, &SearchControl, &TranspositionTable) + Sync + 'a;
 
 /// Whether a stored bound settles the window: a cut-off (or, for `Bound::None`, nothing).
 #[inline(always)]
@@ -947,7 +947,7 @@ impl<'a, E: Evaluator> Searcher<'a, E> {
     }
 
     /// Iterative deepening. The main thread reports each iteration through `report`.
-    pub(super) fn iterate(&mut self, report: &Report<'_>) -> Option<Iteration> {
+    pub(super) fn iterate(&mut self, report: &IterationReport<'_>) -> Option<Iteration> {
         let max_depth = self
             .limits
             .depth

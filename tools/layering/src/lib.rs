@@ -172,7 +172,7 @@ impl<'ast> Visit<'ast> for PathCollector {
 
 /// Why a crate's sources or the workspace's member list could not be read.
 #[derive(Debug)]
-pub enum LoadError {
+pub enum GraphLoadError {
     /// A file that cannot be read or listed, and why.
     Read(PathBuf, std::io::Error),
     /// A source file that does not parse as Rust.
@@ -181,21 +181,21 @@ pub enum LoadError {
     NoMembers,
 }
 
-impl fmt::Display for LoadError {
+impl fmt::Display for GraphLoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            LoadError::Read(path, e) => write!(f, "cannot read {}: {e}", path.display()),
-            LoadError::Parse(path, e) => write!(f, "{}: cannot parse: {e}", path.display()),
-            LoadError::NoMembers => f.write_str("the workspace's Cargo.toml lists no members"),
+            GraphLoadError::Read(path, e) => write!(f, "cannot read {}: {e}", path.display()),
+            GraphLoadError::Parse(path, e) => write!(f, "{}: cannot parse: {e}", path.display()),
+            GraphLoadError::NoMembers => f.write_str("the workspace's Cargo.toml lists no members"),
         }
     }
 }
 
-impl std::error::Error for LoadError {}
+impl std::error::Error for GraphLoadError {}
 
 impl CrateGraph {
     /// Reads the crate whose root file is `root` (its `src/lib.rs` or `src/main.rs`).
-    pub fn load(name: &str, root: &Path) -> Result<CrateGraph, LoadError> {
+    pub fn load(name: &str, root: &Path) -> Result<CrateGraph, GraphLoadError> {
         let mut graph = CrateGraph {
             name: name.to_string(),
             modules: Vec::new(),
@@ -214,7 +214,7 @@ impl CrateGraph {
         file: &Path,
         dir: &Path,
         items: &[syn::Item],
-    ) -> Result<usize, LoadError> {
+    ) -> Result<usize, GraphLoadError> {
         let id = self.modules.len();
         self.modules.push(Module {
             path: path.clone(),
@@ -532,9 +532,10 @@ impl CrateGraph {
     }
 }
 
-fn read_file(path: &Path) -> Result<syn::File, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|e| LoadError::Read(path.to_path_buf(), e))?;
-    syn::parse_file(&text).map_err(|e| LoadError::Parse(path.to_path_buf(), e))
+fn read_file(path: &Path) -> Result<syn::File, GraphLoadError> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| GraphLoadError::Read(path.to_path_buf(), e))?;
+    syn::parse_file(&text).map_err(|e| GraphLoadError::Parse(path.to_path_buf(), e))
 }
 
 /// The strongly connected components of more than one node (Tarjan's algorithm).
@@ -609,13 +610,13 @@ fn strongly_connected(edges: &BTreeSet<Edge>) -> Vec<BTreeSet<String>> {
 
 /// The crates of the workspace at `root`: (name, root file) for every `src/lib.rs` and
 /// `src/main.rs` of the members listed in its `Cargo.toml` (`dir/*` globs included).
-pub fn workspace_crates(root: &Path) -> Result<Vec<(String, PathBuf)>, LoadError> {
+pub fn workspace_crates(root: &Path) -> Result<Vec<(String, PathBuf)>, GraphLoadError> {
     let path = root.join("Cargo.toml");
-    let manifest = std::fs::read_to_string(&path).map_err(|e| LoadError::Read(path, e))?;
-    let start = manifest.find("members").ok_or(LoadError::NoMembers)?;
+    let manifest = std::fs::read_to_string(&path).map_err(|e| GraphLoadError::Read(path, e))?;
+    let start = manifest.find("members").ok_or(GraphLoadError::NoMembers)?;
     let list = &manifest[start..];
-    let list = &list[list.find('[').ok_or(LoadError::NoMembers)? + 1..];
-    let list = &list[..list.find(']').ok_or(LoadError::NoMembers)?];
+    let list = &list[list.find('[').ok_or(GraphLoadError::NoMembers)? + 1..];
+    let list = &list[..list.find(']').ok_or(GraphLoadError::NoMembers)?];
     let mut dirs = Vec::new();
     for member in list.split(',').map(|m| m.trim().trim_matches('"')) {
         if member.is_empty() {
@@ -623,7 +624,7 @@ pub fn workspace_crates(root: &Path) -> Result<Vec<(String, PathBuf)>, LoadError
         }
         if let Some(parent) = member.strip_suffix("/*") {
             let dir = root.join(parent);
-            let entries = std::fs::read_dir(&dir).map_err(|e| LoadError::Read(dir, e))?;
+            let entries = std::fs::read_dir(&dir).map_err(|e| GraphLoadError::Read(dir, e))?;
             let mut found: Vec<PathBuf> = entries
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.join("Cargo.toml").exists())

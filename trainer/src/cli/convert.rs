@@ -9,7 +9,7 @@ use clap::Args;
 use nnue::units::ScoreUnits;
 use trainer::data::filter::{Filter, FilterConfig};
 use trainer::data::score_units;
-use trainer::data::{self, ErrorKind, ErrorPolicy, Format, ReadOptions};
+use trainer::data::{self, DataErrorKind, ErrorPolicy, Format, ReadOptions};
 
 use super::{FilterArgs, InputArgs, byte_progress, print_errors};
 
@@ -129,7 +129,9 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
             sample.score = score_units::convert(&sample, from, out_units);
             match writer.write(&sample) {
                 Ok(()) => written += 1,
-                Err(e) if e.kind == ErrorKind::Unrepresentable && policy == ErrorPolicy::Skip => {
+                Err(e)
+                    if e.kind == DataErrorKind::Unrepresentable && policy == ErrorPolicy::Skip =>
+                {
                     unwritable += 1;
                     if first_errors.len() < 20 {
                         first_errors.push(e);

@@ -29,7 +29,7 @@ use plugin_api::{Board, Color, Move, MoveKind, NO_SQUARE, Role};
 
 use super::invalid::InvalidSample;
 use super::sample::{Sample, check_structure, move_on_board, normalize_ep};
-use super::stream::{DataError, ErrorKind, Location, ReadOptions, SampleReader, SampleWriter};
+use super::stream::{DataError, DataErrorKind, Location, ReadOptions, SampleReader, SampleWriter};
 
 /// Bytes per record.
 pub const RECORD_SIZE: usize = 40;
@@ -325,7 +325,7 @@ impl<R: Read + Seek> BinReader<R> {
         })
     }
 
-    fn error(&self, at: u64, kind: ErrorKind, message: String) -> DataError {
+    fn error(&self, at: u64, kind: DataErrorKind, message: String) -> DataError {
         DataError::new(&self.file, Some(Location::byte(at)), kind, message)
     }
 
@@ -354,13 +354,13 @@ impl<R: Read + Seek + Send> Iterator for BinReader<R> {
                     self.failed = true;
                     return Some(Err(self.error(
                         self.pos,
-                        ErrorKind::Truncated,
+                        DataErrorKind::Truncated,
                         format!("truncated record: {left} of {RECORD_SIZE} bytes"),
                     )));
                 }
                 if let Err(e) = self.fill() {
                     self.failed = true;
-                    return Some(Err(self.error(self.pos, ErrorKind::Io, e.to_string())));
+                    return Some(Err(self.error(self.pos, DataErrorKind::Io, e.to_string())));
                 }
                 if self.buf.is_empty() {
                     return None;
@@ -374,7 +374,7 @@ impl<R: Read + Seek + Send> Iterator for BinReader<R> {
             let r = decode_record(rec, self.options.validate);
             self.buf_pos += RECORD_SIZE;
             self.pos += RECORD_SIZE as u64;
-            return Some(r.map_err(|m| self.error(at, ErrorKind::BadRecord, m.0)));
+            return Some(r.map_err(|m| self.error(at, DataErrorKind::BadRecord, m.0)));
         }
     }
 }
@@ -411,12 +411,12 @@ impl<W: Write> BinWriter<W> {
 impl<W: Write> SampleWriter for BinWriter<W> {
     fn write(&mut self, s: &Sample) -> Result<(), DataError> {
         let rec = encode_record(s)
-            .map_err(|m| DataError::new(&self.file, None, ErrorKind::Unrepresentable, m.0))?;
+            .map_err(|m| DataError::new(&self.file, None, DataErrorKind::Unrepresentable, m.0))?;
         self.out.write_all(&rec).map_err(|e| {
             DataError::new(
                 &self.file,
                 Some(Location::byte(self.written)),
-                ErrorKind::Io,
+                DataErrorKind::Io,
                 e.to_string(),
             )
         })?;
@@ -427,7 +427,7 @@ impl<W: Write> SampleWriter for BinWriter<W> {
     fn finish(&mut self) -> Result<(), DataError> {
         self.out
             .flush()
-            .map_err(|e| DataError::new(&self.file, None, ErrorKind::Io, e.to_string()))
+            .map_err(|e| DataError::new(&self.file, None, DataErrorKind::Io, e.to_string()))
     }
 }
 

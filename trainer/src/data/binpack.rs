@@ -35,7 +35,7 @@ use sfbinpack::{ChunkReader, CompressedTrainingDataEntryWriter, TrainingDataEntr
 use super::guard::quietly;
 use super::invalid::InvalidSample;
 use super::sample::{Sample, check_structure, move_on_board, normalize_ep};
-use super::stream::{DataError, ErrorKind, Location, ReadOptions, SampleReader, SampleWriter};
+use super::stream::{DataError, DataErrorKind, Location, ReadOptions, SampleReader, SampleWriter};
 
 /// The chunk magic.
 pub const MAGIC: &[u8; 4] = b"BINP";
@@ -293,7 +293,7 @@ impl<R: Read + Seek> BinpackReader<R> {
         })
     }
 
-    fn err(&self, at: u64, kind: ErrorKind, message: String) -> DataError {
+    fn err(&self, at: u64, kind: DataErrorKind, message: String) -> DataError {
         DataError::new(&self.file, Some(Location::byte(at)), kind, message)
     }
 
@@ -337,7 +337,8 @@ impl<R: Read + Seek> BinpackReader<R> {
 
     /// Loads the next chunk; `Ok(false)` at the end of the range.
     fn load_chunk(&mut self) -> Result<bool, DataError> {
-        let io_err = |me: &Self, e: io::Error| me.err(me.next_chunk, ErrorKind::Io, e.to_string());
+        let io_err =
+            |me: &Self, e: io::Error| me.err(me.next_chunk, DataErrorKind::Io, e.to_string());
         if self.resync {
             self.resync = false;
             match self.find_magic() {
@@ -362,7 +363,7 @@ impl<R: Read + Seek> BinpackReader<R> {
             self.done = true;
             return Err(self.err(
                 at,
-                ErrorKind::Truncated,
+                DataErrorKind::Truncated,
                 format!("chunk header of {n} bytes"),
             ));
         }
@@ -371,7 +372,7 @@ impl<R: Read + Seek> BinpackReader<R> {
             self.next_chunk = at + 1;
             return Err(self.err(
                 at,
-                ErrorKind::BadMagic,
+                DataErrorKind::BadMagic,
                 format!("expected 'BINP', found {:02x?}", &header[..4]),
             ));
         }
@@ -381,7 +382,7 @@ impl<R: Read + Seek> BinpackReader<R> {
             self.next_chunk = at + 1;
             return Err(self.err(
                 at,
-                ErrorKind::BadMagic,
+                DataErrorKind::BadMagic,
                 format!("chunk size {size} above the format's {MAX_CHUNK}"),
             ));
         }
@@ -394,7 +395,7 @@ impl<R: Read + Seek> BinpackReader<R> {
             self.done = true;
             return Err(self.err(
                 at,
-                ErrorKind::Truncated,
+                DataErrorKind::Truncated,
                 format!("chunk of {size} bytes ends after {got}"),
             ));
         }
@@ -423,7 +424,7 @@ impl<R: Read + Seek + Send> Iterator for BinpackReader<R> {
                                 self.chunk_reader = None;
                                 return Some(Err(self.err(
                                     self.chunk_at,
-                                    ErrorKind::BadRecord,
+                                    DataErrorKind::BadRecord,
                                     format!(
                                         "entry {} of the chunk: {m}; the rest of the chunk is unreadable",
                                         self.entry_index
@@ -439,7 +440,7 @@ impl<R: Read + Seek + Send> Iterator for BinpackReader<R> {
                         self.chunk_reader = None;
                         return Some(Err(self.err(
                             self.chunk_at,
-                            ErrorKind::BadRecord,
+                            DataErrorKind::BadRecord,
                             format!(
                                 "chunk does not decode after entry {} (corrupt or truncated chain); the rest of the chunk is unreadable",
                                 self.entry_index
@@ -551,7 +552,7 @@ impl<W: Write> BinpackWriter<W> {
             Some(e) => Err(DataError::new(
                 &self.file,
                 None,
-                ErrorKind::Io,
+                DataErrorKind::Io,
                 e.to_string(),
             )),
             None => Ok(()),
@@ -572,13 +573,13 @@ impl<W: Write> BinpackWriter<W> {
             Ok(Err(e)) => Err(DataError::new(
                 &self.file,
                 None,
-                ErrorKind::Io,
+                DataErrorKind::Io,
                 e.to_string(),
             )),
             Err(panic) => Err(DataError::new(
                 &self.file,
                 None,
-                ErrorKind::Io,
+                DataErrorKind::Io,
                 format!("binpack writer failed: {panic}"),
             )),
         }
@@ -588,7 +589,7 @@ impl<W: Write> BinpackWriter<W> {
         DataError::new(
             &self.file,
             None,
-            ErrorKind::Io,
+            DataErrorKind::Io,
             "writer already failed or finished".into(),
         )
     }
@@ -597,7 +598,7 @@ impl<W: Write> BinpackWriter<W> {
 impl<W: Write> SampleWriter for BinpackWriter<W> {
     fn write(&mut self, s: &Sample) -> Result<(), DataError> {
         let entry = entry_from_sample(s)
-            .map_err(|m| DataError::new(&self.file, None, ErrorKind::Unrepresentable, m.0))?;
+            .map_err(|m| DataError::new(&self.file, None, DataErrorKind::Unrepresentable, m.0))?;
         if self.writer.is_none() {
             return Err(self.closed());
         }
@@ -624,7 +625,7 @@ impl<W: Write> SampleWriter for BinpackWriter<W> {
                 return Err(DataError::new(
                     &self.file,
                     None,
-                    ErrorKind::Io,
+                    DataErrorKind::Io,
                     e.to_string(),
                 ));
             }
@@ -636,7 +637,7 @@ impl<W: Write> SampleWriter for BinpackWriter<W> {
                 return Err(DataError::new(
                     &self.file,
                     None,
-                    ErrorKind::BadRecord,
+                    DataErrorKind::BadRecord,
                     format!("binpack writer failed on {}: {panic}", s.fen()),
                 ));
             }
@@ -650,7 +651,7 @@ impl<W: Write> SampleWriter for BinpackWriter<W> {
         self.check_io()?;
         if let Some(mut out) = out {
             out.flush()
-                .map_err(|e| DataError::new(&self.file, None, ErrorKind::Io, e.to_string()))?;
+                .map_err(|e| DataError::new(&self.file, None, DataErrorKind::Io, e.to_string()))?;
             self.finished = Some(out);
         }
         Ok(())
@@ -726,7 +727,10 @@ mod tests {
         let mut s = game()[0];
         s.best_move = None;
         let mut w = BinpackWriter::new("o".into(), Vec::new());
-        assert_eq!(w.write(&s).unwrap_err().kind, ErrorKind::Unrepresentable);
+        assert_eq!(
+            w.write(&s).unwrap_err().kind,
+            DataErrorKind::Unrepresentable
+        );
         let setup = chess_text::parse_fen("4k3/8/8/8/8/8/8/4K3 w - - 0 1").unwrap();
         let mut s = Sample::from_position(&chess_from_setup(setup).unwrap(), 0, None, None);
         s.best_move = game()[0].best_move;
@@ -764,7 +768,7 @@ mod tests {
         let e = items[0].as_ref().unwrap_err();
         assert_eq!(
             (e.kind, e.location),
-            (ErrorKind::BadMagic, Some(Location::byte(0)))
+            (DataErrorKind::BadMagic, Some(Location::byte(0)))
         );
         // Garbage before a good chunk: one error, then all entries.
         let mut prefixed = b"junkjunk".to_vec();
@@ -774,7 +778,10 @@ mod tests {
         assert_eq!(items.iter().filter(|r| r.is_ok()).count(), 8);
         // Truncated chunk.
         let items = read(&bytes[..bytes.len() - 3]);
-        assert_eq!(items[0].as_ref().unwrap_err().kind, ErrorKind::Truncated);
+        assert_eq!(
+            items[0].as_ref().unwrap_err().kind,
+            DataErrorKind::Truncated
+        );
         // Random chunk contents: never a panic, only errors or decodable entries.
         let mut rng = 0x1234_5678_9abc_def0u64;
         for _ in 0..200 {

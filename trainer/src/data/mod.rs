@@ -65,7 +65,7 @@ use std::str::FromStr;
 pub use invalid::InvalidSample;
 pub use sample::Sample;
 pub use stream::{
-    DataError, ErrorKind, ErrorPolicy, Location, ReadOptions, SampleReader, SampleWriter,
+    DataError, DataErrorKind, ErrorPolicy, Location, ReadOptions, SampleReader, SampleWriter,
 };
 
 /// A training-data file format.
@@ -144,7 +144,7 @@ fn open_file(path: &Path) -> Result<File, DataError> {
         DataError::new(
             &path.display().to_string(),
             None,
-            ErrorKind::Io,
+            DataErrorKind::Io,
             format!("cannot open: {e}"),
         )
     })
@@ -160,7 +160,7 @@ pub fn open_reader(
     let name = path.display().to_string();
     let file = open_file(path)?;
     let (start, end) = range.unwrap_or((0, u64::MAX));
-    let io_err = |e: std::io::Error| DataError::new(&name, None, ErrorKind::Io, e.to_string());
+    let io_err = |e: std::io::Error| DataError::new(&name, None, DataErrorKind::Io, e.to_string());
     Ok(match format {
         Format::Text | Format::Compact => {
             Box::new(text::TextReader::new(name.clone(), file, start, end).map_err(io_err)?)
@@ -186,7 +186,7 @@ pub fn first_samples(
 ) -> Result<Vec<Sample>, DataError> {
     let name = path.display().to_string();
     let format = Format::resolve(format, path)
-        .map_err(|e| DataError::new(&name, None, ErrorKind::Io, e.to_string()))?;
+        .map_err(|e| DataError::new(&name, None, DataErrorKind::Io, e.to_string()))?;
     let mut keep = filter.map(|f| filter::Filter::new(f, 0));
     let mut out = Vec::with_capacity(n.min(1 << 20));
     for sample in open_reader(path, format, None, ReadOptions::default())? {
@@ -204,8 +204,14 @@ pub fn first_samples(
 /// Creates (truncates) `path` and a writer of `format` into it.
 pub fn create_writer(path: &Path, format: Format) -> Result<Box<dyn SampleWriter>, DataError> {
     let name = path.display().to_string();
-    let file = File::create(path)
-        .map_err(|e| DataError::new(&name, None, ErrorKind::Io, format!("cannot create: {e}")))?;
+    let file = File::create(path).map_err(|e| {
+        DataError::new(
+            &name,
+            None,
+            DataErrorKind::Io,
+            format!("cannot create: {e}"),
+        )
+    })?;
     let out = BufWriter::with_capacity(1 << 20, file);
     Ok(match format {
         Format::Text => Box::new(text::TextWriter::new(name, out, false)),
@@ -236,12 +242,12 @@ pub struct Unit {
 pub fn units(path: &Path, format: Format, target: u64) -> Result<Vec<(u64, u64)>, DataError> {
     let name = path.display().to_string();
     let len = std::fs::metadata(path)
-        .map_err(|e| DataError::new(&name, None, ErrorKind::Io, format!("cannot open: {e}")))?
+        .map_err(|e| DataError::new(&name, None, DataErrorKind::Io, format!("cannot open: {e}")))?
         .len();
     let target = target.max(1);
     Ok(match format {
         Format::Binpack => binpack::chunk_ranges(path, len, target)
-            .map_err(|e| DataError::new(&name, None, ErrorKind::Io, e.to_string()))?,
+            .map_err(|e| DataError::new(&name, None, DataErrorKind::Io, e.to_string()))?,
         Format::Bin => {
             let step = target.div_ceil(bin::RECORD_SIZE as u64).max(1) * bin::RECORD_SIZE as u64;
             split_even(len, step)
@@ -291,14 +297,14 @@ mod tests {
                 line: Some(3),
                 byte: 80,
             }),
-            ErrorKind::BadFen,
+            DataErrorKind::BadFen,
             "x".into(),
         );
         assert_eq!(e.to_string(), "d.txt:3: invalid FEN: x");
         let e = DataError::new(
             "d.bin",
             Some(Location::byte(40)),
-            ErrorKind::Truncated,
+            DataErrorKind::Truncated,
             "y".into(),
         );
         assert_eq!(e.to_string(), "d.bin: byte 40: truncated data: y");

@@ -24,7 +24,7 @@ impl Location {
 
 /// What kind of problem a [`DataError`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ErrorKind {
+pub enum DataErrorKind {
     /// Reading or writing failed.
     Io,
     /// A text line that does not have the `FEN,score,move(,move,score,move)*` shape.
@@ -45,19 +45,19 @@ pub enum ErrorKind {
     Unrepresentable,
 }
 
-impl ErrorKind {
+impl DataErrorKind {
     /// A short name for reports.
     pub fn name(self) -> &'static str {
         match self {
-            ErrorKind::Io => "i/o error",
-            ErrorKind::Syntax => "syntax error",
-            ErrorKind::BadFen => "invalid FEN",
-            ErrorKind::BadScore => "invalid score",
-            ErrorKind::IllegalMove => "illegal move",
-            ErrorKind::BadRecord => "corrupt record",
-            ErrorKind::Truncated => "truncated data",
-            ErrorKind::BadMagic => "bad chunk header",
-            ErrorKind::Unrepresentable => "not representable",
+            DataErrorKind::Io => "i/o error",
+            DataErrorKind::Syntax => "syntax error",
+            DataErrorKind::BadFen => "invalid FEN",
+            DataErrorKind::BadScore => "invalid score",
+            DataErrorKind::IllegalMove => "illegal move",
+            DataErrorKind::BadRecord => "corrupt record",
+            DataErrorKind::Truncated => "truncated data",
+            DataErrorKind::BadMagic => "bad chunk header",
+            DataErrorKind::Unrepresentable => "not representable",
         }
     }
 }
@@ -71,14 +71,19 @@ pub struct DataError {
     /// Where in the file, if known.
     pub location: Option<Location>,
     /// What went wrong.
-    pub kind: ErrorKind,
+    pub kind: DataErrorKind,
     /// Details.
     pub message: String,
 }
 
 impl DataError {
     /// A new error.
-    pub fn new(file: &str, location: Option<Location>, kind: ErrorKind, message: String) -> Self {
+    pub fn new(
+        file: &str,
+        location: Option<Location>,
+        kind: DataErrorKind,
+        message: String,
+    ) -> Self {
         DataError {
             file: file.to_string(),
             location,
@@ -149,7 +154,7 @@ pub trait SampleReader: Iterator<Item = Result<Sample, DataError>> + Send {
 
 /// A sink of samples into one file.
 pub trait SampleWriter {
-    /// Writes one sample. An [`ErrorKind::Unrepresentable`] error means the sample was not
+    /// Writes one sample. A [`DataErrorKind::Unrepresentable`] error means the sample was not
     /// written and the writer can go on; any other error is fatal.
     fn write(&mut self, sample: &Sample) -> Result<(), DataError>;
 

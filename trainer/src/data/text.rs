@@ -10,7 +10,7 @@ use shakmaty::uci::UciMove;
 use shakmaty::{Chess, Position};
 
 use super::sample::{Sample, chess_from_setup, write_uci};
-use super::stream::{DataError, ErrorKind, Location, SampleReader, SampleWriter};
+use super::stream::{DataError, DataErrorKind, Location, SampleReader, SampleWriter};
 
 /// Lines longer than this are reported as soon as the limit is passed and skipped without being
 /// held in memory.
@@ -58,7 +58,7 @@ impl<R: Read + Seek> TextReader<R> {
         })
     }
 
-    fn err(&self, at: Location, kind: ErrorKind, message: String) -> DataError {
+    fn err(&self, at: Location, kind: DataErrorKind, message: String) -> DataError {
         DataError::new(&self.file, Some(at), kind, message)
     }
 }
@@ -147,11 +147,11 @@ fn abi_move(m: Option<shakmaty::Move>) -> Option<plugin_api::Move> {
 fn parse_line(
     line: &str,
     out: &mut VecDeque<Result<Sample, DataError>>,
-) -> Result<(), (ErrorKind, String)> {
+) -> Result<(), (DataErrorKind, String)> {
     let fields: Vec<&str> = line.split(',').collect();
     if fields.len() < 3 || !(fields.len() - 3).is_multiple_of(3) {
         return Err((
-            ErrorKind::Syntax,
+            DataErrorKind::Syntax,
             format!(
                 "expected FEN,score,move followed by groups of played move,score,move; got {} fields",
                 fields.len()
@@ -160,21 +160,21 @@ fn parse_line(
     }
     let fen = excerpt(fields[0].trim(), EXCERPT_CHARS);
     let setup = chess_text::parse_fen(fields[0])
-        .map_err(|e| (ErrorKind::BadFen, format!("'{fen}': {}", e.reason())))?;
+        .map_err(|e| (DataErrorKind::BadFen, format!("'{fen}': {}", e.reason())))?;
     let mut pos =
-        chess_from_setup(setup).map_err(|e| (ErrorKind::BadFen, format!("'{fen}': {e}")))?;
-    let score = parse_score(fields[1]).map_err(|m| (ErrorKind::BadScore, m))?;
-    let best = parse_move(fields[2], &pos).map_err(|m| (ErrorKind::IllegalMove, m))?;
+        chess_from_setup(setup).map_err(|e| (DataErrorKind::BadFen, format!("'{fen}': {e}")))?;
+    let score = parse_score(fields[1]).map_err(|m| (DataErrorKind::BadScore, m))?;
+    let best = parse_move(fields[2], &pos).map_err(|m| (DataErrorKind::IllegalMove, m))?;
     let mut sample = Sample::from_position(&pos, score, abi_move(best), None);
     out.push_back(Ok(sample));
     for (i, group) in fields[3..].chunks(3).enumerate() {
         let at = |m: String| format!("position {} of the line: {m}", i + 2);
         let played = parse_move(group[0], &pos)
-            .map_err(|m| (ErrorKind::IllegalMove, at(m)))?
-            .ok_or_else(|| (ErrorKind::IllegalMove, at("played move 0000".into())))?;
+            .map_err(|m| (DataErrorKind::IllegalMove, at(m)))?
+            .ok_or_else(|| (DataErrorKind::IllegalMove, at("played move 0000".into())))?;
         pos.play_unchecked(played);
-        let score = parse_score(group[1]).map_err(|m| (ErrorKind::BadScore, at(m)))?;
-        let best = parse_move(group[2], &pos).map_err(|m| (ErrorKind::IllegalMove, at(m)))?;
+        let score = parse_score(group[1]).map_err(|m| (DataErrorKind::BadScore, at(m)))?;
+        let best = parse_move(group[2], &pos).map_err(|m| (DataErrorKind::IllegalMove, at(m)))?;
         let ply = sample.ply.wrapping_add(1);
         sample = Sample::from_position(&pos, score, abi_move(best), None);
         sample.ply = ply;
@@ -203,13 +203,13 @@ impl<R: Read + Seek + Send> Iterator for TextReader<R> {
                         self.done = true;
                         return Some(Err(self.err(
                             at,
-                            ErrorKind::Syntax,
+                            DataErrorKind::Syntax,
                             format!("no line break within {MAX_SKIP} bytes: not a text file; the rest is not read"),
                         )));
                     }
                     Err(e) => {
                         self.done = true;
-                        return Some(Err(self.err(at, ErrorKind::Io, e.to_string())));
+                        return Some(Err(self.err(at, DataErrorKind::Io, e.to_string())));
                     }
                 }
                 continue;
@@ -228,7 +228,7 @@ impl<R: Read + Seek + Send> Iterator for TextReader<R> {
                 Err(e) => {
                     self.done = true;
                     self.line = line;
-                    return Some(Err(self.err(at, ErrorKind::Io, e.to_string())));
+                    return Some(Err(self.err(at, DataErrorKind::Io, e.to_string())));
                 }
             };
             if n == 0 {
@@ -243,12 +243,12 @@ impl<R: Read + Seek + Send> Iterator for TextReader<R> {
                 self.line = line;
                 return Some(Err(self.err(
                     at,
-                    ErrorKind::Syntax,
+                    DataErrorKind::Syntax,
                     format!("line longer than {MAX_LINE} bytes"),
                 )));
             }
             let result = match std::str::from_utf8(&line) {
-                Err(_) => Err((ErrorKind::Syntax, "line is not UTF-8".to_string())),
+                Err(_) => Err((DataErrorKind::Syntax, "line is not UTF-8".to_string())),
                 Ok(text) => {
                     let text = text.trim();
                     if text.is_empty() || text.starts_with('#') {
@@ -303,7 +303,7 @@ impl<W: Write> TextWriter<W> {
     }
 
     fn io(&self, e: io::Error) -> DataError {
-        DataError::new(&self.file, None, ErrorKind::Io, e.to_string())
+        DataError::new(&self.file, None, DataErrorKind::Io, e.to_string())
     }
 }
 

@@ -10,7 +10,7 @@ use arena::openings::{self, OpeningOrder};
 use arena::puzzles;
 use arena::rating::{self, Anchor, FitOptions, GameResult};
 use arena::tournament::{
-    self, Failures, Format, TournamentConfig, TournamentGame, TournamentOutcome,
+    self, Failures, TournamentConfig, TournamentFormat, TournamentGame, TournamentOutcome,
 };
 use arena::uci::EngineSpec;
 use host::engine::bench::{self, BenchConfig};
@@ -46,7 +46,7 @@ pub struct RatedPlayer {
     pub error95: f64,
     /// Whether the rating is a bound (a perfect or zero score); stored as `">"`, `"<"` or `""`.
     #[serde(default)]
-    pub bound: rating::Bound,
+    pub bound: rating::RatingBound,
     /// Games played.
     pub games: u32,
     /// Score, percent.
@@ -368,7 +368,7 @@ fn tournament_setup(
     };
     let mut config = TournamentConfig::new(specs, game);
     config.format = if t.pairs.is_empty() {
-        Format::RoundRobin
+        TournamentFormat::RoundRobin
     } else {
         let index = |n: &String| {
             names
@@ -376,7 +376,7 @@ fn tournament_setup(
                 .position(|x| x == n)
                 .ok_or_else(|| anyhow!("[{experiment}] tournament.pairs: '{n}' is not a player"))
         };
-        Format::Pairs(
+        TournamentFormat::Pairs(
             t.pairs
                 .iter()
                 .map(|[a, b]| Ok((index(a)?, index(b)?)))

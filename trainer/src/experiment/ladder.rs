@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use arena::rating::Bound;
+use arena::rating::RatingBound;
 
 use super::report::ExperimentReport;
 use crate::analysis::plot::{self, Curve};
@@ -36,7 +36,7 @@ pub struct Point {
     /// Its 95% error (NaN if unknown).
     pub elo_error95: f64,
     /// Whether its Elo is a bound (a perfect or zero score).
-    pub bound: Bound,
+    pub bound: RatingBound,
 }
 
 /// One feature set's curve with its fitted slopes.
@@ -444,7 +444,7 @@ mod tests {
             name: name.to_string(),
             elo,
             error95,
-            bound: Bound::Exact,
+            bound: RatingBound::Exact,
             games: 64,
             score_percent: 50.0,
             is_reference: false,

@@ -23,14 +23,14 @@ use crate::train::settings::{ArchSetting, TrainSettings};
 
 /// Where in the manifest a value came from: its file and 1-based line.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Place {
+pub struct ManifestPlace {
     /// The manifest file.
     pub file: PathBuf,
     /// The line, 1-based.
     pub line: usize,
 }
 
-impl fmt::Display for Place {
+impl fmt::Display for ManifestPlace {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}", self.file.display(), self.line)
     }
@@ -94,7 +94,11 @@ pub struct GenerateTable {
 
 impl GenerateTable {
     /// Reads a `generate` table; `key` names it in errors (`data.NAME.generate`).
-    fn read(table: &Spanned<RawTable>, key: &str, place: &dyn Fn(usize) -> Place) -> Result<Self> {
+    fn read(
+        table: &Spanned<RawTable>,
+        key: &str,
+        place: &dyn Fn(usize) -> ManifestPlace,
+    ) -> Result<Self> {
         let at = place(table.span().start);
         let mut raw = table.get_ref().clone();
         let mut required = |name: &str| -> Result<Positive> {
@@ -353,7 +357,7 @@ pub struct Experiment {
     /// Feature sets, in the manifest's order.
     pub feature_sets: Vec<String>,
     /// Where each feature set is written (for errors found later, e.g. an unknown block).
-    pub feature_set_places: Vec<Place>,
+    pub feature_set_places: Vec<ManifestPlace>,
     /// Training settings: the experiment's keys over `[defaults]` over the thesis's.
     pub settings: TrainSettings,
     /// Repeated runs of each network (`runs`, 4 unless set: the thesis's), run k seeded with
@@ -553,7 +557,7 @@ impl ClusterTable {
         overrides.over(&base)
     }
 
-    fn read(mut raw: RawTable, place: &dyn Fn(usize) -> Place) -> Result<Self> {
+    fn read(mut raw: RawTable, place: &dyn Fn(usize) -> ManifestPlace) -> Result<Self> {
         let mut kinds = BTreeMap::new();
         for kind in StageKind::ALL {
             if let Some(k) = take::<JobResources>(&mut raw, kind.name(), place)? {
@@ -735,8 +739,8 @@ type Named<'t> = (
 
 impl Reader<'_> {
     /// The place of byte `offset` of the manifest.
-    fn place(&self, offset: usize) -> Place {
-        Place {
+    fn place(&self, offset: usize) -> ManifestPlace {
+        ManifestPlace {
             file: self.path.to_path_buf(),
             line: line_of(self.text, offset),
         }
@@ -1073,7 +1077,7 @@ impl Reader<'_> {
         evaluation_ref: Option<&Spanned<toml::Value>>,
         evaluations: &BTreeMap<String, Evaluation>,
         entry_names: &[String],
-        (name, name_place): (&str, &Place),
+        (name, name_place): (&str, &ManifestPlace),
     ) -> Result<Vec<Evaluation>> {
         let place = |offset: usize| self.place(offset);
         let mut chosen = Vec::new();
@@ -1184,7 +1188,7 @@ fn distinct_names(listed: &[String]) -> Result<Vec<String>, String> {
 /// a swept key may not also be set there.
 fn sweep_cells(
     table: &Spanned<RawTable>,
-    place: &dyn Fn(usize) -> Place,
+    place: &dyn Fn(usize) -> ManifestPlace,
 ) -> Result<Vec<(RawTable, Option<String>)>> {
     let mut own = table.get_ref().clone();
     let Some(sweep) = own.remove("sweep") else {
@@ -1324,7 +1328,7 @@ fn names_of<'v>(
 fn take<T: serde::de::DeserializeOwned>(
     table: &mut RawTable,
     key: &str,
-    place: &dyn Fn(usize) -> Place,
+    place: &dyn Fn(usize) -> ManifestPlace,
 ) -> Result<Option<Spanned<T>>> {
     let Some(value) = table.remove(key) else {
         return Ok(None);
@@ -1342,7 +1346,7 @@ fn take<T: serde::de::DeserializeOwned>(
 fn read_table<T: serde::de::DeserializeOwned>(
     table: RawTable,
     prefix: &str,
-    place: &dyn Fn(usize) -> Place,
+    place: &dyn Fn(usize) -> ManifestPlace,
 ) -> Result<T> {
     let starts: BTreeMap<String, usize> = table
         .iter()
@@ -1379,7 +1383,7 @@ fn read_table<T: serde::de::DeserializeOwned>(
 fn read_part<T: serde::de::DeserializeOwned>(
     table: &mut RawTable,
     prefix: &str,
-    place: &dyn Fn(usize) -> Place,
+    place: &dyn Fn(usize) -> ManifestPlace,
 ) -> Result<T> {
     let names = field_names::<T>();
     let (part, rest) = std::mem::take(table)

@@ -45,7 +45,7 @@ pub(super) fn host_search(
 
 /// An external UCI engine for one worker.
 pub(super) struct UciSearch {
-    pub(super) engine: arena::uci::Engine,
+    pub(super) engine: arena::uci::EngineProcess,
     pub(super) nodes: u64,
 }
 
@@ -54,7 +54,7 @@ impl UciSearch {
         let spec = arena::uci::EngineSpec::parse(spec)
             .map_err(anyhow::Error::msg)
             .context("labeler")?;
-        let engine = arena::uci::Engine::start(&spec).context("labeler")?;
+        let engine = arena::uci::EngineProcess::start(&spec).context("labeler")?;
         Ok(UciSearch { engine, nodes })
     }
 

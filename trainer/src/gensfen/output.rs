@@ -10,7 +10,7 @@ use super::progress::{Progress, write_progress};
 use crate::data::bin::BinWriter;
 use crate::data::binpack::BinpackWriter;
 use crate::data::text::TextWriter;
-use crate::data::{ErrorKind, Format, Sample, SampleWriter};
+use crate::data::{DataErrorKind, Format, Sample, SampleWriter};
 
 /// One batch of whole games, encoded in the output format.
 pub(super) enum BatchWriter {
@@ -47,7 +47,7 @@ impl BatchWriter {
     pub(super) fn write(&mut self, s: &Sample) -> Result<bool> {
         match self.writer().write(s) {
             Ok(()) => Ok(true),
-            Err(e) if e.kind == ErrorKind::Unrepresentable => Ok(false),
+            Err(e) if e.kind == DataErrorKind::Unrepresentable => Ok(false),
             Err(e) => Err(e.into()),
         }
     }

@@ -170,7 +170,7 @@ impl Execution {
 /// The result of [`Model::forward_train`]: the outputs, and what the gradient of the first
 /// layer needs.
 #[derive(Debug)]
-pub struct Forward {
+pub struct ModelForward {
     /// `[B]` scores.
     pub out: Tensor,
     /// On the CPU, the leaf tensors whose gradients are turned into the gradients of W1 and b1
@@ -407,9 +407,9 @@ impl Model {
     /// already grouped by layer stack ([`transform`]), one leaf per stack: libtorch's narrow,
     /// product, concatenation and index backward passes over `[B, 2·L1]` tensors otherwise take
     /// a third of the step.
-    pub fn forward_train(&self, input: &SparseInput) -> Forward {
+    pub fn forward_train(&self, input: &SparseInput) -> ModelForward {
         if self.execution == Execution::Autograd {
-            return Forward {
+            return ModelForward {
                 out: self.forward(input),
                 leaves: None,
             };
@@ -417,7 +417,7 @@ impl Model {
         let x = tch::no_grad(|| first_layer(self.w1(), self.b1(), input));
         if self.hands_on_as_is() {
             let x = x.set_requires_grad(true);
-            return Forward {
+            return ModelForward {
                 out: self.head(&x, input),
                 leaves: Some(Leaves::Activations(x)),
             };
@@ -458,7 +458,7 @@ impl Model {
             Some(psqt) => out + self.psqt_term(psqt, input),
             None => out,
         };
-        Forward {
+        ModelForward {
             out: out * self.output_scale(),
             leaves: Some(Leaves::Split {
                 x,
@@ -473,7 +473,7 @@ impl Model {
     /// [`forward_train`](Self::forward_train)'s outputs, in the order of [`param_names`] (zeros
     /// for a parameter the loss does not reach). On the CPU, W1's gradient holds only the rows
     /// of the batch's indices (see [`Gradients`]).
-    pub fn gradients(&self, forward: &Forward, input: &SparseInput) -> Gradients {
+    pub fn gradients(&self, forward: &ModelForward, input: &SparseInput) -> Gradients {
         let grad = |p: &Tensor| {
             let g = p.grad();
             if g.defined() {

@@ -143,7 +143,7 @@ fn gradients_agree(shape: Shape) {
     m.zero_grad();
     let out = m.forward(&input);
     loss(&out).backward();
-    let auto = m.gradients(&Forward { out, leaves: None }, &input);
+    let auto = m.gradients(&ModelForward { out, leaves: None }, &input);
     assert!(manual.w1_rows.is_some() && auto.w1_rows.is_none());
     let dense = |g: &Gradients| {
         let mut t: Vec<Tensor> = g.tensors.iter().map(|t| t.shallow_clone()).collect();
