@@ -81,7 +81,7 @@ fn config(d: &Data, epochs: u64) -> TrainConfig {
         epochs: Count::new(epochs),
         epoch_positions: Count::new(16 * 1024),
         batch_size: Count::new(1024),
-        lr: PositiveFraction::new(2e-3),
+        lr: Some(PositiveFraction::new(2e-3)),
         shuffle: 8192,
         seed: 7,
         ..c.recipe
@@ -214,7 +214,7 @@ fn an_interrupted_run_resumes_to_the_same_final_state() {
     assert!(refused.to_string().contains("--resume"), "{refused}");
     // A different configuration is refused.
     let mut other = config(&d, 3);
-    other.recipe.lr = PositiveFraction::new(1e-3);
+    other.recipe.lr = Some(PositiveFraction::new(1e-3));
     let refused = train(other, &set, &resuming(&cut)).unwrap_err();
     assert!(refused.to_string().contains("lr"), "{refused}");
 
@@ -251,7 +251,7 @@ fn a_converging_run_stops_keeps_its_best_epoch_and_resumes_exactly() {
     let converging = || {
         let mut c = config(&d, 40);
         c.recipe.patience = Some(Positive::new(3));
-        c.recipe.lr = PositiveFraction::new(1e-3);
+        c.recipe.lr = Some(PositiveFraction::new(1e-3));
         c.recipe.epoch_positions = Count::new(8 * 1024);
         c
     };
@@ -461,7 +461,7 @@ fn pqr_training_from_scratch_and_from_a_checkpoint() {
         c.recipe.method = MethodName::Pqr;
         c.recipe.epoch_positions = Count::new(40 * 1024);
         c.recipe.val_positions = Count::new(2000);
-        c.recipe.lr = PositiveFraction::new(1e-3);
+        c.recipe.lr = Some(PositiveFraction::new(1e-3));
         c.init = init;
         let out = d.dir.path().join(name);
         train(c, &set, &quiet(&out)).unwrap()
@@ -571,7 +571,7 @@ fn todays_stockfish_shape_with_threat_inputs_learns_on_stockfish_labelled_data()
         epochs: Count::new(1),
         epoch_positions: Count::new(50 * 1024),
         batch_size: Count::new(1024),
-        lr: PositiveFraction::new(2e-3),
+        lr: Some(PositiveFraction::new(2e-3)),
         shuffle: 8192,
         seed: 5,
         ..c.recipe

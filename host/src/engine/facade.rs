@@ -18,9 +18,9 @@ use super::eval_source::EvalSource;
 use super::evaluator::{Builtin, Evaluator};
 use super::history::ThreadData;
 use super::label::{EvalFailure, Label, LabelBudget};
+use super::lazy_smp::{self, SEARCH_STACK_BYTES, SearchJob};
 use super::limits::Limits;
 use super::nnue_evaluator::NnueEval;
-use super::runner::{self, SEARCH_STACK_BYTES, SearchJob};
 use super::search::{Iteration, IterationReport, SearchResult};
 use super::tt::{HashError, TranspositionTable};
 use crate::nnue::Nnue;
@@ -174,7 +174,7 @@ impl Engine {
         limits: &Limits,
     ) -> SearchResult {
         self.on_calling_thread(root, history, limits, |job, data| {
-            runner::run(
+            lazy_smp::run(
                 job,
                 std::slice::from_mut(data),
                 eval,
@@ -214,7 +214,7 @@ impl Engine {
                 let quiescence = budget == LabelBudget::Quiescence;
                 let (score, nodes, error) =
                     self.on_calling_thread(root, history, &Limits::default(), |job, data| {
-                        runner::root_label(job, data, eval, quiescence)
+                        lazy_smp::root_label(job, data, eval, quiescence)
                     });
                 return match error {
                     Some(e) => Err(EvalFailure(e)),
@@ -352,12 +352,12 @@ fn run_with(
     report: &IterationReport<'_>,
 ) -> SearchResult {
     match source {
-        EvalSource::Builtin => runner::run(job, threads, Builtin, || Builtin, report),
+        EvalSource::Builtin => lazy_smp::run(job, threads, Builtin, || Builtin, report),
         EvalSource::Nnue { nnue, kernels, .. } => {
             let nnue: &Nnue = nnue;
             let (kernels, units) = (*kernels, source.units());
             let make = || NnueEval::new(nnue, kernels, units);
-            runner::run(job, threads, make(), make, report)
+            lazy_smp::run(job, threads, make(), make, report)
         }
     }
 }

@@ -13,7 +13,7 @@
 //! - [`tt`]: the lock-free transposition table shared by the threads;
 //! - [`search`]: one thread's iterative deepening, alpha-beta with PVS, quiescence, and the
 //!   score constants; `history`: its move-ordering memory (butterfly, continuation and capture
-//!   histories, killers); `runner`: the same search on several threads (Lazy SMP);
+//!   histories, killers); `lazy_smp`: the same search on several threads (Lazy SMP);
 //! - [`limits`]: what bounds a search (depth, nodes, mate, time, the [`limits::Ablation`]
 //!   switches); [`control`]: stop, ponder, clock and node counts shared during one search;
 //! - [`facade`]: the [`Engine`]; [`label`]: scoring positions for training data under a budget
@@ -30,12 +30,12 @@ pub mod evaluator;
 pub mod facade;
 mod history;
 pub mod label;
+mod lazy_smp;
 pub mod limits;
 pub mod movepick;
 pub mod nnue_evaluator;
 pub mod parameters;
 pub mod position;
-mod runner;
 pub mod search;
 pub mod see;
 pub mod time;

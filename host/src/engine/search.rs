@@ -10,7 +10,7 @@
 //!
 //! The limits it obeys are in [`super::limits`], the switches it shares with the other threads
 //! in [`super::control`], its move-ordering memory in `super::history`; running it on several
-//! threads (Lazy SMP) is `super::runner`'s work, and [`super::facade::Engine`] is the way in.
+//! threads (Lazy SMP) is `super::lazy_smp`'s work, and [`super::facade::Engine`] is the way in.
 
 use super::parameters::*;
 use std::time::Duration;

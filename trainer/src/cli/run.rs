@@ -7,14 +7,14 @@ use clap::Args;
 use plugin_api::PluginRegistry;
 
 use super::device::RuntimeArgs;
+use trainer::experiment::executor::{
+    check_feature_sets, default_out, run_manifest, run_stage, stage_is_done,
+};
 use trainer::experiment::lookup::Lookup;
 use trainer::experiment::manifest::{DataSource, JobResources, Manifest};
 use trainer::experiment::options::RunOptions;
 use trainer::experiment::prefix::is_cut;
 use trainer::experiment::records::Handover;
-use trainer::experiment::runner::{
-    check_feature_sets, default_out, run_manifest, run_stage, stage_is_done,
-};
 use trainer::experiment::slurm::{self, SlurmOptions};
 use trainer::experiment::stages::{StageId, planned_folders};
 

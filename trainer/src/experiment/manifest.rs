@@ -1510,7 +1510,7 @@ mod tests {
         let names: Vec<&str> = m.experiments.iter().map(|e| e.name.as_str()).collect();
         assert_eq!(names, ["x-64", "x-128"]);
         for (e, l1) in m.experiments.iter().zip([64, 128]) {
-            assert_eq!(e.settings.lr.get(), 0.001, "from [defaults]");
+            assert_eq!(e.settings.lr(), 0.001, "from [defaults]");
             assert_eq!(
                 e.settings.epochs.get(),
                 9,

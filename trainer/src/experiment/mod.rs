@@ -4,6 +4,7 @@
 pub mod cache;
 pub mod engine_net;
 pub mod evaluate;
+pub mod executor;
 pub mod ladder;
 pub mod lookup;
 pub mod manifest;
@@ -11,7 +12,6 @@ pub mod options;
 pub mod prefix;
 pub mod records;
 pub mod report;
-pub mod runner;
 pub mod slurm;
 pub mod stage_key;
 pub mod stage_kind;

@@ -23,9 +23,9 @@ use std::time::{Duration, Instant};
 
 use plugin_api::PluginRegistry;
 
+use super::executor::{check_feature_sets, stage_is_done};
 use super::manifest::{JobResources, Manifest};
 use super::options::RunOptions;
-use super::runner::{check_feature_sets, stage_is_done};
 use super::stages::{self, StageId, TrainStage};
 
 /// How long one Slurm client command (`sbatch`, `squeue`) may take.

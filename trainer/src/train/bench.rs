@@ -140,7 +140,7 @@ pub fn bench(set: &FeatureSet, config: &TrainBenchConfig) -> Result<BenchResult>
     } else {
         Method::Score(ScoreLoss::default())
     };
-    let lr = super::settings::TrainSettings::default().lr.get();
+    let lr = super::settings::TrainSettings::default().lr();
     let mut run = |steps: usize| -> f64 {
         let mut last = None;
         for i in 0..steps {

@@ -96,7 +96,7 @@ impl TrainConfig {
         TrainConfig {
             feature_set: feature_set.to_string(),
             features: n,
-            recipe: recipe.clone(),
+            recipe: recipe.with_rate_written_out(),
             train,
             val,
             score_units: recipe.units(data_units),
@@ -216,8 +216,8 @@ impl TrainConfig {
         };
         Schedule {
             kind: r.lr_schedule,
-            lr: r.lr.get(),
-            gamma: r.gamma.get(),
+            lr: r.lr(),
+            gamma: r.gamma(),
             floor: r.lr_floor.get(),
             warmup: r.warmup_steps,
             steps_per_epoch: self.steps_per_epoch(),

@@ -62,6 +62,38 @@ pub enum OptimizerName {
     Ranger,
 }
 
+/// Which learning rate and decay a recipe starts from, where `lr` and `gamma` do not say: one
+/// setting between today's default and the thesis's recipe.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum RatePreset {
+    /// nnue-pytorch's, 8.75e-4 decaying by 0.992 per epoch (its `--lr`, `--gamma`): beside
+    /// nnue-pytorch it trained lower held-out losses and stronger networks than the thesis's
+    /// (RESULTS.md, "Does this trainer train as well as nnue-pytorch?").
+    #[default]
+    NnuePytorch,
+    /// The thesis's (§5.2), 5e-4 decaying by 0.99 per epoch.
+    Thesis,
+}
+
+impl RatePreset {
+    /// The learning rate in the first epoch.
+    pub fn lr(self) -> f64 {
+        match self {
+            RatePreset::NnuePytorch => 8.75e-4,
+            RatePreset::Thesis => 5e-4,
+        }
+    }
+
+    /// The factor per epoch of the step schedule.
+    pub fn gamma(self) -> f64 {
+        match self {
+            RatePreset::NnuePytorch => 0.992,
+            RatePreset::Thesis => 0.99,
+        }
+    }
+}
+
 /// bullet's AdamW decay (`AdamWParams::default`, `decay: 0.01`).
 pub const ADAMW_DEFAULT_DECAY: f64 = 0.01;
 
@@ -196,16 +228,23 @@ pub struct TrainSettings {
     /// Optimizer.
     #[arg(long, value_enum, default_value_t = TrainSettings::default().optimizer)]
     pub optimizer: OptimizerName,
-    /// Adam's learning rate in the first epoch.
-    #[arg(long, default_value_t = TrainSettings::default().lr)]
-    pub lr: PositiveFraction,
+    /// Where `lr` and `gamma` are not given: nnue-pytorch's rate and decay (`nnue-pytorch`,
+    /// 8.75e-4 × 0.992 per epoch) or the thesis's (`thesis`, 5e-4 × 0.99).
+    #[arg(long, value_enum, default_value_t = TrainSettings::default().rate)]
+    #[serde(skip_serializing_if = "crate::checked::is_zero")]
+    pub rate: RatePreset,
+    /// The learning rate in the first epoch (default: the rate preset's).
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lr: Option<PositiveFraction>,
     /// The hidden weights W2 learn at lr * min(1, W / L1), so that a step moves a hidden unit as
     /// far as at L1 = W whatever the width (wider layers otherwise overshoot and die).
     #[arg(long, value_name = "W", default_value_t = TrainSettings::default().hidden_lr_width)]
     pub hidden_lr_width: Positive,
-    /// Learning-rate factor per epoch (the step schedule's).
-    #[arg(long, default_value_t = TrainSettings::default().gamma)]
-    pub gamma: PositiveFraction,
+    /// Learning-rate factor per epoch, the step schedule's (default: the rate preset's).
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gamma: Option<PositiveFraction>,
     /// How the learning rate moves: step (lr * gamma^epoch), cosine (down to lr_floor * lr at
     /// the epoch cap, bullet's) or one-cycle (nnue-pytorch's: up from lr/25, down to lr/1250).
     #[arg(long, value_enum, default_value_t = TrainSettings::default().lr_schedule)]
@@ -345,8 +384,7 @@ impl Default for TrainSettings {
     /// positions, quiet positions only, loss exponent 2.6, the reference code's win-rate scales
     /// 410 and 361) at nnue-pytorch's learning rate and decay, 8.75e-4 × 0.992 per epoch:
     /// measured beside nnue-pytorch, it trains lower held-out losses and stronger networks than
-    /// the thesis's 5e-4 × 0.99 (`--lr 5e-4 --gamma 0.99`; RESULTS.md, "Does this trainer train
-    /// as well as nnue-pytorch?").
+    /// the thesis's 5e-4 × 0.99 ([`RatePreset`]; `--rate thesis`).
     fn default() -> Self {
         let target = Wdl::default();
         let loss = ScoreLoss::default();
@@ -356,9 +394,10 @@ impl Default for TrainSettings {
             arch: None,
             method: MethodName::Score,
             optimizer: OptimizerName::Adam,
-            lr: PositiveFraction::new(8.75e-4),
+            rate: RatePreset::NnuePytorch,
+            lr: None,
             hidden_lr_width: Positive::new(128),
-            gamma: PositiveFraction::new(0.992),
+            gamma: None,
             lr_schedule: LrSchedule::Step,
             lr_floor: UnitReal::new(0.0),
             warmup_steps: 0,
@@ -589,9 +628,9 @@ impl TrainSettings {
     /// The optimizer's part of the recipe, for messages and reports: `lr 0.000875, γ 0.992` (the
     /// step schedule's factor, only there), then [`recipe_extras`](Self::recipe_extras).
     pub fn recipe_label(&self) -> String {
-        let mut parts = vec![format!("lr {}", self.lr)];
+        let mut parts = vec![format!("lr {}", self.lr())];
         if self.lr_schedule == LrSchedule::Step {
-            parts.push(format!("γ {}", self.gamma));
+            parts.push(format!("γ {}", self.gamma()));
         }
         parts.extend(self.recipe_extras());
         parts.join(", ")
@@ -639,6 +678,28 @@ impl TrainSettings {
         }
     }
 
+    /// The learning rate in the first epoch: `lr`, else the rate preset's.
+    pub fn lr(&self) -> f64 {
+        self.lr.map_or(self.rate.lr(), PositiveFraction::get)
+    }
+
+    /// The step schedule's factor per epoch: `gamma`, else the rate preset's.
+    pub fn gamma(&self) -> f64 {
+        self.gamma.map_or(self.rate.gamma(), PositiveFraction::get)
+    }
+
+    /// The same recipe with its rate and decay written out (`lr`, `gamma`) and the preset at
+    /// its default: what a run's identity holds, so that `rate = "thesis"` and the thesis's
+    /// numbers given one by one are one run.
+    pub fn with_rate_written_out(&self) -> TrainSettings {
+        TrainSettings {
+            lr: Some(PositiveFraction::new(self.lr())),
+            gamma: Some(PositiveFraction::new(self.gamma())),
+            rate: RatePreset::default(),
+            ..self.clone()
+        }
+    }
+
     /// When a run stops before its epoch cap (`patience`, `min_delta`).
     pub fn stop_rule(&self) -> StopRule {
         StopRule {
@@ -654,6 +715,28 @@ mod tests {
 
     fn parse(toml_text: &str) -> Result<TrainSettings, String> {
         toml::from_str(toml_text).map_err(|e| e.message().to_string())
+    }
+
+    #[test]
+    fn the_rate_preset_is_one_setting_and_lr_or_gamma_override_it() {
+        let default = TrainSettings::default();
+        assert_eq!((default.lr(), default.gamma()), (8.75e-4, 0.992));
+        let thesis = parse("rate = \"thesis\"").unwrap();
+        assert_eq!((thesis.lr(), thesis.gamma()), (5e-4, 0.99));
+        assert_eq!(thesis.recipe_label(), "lr 0.0005, γ 0.99");
+        // One run however the thesis's rate is asked for.
+        let by_numbers = parse("lr = 5e-4\ngamma = 0.99").unwrap();
+        assert_eq!(
+            thesis.with_rate_written_out(),
+            by_numbers.with_rate_written_out()
+        );
+        let faster = parse("rate = \"thesis\"\nlr = 1e-3").unwrap();
+        assert_eq!((faster.lr(), faster.gamma()), (1e-3, 0.99));
+        let err = parse("rate = \"fast\"").unwrap_err();
+        assert!(
+            err.contains("nnue-pytorch") && err.contains("thesis"),
+            "{err}"
+        );
     }
 
     #[test]
