@@ -4,7 +4,7 @@ use anyhow::Result;
 use clap::Args;
 use plugin_api::FeatureSet;
 
-use super::device::{DeviceArg, apply_threads};
+use super::device::DeviceArg;
 use trainer::train::bench::{TrainBenchConfig, bench};
 use trainer::train::settings::OptimizerName;
 use trainer::train::settings::TrainSettings;
@@ -50,9 +50,7 @@ pub struct BenchArgs {
 
 /// Runs the benchmark and prints one line per L1.
 pub fn run(args: &BenchArgs, set: &FeatureSet) -> Result<()> {
-    trainer::train::tune_allocator();
-    let device = args.device.device().map_err(anyhow::Error::msg)?;
-    apply_threads(args.device.threads);
+    let device = args.device.start()?;
     println!(
         "training throughput, feature set {} (N = {}), batch {}, optimizer {}, {} on {}, {} torch threads",
         set.name(),

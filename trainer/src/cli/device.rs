@@ -24,9 +24,7 @@ impl RuntimeArgs {
     /// Prepares the process for training (the allocator's tuning, libtorch's threads) and
     /// returns the device, checked to exist.
     pub fn start(&self) -> anyhow::Result<Device> {
-        trainer::train::tune_allocator();
-        apply_threads(self.device.threads);
-        self.device.device().map_err(anyhow::Error::msg)
+        self.device.start()
     }
 }
 
@@ -42,6 +40,14 @@ pub struct DeviceArg {
 }
 
 impl DeviceArg {
+    /// Prepares the process for training (the allocator's tuning, libtorch's threads) and
+    /// returns the device, checked to exist: the start of every training command.
+    pub fn start(&self) -> anyhow::Result<Device> {
+        trainer::train::tune_allocator();
+        apply_threads(self.threads);
+        self.device().map_err(anyhow::Error::msg)
+    }
+
     /// The device, checked to exist.
     pub fn device(&self) -> Result<Device, String> {
         parse_device(&self.device)
@@ -76,7 +82,7 @@ pub fn parse_device(s: &str) -> Result<Device, String> {
 }
 
 /// Sets libtorch's CPU threads (0 leaves its default).
-pub fn apply_threads(threads: usize) {
+fn apply_threads(threads: usize) {
     if threads > 0 {
         tch::set_num_threads(threads as i32);
     }
