@@ -9,13 +9,13 @@ use clap::{Parser, Subcommand};
 /// Engine-vs-engine tournaments, ratings and puzzle accuracy for UCI engines.
 #[derive(Parser, Debug)]
 #[command(name = "arena", version, about)]
-struct Args {
+struct ArenaArgs {
     #[command(subcommand)]
-    command: Command,
+    command: ArenaCommand,
 }
 
 #[derive(Subcommand, Debug)]
-enum Command {
+enum ArenaCommand {
     /// Play a tournament between UCI engines (or networks, run through `host`).
     Tournament(cli::tournament::TournamentArgs),
     /// Solve puzzles with a UCI engine and report move accuracy.
@@ -27,12 +27,12 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = ArenaArgs::parse();
     let result = match args.command {
-        Command::Tournament(a) => cli::tournament::run(a),
-        Command::Puzzles(a) => cli::puzzles::run(a),
-        Command::Elo(a) => cli::elo::run(a),
-        Command::Sprt(a) => cli::sprt::run(a),
+        ArenaCommand::Tournament(a) => cli::tournament::run(a),
+        ArenaCommand::Puzzles(a) => cli::puzzles::run(a),
+        ArenaCommand::Elo(a) => cli::elo::run(a),
+        ArenaCommand::Sprt(a) => cli::sprt::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -97,8 +97,8 @@ impl<'de> Deserialize<'de> for MoveLimit {
     /// it receives every key the table does not declare, so a key that is none of the four is
     /// refused here, naming it.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Keys;
-        impl<'de> Visitor<'de> for Keys {
+        struct MoveLimitVisitor;
+        impl<'de> Visitor<'de> for MoveLimitVisitor {
             type Value = MoveLimit;
 
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -126,7 +126,7 @@ impl<'de> Deserialize<'de> for MoveLimit {
                 found.ok_or_else(|| de::Error::custom(EXACTLY_ONE))
             }
         }
-        deserializer.deserialize_map(Keys)
+        deserializer.deserialize_map(MoveLimitVisitor)
     }
 }
 

@@ -519,10 +519,10 @@ impl PgnCounts {
 /// the order in which parallel workers finished does not matter. Games that stay unmatched
 /// count only in the trinomial counts. Games with an unknown result are ignored.
 pub fn counts_from_pgn(games: &[PgnGame], engine: &str, opponent: Option<&str>) -> PgnCounts {
-    type Key = (String, String);
+    type PairingKey = (String, String);
     let mut trinomial = [0u64; 3];
-    let mut waiting: HashMap<Key, (Vec<f64>, Vec<f64>)> = HashMap::new();
-    let mut order: Vec<Key> = Vec::new();
+    let mut waiting: HashMap<PairingKey, (Vec<f64>, Vec<f64>)> = HashMap::new();
+    let mut order: Vec<PairingKey> = Vec::new();
     let mut opponents: Vec<String> = Vec::new();
     for g in games {
         let (Some(w), Some(b)) = (g.tag("White"), g.tag("Black")) else {

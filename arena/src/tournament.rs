@@ -277,7 +277,7 @@ impl TournamentOutcome {
 }
 
 /// One scheduled game.
-struct Job {
+struct GameJob {
     number: usize,
     pair: usize,
     white: usize,
@@ -421,7 +421,7 @@ fn check_config(config: &TournamentConfig) -> Result<(), String> {
 }
 
 /// The games in schedule order: round by round, pairing by pairing, two games per pair.
-fn schedule(config: &TournamentConfig) -> VecDeque<Job> {
+fn schedule(config: &TournamentConfig) -> VecDeque<GameJob> {
     let chosen = openings::select(
         &config.openings,
         config.rounds,
@@ -436,7 +436,7 @@ fn schedule(config: &TournamentConfig) -> VecDeque<Job> {
         for &(a, b) in &pairings {
             let pair = number / 2;
             for (white, black) in [(a, b), (b, a)] {
-                jobs.push_back(Job {
+                jobs.push_back(GameJob {
                     number,
                     pair,
                     white,
@@ -455,7 +455,7 @@ fn schedule(config: &TournamentConfig) -> VecDeque<Job> {
 /// Plays jobs until the queue is empty or the tournament is aborted.
 fn worker(
     config: &TournamentConfig,
-    queue: &Mutex<VecDeque<Job>>,
+    queue: &Mutex<VecDeque<GameJob>>,
     abort: &AtomicBool,
     results: mpsc::Sender<Result<TournamentGame, String>>,
 ) {

@@ -44,10 +44,10 @@ fn network(registry: &PluginRegistry, L1: usize) -> Nnue {
 }
 
 /// A game: its root and, per ply, the king moves tried and the move played.
-type Game = (Board, Vec<(Vec<Move>, Move)>);
+type RecordedGame = (Board, Vec<(Vec<Move>, Move)>);
 
 /// The games of the walk.
-fn workload() -> Vec<Game> {
+fn workload() -> Vec<RecordedGame> {
     let book = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/uho_4060_v2.epd");
     let book = std::fs::read_to_string(book).unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(2026);
@@ -75,7 +75,7 @@ fn workload() -> Vec<Game> {
     games
 }
 
-fn king_moves(games: &[Game]) -> u64 {
+fn king_moves(games: &[RecordedGame]) -> u64 {
     games
         .iter()
         .flat_map(|(_, plies)| plies)
@@ -84,7 +84,7 @@ fn king_moves(games: &[Game]) -> u64 {
 }
 
 /// Times the king-move pushes and pops of one walk.
-fn walk(stack: &mut AccumulatorStack<'_>, games: &[Game]) -> Duration {
+fn walk(stack: &mut AccumulatorStack<'_>, games: &[RecordedGame]) -> Duration {
     let mut elapsed = Duration::ZERO;
     let mut sum = 0i64;
     for (root, plies) in games {
@@ -106,7 +106,7 @@ fn walk(stack: &mut AccumulatorStack<'_>, games: &[Game]) -> Duration {
 
 /// The positions after every king move of the walk, in order, with the perspective to refresh
 /// and its king square.
-fn king_move_positions(games: &[Game]) -> Vec<(Board, Color, Square)> {
+fn king_move_positions(games: &[RecordedGame]) -> Vec<(Board, Color, Square)> {
     let mut out = Vec::new();
     for (root, plies) in games {
         let mut board = *root;

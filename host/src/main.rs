@@ -16,18 +16,18 @@ mod cli;
     about,
     after_help = "Without a command, host is a UCI chess engine on standard input and output."
 )]
-struct Args {
+struct HostArgs {
     /// Directory holding the feature plugins (default: $NNUE_PLUGIN_DIR, else next to this program).
     #[arg(long, global = true, value_name = "DIR")]
     plugin_dir: Option<PathBuf>,
 
     /// Without a subcommand, `host` is a UCI chess engine on standard input and output.
     #[command(subcommand)]
-    command: Option<Command>,
+    command: Option<HostCommand>,
 }
 
 #[derive(Subcommand, Debug)]
-enum Command {
+enum HostCommand {
     /// Print the feature indices of positions: FEN, stm, White's and Black's sorted unique indices.
     Features {
         /// Feature set: blocks joined by '+' (sum) and '*' (product), e.g. all+ph+pv or k*all+h; 'hv' means 'all'.
@@ -172,7 +172,7 @@ fn main() -> ExitCode {
         eprintln!("error: {message}");
         return ExitCode::FAILURE;
     }
-    let args = Args::parse();
+    let args = HostArgs::parse();
     let Some(command) = &args.command else {
         // No subcommand: speak UCI on standard input and output.
         return match host::engine::uci::run_stdio(args.plugin_dir.clone()) {
@@ -186,12 +186,12 @@ fn main() -> ExitCode {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let result = match command {
-        Command::Features { spec, fens } => {
+        HostCommand::Features { spec, fens } => {
             cli::features::run(args.plugin_dir.as_deref(), spec, fens, &mut out)
         }
-        Command::Plugins => cli::plugins::run(args.plugin_dir.as_deref(), &mut out),
-        Command::Bench { list: true, .. } => cli::bench::list(&mut out),
-        Command::Bench {
+        HostCommand::Plugins => cli::plugins::run(args.plugin_dir.as_deref(), &mut out),
+        HostCommand::Bench { list: true, .. } => cli::bench::list(&mut out),
+        HostCommand::Bench {
             depth,
             net,
             threads,
@@ -205,7 +205,7 @@ fn main() -> ExitCode {
             *hash,
             &mut out,
         ),
-        Command::Eval {
+        HostCommand::Eval {
             net,
             fens,
             games,
@@ -231,7 +231,7 @@ fn main() -> ExitCode {
             ),
             (None, None) => unreachable!("clap requires --fens or --games"),
         },
-        Command::Net { command } => match command {
+        HostCommand::Net { command } => match command {
             NetCommand::Convert {
                 input,
                 output,

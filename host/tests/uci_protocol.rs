@@ -17,7 +17,7 @@ use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess};
 
 /// A running engine with a reader thread collecting its output lines.
-struct Engine {
+struct HostProcess {
     child: Child,
     stdin: ChildStdin,
     lines: Receiver<String>,
@@ -27,8 +27,8 @@ struct Engine {
 
 const PATIENCE: Duration = Duration::from_secs(20);
 
-impl Engine {
-    fn start() -> Engine {
+impl HostProcess {
+    fn start() -> HostProcess {
         let mut child = common::host()
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -46,7 +46,7 @@ impl Engine {
                 }
             }
         });
-        let mut e = Engine {
+        let mut e = HostProcess {
             child,
             stdin,
             lines: rx,
@@ -156,7 +156,7 @@ impl Engine {
     }
 }
 
-impl Drop for Engine {
+impl Drop for HostProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -190,7 +190,7 @@ const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
 #[test]
 fn handshake_lists_the_options() {
-    let mut e = Engine::start();
+    let mut e = HostProcess::start();
     e.send("uci");
     let lines = e.until("uciok", |l| l == "uciok");
     assert!(lines[0].starts_with("id name "), "{lines:?}");
@@ -216,7 +216,7 @@ fn handshake_lists_the_options() {
 
 #[test]
 fn isready_and_stop_during_an_infinite_search() {
-    let mut e = Engine::start();
+    let mut e = HostProcess::start();
     e.send("position startpos moves e2e4");
     e.send("go infinite");
     // The search is under way once it reports a depth. Waiting for that line, not for a fixed
@@ -254,7 +254,7 @@ fn isready_and_stop_during_an_infinite_search() {
 #[test]
 fn infinite_search_waits_for_stop_even_when_finished() {
     // A mate in one is solved at once; the answer must still wait for `stop`.
-    let mut e = Engine::start();
+    let mut e = HostProcess::start();
     e.send("position fen 6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1");
     e.send("go infinite");
     std::thread::sleep(Duration::from_millis(500));
@@ -270,7 +270,7 @@ fn infinite_search_waits_for_stop_even_when_finished() {
 
 #[test]
 fn ponder_then_ponderhit_and_ponder_then_stop() {
-    let mut e = Engine::start();
+    let mut e = HostProcess::start();
     e.send("setoption name Ponder value true");
     e.send("position startpos moves e2e4 e7e5");
     e.send("go ponder wtime 1000 btime 1000");
@@ -295,7 +295,7 @@ fn ponder_then_ponderhit_and_ponder_then_stop() {
 
 #[test]
 fn go_variants_answer_with_legal_moves() {
-    let mut e = Engine::start();
+    let mut e = HostProcess::start();
     let fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3";
     e.send(&format!("position fen {fen}"));
     for go in [
@@ -338,7 +338,7 @@ fn go_variants_answer_with_legal_moves() {
 
 #[test]
 fn mate_and_stalemate_answer_0000_and_depth_zero_plays() {
-    let mut e = Engine::start();
+    let mut e = HostProcess::start();
     for fen in [
         "7k/6Q1/6K1/8/8/8/8/8 b - - 0 1",
         "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1",
@@ -358,7 +358,7 @@ fn mate_and_stalemate_answer_0000_and_depth_zero_plays() {
 
 #[test]
 fn bad_input_is_refused_and_the_previous_state_kept() {
-    let mut e = Engine::start();
+    let mut e = HostProcess::start();
     e.send("position startpos moves e2e4 c7c5");
     let good = e.fen();
     assert_eq!(
@@ -427,7 +427,7 @@ fn bad_input_is_refused_and_the_previous_state_kept() {
 
 #[test]
 fn a_fen_without_clocks_gets_the_defaults() {
-    let mut e = Engine::start();
+    let mut e = HostProcess::start();
     e.send("position fen rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3");
     assert!(errors(&e.sync()).is_empty());
     assert_eq!(
@@ -442,7 +442,7 @@ fn a_fen_without_clocks_gets_the_defaults() {
 
 #[test]
 fn a_thesis_network_loads_and_a_bad_one_keeps_it() {
-    let mut e = Engine::start();
+    let mut e = HostProcess::start();
     let net = common::shared().join("nets/thesis/all.nn");
     e.send(&format!("setoption name EvalFile value {}", net.display()));
     let lines = e.sync();
@@ -468,7 +468,7 @@ fn a_thesis_network_loads_and_a_bad_one_keeps_it() {
 
 #[test]
 fn threads_and_hash_can_change_between_searches() {
-    let mut e = Engine::start();
+    let mut e = HostProcess::start();
     e.send("setoption name Threads value 2");
     e.send("setoption name Hash value 16");
     e.send("setoption name Clear Hash");
@@ -684,7 +684,7 @@ fn random_and_adversarial_command_streams_never_kill_the_engine() {
             .collect();
     for seed in 0..6u64 {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let mut e = Engine::start();
+        let mut e = HostProcess::start();
         for round in 0..40 {
             let n = rng.random_range(1..12);
             let mut sent = Vec::new();

@@ -114,8 +114,8 @@ mod tests {
     }
 
     /// Size 4, and index 4 for Black: one past its end.
-    struct Edge;
-    impl FeatureBlock for Edge {
+    struct PastTheEnd;
+    impl FeatureBlock for PastTheEnd {
         const NAME: &'static str = "edge";
         const DESCRIPTION: &'static str = "one index, past the end for Black";
         const SIZE: u32 = 4;
@@ -165,7 +165,7 @@ mod tests {
         let mut r = PluginRegistry::new();
         let blocks = [
             BlockDescriptor::of::<Two>(),
-            BlockDescriptor::of::<Edge>(),
+            BlockDescriptor::of::<PastTheEnd>(),
             BlockDescriptor::of::<Swaps>(),
         ];
         r.register(&blocks, "linked", "test 0").unwrap();

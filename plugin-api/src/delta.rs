@@ -517,8 +517,8 @@ mod tests {
     }
 
     /// Puts a list of its own in place of the host's White list of added indices.
-    struct Swaps;
-    impl FeatureBlock for Swaps {
+    struct DeltaSwaps;
+    impl FeatureBlock for DeltaSwaps {
         const NAME: &'static str = "swaps";
         const DESCRIPTION: &'static str = "replaces a list it was given";
         const SIZE: u32 = 4;
@@ -540,7 +540,7 @@ mod tests {
             BlockDescriptor::of::<Fine>(),
             BlockDescriptor::of::<Also>(),
             BlockDescriptor::of::<Past>(),
-            BlockDescriptor::of::<Swaps>(),
+            BlockDescriptor::of::<DeltaSwaps>(),
         ];
         r.register(&blocks, "linked", "test 0").unwrap();
         r

@@ -146,8 +146,8 @@ impl FeatureBlock for PawnsKingSideNoTrigger {
 }
 
 /// Emits an index beyond its size.
-struct OutOfRange;
-impl FeatureBlock for OutOfRange {
+struct OutOfRangeBlock;
+impl FeatureBlock for OutOfRangeBlock {
     const NAME: &'static str = "out_of_range";
     const DESCRIPTION: &'static str = "broken: size too small";
     const SIZE: u32 = 700;
@@ -318,7 +318,7 @@ fn a_move_names_the_roles_it_moves_takes_and_promotes_to() {
 
 #[test]
 fn an_index_beyond_the_size_fails() {
-    let err = check_blocks(&[BlockDescriptor::of::<OutOfRange>()], quick())
+    let err = check_blocks(&[BlockDescriptor::of::<OutOfRangeBlock>()], quick())
         .unwrap_err()
         .to_string();
     assert!(err.contains("index 7") && err.contains("size 700"), "{err}");

@@ -16,17 +16,17 @@ use trainer::loader::batch::SparseBatch;
 /// Training pipeline for NNUE feature-set research.
 #[derive(Parser, Debug)]
 #[command(name = "trainer", version, about)]
-struct Args {
+struct TrainerArgs {
     /// Directory holding the feature plugins (default: $NNUE_PLUGIN_DIR, else next to this program).
     #[arg(long, global = true, value_name = "DIR")]
     plugin_dir: Option<PathBuf>,
 
     #[command(subcommand)]
-    command: Command,
+    command: TrainerCommand,
 }
 
 #[derive(Subcommand, Debug)]
-enum Command {
+enum TrainerCommand {
     /// Encode positions into a sparse batch and print its size: positions, active indices per
     /// position (side to move / other side), and the feature set's N.
     Encode {
@@ -75,11 +75,11 @@ enum Command {
     Run(cli::run::RunArgs),
 }
 
-fn run(args: Args) -> Result<()> {
+fn run(args: TrainerArgs) -> Result<()> {
     let registry =
         || PluginRegistry::discover(args.plugin_dir.as_deref()).map_err(|e| e.to_string());
     match &args.command {
-        Command::Encode { spec, fens } => {
+        TrainerCommand::Encode { spec, fens } => {
             let set = registry().map_err(anyhow::Error::msg)?.feature_set(spec)?;
             let mut batch = SparseBatch::with_capacity(&set, 1024);
             let mut scratch = Vec::new();
@@ -100,28 +100,28 @@ fn run(args: Args) -> Result<()> {
             );
             Ok(())
         }
-        Command::Convert(a) => cli::convert::run(a),
-        Command::Stats(a) => {
+        TrainerCommand::Convert(a) => cli::convert::run(a),
+        TrainerCommand::Stats(a) => {
             let set = match &a.spec {
                 Some(spec) => Some(registry().map_err(anyhow::Error::msg)?.feature_set(spec)?),
                 None => None,
             };
             cli::stats::run_stats(a, set.as_ref())
         }
-        Command::WdlFit(a) => cli::stats::run_wdl(a),
-        Command::Load(a) => {
+        TrainerCommand::WdlFit(a) => cli::stats::run_wdl(a),
+        TrainerCommand::Load(a) => {
             let set = registry()
                 .map_err(anyhow::Error::msg)?
                 .feature_set(&a.spec)?;
             cli::load::run(a, set)
         }
-        Command::Bench(a) => {
+        TrainerCommand::Bench(a) => {
             let set = registry()
                 .map_err(anyhow::Error::msg)?
                 .feature_set(&a.spec)?;
             cli::bench::run(a, &set)
         }
-        Command::Train(a) => {
+        TrainerCommand::Train(a) => {
             let registry = registry().map_err(anyhow::Error::msg)?;
             a.settings
                 .check_i8_blocks(&registry)
@@ -129,14 +129,14 @@ fn run(args: Args) -> Result<()> {
             let set = registry.feature_set(&a.spec)?;
             cli::train::run_train(a, &set)
         }
-        Command::Export(a) => cli::train::run_export(a, args.plugin_dir.as_deref()),
-        Command::Viz(a) => cli::viz::run(a, &registry().map_err(anyhow::Error::msg)?),
-        Command::Score(a) => cli::score::run(a, &registry().map_err(anyhow::Error::msg)?),
-        Command::QuantReport(a) => {
+        TrainerCommand::Export(a) => cli::train::run_export(a, args.plugin_dir.as_deref()),
+        TrainerCommand::Viz(a) => cli::viz::run(a, &registry().map_err(anyhow::Error::msg)?),
+        TrainerCommand::Score(a) => cli::score::run(a, &registry().map_err(anyhow::Error::msg)?),
+        TrainerCommand::QuantReport(a) => {
             cli::train::run_quant(a, &registry().map_err(anyhow::Error::msg)?)
         }
-        Command::Gensfen(a) => cli::gensfen::run(a, args.plugin_dir.as_deref()),
-        Command::Run(a) => cli::run::run(a, args.plugin_dir.as_deref()),
+        TrainerCommand::Gensfen(a) => cli::gensfen::run(a, args.plugin_dir.as_deref()),
+        TrainerCommand::Run(a) => cli::run::run(a, args.plugin_dir.as_deref()),
     }
 }
 
@@ -189,7 +189,7 @@ fn main() -> ExitCode {
     }
     #[cfg(unix)]
     pinned_environment();
-    match run(cli::parse_args::<Args>()) {
+    match run(cli::parse_args::<TrainerArgs>()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // The whole chain of context on one line: "what was done: why it failed".
@@ -206,6 +206,6 @@ mod tests {
 
     #[test]
     fn command_line_is_consistent() {
-        Args::command().debug_assert();
+        TrainerArgs::command().debug_assert();
     }
 }

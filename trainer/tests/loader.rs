@@ -33,9 +33,9 @@ fn write(path: &Path, format: Format, samples: &[Sample]) {
 }
 
 /// A position's identity in a batch: labels and both index lists.
-type Key = (i16, i8, u16, u8, Vec<u32>, Vec<u32>);
+type SampleKey = (i16, i8, u16, u8, Vec<u32>, Vec<u32>);
 
-fn keys(batch: &SparseBatch) -> Vec<Key> {
+fn keys(batch: &SparseBatch) -> Vec<SampleKey> {
     (0..batch.len)
         .map(|i| {
             (
@@ -50,7 +50,7 @@ fn keys(batch: &SparseBatch) -> Vec<Key> {
         .collect()
 }
 
-fn expected_keys(set: &FeatureSet, samples: &[Sample]) -> Vec<Key> {
+fn expected_keys(set: &FeatureSet, samples: &[Sample]) -> Vec<SampleKey> {
     let mut b = SparseBatch::with_capacity(set, samples.len());
     let mut scratch = Vec::new();
     for s in samples {
@@ -66,13 +66,13 @@ fn run(config: LoaderConfig, set: &FeatureSet) -> Vec<SparseBatch> {
         .collect()
 }
 
-struct Data {
+struct LoaderData {
     _dir: tempfile::TempDir,
     files: Vec<(PathBuf, Vec<Sample>)>,
 }
 
 /// Three files in three formats; file i's scores are offset so positions can be told apart.
-fn three_files() -> Data {
+fn three_files() -> LoaderData {
     let dir = tempfile::tempdir().unwrap();
     let mut files = Vec::new();
     for (i, (name, format, n)) in [
@@ -100,10 +100,10 @@ fn three_files() -> Data {
         write(&path, format, &samples);
         files.push((path, samples));
     }
-    Data { _dir: dir, files }
+    LoaderData { _dir: dir, files }
 }
 
-fn config(data: &Data) -> LoaderConfig {
+fn config(data: &LoaderData) -> LoaderConfig {
     LoaderConfig {
         inputs: data
             .files
@@ -141,7 +141,7 @@ fn every_position_once_per_epoch() {
     let total: usize = batches.iter().map(|b| b.len).sum();
     assert_eq!(total, 2 * 10_000);
     assert!(batches[..batches.len() - 1].iter().all(|b| b.len == 1000));
-    let mut got: Vec<Key> = batches.iter().flat_map(keys).collect();
+    let mut got: Vec<SampleKey> = batches.iter().flat_map(keys).collect();
     let mut twice = expected.clone();
     twice.extend(expected);
     got.sort();
@@ -200,7 +200,7 @@ fn files_are_mixed_and_shuffled() {
         },
         &set,
     );
-    let got: Vec<Key> = unshuffled.iter().flat_map(keys).collect();
+    let got: Vec<SampleKey> = unshuffled.iter().flat_map(keys).collect();
     assert_eq!(got, expected_keys(&set, &data.files[0].1));
     // Shuffled, it does not.
     let shuffled = run(
@@ -210,7 +210,7 @@ fn files_are_mixed_and_shuffled() {
         },
         &set,
     );
-    let got: Vec<Key> = shuffled.iter().flat_map(keys).collect();
+    let got: Vec<SampleKey> = shuffled.iter().flat_map(keys).collect();
     assert_ne!(got, expected_keys(&set, &data.files[0].1));
 }
 

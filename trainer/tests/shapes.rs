@@ -31,7 +31,7 @@ use trainer::loader::batch::SparseBatch;
 use trainer::model::{Model, SparseInput};
 use trainer::train::export::{model_of_network, quantize};
 use trainer::train::loss::ScoreLoss;
-use trainer::train::objective::{Batch, Method, ScoreBatch, train_step};
+use trainer::train::objective::{Method, MethodBatch, ScoreBatch, train_step};
 use trainer::train::optim::{Adam, AdamConfig};
 use trainer::train::psqt_init::psqt_piece_values;
 use trainer::train::quant::compare;
@@ -87,7 +87,7 @@ fn float_model_computes_what_its_quantized_network_computes() {
     let set = registry.feature_set("all").unwrap();
     let samples: Vec<Sample> = random_games(21).take(6000).collect();
     let loss = ScoreLoss::default();
-    let batches: Vec<Batch> = samples
+    let batches: Vec<MethodBatch> = samples
         .chunks(1000)
         .map(|chunk| {
             let mut b = SparseBatch::with_capacity(&set, chunk.len());
@@ -95,7 +95,7 @@ fn float_model_computes_what_its_quantized_network_computes() {
             for s in chunk {
                 b.push_sample(&set, s, &mut scratch).unwrap();
             }
-            Batch::Score(ScoreBatch::new(&b, &loss))
+            MethodBatch::Score(ScoreBatch::new(&b, &loss))
         })
         .collect();
     let test: Vec<Sample> = random_games(22).take(2000).collect();

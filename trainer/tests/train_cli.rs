@@ -40,14 +40,14 @@ fn write(path: &Path, samples: &[Sample]) {
     data::score_units::record(path, nnue::units::ScoreUnits::Centipawns).unwrap();
 }
 
-struct Files {
+struct RunFiles {
     dir: tempfile::TempDir,
     train: String,
     val: String,
     test: String,
 }
 
-fn files() -> Files {
+fn files() -> RunFiles {
     let dir = tempfile::tempdir().unwrap();
     let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
     let (train, val, test) = (p("train.binpack"), p("val.binpack"), p("test.binpack"));
@@ -63,7 +63,7 @@ fn files() -> Files {
         Path::new(&test),
         &random_games(23).take(12_000).collect::<Vec<_>>(),
     );
-    Files {
+    RunFiles {
         dir,
         train,
         val,
@@ -72,7 +72,7 @@ fn files() -> Files {
 }
 
 /// The arguments of a small run writing to `out`.
-fn train_args(f: &Files, out: &Path, epochs: u64, steps: u64) -> Vec<String> {
+fn train_args(f: &RunFiles, out: &Path, epochs: u64, steps: u64) -> Vec<String> {
     [
         "train",
         "--spec",

@@ -24,9 +24,9 @@ use trainer::train::config::{DataFile, TrainConfig};
 use trainer::train::export::quantize;
 use trainer::train::loss::PqrLoss;
 use trainer::train::quant::{float_outputs, quantized_outputs, summarize};
-use trainer::train::run::{Runtime, TrainError, TrainState, train};
 use trainer::train::schedule::LrSchedule;
 use trainer::train::settings::{ArchSetting, MethodName, OptimizerName, TrainSettings};
+use trainer::train::training_loop::{Runtime, TrainError, TrainState, train};
 
 fn write(path: &Path, samples: &[Sample]) {
     let mut w = data::create_writer(path, Format::Binpack).unwrap();
@@ -37,14 +37,14 @@ fn write(path: &Path, samples: &[Sample]) {
 }
 
 /// Training, validation and test files of random-game positions (different seeds).
-struct Data {
+struct TrainingData {
     dir: tempfile::TempDir,
     train: PathBuf,
     val: PathBuf,
     test: Vec<Sample>,
 }
 
-fn data(train_positions: usize) -> Data {
+fn data(train_positions: usize) -> TrainingData {
     let dir = tempfile::tempdir().unwrap();
     let train = dir.path().join("train.binpack");
     let val = dir.path().join("val.binpack");
@@ -54,7 +54,7 @@ fn data(train_positions: usize) -> Data {
     );
     write(&val, &random_games(12).take(6000).collect::<Vec<_>>());
     let test = random_games(13).take(3000).collect();
-    Data {
+    TrainingData {
         dir,
         train,
         val,
@@ -70,7 +70,7 @@ fn file(path: &Path) -> DataFile {
 }
 
 /// A small, fast configuration: all (768) → 64 → 16 → 1, batches of 1024, epochs of 16 steps.
-fn config(d: &Data, epochs: u64) -> TrainConfig {
+fn config(d: &TrainingData, epochs: u64) -> TrainConfig {
     let mut c = TrainConfig::with_defaults("all", 768);
     c.recipe = TrainSettings {
         l1: L1Width::new(64),
@@ -490,7 +490,7 @@ fn pqr_training_from_scratch_and_from_a_checkpoint() {
     assert!(from_net.state.history[0].val_loss < constant);
 
     // The model of an init file must fit the run's shape.
-    let wrong = trainer::train::run::load_init(
+    let wrong = trainer::train::training_loop::load_init(
         &score_out.join("checkpoint.ckpt"),
         &Shape::thesis(768, 96, 16),
         Device::Cpu,

@@ -37,12 +37,12 @@ pub struct Engine {
     thread_count: usize,
     /// Shared with the background search while one runs.
     eval: Arc<EvalSource>,
-    background: Option<Background>,
+    background: Option<BackgroundSearch>,
 }
 
 /// A search running on its own thread: its control, and the thread, which gives the histories
 /// back when it ends.
-struct Background {
+struct BackgroundSearch {
     control: Arc<SearchControl>,
     handle: JoinHandle<Vec<ThreadData>>,
 }
@@ -294,7 +294,7 @@ impl Engine {
             });
         match spawned {
             Ok(handle) => {
-                self.background = Some(Background { control, handle });
+                self.background = Some(BackgroundSearch { control, handle });
                 Ok(())
             }
             Err(e) => {

@@ -113,7 +113,7 @@ pub trait Scorer {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Stage {
+enum PickStage {
     TtMove,
     Generate,
     Captures,
@@ -130,7 +130,7 @@ enum Stage {
 /// history, scored only when reached. In the quiescence search only captures and queen
 /// promotions are generated, unless the side to move is in check.
 pub struct MovePicker {
-    stage: Stage,
+    stage: PickStage,
     tt_move: Option<Move>,
     killers: [Option<Move>; 2],
     moves: MoveList,
@@ -156,7 +156,7 @@ impl MovePicker {
         all_evasions: bool,
     ) -> Self {
         MovePicker {
-            stage: Stage::TtMove,
+            stage: PickStage::TtMove,
             tt_move,
             killers,
             moves: MoveList::new(),
@@ -196,8 +196,8 @@ impl MovePicker {
 
     /// Hands out no more quiet moves (killers included): what is left are the bad captures.
     pub fn skip_quiets(&mut self) {
-        if self.stage > Stage::Captures && self.stage < Stage::BadCaptures {
-            self.stage = Stage::BadCaptures;
+        if self.stage > PickStage::Captures && self.stage < PickStage::BadCaptures {
+            self.stage = PickStage::BadCaptures;
         }
     }
 
@@ -235,13 +235,13 @@ impl MovePicker {
     pub fn next(&mut self, pos: &Chess, scorer: &impl Scorer) -> Option<(Move, Kind, i32)> {
         loop {
             match self.stage {
-                Stage::TtMove => {
-                    self.stage = Stage::Generate;
+                PickStage::TtMove => {
+                    self.stage = PickStage::Generate;
                     if let Some(m) = self.tt_move {
                         return Some((m, Kind::Tt, 0));
                     }
                 }
-                Stage::Generate => {
+                PickStage::Generate => {
                     if !self.preset {
                         if self.quiescence && !self.all_evasions {
                             tactical_moves(pos, &mut self.moves);
@@ -267,14 +267,14 @@ impl MovePicker {
                         self.scores.push(scorer.capture_score(&self.moves[i]));
                     }
                     self.cur = 0;
-                    self.stage = Stage::Captures;
+                    self.stage = PickStage::Captures;
                 }
-                Stage::Captures => {
+                PickStage::Captures => {
                     let Some(i) = self.select(self.captures_end) else {
                         self.stage = if self.quiescence {
-                            Stage::ScoreQuiets
+                            PickStage::ScoreQuiets
                         } else {
-                            Stage::Killers
+                            PickStage::Killers
                         };
                         continue;
                     };
@@ -293,9 +293,9 @@ impl MovePicker {
                     }
                     return Some((m, Kind::GoodCapture, self.scores[i]));
                 }
-                Stage::Killers => {
+                PickStage::Killers => {
                     if self.killer_i >= 2 {
-                        self.stage = Stage::ScoreQuiets;
+                        self.stage = PickStage::ScoreQuiets;
                         continue;
                     }
                     let k = self.killers[self.killer_i];
@@ -311,7 +311,7 @@ impl MovePicker {
                         return Some((self.moves[self.cur - 1], Kind::Killer, 0));
                     }
                 }
-                Stage::ScoreQuiets => {
+                PickStage::ScoreQuiets => {
                     let n = self.moves.len();
                     // Killers handed out sit between the captures and `cur`.
                     while self.scores.len() < self.cur {
@@ -321,13 +321,13 @@ impl MovePicker {
                     for i in self.cur..n {
                         self.scores.push(scorer.quiet_score(&self.moves[i]));
                     }
-                    self.stage = Stage::Quiets;
+                    self.stage = PickStage::Quiets;
                 }
-                Stage::Quiets => {
+                PickStage::Quiets => {
                     // Selection, not a full sort: most nodes stop after a few quiet moves, or
                     // skip the rest (late move pruning, `skip_quiets`).
                     let Some(i) = self.select(self.moves.len()) else {
-                        self.stage = Stage::BadCaptures;
+                        self.stage = PickStage::BadCaptures;
                         continue;
                     };
                     let m = self.moves[i];
@@ -336,14 +336,14 @@ impl MovePicker {
                     }
                     return Some((m, Kind::Quiet, self.scores[i]));
                 }
-                Stage::BadCaptures => {
+                PickStage::BadCaptures => {
                     if self.bad_cur < self.bad.len() {
                         self.bad_cur += 1;
                         return Some((self.bad[self.bad_cur - 1], Kind::BadCapture, 0));
                     }
-                    self.stage = Stage::Done;
+                    self.stage = PickStage::Done;
                 }
-                Stage::Done => return None,
+                PickStage::Done => return None,
             }
         }
     }

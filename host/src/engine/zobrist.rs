@@ -19,15 +19,15 @@ const fn splitmix64(state: u64) -> (u64, u64) {
 }
 
 /// All keys: 2 × 6 × 64 piece keys, 64 castling keys, 8 en-passant keys and the side key.
-struct Keys {
+struct ZobristKeys {
     pieces: [[[u64; 64]; 6]; 2],
     castling: [u64; 64],
     en_passant: [u64; 8],
     black_to_move: u64,
 }
 
-const fn make_keys() -> Keys {
-    let mut keys = Keys {
+const fn make_keys() -> ZobristKeys {
+    let mut keys = ZobristKeys {
         pieces: [[[0; 64]; 6]; 2],
         castling: [0; 64],
         en_passant: [0; 8],
@@ -68,7 +68,7 @@ const fn make_keys() -> Keys {
     keys
 }
 
-static KEYS: Keys = make_keys();
+static KEYS: ZobristKeys = make_keys();
 
 #[inline(always)]
 fn piece_key(color: Color, role: Role, sq: Square) -> u64 {

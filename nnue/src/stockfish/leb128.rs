@@ -13,7 +13,7 @@ use std::fmt;
 pub const MAGIC: &[u8] = b"COMPRESSED_LEB128";
 
 /// An integer type a compressed tensor holds.
-pub trait Value: Copy {
+pub trait Leb128Value: Copy {
     /// The type's name in messages.
     const NAME: &'static str;
     /// The most bytes one value takes (7 bits per byte).
@@ -24,7 +24,7 @@ pub trait Value: Copy {
     fn to_i64(self) -> i64;
 }
 
-impl Value for i16 {
+impl Leb128Value for i16 {
     const NAME: &'static str = "i16";
     const MAX_BYTES: usize = 3;
     fn from_i64(v: i64) -> Option<i16> {
@@ -35,7 +35,7 @@ impl Value for i16 {
     }
 }
 
-impl Value for i32 {
+impl Leb128Value for i32 {
     const NAME: &'static str = "i32";
     const MAX_BYTES: usize = 5;
     fn from_i64(v: i64) -> Option<i32> {
@@ -48,7 +48,7 @@ impl Value for i32 {
 
 /// The most bytes a compressed tensor of `count` values of `T` takes in a file, magic and byte
 /// count included.
-pub fn max_bytes<T: Value>(count: usize) -> u64 {
+pub fn max_bytes<T: Leb128Value>(count: usize) -> u64 {
     (MAGIC.len() + 4) as u64 + (count as u64) * T::MAX_BYTES as u64
 }
 
@@ -117,7 +117,7 @@ impl fmt::Display for Leb128Error {
 
 /// Reads a compressed tensor of `count` values at the start of `bytes`: the values and the
 /// number of bytes it took.
-pub fn read<T: Value>(bytes: &[u8], count: usize) -> Result<(Vec<T>, usize), Leb128Error> {
+pub fn read<T: Leb128Value>(bytes: &[u8], count: usize) -> Result<(Vec<T>, usize), Leb128Error> {
     let head = MAGIC.len() + 4;
     if bytes.len() < head {
         return Err(Leb128Error::Truncated);
@@ -167,7 +167,7 @@ pub fn read<T: Value>(bytes: &[u8], count: usize) -> Result<(Vec<T>, usize), Leb
 }
 
 /// Appends `values` as a compressed tensor, as Stockfish's `write_leb_128` writes it.
-pub fn write<T: Value>(values: &[T], out: &mut Vec<u8>) {
+pub fn write<T: Leb128Value>(values: &[T], out: &mut Vec<u8>) {
     out.extend_from_slice(MAGIC);
     let count_at = out.len();
     out.extend_from_slice(&[0; 4]);

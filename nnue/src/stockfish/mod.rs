@@ -690,13 +690,13 @@ pub fn declared_length(prefix: &[u8]) -> Result<(u64, [u64; 3], bool), DecodeErr
 }
 
 /// Reads the tensors of a file in order, naming the tensor a failure is in.
-struct Reader<'a> {
+struct TensorReader<'a> {
     bytes: &'a [u8],
     pos: usize,
     sizes: [u64; 3],
 }
 
-impl Reader<'_> {
+impl TensorReader<'_> {
     fn truncated(&self, at_least: usize) -> DecodeError {
         DecodeError::Truncated {
             len: self.bytes.len(),
@@ -714,7 +714,7 @@ impl Reader<'_> {
         Ok(s)
     }
 
-    fn compressed<T: leb128::Value>(
+    fn compressed<T: leb128::Leb128Value>(
         &mut self,
         count: usize,
         what: &str,
@@ -773,7 +773,7 @@ pub fn decode(
             sizes,
         });
     }
-    let mut r = Reader {
+    let mut r = TensorReader {
         bytes,
         pos: layout.tensors_at,
         sizes,

@@ -19,8 +19,8 @@ use trainer::train::export::{
     Calibration, calibration_activations, export, fold_factors, network_blocks, quantize_calibrated,
 };
 use trainer::train::quant::{compare, plot_histogram};
-use trainer::train::run::{Runtime, TrainError, TrainState, train};
 use trainer::train::settings::{MethodName, TrainSettings};
+use trainer::train::training_loop::{Runtime, TrainError, TrainState, train};
 
 /// Arguments of `trainer train`.
 #[derive(Args, Debug, Clone)]

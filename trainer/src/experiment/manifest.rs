@@ -674,7 +674,7 @@ impl Manifest {
     }
 
     /// Parses and validates manifest text; `path` names it in errors and anchors relative paths.
-    /// Each kind of table is read by its own part of `Reader`: the datasets, the evaluations,
+    /// Each kind of table is read by its own part of `ManifestReader`: the datasets, the evaluations,
     /// then each experiment (which names them), then the cluster's resources.
     pub fn parse(text: &str, path: &Path) -> Result<Manifest> {
         let file: ManifestFile = toml::from_str(text).map_err(|e| {
@@ -693,7 +693,7 @@ impl Manifest {
                 None => anyhow!("{}:{line}: {message}", path.display()),
             }
         })?;
-        let r = Reader {
+        let r = ManifestReader {
             path,
             text,
             base: path.parent().unwrap_or(Path::new("")).to_path_buf(),
@@ -722,7 +722,7 @@ impl Manifest {
 
 /// What reading one manifest's tables needs: its file (for messages and relative paths) and
 /// its text (for line numbers).
-struct Reader<'a> {
+struct ManifestReader<'a> {
     path: &'a Path,
     text: &'a str,
     /// The manifest's folder, which relative paths start from.
@@ -737,7 +737,7 @@ type Named<'t> = (
     &'t BTreeMap<String, Evaluation>,
 );
 
-impl Reader<'_> {
+impl ManifestReader<'_> {
     /// The place of byte `offset` of the manifest.
     fn place(&self, offset: usize) -> ManifestPlace {
         ManifestPlace {

@@ -111,17 +111,17 @@ pub(crate) enum Handed {
 }
 
 /// The record one kind of stage hands on, as [`Handed`] holds it.
-pub(crate) trait Record: Sized {
+pub(crate) trait StageRecord: Sized {
     /// As handed on.
     fn handed(self) -> Handed;
     /// Back from what was handed on; `None` if another kind's record.
     fn of(handed: Handed) -> Option<Self>;
 }
 
-/// [`Record`] for a type held by one variant of [`Handed`].
+/// [`StageRecord`] for a type held by one variant of [`Handed`].
 macro_rules! record {
     ($ty:ty, $variant:ident) => {
-        impl Record for $ty {
+        impl StageRecord for $ty {
             fn handed(self) -> Handed {
                 Handed::$variant(self)
             }
@@ -140,7 +140,7 @@ record!(TrainRecord, Train);
 record!(EvaluationResult, Evaluation);
 record!(Box<ExperimentReport>, Report);
 
-impl Record for () {
+impl StageRecord for () {
     fn handed(self) -> Handed {
         Handed::Done
     }

@@ -44,7 +44,7 @@ pub struct SlurmOptions {
     /// The `trainer` program the jobs run (this one, on a folder the nodes see).
     pub program: PathBuf,
     /// libtorch's threads in every job: those of the driver, since a training run repeats to
-    /// the bit only on the same thread count (`crate::train::run`), so that the jobs give what
+    /// the bit only on the same thread count (`crate::train::training_loop`), so that the jobs give what
     /// a local run on the driver's machine gives.
     pub threads: usize,
 }
@@ -87,7 +87,7 @@ pub fn run(
         let resources = manifest
             .cluster
             .resources(stage.id.kind(), &slurm.overrides);
-        let mut sbatch = |job: &Job, after: &[String]| {
+        let mut sbatch = |job: &SlurmJob, after: &[String]| {
             sbatch_calls += 1;
             submit(job, after, &resources, (manifest, options, slurm), &logs)
         };
@@ -105,7 +105,7 @@ pub fn run(
                     ids: group.iter().map(|&j| graph[j].id.clone()).collect(),
                     log: crate::file_names::safe_file_name(&format!("train:{experiment}")),
                 };
-                let job = sbatch(&Job::List(list.clone()), &after)?;
+                let job = sbatch(&SlurmJob::List(list.clone()), &after)?;
                 eprintln!(
                     "==> slurm: {} training run(s) of {experiment} submitted as array job {job}",
                     group.len()
@@ -127,7 +127,7 @@ pub fn run(
         if let Some(array) = array_of(manifest, &stage.id)? {
             // A dataset in shards or a tournament in batches: those first, as one array job
             // after what the stage needs, and the stage after it.
-            let job = sbatch(&Job::Array(array.clone()), &after)?;
+            let job = sbatch(&SlurmJob::Array(array.clone()), &after)?;
             eprintln!(
                 "==> slurm: {}0..{} submitted as array job {job}",
                 array.prefix,
@@ -136,7 +136,7 @@ pub fn run(
             after.push(job.clone());
             arrays.insert(i, (job, array));
         }
-        let job = sbatch(&Job::Stage(stage.id.clone()), &after)?;
+        let job = sbatch(&SlurmJob::Stage(stage.id.clone()), &after)?;
         eprintln!("==> slurm: {} submitted as job {job}", stage.id);
         let log = log_of(&logs, &stage.id, &job);
         jobs.insert(i, Submitted { job, log });
@@ -245,7 +245,7 @@ fn quote(s: &str) -> String {
 
 /// What one `sbatch` submits: a stage, the parts of one as an array job, or several stages as
 /// an array job.
-enum Job {
+enum SlurmJob {
     /// One stage.
     Stage(StageId),
     /// The parts of a stage, task i running stage `PREFIXi`.
@@ -288,7 +288,7 @@ fn array_of(manifest: &Manifest, id: &StageId) -> Result<Option<Array>> {
 
 /// Submits `job` after the jobs `after`; returns its job id.
 fn submit(
-    job: &Job,
+    job: &SlurmJob,
     after: &[String],
     resources: &JobResources,
     (manifest, options, slurm): (&Manifest, &RunOptions, &SlurmOptions),
@@ -297,18 +297,18 @@ fn submit(
     let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     let mut prelude = String::new();
     let (stage, name, log) = match job {
-        Job::Stage(id) => (
+        SlurmJob::Stage(id) => (
             quote(&id.to_string()),
             format!("nnue:{id}"),
             format!("{}-%j.log", file_name(id)),
         ),
-        Job::Array(array) => (
+        SlurmJob::Array(array) => (
             // The array task's part, from Slurm's environment.
             format!("{}\"$SLURM_ARRAY_TASK_ID\"", quote(&array.prefix)),
             format!("nnue:{}*", array.prefix),
             format!("{}-%A_%a.log", array.log),
         ),
-        Job::List(list) => {
+        SlurmJob::List(list) => {
             // The task's stage: the list as the shell's arguments, shifted by the task id.
             let ids: Vec<String> = list.ids.iter().map(|id| quote(&id.to_string())).collect();
             prelude = format!("set -- {}; shift \"$SLURM_ARRAY_TASK_ID\"; ", ids.join(" "));
@@ -345,13 +345,13 @@ fn submit(
         .arg(format!("--output={}", absolute(logs).join(log).display()))
         .arg("--kill-on-invalid-dep=yes");
     match job {
-        Job::Array(array) => {
+        SlurmJob::Array(array) => {
             sbatch.arg(format!("--array=0-{}", array.parts.len() - 1));
         }
-        Job::List(list) => {
+        SlurmJob::List(list) => {
             sbatch.arg(format!("--array=0-{}", list.ids.len() - 1));
         }
-        Job::Stage(_) => {}
+        SlurmJob::Stage(_) => {}
     }
     if !after.is_empty() {
         sbatch.arg(format!("--dependency=afterok:{}", after.join(":")));
@@ -376,9 +376,9 @@ fn submit(
     }
     sbatch.arg(format!("--wrap={prelude}{}", words.join(" ")));
     let what = match job {
-        Job::Stage(id) => format!("stage {id}"),
-        Job::Array(array) => format!("the parts {}*", array.prefix),
-        Job::List(list) => format!("the stages {}", list.log),
+        SlurmJob::Stage(id) => format!("stage {id}"),
+        SlurmJob::Array(array) => format!("the parts {}*", array.prefix),
+        SlurmJob::List(list) => format!("the stages {}", list.log),
     };
     let out =
         client(&mut sbatch).with_context(|| format!("--executor slurm: sbatch refused {what}"))?;

@@ -27,7 +27,7 @@ pub(super) struct Evals<'a> {
 
 /// One finished game: its samples (results set) in ply order, each sample's position key
 /// ([`zobrist::hash`], for dropping duplicates), and what its searches and labels cost.
-pub(super) struct GameRecord {
+pub(super) struct SelfPlayRecord {
     pub(super) samples: Vec<Sample>,
     pub(super) keys: Vec<u64>,
     pub(super) searches: u64,
@@ -39,7 +39,7 @@ pub(super) struct GameRecord {
 }
 
 /// Everything a worker needs for its games.
-pub(super) struct Player<'a> {
+pub(super) struct GameWorker<'a> {
     pub(super) config: &'a GensfenConfig,
     pub(super) book: &'a [Chess],
     /// The host's engine, with one search thread, and the evaluator its searches borrow.
@@ -58,7 +58,7 @@ pub(super) fn white_result(turn: shakmaty::Color, stm_result: i8) -> i8 {
     }
 }
 
-impl<'a> Player<'a> {
+impl<'a> GameWorker<'a> {
     pub(super) fn new(
         config: &'a GensfenConfig,
         book: &'a [Chess],
@@ -75,7 +75,7 @@ impl<'a> Player<'a> {
             Some(_) => Some((engine(evals.labeller)?, evals.labeller.evaluator())),
             None => None,
         };
-        Ok(Player {
+        Ok(GameWorker {
             config,
             book,
             host: engine(evals.player)?,
@@ -86,7 +86,7 @@ impl<'a> Player<'a> {
     }
 
     /// Plays game `g` (global number).
-    pub(super) fn play(&mut self, g: u64) -> Result<GameRecord> {
+    pub(super) fn play(&mut self, g: u64) -> Result<SelfPlayRecord> {
         let c = self.config;
         let mut rng = ChaCha8Rng::seed_from_u64(c.seed);
         rng.set_stream(g);
@@ -121,7 +121,7 @@ impl<'a> Player<'a> {
         // Kept positions: the position, the player's score (centipawns), its best move, and
         // how many positions of the game came before it (for the labeller's repetitions).
         let mut kept: Vec<(Chess, i32, Move, usize)> = Vec::new();
-        let mut rec = GameRecord {
+        let mut rec = SelfPlayRecord {
             samples: Vec::new(),
             keys: Vec::new(),
             searches: 0,

@@ -102,9 +102,9 @@ pub use config::{
     DEFAULT_DEPTH, GensfenConfig, LabelSettings, Labeler, MAX_DEDUP_MB, PlayerSettings,
     SelfPlaySettings, Target,
 };
-use game::{Evals, GameRecord, Player};
+use game::{Evals, GameWorker, SelfPlayRecord};
 
-use output::{Output, SeenKeys};
+use output::{SeenKeys, ShardOutput};
 pub use progress::{ABORT_AFTER_COMMITS_ENV, is_complete, progress_path};
 use progress::{identity, read_progress};
 
@@ -237,7 +237,7 @@ pub fn generate_with(
     file.set_len(bytes)
         .and_then(|()| file.seek(SeekFrom::Start(bytes)).map(|_| ()))
         .with_context(|| format!("cannot write {}", out.display()))?;
-    let mut output = Output {
+    let mut output = ShardOutput {
         out,
         name: out.display().to_string(),
         file,
@@ -273,7 +273,7 @@ pub fn generate_with(
         resumed_games: games,
         ..GensfenSummary::default()
     };
-    let finished = |o: &Output| {
+    let finished = |o: &ShardOutput| {
         game_limit.is_some_and(|g| o.games + o.pending_games >= g)
             || position_limit.is_some_and(|p| o.positions + o.pending_positions >= p)
     };
@@ -332,7 +332,7 @@ fn progress_bar(
     pb
 }
 
-type WorkerResult = Result<(u64, GameRecord)>;
+type WorkerResult = Result<(u64, SelfPlayRecord)>;
 
 /// Plays the games of `config` on its worker threads into `output`, in game order, until
 /// `game_limit` games or `position_limit` positions (this shard's) are written.
@@ -340,7 +340,7 @@ fn run_workers(
     config: &GensfenConfig,
     book: &[Chess],
     evals: Evals<'_>,
-    output: &mut Output<'_>,
+    output: &mut ShardOutput<'_>,
     summary: &mut GensfenSummary,
     pb: &indicatif::ProgressBar,
     (game_limit, position_limit): (Option<u64>, Option<u64>),
@@ -363,7 +363,7 @@ fn run_workers(
                 .name(format!("gensfen-{w}"))
                 .stack_size(Engine::SEARCH_STACK_BYTES)
                 .spawn_scoped(s, move || {
-                    let mut player = match Player::new(config, book, evals) {
+                    let mut player = match GameWorker::new(config, book, evals) {
                         Ok(p) => p,
                         Err(e) => {
                             let _ = tx.send(Err(e));
@@ -397,7 +397,7 @@ fn run_workers(
             }
         }
         drop(tx);
-        let mut pending: BTreeMap<u64, GameRecord> = BTreeMap::new();
+        let mut pending: BTreeMap<u64, SelfPlayRecord> = BTreeMap::new();
         let mut outcome = Ok(());
         'receive: for item in rx.iter() {
             let (k, rec) = match item {

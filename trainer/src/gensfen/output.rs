@@ -63,7 +63,7 @@ impl BatchWriter {
 }
 
 /// The output file, its sidecar and the current batch.
-pub(super) struct Output<'a> {
+pub(super) struct ShardOutput<'a> {
     pub(super) out: &'a Path,
     pub(super) name: String,
     pub(super) file: File,
@@ -137,7 +137,7 @@ impl SeenKeys {
     }
 }
 
-impl Output<'_> {
+impl ShardOutput<'_> {
     /// Adds a finished game's samples (with their position keys) to the batch, up to `limit`
     /// positions in the file, dropping duplicates when asked to; returns how many it added.
     pub(super) fn add_game(

@@ -10,7 +10,7 @@ use rand_chacha::ChaCha8Rng;
 use tch::Device;
 
 use super::loss::{PqrLoss, ScoreLoss};
-use super::objective::{Batch, Method, PqrBatch, ScoreBatch, train_step};
+use super::objective::{Method, MethodBatch, PqrBatch, ScoreBatch, train_step};
 use super::optim::{Adam, AdamConfig};
 use crate::data::Sample;
 use crate::data::synthetic::random_games;
@@ -68,7 +68,7 @@ fn pieces(s: &Sample) -> u32 {
 }
 
 /// Encodes `config.batches` batches of random-game positions (or triplets) through `set`.
-pub fn make_batches(set: &FeatureSet, config: &TrainBenchConfig) -> Result<Vec<Batch>> {
+pub fn make_batches(set: &FeatureSet, config: &TrainBenchConfig) -> Result<Vec<MethodBatch>> {
     let mut games = random_games(config.seed);
     let mut scratch = Vec::new();
     let mut out = Vec::new();
@@ -98,7 +98,7 @@ pub fn make_batches(set: &FeatureSet, config: &TrainBenchConfig) -> Result<Vec<B
                     positions.push(set, board, &mut scratch)?;
                 }
             }
-            out.push(Batch::Pqr(PqrBatch::new(&TripletBatch {
+            out.push(MethodBatch::Pqr(PqrBatch::new(&TripletBatch {
                 len: triplets.len(),
                 positions,
             })));
@@ -111,7 +111,7 @@ pub fn make_batches(set: &FeatureSet, config: &TrainBenchConfig) -> Result<Vec<B
             {
                 b.push_sample(set, &s, &mut scratch)?;
             }
-            out.push(Batch::Score(ScoreBatch::new(&b, &loss)));
+            out.push(MethodBatch::Score(ScoreBatch::new(&b, &loss)));
         }
     }
     Ok(out)
@@ -123,8 +123,8 @@ pub fn make_batches(set: &FeatureSet, config: &TrainBenchConfig) -> Result<Vec<B
 pub fn bench(set: &FeatureSet, config: &TrainBenchConfig) -> Result<BenchResult> {
     let batches = make_batches(set, config)?;
     let active = match &batches[0] {
-        Batch::Score(b) => b.input.indices.numel() as f64 / (2 * b.len) as f64,
-        Batch::Pqr(b) => b.input.indices.numel() as f64 / (6 * b.len) as f64,
+        MethodBatch::Score(b) => b.input.indices.numel() as f64 / (2 * b.len) as f64,
+        MethodBatch::Pqr(b) => b.input.indices.numel() as f64 / (6 * b.len) as f64,
     };
     let shape = Shape::new(set.training_size() as usize, config.l1, config.arch.clone());
     nnue::check_sizes(shape.n as u64, shape.l1 as u64, shape.l2() as u64)

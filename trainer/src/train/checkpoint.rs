@@ -323,7 +323,7 @@ mod tests {
     use super::*;
 
     #[derive(Serialize, Deserialize, PartialEq, Debug)]
-    struct State {
+    struct SmallState {
         epoch: u64,
         note: String,
     }
@@ -335,12 +335,12 @@ mod tests {
         let mut adam = Adam::new(AdamConfig::default(), &model.params());
         adam.step = 17;
         let _ = adam.m[2].fill_(0.25);
-        let state = State {
+        let state = SmallState {
             epoch: 3,
             note: "x".into(),
         };
         let bytes = encode(&state, &model, &adam).unwrap();
-        let loaded: Loaded<State> = decode(&bytes).unwrap();
+        let loaded: Loaded<SmallState> = decode(&bytes).unwrap();
         assert_eq!(loaded.state, state);
         let back = loaded.model(&shape, Device::Cpu).unwrap();
         assert_eq!(back.to_vecs(), model.to_vecs());
@@ -360,11 +360,11 @@ mod tests {
         let mid = bad.len() / 2;
         bad[mid] ^= 1;
         assert!(matches!(
-            decode::<State>(&bad).unwrap_err(),
+            decode::<SmallState>(&bad).unwrap_err(),
             CheckpointError::Format(e) if e.contains("checksum")
         ));
-        assert!(decode::<State>(&bytes[..bytes.len() - 9]).is_err());
-        assert!(decode::<State>(b"NNUEFSET....").is_err());
+        assert!(decode::<SmallState>(&bytes[..bytes.len() - 9]).is_err());
+        assert!(decode::<SmallState>(b"NNUEFSET....").is_err());
     }
 
     #[test]

@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 use tch::{Kind, Tensor};
 
-use super::objective::Batch;
+use super::objective::MethodBatch;
 use crate::model::{Model, w1_columns};
 
 /// Shares (0..=1) of dead and saturated units of both clipped layers on a set of positions.
@@ -31,7 +31,7 @@ pub struct UnitHealth {
 impl UnitHealth {
     /// The shares of `model`'s units that are dead or saturated on all the positions of
     /// `batches`.
-    pub fn measure(model: &Model, batches: &[Batch]) -> UnitHealth {
+    pub fn measure(model: &Model, batches: &[MethodBatch]) -> UnitHealth {
         let (l1, cols) = (model.shape.l1 as i64, w1_columns(&model.shape) as i64);
         let arch = model.arch();
         let l2 = arch.hidden[0].width as i64 * arch.hidden[0].activation.fan_out() as i64;

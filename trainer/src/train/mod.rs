@@ -3,7 +3,7 @@
 //!
 //! - [`settings`]: every training setting, declared once (default, option, manifest key);
 //! - [`config`]: a run's configuration (the recipe plus its data) and its identity;
-//! - [`run`]: the training loop (epochs, validation, checkpoints, resume, metrics, plots,
+//! - [`training_loop`]: the training loop (epochs, validation, checkpoints, resume, metrics, plots,
 //!   exports, the best epoch handed over);
 //! - [`loss`]: the score-target loss in WDL space (with the game-result interpolation) and the
 //!   PQR loss, and the losses of the best constant predictors;
@@ -32,10 +32,10 @@ pub mod objective;
 pub mod optim;
 pub mod psqt_init;
 pub mod quant;
-pub mod run;
 pub mod schedule;
 pub mod settings;
 pub mod stop;
+pub mod training_loop;
 
 /// Makes glibc keep large freed blocks for reuse instead of returning them to the system: every
 /// training step allocates tensors of tens of megabytes, and mapping fresh pages for each (glibc's

@@ -55,15 +55,15 @@ impl Method {
     }
 
     /// The loss of a batch under the model (a scalar tensor with its graph).
-    pub fn loss(&self, model: &Model, batch: &Batch) -> Tensor {
+    pub fn loss(&self, model: &Model, batch: &MethodBatch) -> Tensor {
         self.loss_of(&model.forward(batch.input()), batch)
     }
 
     /// The loss of a batch given the model's outputs for its positions.
-    pub fn loss_of(&self, out: &Tensor, batch: &Batch) -> Tensor {
+    pub fn loss_of(&self, out: &Tensor, batch: &MethodBatch) -> Tensor {
         match (self, batch) {
-            (Method::Score(l), Batch::Score(b)) => l.loss(out, &b.targets),
-            (Method::Pqr(l), Batch::Pqr(b)) => {
+            (Method::Score(l), MethodBatch::Score(b)) => l.loss(out, &b.targets),
+            (Method::Pqr(l), MethodBatch::Pqr(b)) => {
                 let n = b.len as i64;
                 l.loss(
                     &out.narrow(0, 0, n),
@@ -139,19 +139,19 @@ impl PqrBatch {
 
 /// A batch of either method.
 #[derive(Debug)]
-pub enum Batch {
+pub enum MethodBatch {
     /// Positions with score targets.
     Score(ScoreBatch),
     /// Triplets.
     Pqr(PqrBatch),
 }
 
-impl Batch {
+impl MethodBatch {
     /// Training examples in the batch (positions, or triplets).
     pub fn len(&self) -> usize {
         match self {
-            Batch::Score(b) => b.len,
-            Batch::Pqr(b) => b.len,
+            MethodBatch::Score(b) => b.len,
+            MethodBatch::Pqr(b) => b.len,
         }
     }
 
@@ -163,28 +163,28 @@ impl Batch {
     /// The positions to evaluate (for PQR the p's, q's and r's).
     pub fn input(&self) -> &SparseInput {
         match self {
-            Batch::Score(b) => &b.input,
-            Batch::Pqr(b) => &b.input,
+            MethodBatch::Score(b) => &b.input,
+            MethodBatch::Pqr(b) => &b.input,
         }
     }
 
     /// `score` or `pqr`.
     pub fn kind(&self) -> &'static str {
         match self {
-            Batch::Score(_) => "score",
-            Batch::Pqr(_) => "pqr",
+            MethodBatch::Score(_) => "score",
+            MethodBatch::Pqr(_) => "pqr",
         }
     }
 
     /// The same batch on `device`.
-    pub fn to_device(&self, device: Device) -> Batch {
+    pub fn to_device(&self, device: Device) -> MethodBatch {
         match self {
-            Batch::Score(b) => Batch::Score(ScoreBatch {
+            MethodBatch::Score(b) => MethodBatch::Score(ScoreBatch {
                 len: b.len,
                 input: b.input.to_device(device),
                 targets: b.targets.to_device(device),
             }),
-            Batch::Pqr(b) => Batch::Pqr(PqrBatch {
+            MethodBatch::Pqr(b) => MethodBatch::Pqr(PqrBatch {
                 len: b.len,
                 input: b.input.to_device(device),
             }),
@@ -198,7 +198,7 @@ pub fn train_step(
     model: &mut Model,
     adam: &mut Adam,
     method: &Method,
-    batch: &Batch,
+    batch: &MethodBatch,
     lr: f64,
 ) -> Tensor {
     let scales = vec![1.0; model.params().len()];
@@ -212,7 +212,7 @@ pub fn train_step_with(
     model: &mut Model,
     adam: &mut Adam,
     method: &Method,
-    batch: &Batch,
+    batch: &MethodBatch,
     lr: f64,
     scales: &[f64],
     look: impl FnOnce(&[Tensor]),
@@ -236,7 +236,7 @@ pub fn train_step_with(
 }
 
 /// The mean loss over batches, weighted by their sizes, without gradients.
-pub fn evaluate(model: &Model, method: &Method, batches: &[Batch]) -> f64 {
+pub fn evaluate(model: &Model, method: &Method, batches: &[MethodBatch]) -> f64 {
     tch::no_grad(|| {
         let mut total = Tensor::zeros([], (Kind::Double, model.device()));
         let mut n = 0usize;

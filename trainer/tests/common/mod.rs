@@ -4,7 +4,7 @@ use std::path::Path;
 
 use trainer::model::tensor_to_vec;
 use trainer::train::checkpoint;
-use trainer::train::run::TrainState;
+use trainer::train::training_loop::TrainState;
 
 /// Everything of a checkpoint that must match between two runs: the state without timings,
 /// the model's and Adam's tensors.

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::id::{DataShard, DataStage, StageId};
-use super::stage::{Ctx, Plan, PlannedStage, Stage, announce};
+use super::stage::{Ctx, PlannedStage, Stage, StagePlan, announce};
 use crate::data::Format;
 use crate::experiment::lookup::{Missing, lock_stage};
 use crate::experiment::manifest::{DataSource, Dataset, GenerateTable, Manifest};
@@ -42,7 +42,7 @@ impl Stage for DataStage {
         Ok(generation(manifest.dataset(&self.dataset)?).map_or(0, |g| g.shard_count()))
     }
 
-    fn planned(&self, plan: Plan) -> Result<Vec<PlannedStage>> {
+    fn planned(&self, plan: StagePlan) -> Result<Vec<PlannedStage>> {
         let d = plan.manifest.dataset(&self.dataset)?;
         let Some(g) = generation(d) else {
             return Ok(Vec::new());

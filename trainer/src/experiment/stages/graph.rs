@@ -11,7 +11,7 @@ use std::path::Path;
 use plugin_api::PluginRegistry;
 
 use super::id::{DataStage, LadderStage, ReportStage, StageId};
-use super::stage::{Plan, PlannedStage};
+use super::stage::{PlannedStage, StagePlan};
 use crate::experiment::manifest::{Experiment, Manifest};
 
 /// A stage and the stages it needs (indices into the same graph, all before it).
@@ -98,7 +98,7 @@ pub fn planned_folders(
     selected: &[&Experiment],
     out: &Path,
 ) -> Result<Vec<PlannedStage>> {
-    let plan = Plan {
+    let plan = StagePlan {
         manifest,
         registry,
         out,

@@ -16,7 +16,7 @@ use plugin_api::PluginRegistry;
 use super::id::StageId;
 use crate::experiment::manifest::{Experiment, Manifest};
 use crate::experiment::options::RunOptions;
-use crate::experiment::records::{Handed, Record};
+use crate::experiment::records::{Handed, StageRecord};
 use crate::experiment::stage_kind::StageKind;
 
 /// One kind of stage: its name's struct ([`super::id`]) with what the kind needs, how it runs
@@ -28,7 +28,7 @@ pub(crate) trait Stage: Clone + Into<StageId> {
     const KIND: StageKind;
 
     /// What it hands on to the stages that need it.
-    type Record: Record;
+    type Record: StageRecord;
 
     /// Its name, as `trainer run --stage` takes it.
     fn id(&self) -> StageId {
@@ -51,7 +51,7 @@ pub(crate) trait Stage: Clone + Into<StageId> {
 
     /// Its folders that the manifest alone decides, nothing computed or read but the
     /// manifest's own input files (`trainer run --dry-run`).
-    fn planned(&self, _plan: Plan) -> Result<Vec<PlannedStage>> {
+    fn planned(&self, _plan: StagePlan) -> Result<Vec<PlannedStage>> {
         Ok(Vec::new())
     }
 
@@ -71,7 +71,7 @@ pub(crate) trait AnyStage {
     /// [`Stage::part_count`].
     fn part_count(&self, manifest: &Manifest) -> Result<u64>;
     /// [`Stage::planned`].
-    fn planned(&self, plan: Plan) -> Result<Vec<PlannedStage>>;
+    fn planned(&self, plan: StagePlan) -> Result<Vec<PlannedStage>>;
     /// [`Stage::work`], its record as handed on.
     fn work(&self, ctx: Ctx) -> Result<Handed>;
 }
@@ -89,11 +89,11 @@ impl<S: Stage> AnyStage for S {
     fn part_count(&self, manifest: &Manifest) -> Result<u64> {
         Stage::part_count(self, manifest)
     }
-    fn planned(&self, plan: Plan) -> Result<Vec<PlannedStage>> {
+    fn planned(&self, plan: StagePlan) -> Result<Vec<PlannedStage>> {
         Stage::planned(self, plan)
     }
     fn work(&self, ctx: Ctx) -> Result<Handed> {
-        Stage::work(self, ctx).map(Record::handed)
+        Stage::work(self, ctx).map(StageRecord::handed)
     }
 }
 
@@ -183,7 +183,7 @@ impl<'a> Ctx<'a> {
 
 /// What [`Stage::planned`] reads: the manifest, the plugins and the output folder.
 #[derive(Clone, Copy)]
-pub(crate) struct Plan<'a> {
+pub(crate) struct StagePlan<'a> {
     /// The manifest.
     pub(crate) manifest: &'a Manifest,
     /// The feature sets' plugins (a training run's folder holds its blocks' layouts).

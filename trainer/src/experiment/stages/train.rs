@@ -10,7 +10,7 @@ use plugin_api::FeatureSet;
 
 use super::data::planned_record;
 use super::id::{DataStage, StageId, TrainStage};
-use super::stage::{Ctx, Plan, PlannedStage, Stage, announce};
+use super::stage::{Ctx, PlannedStage, Stage, StagePlan, announce};
 use crate::experiment::cache::{read_path, stored_path};
 use crate::experiment::manifest::{Entry, Experiment, Manifest};
 use crate::experiment::options::RunOptions;
@@ -19,7 +19,7 @@ use crate::experiment::records::{DataRecord, TrainRecord};
 use crate::experiment::stage_key::StageKey;
 use crate::experiment::stage_kind::StageKind;
 use crate::train::config::{DataFile, TrainConfig};
-use crate::train::run::{Runtime, TrainError, train};
+use crate::train::training_loop::{Runtime, TrainError, train};
 
 impl TrainStage {
     /// Its experiment and network, checked against the manifest.
@@ -88,7 +88,7 @@ impl Stage for TrainStage {
         Ok(needs)
     }
 
-    fn planned(&self, plan: Plan) -> Result<Vec<PlannedStage>> {
+    fn planned(&self, plan: StagePlan) -> Result<Vec<PlannedStage>> {
         let (e, entry) = self.find(plan.manifest)?;
         // An `init_from` run's key holds that network's digest, as an evaluation's holds its
         // players'.

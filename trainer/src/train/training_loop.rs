@@ -46,7 +46,7 @@ use super::export::{
     CALIBRATION_POSITIONS, calibration_activations, dequantize, export, narrow_rows, network_blocks,
 };
 use super::loss::ScoreLoss;
-use super::objective::{Batch, Method, PqrBatch, ScoreBatch, evaluate, train_step_with};
+use super::objective::{Method, MethodBatch, PqrBatch, ScoreBatch, evaluate, train_step_with};
 use super::optim::{Adam, layer_rates};
 use super::psqt_init::psqt_piece_values;
 use super::schedule::Schedule;
@@ -286,14 +286,14 @@ pub fn load_init(path: &Path, shape: &Shape, device: Device) -> Result<Model> {
 /// Batches of one epoch (or the validation set) as tensors, converted on a helper thread
 /// (`batches`) two ahead of the step, with what the loader's filters had dropped by the time
 /// the latest batch was sent (read ahead included).
-type Prefetch = Background<Batch, String, FilterCounts>;
+type Prefetch = Background<MethodBatch, String, FilterCounts>;
 
 /// The loader's batches converted by `convert` (called in order, once per batch) on a helper
 /// thread, at most `limit` examples.
 fn prefetch<K: Examples>(
     loader: Loader<K>,
     limit: Option<u64>,
-    mut convert: impl FnMut(K::Batch) -> Batch + Send + 'static,
+    mut convert: impl FnMut(K::Batch) -> MethodBatch + Send + 'static,
 ) -> Result<Prefetch> {
     Background::spawn("batches", 2, move |out| {
         let mut sent = 0u64;
@@ -388,7 +388,7 @@ fn batches(
                 None => schedule.lambda_end,
             };
             k += 1;
-            Batch::Score(ScoreBatch::new(&b, &ScoreLoss { lambda, ..loss }))
+            MethodBatch::Score(ScoreBatch::new(&b, &ScoreLoss { lambda, ..loss }))
         }),
         Method::Pqr(_) => {
             let loader = LoaderConfig {
@@ -396,7 +396,7 @@ fn batches(
                 ..loader
             };
             prefetch(TripletLoader::new(loader, set.clone())?, limit, |t| {
-                Batch::Pqr(PqrBatch::new(&t))
+                MethodBatch::Pqr(PqrBatch::new(&t))
             })
         }
     }
@@ -408,13 +408,13 @@ fn validation_set(
     config: &TrainConfig,
     set: &FeatureSet,
     rt: &Runtime,
-) -> Result<(Vec<Batch>, f64)> {
+) -> Result<(Vec<MethodBatch>, f64)> {
     let mut out = Vec::new();
     let mut targets: Vec<f32> = Vec::new();
     let mut n = 0u64;
     for b in batches(config, set, None, rt.loader_threads)? {
         let b = b.map_err(anyhow::Error::msg)?;
-        if let Batch::Score(s) = &b {
+        if let MethodBatch::Score(s) = &b {
             targets.extend(tensor_to_vec(&s.targets));
         }
         n += b.len() as u64;
@@ -438,7 +438,7 @@ fn validation_set(
 }
 
 /// The first `keep` examples of a batch.
-fn truncate(batch: Batch, keep: usize) -> Batch {
+fn truncate(batch: MethodBatch, keep: usize) -> MethodBatch {
     let cut = |input: &SparseInput, from: usize, count: usize| -> (Tensor, Tensor) {
         // Bags of positions from..from+count (two per position).
         let offsets = input.offsets.to_device(Device::Cpu);
@@ -456,9 +456,9 @@ fn truncate(batch: Batch, keep: usize) -> Batch {
         (idx, off.to_device(input.offsets.device()))
     };
     match batch {
-        Batch::Score(s) => {
+        MethodBatch::Score(s) => {
             let (indices, offsets) = cut(&s.input, 0, keep);
-            Batch::Score(ScoreBatch {
+            MethodBatch::Score(ScoreBatch {
                 len: keep,
                 input: SparseInput {
                     len: keep,
@@ -469,7 +469,7 @@ fn truncate(batch: Batch, keep: usize) -> Batch {
                 targets: s.targets.narrow(0, 0, keep as i64),
             })
         }
-        Batch::Pqr(p) => {
+        MethodBatch::Pqr(p) => {
             // p's, q's and r's of the first `keep` triplets.
             let parts: Vec<(Tensor, Tensor)> =
                 (0..3).map(|k| cut(&p.input, k * p.len, keep)).collect();
@@ -481,7 +481,7 @@ fn truncate(batch: Batch, keep: usize) -> Batch {
                 base += idx.size()[0];
                 indices.push(idx.shallow_clone());
             }
-            Batch::Pqr(PqrBatch {
+            MethodBatch::Pqr(PqrBatch {
                 len: keep,
                 input: SparseInput {
                     len: 3 * keep,
@@ -604,7 +604,7 @@ pub fn train(
     set: &FeatureSet,
     rt: &Runtime,
 ) -> Result<TrainOutcome, TrainError> {
-    let mut run = Run::start_or_resume(config, set, rt)?;
+    let mut run = TrainingLoop::start_or_resume(config, set, rt)?;
     while !run.finished() {
         run.epoch()?;
     }
@@ -616,7 +616,7 @@ pub fn train(
 /// the checkpoint's, under the same [identity](TrainConfig::identity)), [`epoch`](Self::epoch)
 /// (train, validate, checkpoint, export) and [`finish`](Self::finish) (the best and the last
 /// epoch's networks).
-struct Run<'a> {
+struct TrainingLoop<'a> {
     config: TrainConfig,
     set: &'a FeatureSet,
     rt: &'a Runtime,
@@ -626,7 +626,7 @@ struct Run<'a> {
     /// The exported networks' blocks (with their weight types).
     blocks: Vec<BlockInfo>,
     /// The validation batches, on the device.
-    val: Vec<Batch>,
+    val: Vec<MethodBatch>,
     /// The validation loss of the best constant predictor.
     val_constant: f64,
     schedule: Schedule,
@@ -636,13 +636,13 @@ struct Run<'a> {
     steps_here: u64,
 }
 
-impl<'a> Run<'a> {
+impl<'a> TrainingLoop<'a> {
     /// A fresh run, or the output folder's checkpoint continued (with `rt.resume`).
     fn start_or_resume(
         config: TrainConfig,
         set: &'a FeatureSet,
         rt: &'a Runtime,
-    ) -> Result<Run<'a>, TrainError> {
+    ) -> Result<TrainingLoop<'a>, TrainError> {
         config.check()?;
         if set.training_size() as usize != config.features || set.name() != config.feature_set {
             return Err(TrainError::Failed(format!(
@@ -714,7 +714,7 @@ impl<'a> Run<'a> {
             config.shape().l1,
             Some(config.recipe.hidden_lr_width.get()),
         );
-        let mut run = Run {
+        let mut run = TrainingLoop {
             schedule: config.schedule(),
             config,
             set,
@@ -905,7 +905,7 @@ impl<'a> Run<'a> {
         let wanted = self.config.exports_at(epoch) || epoch == self.best_epoch() || self.finished();
         if epoch > 0 && wanted && !self.rt.net_path(epoch).exists() {
             self.on_handed_over(|run| {
-                let inputs: Vec<&SparseInput> = run.val.iter().map(Batch::input).collect();
+                let inputs: Vec<&SparseInput> = run.val.iter().map(MethodBatch::input).collect();
                 let x = calibration_activations(&run.model, &inputs, CALIBRATION_POSITIONS);
                 export(
                     &run.model,
