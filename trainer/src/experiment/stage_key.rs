@@ -315,6 +315,22 @@ mod tests {
         ] {
             assert!(!identity.contains(added), "{added} in {identity}");
         }
+        // The first layer's start is: the default's is named, the thesis's (the only start
+        // before the setting) is left out, so that the thesis's runs kept their keys.
+        assert!(
+            identity.contains("\"first_layer_init\":\"nnue-pytorch\""),
+            "{identity}"
+        );
+        let thesis = TrainSettings {
+            base_recipe: crate::train::settings::BaseRecipe::Thesis,
+            ..settings.clone()
+        };
+        let thesis_identity =
+            serde_json::to_string(&config(&thesis, "data/d-1/train.binpack").identity()).unwrap();
+        assert!(
+            !thesis_identity.contains("first_layer_init"),
+            "{thesis_identity}"
+        );
         // How long it trains is not its identity: more epochs or a patience continue it.
         let longer = TrainSettings {
             epochs: Count::new(40),
@@ -346,7 +362,7 @@ mod tests {
     }
 
     /// [`the_training_key_of_a_fixed_run_is_pinned`]'s run's key (moved when the configuration
-    /// became the recipe plus its data, and when the default rate became nnue-pytorch's; issue
-    /// 63).
-    const GOLDEN_TRAIN_KEY: &str = "dfb34c174c66de1d";
+    /// became the recipe plus its data, when the default rate became nnue-pytorch's, and when
+    /// its first-layer start did; issue 63).
+    const GOLDEN_TRAIN_KEY: &str = "2d2bc44805aefc36";
 }

@@ -63,6 +63,7 @@
 
 mod cpu;
 mod gradients;
+mod init;
 mod input;
 mod scales;
 mod stacks;
@@ -70,7 +71,7 @@ mod stacks;
 mod tests;
 
 use nnue::{Activation, Arch, FtOutput, OutputRule, Plan, Shape, SkipRead};
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tch::{Device, Kind, Tensor};
 
@@ -78,6 +79,8 @@ pub use cpu::{
     OutputGrad, Transform, TransformedGrad, first_layer, first_layer_gradients, transform,
 };
 pub use gradients::{Gradients, dense_rows};
+pub use init::FirstLayerInit;
+use init::uniform;
 pub use input::SparseInput;
 pub use scales::*;
 use stacks::{StackOrder, Stacks, stack_of_each};
@@ -195,32 +198,31 @@ enum Leaves {
     },
 }
 
-/// Draws a tensor of `shape` uniformly from `−bound..bound` with `rng` (on the CPU, so the
-/// initial weights are the same on every device and every libtorch build).
-fn uniform(rng: &mut ChaCha8Rng, shape: &[i64], bound: f64) -> Tensor {
-    let n: i64 = shape.iter().product();
-    let values: Vec<f32> = (0..n)
-        .map(|_| (rng.random::<f64>() * 2.0 - 1.0) as f32 * bound as f32)
-        .collect();
-    Tensor::from_slice(&values).view(shape)
-}
-
 impl Model {
-    /// A freshly initialized model (PyTorch's `nn.Linear` rule: uniform in ±1/√fan-in, with the
-    /// first layer's fan-in taken as 32 active features rather than N), seeded. Every layer
-    /// stack starts as the first (nnue-pytorch's `_init_layers`), and so does every PSQT
-    /// bucket: at zero until [`init_psqt`](Self::init_psqt) sets piece values.
+    /// A freshly initialized model, its first layer started as [`FirstLayerInit::ActiveFanIn`]
+    /// ([`with_init`](Self::with_init) for another start).
     pub fn new(shape: Shape, seed: u64, device: Device) -> Model {
+        Self::with_init(shape, FirstLayerInit::ActiveFanIn, &[], seed, device)
+    }
+
+    /// A freshly initialized model, seeded: the first layer started as `init` says (the rows
+    /// of each term of the feature set in `term_rows`), the layers after it by PyTorch's
+    /// `nn.Linear` rule (uniform in ±1/√fan-in). Every layer stack starts as the first
+    /// (nnue-pytorch's `_init_layers`), and so does every PSQT bucket: at zero until
+    /// [`init_psqt`](Self::init_psqt) sets piece values.
+    pub fn with_init(
+        shape: Shape,
+        init: FirstLayerInit,
+        term_rows: &[u32],
+        seed: u64,
+        device: Device,
+    ) -> Model {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         rng.set_stream(0x006d_6f64_656c);
         let arch = &shape.arch;
         let (n, l1) = (shape.n as i64, shape.l1 as i64);
-        let b1_bound = 1.0 / 32f64.sqrt();
-        let mut tensors = vec![
-            uniform(&mut rng, &[n, l1], b1_bound / 2.0),
-            // Positive first-layer bias: most accumulators start inside the clipped ReLU's slope.
-            uniform(&mut rng, &[l1], b1_bound / 2.0) + 0.5,
-        ];
+        let (w1, b1) = init.draw(&mut rng, (n, l1), term_rows);
+        let mut tensors = vec![w1, b1];
         let extra = (w1_columns(&shape) - shape.l1) as i64;
         if extra > 0 {
             let zeros = Tensor::zeros([n, extra], (Kind::Float, Device::Cpu));

@@ -2,6 +2,7 @@
 //! against each other.
 
 use super::*;
+use rand::Rng;
 
 fn tiny() -> Shape {
     Shape::thesis(10, 4, 3)
@@ -40,6 +41,42 @@ fn forward_is_the_embedding_sum_of_each_perspective() {
     };
     assert!((out[0] - reference(&[1, 3], &[2])).abs() < 1e-3);
     assert!((out[1] - reference(&[], &[0, 9])).abs() < 1e-3);
+}
+
+#[test]
+fn nnue_pytorchs_start_bounds_each_term_by_its_own_rows() {
+    // Terms of 400 and 1600 rows, then 100 virtual rows; L1 64.
+    let shape = Shape::thesis(2100, 64, 8);
+    let m = Model::with_init(
+        shape,
+        FirstLayerInit::NnuePytorch,
+        &[400, 1600],
+        3,
+        Device::Cpu,
+    );
+    let [w1, b1, ..]: [Vec<f32>; 6] = m.to_vecs().try_into().unwrap();
+    let largest = |rows: std::ops::Range<usize>| {
+        w1[rows.start * 64..rows.end * 64]
+            .iter()
+            .fold(0f32, |m, w| m.max(w.abs()))
+    };
+    // Uniform in ±1/√400 = ±0.05 and ±1/√1600 = ±0.025: each reaches near its own bound.
+    assert!(
+        (0.049..=0.05).contains(&largest(0..400)),
+        "{}",
+        largest(0..400)
+    );
+    assert!((0.024..=0.025).contains(&largest(400..2000)));
+    assert_eq!(largest(2000..2100), 0.0, "virtual rows start at zero");
+    let bias = b1.iter().fold(0f32, |m, b| m.max(b.abs()));
+    assert!(bias <= 1.0 / 2000f32.sqrt() && bias > 0.0, "{bias}");
+    // The first start is what a plain new model draws, its bias around 0.5.
+    let first = Model::with_init(tiny(), FirstLayerInit::ActiveFanIn, &[10], 7, Device::Cpu);
+    assert_eq!(
+        first.to_vecs(),
+        Model::new(tiny(), 7, Device::Cpu).to_vecs()
+    );
+    assert!(first.to_vecs()[1].iter().all(|b| (b - 0.5).abs() <= 0.09));
 }
 
 #[test]

@@ -18,6 +18,7 @@ use crate::checked::UnitReal;
 use crate::data::Format;
 use crate::data::filter::FilterConfig;
 use crate::loader::Input;
+use crate::model::FirstLayerInit;
 
 /// One data file of a run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,6 +76,11 @@ pub struct TrainConfig {
     /// The units the data's scores are read in (the recipe's `score_units`, else the data's),
     /// recorded in the exported networks.
     pub score_units: ScoreUnits,
+    /// How a fresh model's first layer starts (the recipe's `first_layer_init`, else its base
+    /// recipe's). Left out where it is `active-fan-in`: configurations stored before the
+    /// setting existed started so, and keep their identity.
+    #[serde(default = "active_fan_in", skip_serializing_if = "is_active_fan_in")]
+    pub first_layer_init: FirstLayerInit,
     /// Start from this checkpoint or network (weights only) instead of random weights.
     pub init: Option<PathBuf>,
     /// Export a network every this many epochs (0: only the last).
@@ -96,7 +102,8 @@ impl TrainConfig {
         TrainConfig {
             feature_set: feature_set.to_string(),
             features: n,
-            recipe: recipe.with_rate_written_out(),
+            recipe: recipe.written_out(),
+            first_layer_init: recipe.first_layer_init(),
             train,
             val,
             score_units: recipe.units(data_units),
@@ -296,6 +303,16 @@ impl TrainConfig {
             .collect();
         (!differ.is_empty()).then(|| differ.join("; "))
     }
+}
+
+/// The first layer's start of a stored configuration that does not name one.
+fn active_fan_in() -> FirstLayerInit {
+    FirstLayerInit::ActiveFanIn
+}
+
+/// Whether a configuration leaves its first layer's start out (`active-fan-in`).
+fn is_active_fan_in(init: &FirstLayerInit) -> bool {
+    *init == FirstLayerInit::ActiveFanIn
 }
 
 /// A configuration's settings by name: the recipe's as `recipe.NAME`, the rest by their own.

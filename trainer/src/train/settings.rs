@@ -23,6 +23,7 @@ use crate::checked::{Count, L1Width, Positive, PositiveFraction, PositiveReal, U
 use crate::data::filter::FilterConfig;
 use crate::invalid_setting::InvalidSetting;
 use crate::loader::LoaderConfig;
+use crate::model::FirstLayerInit;
 use nnue::Shape;
 
 /// The most positions (triplets) in one batch.
@@ -62,34 +63,47 @@ pub enum OptimizerName {
     Ranger,
 }
 
-/// Which learning rate and decay a recipe starts from, where `lr` and `gamma` do not say: one
-/// setting between today's default and the thesis's recipe.
+/// The recipe the settings a person leaves out come from: the learning rate, its decay and
+/// the first layer's start (`lr`, `gamma` and `first_layer_init` override it). One setting
+/// between today's default and the recipe this trainer had before it was measured beside
+/// nnue-pytorch.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
 #[serde(rename_all = "kebab-case")]
-pub enum RatePreset {
-    /// nnue-pytorch's, 8.75e-4 decaying by 0.992 per epoch (its `--lr`, `--gamma`): beside
-    /// nnue-pytorch it trained lower held-out losses and stronger networks than the thesis's
-    /// (RESULTS.md, "Does this trainer train as well as nnue-pytorch?").
+pub enum BaseRecipe {
+    /// nnue-pytorch's: 8.75e-4 decaying by 0.992 per epoch (its `--lr`, `--gamma`) and its
+    /// first-layer start ([`FirstLayerInit::NnuePytorch`]). Beside nnue-pytorch it trained
+    /// lower held-out losses and stronger networks than the thesis's (RESULTS.md, "Does this
+    /// trainer train as well as nnue-pytorch?").
     #[default]
     NnuePytorch,
-    /// The thesis's (§5.2), 5e-4 decaying by 0.99 per epoch.
+    /// The thesis's rate (§5.2), 5e-4 decaying by 0.99 per epoch, and this trainer's first
+    /// start of the first layer ([`FirstLayerInit::ActiveFanIn`]): what RESULTS' earlier runs
+    /// were trained with.
     Thesis,
 }
 
-impl RatePreset {
+impl BaseRecipe {
     /// The learning rate in the first epoch.
     pub fn lr(self) -> f64 {
         match self {
-            RatePreset::NnuePytorch => 8.75e-4,
-            RatePreset::Thesis => 5e-4,
+            BaseRecipe::NnuePytorch => 8.75e-4,
+            BaseRecipe::Thesis => 5e-4,
         }
     }
 
     /// The factor per epoch of the step schedule.
     pub fn gamma(self) -> f64 {
         match self {
-            RatePreset::NnuePytorch => 0.992,
-            RatePreset::Thesis => 0.99,
+            BaseRecipe::NnuePytorch => 0.992,
+            BaseRecipe::Thesis => 0.99,
+        }
+    }
+
+    /// How a fresh model's first layer starts.
+    pub fn first_layer_init(self) -> FirstLayerInit {
+        match self {
+            BaseRecipe::NnuePytorch => FirstLayerInit::NnuePytorch,
+            BaseRecipe::Thesis => FirstLayerInit::ActiveFanIn,
         }
     }
 }
@@ -228,12 +242,19 @@ pub struct TrainSettings {
     /// Optimizer.
     #[arg(long, value_enum, default_value_t = TrainSettings::default().optimizer)]
     pub optimizer: OptimizerName,
-    /// Where `lr` and `gamma` are not given: nnue-pytorch's rate and decay (`nnue-pytorch`,
-    /// 8.75e-4 × 0.992 per epoch) or the thesis's (`thesis`, 5e-4 × 0.99).
-    #[arg(long, value_enum, default_value_t = TrainSettings::default().rate)]
+    /// Where `lr`, `gamma` and `first_layer_init` are not given: nnue-pytorch's recipe
+    /// (`nnue-pytorch`: 8.75e-4 × 0.992 per epoch, its first-layer start) or the thesis's
+    /// (`thesis`: 5e-4 × 0.99, this trainer's first start).
+    #[arg(long, value_enum, default_value_t = TrainSettings::default().base_recipe)]
     #[serde(skip_serializing_if = "crate::checked::is_zero")]
-    pub rate: RatePreset,
-    /// The learning rate in the first epoch (default: the rate preset's).
+    pub base_recipe: BaseRecipe,
+    /// How the first layer's weights and bias start (default: the base recipe's):
+    /// `nnue-pytorch` (each term's rows in ±1/√rows, the bias in ±1/√N) or `active-fan-in`
+    /// (every row in ±1/(2√32), the bias near 0.5).
+    #[arg(long, value_enum)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_layer_init: Option<FirstLayerInit>,
+    /// The learning rate in the first epoch (default: the base recipe's).
     #[arg(long)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lr: Option<PositiveFraction>,
@@ -241,7 +262,7 @@ pub struct TrainSettings {
     /// far as at L1 = W whatever the width (wider layers otherwise overshoot and die).
     #[arg(long, value_name = "W", default_value_t = TrainSettings::default().hidden_lr_width)]
     pub hidden_lr_width: Positive,
-    /// Learning-rate factor per epoch, the step schedule's (default: the rate preset's).
+    /// Learning-rate factor per epoch, the step schedule's (default: the base recipe's).
     #[arg(long)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gamma: Option<PositiveFraction>,
@@ -384,7 +405,8 @@ impl Default for TrainSettings {
     /// positions, quiet positions only, loss exponent 2.6, the reference code's win-rate scales
     /// 410 and 361) at nnue-pytorch's learning rate and decay, 8.75e-4 × 0.992 per epoch:
     /// measured beside nnue-pytorch, it trains lower held-out losses and stronger networks than
-    /// the thesis's 5e-4 × 0.99 ([`RatePreset`]; `--rate thesis`).
+    /// the thesis's 5e-4 × 0.99, and nnue-pytorch's first-layer start ([`BaseRecipe`];
+    /// `--base-recipe thesis` for the recipe before either).
     fn default() -> Self {
         let target = Wdl::default();
         let loss = ScoreLoss::default();
@@ -394,7 +416,8 @@ impl Default for TrainSettings {
             arch: None,
             method: MethodName::Score,
             optimizer: OptimizerName::Adam,
-            rate: RatePreset::NnuePytorch,
+            base_recipe: BaseRecipe::NnuePytorch,
+            first_layer_init: None,
             lr: None,
             hidden_lr_width: Positive::new(128),
             gamma: None,
@@ -678,24 +701,34 @@ impl TrainSettings {
         }
     }
 
-    /// The learning rate in the first epoch: `lr`, else the rate preset's.
+    /// The learning rate in the first epoch: `lr`, else the base recipe's.
     pub fn lr(&self) -> f64 {
-        self.lr.map_or(self.rate.lr(), PositiveFraction::get)
+        self.lr.map_or(self.base_recipe.lr(), PositiveFraction::get)
     }
 
-    /// The step schedule's factor per epoch: `gamma`, else the rate preset's.
+    /// The step schedule's factor per epoch: `gamma`, else the base recipe's.
     pub fn gamma(&self) -> f64 {
-        self.gamma.map_or(self.rate.gamma(), PositiveFraction::get)
+        self.gamma
+            .map_or(self.base_recipe.gamma(), PositiveFraction::get)
     }
 
-    /// The same recipe with its rate and decay written out (`lr`, `gamma`) and the preset at
-    /// its default: what a run's identity holds, so that `rate = "thesis"` and the thesis's
-    /// numbers given one by one are one run.
-    pub fn with_rate_written_out(&self) -> TrainSettings {
+    /// How a fresh model's first layer starts: `first_layer_init`, else the base recipe's.
+    pub fn first_layer_init(&self) -> FirstLayerInit {
+        self.first_layer_init
+            .unwrap_or(self.base_recipe.first_layer_init())
+    }
+
+    /// The same recipe with what the base recipe gave written out: `lr` and `gamma` as
+    /// numbers, the base recipe at its default, and the first layer's start left to the run's
+    /// configuration (`TrainConfig::first_layer_init`, which keeps it beside the recipe as it
+    /// keeps the score units). What a run's identity holds, so that `base_recipe = "thesis"`
+    /// and the thesis's numbers given one by one are one run.
+    pub fn written_out(&self) -> TrainSettings {
         TrainSettings {
             lr: Some(PositiveFraction::new(self.lr())),
             gamma: Some(PositiveFraction::new(self.gamma())),
-            rate: RatePreset::default(),
+            base_recipe: BaseRecipe::default(),
+            first_layer_init: None,
             ..self.clone()
         }
     }
@@ -718,25 +751,27 @@ mod tests {
     }
 
     #[test]
-    fn the_rate_preset_is_one_setting_and_lr_or_gamma_override_it() {
+    fn the_base_recipe_is_one_setting_and_lr_gamma_or_first_layer_init_override_it() {
         let default = TrainSettings::default();
         assert_eq!((default.lr(), default.gamma()), (8.75e-4, 0.992));
-        let thesis = parse("rate = \"thesis\"").unwrap();
+        assert_eq!(default.first_layer_init(), FirstLayerInit::NnuePytorch);
+        let thesis = parse("base_recipe = \"thesis\"").unwrap();
         assert_eq!((thesis.lr(), thesis.gamma()), (5e-4, 0.99));
+        assert_eq!(thesis.first_layer_init(), FirstLayerInit::ActiveFanIn);
         assert_eq!(thesis.recipe_label(), "lr 0.0005, γ 0.99");
         // One run however the thesis's rate is asked for.
         let by_numbers = parse("lr = 5e-4\ngamma = 0.99").unwrap();
-        assert_eq!(
-            thesis.with_rate_written_out(),
-            by_numbers.with_rate_written_out()
-        );
-        let faster = parse("rate = \"thesis\"\nlr = 1e-3").unwrap();
+        assert_eq!(thesis.written_out(), by_numbers.written_out());
+        let faster = parse("base_recipe = \"thesis\"\nlr = 1e-3").unwrap();
         assert_eq!((faster.lr(), faster.gamma()), (1e-3, 0.99));
-        let err = parse("rate = \"fast\"").unwrap_err();
-        assert!(
-            err.contains("nnue-pytorch") && err.contains("thesis"),
-            "{err}"
-        );
+        let started =
+            parse("base_recipe = \"thesis\"\nfirst_layer_init = \"nnue-pytorch\"").unwrap();
+        assert_eq!(started.first_layer_init(), FirstLayerInit::NnuePytorch);
+        assert_eq!(started.lr(), 5e-4);
+        for (key, value) in [("base_recipe", "fast"), ("first_layer_init", "zero")] {
+            let err = parse(&format!("{key} = \"{value}\"")).unwrap_err();
+            assert!(err.contains("nnue-pytorch"), "{err}");
+        }
     }
 
     #[test]

@@ -689,7 +689,14 @@ impl<'a> TrainingLoop<'a> {
             let model = match &config.init {
                 Some(path) => load_init(path, &config.shape(), rt.device)?,
                 None => {
-                    let mut model = Model::new(config.shape(), config.seed(), rt.device);
+                    let terms: Vec<u32> = set.terms().iter().map(|t| t.size).collect();
+                    let mut model = Model::with_init(
+                        config.shape(),
+                        config.first_layer_init,
+                        &terms,
+                        config.seed(),
+                        rt.device,
+                    );
                     model.init_psqt(&psqt_piece_values(set));
                     // Virtual features start at zero: the factorized network starts as the
                     // plain one.
