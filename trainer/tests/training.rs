@@ -554,7 +554,10 @@ fn wide_networks_learn_on_stockfish_labelled_data() {
 /// validation loss 0.0235 after one epoch of 50 steps, against the constant predictor's 0.0272
 /// (0.86 of it; this small set is overfit after that, in every shape: `all` in `sfnnv5` reaches
 /// 0.84 and then rises too); the export against the float model on 2,000 random-game positions:
-/// median |error| 2.6 score units, p99 12.3 (mean |output| 1,578).
+/// median |error| 2.6 score units, p99 12.3 (mean |output| 1,578). With nnue-pytorch's
+/// first-layer start, the default since 2026-12-08: median 5.4, p99 28.7 (mean |output| 1,568):
+/// accumulators that start near 0 rather than 0.5 hand on smaller products, which larger hidden
+/// weights then read, rounding errors and all (a broken export is off by hundreds).
 #[test]
 fn todays_stockfish_shape_with_threat_inputs_learns_on_stockfish_labelled_data() {
     let (train_file, val_file) = paths::stockfish_sample();
@@ -600,7 +603,7 @@ fn todays_stockfish_shape_with_threat_inputs_learns_on_stockfish_labelled_data()
     let kernels = Kernels::new(SimdLevel::best()).unwrap();
     let report = summarize(&float, &quantized_outputs(&net, kernels, &test).unwrap());
     assert!(report.mean_abs_output > 50.0, "{report}");
-    assert!(report.median_abs() < 4.0, "{report}");
+    assert!(report.median_abs() < 8.0, "{report}");
 }
 
 /// Stockfish's layers (the pairwise product, 8 PSQT buckets, 8 layer stacks with the squared
